@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, posix, relative, sep } from 'node:path';
+import pLimit from 'p-limit';
+import type { z } from 'zod';
+import type { FileEntry } from '../../src/contract/index.ts';
+import { jsonBytes } from './json.ts';
+
+export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * Writes files into a snapshot directory that is not yet published, with bounded concurrency, and remembers each
+ * file's bytes and sha256 for the manifest. Only this class and the publisher touch the snapshot's files.
+ */
+export class SnapshotWriter {
+  readonly root: string;
+  private readonly limit: ReturnType<typeof pLimit>;
+  private readonly entries = new Map<string, FileEntry>();
+  private readonly pending: Promise<void>[] = [];
+  private readonly madeDirs = new Set<string>();
+
+  constructor(root: string, concurrency = 16) {
+    this.root = root;
+    this.limit = pLimit(concurrency);
+  }
+
+  /** Validates `value` with `schema` (the build parses what it writes), then queues the write. */
+  writeJson<S extends z.ZodType>(path: string, schema: S, value: z.input<S>): void {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      throw new Error(`refusing to write ${path}: ${first?.path.join('.') ?? ''} ${first?.message ?? 'invalid'}`);
+    }
+    this.writeBytes(path, jsonBytes(value));
+  }
+
+  writeBytes(path: string, bytes: Uint8Array): void {
+    const rel = normalizeRel(path);
+    if (this.entries.has(rel)) throw new Error(`file written twice: ${rel}`);
+    this.entries.set(rel, { path: rel, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+    const task = this.limit(async () => {
+      const abs = join(this.root, rel);
+      await this.ensureDir(dirname(abs));
+      await writeFile(abs, bytes);
+    });
+    this.pending.push(task);
+  }
+
+  /** Waits for every queued write, rethrowing the first failure. */
+  async flush(): Promise<void> {
+    const batch = this.pending.splice(0);
+    await Promise.all(batch);
+  }
+
+  /** Adds files that another tool wrote under `relDir` (for example Pagefind's index) to the manifest. */
+  async adoptDirectory(relDir: string): Promise<void> {
+    const base = join(this.root, normalizeRel(relDir));
+    const walk = async (dir: string): Promise<void> => {
+      const dirents = await readdir(dir, { withFileTypes: true });
+      dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const d of dirents) {
+        const abs = join(dir, d.name);
+        if (d.isDirectory()) await walk(abs);
+        else if (d.isFile()) {
+          const rel = relative(this.root, abs).split(sep).join('/');
+          const bytes = await readFile(abs);
+          this.entries.set(rel, { path: rel, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+        }
+      }
+    };
+    await walk(base);
+  }
+
+  /** The manifest's file list: sorted by path, so the same files always give the same list. */
+  files(): FileEntry[] {
+    return [...this.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** How many writes are waiting; the build awaits `flush()` when this grows. */
+  get backlog(): number {
+    return this.limit.pendingCount + this.limit.activeCount;
+  }
+
+  private async ensureDir(dir: string): Promise<void> {
+    if (this.madeDirs.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    this.madeDirs.add(dir);
+  }
+}
+
+function normalizeRel(path: string): string {
+  const rel = posix.normalize(path.split(sep).join('/'));
+  if (rel.startsWith('/') || rel.startsWith('..') || rel === '.' || rel.includes('\0')) {
+    throw new Error(`not a path inside the snapshot: ${path}`);
+  }
+  return rel;
+}

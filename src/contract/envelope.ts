@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { ClearanceRecord } from './record.ts';
+import { Classification, ProductCodeCount, ProductCodeEntry } from './classification.ts';
+
+/** CONTRACT.md section 7. */
+export const SourceState = z.strictObject({
+  mode: z.literal('corpus'),
+  availability: z.enum(['available', 'unavailable']),
+  freshness: z.enum(['current', 'stale', 'unknown']),
+  freshnessEvidence: z.string().nullable(),
+  sourceRevision: z.string().regex(/^sha256:[0-9a-f]{64}$/).nullable(),
+  snapshotGeneratedAt: z.iso.datetime().nullable(),
+  lastSuccessfulSyncAt: z.iso.datetime().nullable(),
+  servedAt: z.iso.datetime({ precision: 3 }),
+  warnings: z.array(z.string()),
+});
+export type SourceState = z.infer<typeof SourceState>;
+
+export const Page = z.strictObject({
+  itemsReturned: z.int().min(0),
+  total: z.int().min(0),
+  totalRelation: z.literal('exact'),
+  hasNextPage: z.boolean(),
+  nextCursor: z.string().nullable(),
+  snapshotToken: z.string().nullable(),
+  consistency: z.enum(['live-offset', 'keyset']),
+});
+export type Page = z.infer<typeof Page>;
+
+export const FacetValue = z.strictObject({
+  value: z.union([z.string(), z.int()]),
+  count: z.int().min(1),
+});
+export const Facet = z.strictObject({
+  field: z.enum(['productCode', 'applicant', 'decisionYear']),
+  values: z.array(FacetValue).max(10),
+});
+export type Facet = z.infer<typeof Facet>;
+
+export const SearchData = z.strictObject({ items: z.array(ClearanceRecord).max(50) });
+export const DetailData = z.strictObject({ record: ClearanceRecord });
+export const ClassificationData = Classification;
+export const TopProductCodesData = z.strictObject({ codes: z.array(ProductCodeCount).max(100) });
+export const ClearanceCatalogData = z.strictObject({ items: z.array(ClearanceRecord).max(500) });
+export const ProductCodeCatalogData = z.strictObject({ items: z.array(ProductCodeEntry).max(500) });
+export const MetaData = z.strictObject({
+  title: z.string(),
+  totalRecords: z.int().min(0).nullable(),
+  supportedFilters: z.array(z.string()),
+  supportedSorts: z.array(z.string()),
+  sourceNotes: z.array(z.string()),
+});
+export type MetaData = z.infer<typeof MetaData>;
+
+const envelope = <Op extends string, D extends z.ZodType>(operation: Op, data: D) =>
+  z.strictObject({
+    version: z.literal(1),
+    operation: z.literal(operation),
+    data,
+    sourceState: SourceState,
+  });
+
+/** Success responses, one per operation; tests parse real answers with these. */
+export const ResponseSchemas = {
+  'device-510k.search': envelope('device-510k.search', SearchData).extend({
+    page: Page,
+    facets: z.array(Facet).length(3),
+  }),
+  'device-510k.detail': envelope('device-510k.detail', DetailData),
+  'device-510k.classification': envelope('device-510k.classification', ClassificationData),
+  'device-510k.top-product-codes': envelope('device-510k.top-product-codes', TopProductCodesData),
+  'device-510k.catalog': envelope('device-510k.catalog', z.union([ClearanceCatalogData, ProductCodeCatalogData])).extend({
+    page: Page,
+  }),
+  'device-510k.meta': envelope('device-510k.meta', MetaData),
+} as const;
+
+/** CONTRACT.md section 2: every error code and its HTTP status, in the order checks run. */
+export const ERROR_STATUS = {
+  malformed_json: 400,
+  invalid_request: 400,
+  unsupported_version: 400,
+  unknown_operation: 400,
+  invalid_input: 400,
+  invalid_cursor: 400,
+  record_not_found: 404,
+  product_code_not_found: 404,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_too_large: 413,
+  unsupported_media_type: 415,
+  source_unavailable: 503,
+  internal_error: 500,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ErrorCode = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]);
+
+export const ErrorDetail = z.strictObject({ path: z.string(), message: z.string() });
+export type ErrorDetail = z.infer<typeof ErrorDetail>;
+
+export const ErrorBody = z.strictObject({
+  version: z.literal(1),
+  operation: z.string().nullable(),
+  error: z.strictObject({
+    code: ErrorCode,
+    message: z.string().min(1),
+    details: z.array(ErrorDetail),
+  }),
+  sourceState: SourceState,
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;

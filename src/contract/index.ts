@@ -1,0 +1,5 @@
+export * from './record.ts';
+export * from './classification.ts';
+export * from './operations.ts';
+export * from './envelope.ts';
+export * from './snapshot.ts';
