@@ -1,5 +1,5 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildPool, parsePmnText, type PmnFile } from './generate/pool.ts';
@@ -46,10 +46,10 @@ export async function runGenerate(options: RunGenerateOptions): Promise<RunGener
 
 /** Every `pmn*.txt` below `dir`, in a stable order so that a seed always draws from the same list. */
 async function findPmnFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const entries = await readdir(dir, { recursive: true });
   return entries
-    .filter((e) => e.isFile() && /^pmn.*\.txt$/i.test(e.name))
-    .map((e) => join(e.parentPath, e.name))
+    .filter((rel) => /^pmn.*\.txt$/i.test(basename(rel)))
+    .map((rel) => join(dir, rel))
     .sort();
 }
 
