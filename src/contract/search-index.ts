@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/**
+ * The API's search index on disk, under `search/` of a snapshot (CONTRACT.md section 6 says what search answers;
+ * docs/search.md says how this index answers it).
+ *
+ * `search/index.json` is the header below. The index itself is one byte blob cut into parts of at most `partBytes`
+ * (`search/part-000.bin`, `part-001.bin`, …) so that no file outgrows a static host's size limit and a 1,000,000-record
+ * snapshot still has only about ten of them. Each section starts at a multiple of 8 in the blob, so a loader can lay a
+ * typed array over the bytes without copying. Numbers are little-endian.
+ *
+ * Documents are the clearances in "no-query order": decisionDate descending (null last), then kNumber descending.
+ * A document's id is its position in that order, so an ascending list of ids is already in the order ties take.
+ *
+ * Sections (name: element type, length):
+ * - `docKNumber`: u32[docs], the six digits of the K number.
+ * - `docYear`: u16[docs], the decision year, 0 when there is no decision date (non-increasing over ids).
+ * - `docCode`: u16[docs], index into `codes`, or NO_CODE.
+ * - `docApplicant`: u32[docs], index into `applicants`, or NO_APPLICANT.
+ * - `terms`: json, every word of every deviceName, applicant and product-code device type, folded
+ *   (see src/search/tokenize.ts), sorted by UTF-16 code units, so that the words starting with a prefix are one range.
+ * - `termDocOffsets`: u32[terms + 1] and `termDocs`: u32[...]: for term t, the ids of the documents whose deviceName
+ *   has it are `termDocs[termDocOffsets[t] .. termDocOffsets[t + 1]]`, ascending.
+ * - `termApplicantOffsets`, `termApplicants` (u32): the same from terms to applicants whose name has the term.
+ * - `termCodeOffsets` (u32), `termCodes` (u16): the same from terms to product codes whose device type has the term.
+ * - `codes`: json, every product code seen on a clearance, ascending.
+ * - `applicants`: json, one display string per applicant group (records whose applicants are equal ignoring case and
+ *   runs of spaces), ascending by UTF-16 code units; the display is the group's most frequent spelling.
+ * - `applicantsByKey`: u32[applicants], applicant indexes ordered by their comparison key (lower case, spaces
+ *   collapsed), for the applicant filter's binary search.
+ */
+export const SEARCH_INDEX_FORMAT = 'device-510k-search';
+export const SEARCH_INDEX_VERSION = 1;
+export const SEARCH_INDEX_PATH = 'search/index.json';
+export const SEARCH_PART_BYTES = 8 * 1024 * 1024;
+
+export const searchPartPath = (n: number): string => `search/part-${String(n).padStart(3, '0')}.bin`;
+
+export const NO_CODE = 0xffff;
+export const NO_APPLICANT = 0xffffffff;
+
+export const SectionType = z.enum(['u16', 'u32', 'json']);
+export type SectionType = z.infer<typeof SectionType>;
+
+export const SEARCH_SECTIONS = {
+  docKNumber: 'u32',
+  docYear: 'u16',
+  docCode: 'u16',
+  docApplicant: 'u32',
+  terms: 'json',
+  termDocOffsets: 'u32',
+  termDocs: 'u32',
+  termApplicantOffsets: 'u32',
+  termApplicants: 'u32',
+  termCodeOffsets: 'u32',
+  termCodes: 'u16',
+  codes: 'json',
+  applicants: 'json',
+  applicantsByKey: 'u32',
+} as const satisfies Record<string, SectionType>;
+export type SearchSectionName = keyof typeof SEARCH_SECTIONS;
+export const SEARCH_SECTION_NAMES = Object.keys(SEARCH_SECTIONS) as SearchSectionName[];
+
+export const SearchSection = z.strictObject({
+  name: z.enum(SEARCH_SECTION_NAMES as [SearchSectionName, ...SearchSectionName[]]),
+  type: SectionType,
+  /** Byte offset in the blob, a multiple of 8. */
+  offset: z.int().min(0).multipleOf(8),
+  /** Length in bytes. */
+  bytes: z.int().min(0),
+});
+export type SearchSection = z.infer<typeof SearchSection>;
+
+export const SearchIndexHeader = z.strictObject({
+  format: z.literal(SEARCH_INDEX_FORMAT),
+  version: z.literal(SEARCH_INDEX_VERSION),
+  counts: z.strictObject({
+    docs: z.int().min(0),
+    terms: z.int().min(0),
+    codes: z.int().min(0),
+    applicants: z.int().min(0),
+  }),
+  blobBytes: z.int().min(0),
+  partBytes: z.int().min(8).multipleOf(8),
+  parts: z.array(z.strictObject({ path: z.string(), bytes: z.int().min(0) })),
+  sections: z.array(SearchSection),
+});
+export type SearchIndexHeader = z.infer<typeof SearchIndexHeader>;

@@ -1,0 +1,8 @@
+export { foldText, tokenize, queryWords, applicantKey, kNumberRange } from './tokenize.ts';
+export { encodeSearchIndex, decodeSearchIndex, SearchIndexFormatError, type SearchIndexData } from './codec.ts';
+export { openSearchIndex, findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
+export { Tier, prepareWord, tierOf, scanWord, matchDocuments, pointsFor, type Matches, type MatchRequest, type PreparedWord } from './match.ts';
+export { pageOf } from './rank.ts';
+export { countFacets, Counter, FACET_SIZE } from './facets.ts';
+export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './query.ts';
+export { loadSearchIndex, type ReadSnapshotFile } from './load.ts';

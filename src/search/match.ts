@@ -1,0 +1,276 @@
+import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
+import { findApplicant, findCode, lowerBound, yearRange, type SearchIndex } from './model.ts';
+import { kNumberRange } from './tokenize.ts';
+
+/**
+ * How well one query word matches one document, best first. The field decides before the kind of match: a prefix
+ * match in deviceName, kNumber or productCode beats a whole-word match in the applicant or the device type.
+ */
+export const Tier = {
+  none: 0,
+  secondaryPrefix: 1,
+  secondaryWhole: 2,
+  primaryPrefix: 3,
+  primaryWhole: 4,
+} as const;
+export type Tier = (typeof Tier)[keyof typeof Tier];
+
+/** One query word resolved against the index: which terms, K numbers, product codes and applicants it reaches. */
+export type PreparedWord = {
+  word: string;
+  /** Terms starting with the word: ids [termLo, termHi); `exact` is the id of the word itself, or -1. */
+  termLo: number;
+  termHi: number;
+  exact: number;
+  /** K numbers starting with the word, as a range of `byKNumber`, and the tier they score. */
+  k: { lo: number; hi: number; from: number; to: number; tier: Tier } | null;
+  /** Per product code: the best of its code (primary) and its device type's words (secondary); null if none. */
+  codeTier: Uint8Array | null;
+  matchedCodes: number[];
+  /** Per applicant group: its words (secondary); null if none. */
+  applicantTier: Uint8Array | null;
+  matchedApplicants: number[];
+  /** How many postings scanning this word visits. */
+  scanCost: number;
+};
+
+export function prepareWord(index: SearchIndex, word: string): PreparedWord {
+  const { terms } = index;
+  const termLo = lowerBound(terms.length, (i) => terms[i]! < word);
+  const termHi = termLo + lowerBound(terms.length - termLo, (i) => terms[termLo + i]!.startsWith(word));
+  const exact = termLo < termHi && terms[termLo] === word ? termLo : -1;
+  let scanCost = index.termDocOffsets[termHi]! - index.termDocOffsets[termLo]!;
+
+  let k: PreparedWord['k'] = null;
+  const kr = kNumberRange(word);
+  if (kr) {
+    const { byKNumber, docKNumber } = index;
+    const lo = lowerBound(byKNumber.length, (i) => docKNumber[byKNumber[i]!]! < kr.from);
+    const hi = lowerBound(byKNumber.length, (i) => docKNumber[byKNumber[i]!]! <= kr.to);
+    if (hi > lo) {
+      k = { lo, hi, from: kr.from, to: kr.to, tier: kr.whole ? Tier.primaryWhole : Tier.primaryPrefix };
+      scanCost += hi - lo;
+    }
+  }
+
+  let codeTier: Uint8Array | null = null;
+  const matchedCodes: number[] = [];
+  const raiseCode = (c: number, tier: Tier): void => {
+    codeTier ??= new Uint8Array(index.codes.length);
+    if (codeTier[c] === 0) matchedCodes.push(c);
+    if (tier > codeTier[c]!) codeTier[c] = tier;
+  };
+  if (word.length <= 3) {
+    const lower = index.codesLower;
+    for (let c = lowerBound(lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
+      raiseCode(c, lower[c] === word ? Tier.primaryWhole : Tier.primaryPrefix);
+    }
+  }
+  let applicantTier: Uint8Array | null = null;
+  const matchedApplicants: number[] = [];
+  for (let t = termLo; t < termHi; t++) {
+    const tier = t === exact ? Tier.secondaryWhole : Tier.secondaryPrefix;
+    for (let i = index.termCodeOffsets[t]!, end = index.termCodeOffsets[t + 1]!; i < end; i++) raiseCode(index.termCodes[i]!, tier);
+    for (let i = index.termApplicantOffsets[t]!, end = index.termApplicantOffsets[t + 1]!; i < end; i++) {
+      const a = index.termApplicants[i]!;
+      applicantTier ??= new Uint8Array(index.applicants.length);
+      if (applicantTier[a] === 0) matchedApplicants.push(a);
+      if (tier > applicantTier[a]!) applicantTier[a] = tier;
+    }
+  }
+  for (const c of matchedCodes) scanCost += index.codeDocs.offsets[c + 1]! - index.codeDocs.offsets[c]!;
+  for (const a of matchedApplicants) scanCost += index.applicantDocs.offsets[a + 1]! - index.applicantDocs.offsets[a]!;
+  return { word, termLo, termHi, exact, k, codeTier, matchedCodes, applicantTier, matchedApplicants, scanCost };
+}
+
+/** The best tier of `w` on document `d`, read from the document's own columns and terms. */
+export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
+  let best: number = Tier.none;
+  if (w.codeTier) {
+    const c = index.docCode[d]!;
+    if (c !== NO_CODE) best = w.codeTier[c]!;
+  }
+  if (best === Tier.primaryWhole) return best;
+  if (w.k) {
+    const kn = index.docKNumber[d]!;
+    if (kn >= w.k.from && kn <= w.k.to && w.k.tier > best) best = w.k.tier;
+  }
+  if (best === Tier.primaryWhole) return best;
+  if (w.termLo < w.termHi) {
+    const { offsets, values } = index.docTerms;
+    for (let i = offsets[d]!, end = offsets[d + 1]!; i < end; i++) {
+      const t = values[i]!;
+      if (t >= w.termHi) break;
+      if (t >= w.termLo) {
+        if (t === w.exact) return Tier.primaryWhole;
+        if (best < Tier.primaryPrefix) best = Tier.primaryPrefix;
+      }
+    }
+  }
+  if (best < Tier.secondaryWhole && w.applicantTier) {
+    const a = index.docApplicant[d]!;
+    if (a !== NO_APPLICANT && w.applicantTier[a]! > best) best = w.applicantTier[a]!;
+  }
+  return best as Tier;
+}
+
+/**
+ * Every document the word matches, with its best tier, written into `tiers` (indexed by document, zero on entry).
+ * Returns the documents touched, in no particular order.
+ */
+export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array): Uint32Array {
+  const touched = new Uint32Array(w.scanCost);
+  let n = 0;
+  const mark = (d: number, tier: number): void => {
+    const old = tiers[d]!;
+    if (old === 0) touched[n++] = d;
+    if (tier > old) tiers[d] = tier;
+  };
+  for (let t = w.termLo; t < w.termHi; t++) {
+    const tier = t === w.exact ? Tier.primaryWhole : Tier.primaryPrefix;
+    for (let i = index.termDocOffsets[t]!, end = index.termDocOffsets[t + 1]!; i < end; i++) mark(index.termDocs[i]!, tier);
+  }
+  if (w.k) for (let i = w.k.lo; i < w.k.hi; i++) mark(index.byKNumber[i]!, w.k.tier);
+  for (const c of w.matchedCodes) {
+    const tier = w.codeTier![c]!;
+    for (let i = index.codeDocs.offsets[c]!, end = index.codeDocs.offsets[c + 1]!; i < end; i++) mark(index.codeDocs.values[i]!, tier);
+  }
+  for (const a of w.matchedApplicants) {
+    const tier = w.applicantTier![a]!;
+    for (let i = index.applicantDocs.offsets[a]!, end = index.applicantDocs.offsets[a + 1]!; i < end; i++) {
+      mark(index.applicantDocs.values[i]!, tier);
+    }
+  }
+  return touched.subarray(0, n);
+}
+
+export type MatchRequest = {
+  words: readonly string[];
+  applicant: string | null;
+  productCode: string | null;
+  yearFrom: number | null;
+  yearTo: number | null;
+};
+
+/** Every matching document, ascending by id (the tie order), and its relevance score when there are query words. */
+export type Matches = { docs: Uint32Array; scores: Uint32Array | null };
+
+/** Relevance points of one word's tier when the query has `n` distinct words (see docs/search.md). */
+export function pointsFor(tier: Tier, n: number): number {
+  switch (tier) {
+    case Tier.primaryWhole:
+      return n + 2;
+    case Tier.primaryPrefix:
+      return n + 1;
+    case Tier.secondaryWhole:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/** What one check of a word against a candidate costs, relative to visiting one posting. */
+const CHECK_COST = 4;
+
+/**
+ * The documents matching every query word and every filter. The cheapest source (a word's postings, or a filter's
+ * documents) gives the first candidates; each other word then either checks the candidates one by one or, when its
+ * postings are fewer than that, scans them and intersects.
+ */
+export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
+  const n = req.words.length;
+  const empty: Matches = { docs: new Uint32Array(0), scores: n > 0 ? new Uint32Array(0) : null };
+
+  const code = req.productCode === null ? null : findCode(index, req.productCode);
+  if (req.productCode !== null && code === null) return empty;
+  const applicant = req.applicant === null ? null : findApplicant(index, req.applicant);
+  if (req.applicant !== null && applicant === null) return empty;
+  const years = yearRange(index, req.yearFrom, req.yearTo);
+  if (years.hi <= years.lo) return empty;
+
+  const words = req.words.map((w) => prepareWord(index, w)).sort((a, b) => a.scanCost - b.scanCost);
+  if (words.some((w) => w.scanCost === 0)) return empty;
+
+  type Source = { cost: number; docs: () => Uint32Array; word: PreparedWord | null };
+  const sources: Source[] = [{ cost: years.hi - years.lo, docs: () => range(years.lo, years.hi), word: null }];
+  if (code !== null) sources.push({ cost: rowLength(index.codeDocs, code), docs: () => row(index.codeDocs, code), word: null });
+  if (applicant !== null) {
+    sources.push({ cost: rowLength(index.applicantDocs, applicant), docs: () => row(index.applicantDocs, applicant), word: null });
+  }
+  const firstWord = words[0];
+  let firstTiers: Uint8Array | null = null;
+  if (firstWord) {
+    sources.push({
+      cost: firstWord.scanCost,
+      word: firstWord,
+      docs: () => {
+        firstTiers = new Uint8Array(index.docCount);
+        return ascending(scanWord(index, firstWord, firstTiers), firstTiers);
+      },
+    });
+  }
+  // Ties go to the earlier source: the year range, then the filters, then the word.
+  const source = sources.reduce((best, s) => (s.cost < best.cost ? s : best));
+  let docs = source.docs();
+  let scores: Uint32Array | null = n > 0 ? new Uint32Array(docs.length) : null;
+
+  // Filters first: they are one comparison each.
+  let kept = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i]!;
+    if (d < years.lo || d >= years.hi) continue;
+    if (code !== null && index.docCode[d] !== code) continue;
+    if (applicant !== null && index.docApplicant[d] !== applicant) continue;
+    docs[kept++] = d;
+  }
+  docs = docs.subarray(0, kept);
+
+  for (const w of words) {
+    if (docs.length === 0) break;
+    kept = 0;
+    const s = scores!;
+    if (w === source.word) {
+      for (let i = 0; i < docs.length; i++) s[i] = pointsFor(firstTiers![docs[i]!]! as Tier, n);
+      continue;
+    }
+    if (w.scanCost < docs.length * CHECK_COST) {
+      const tiers = new Uint8Array(index.docCount);
+      scanWord(index, w, tiers);
+      for (let i = 0; i < docs.length; i++) {
+        const t = tiers[docs[i]!]! as Tier;
+        if (t === Tier.none) continue;
+        docs[kept] = docs[i]!;
+        s[kept++] = s[i]! + pointsFor(t, n);
+      }
+    } else {
+      for (let i = 0; i < docs.length; i++) {
+        const t = tierOf(index, w, docs[i]!);
+        if (t === Tier.none) continue;
+        docs[kept] = docs[i]!;
+        s[kept++] = s[i]! + pointsFor(t, n);
+      }
+    }
+    docs = docs.subarray(0, kept);
+  }
+  return { docs, scores: scores === null ? null : scores.subarray(0, docs.length) };
+}
+
+function range(lo: number, hi: number): Uint32Array {
+  const out = new Uint32Array(hi - lo);
+  for (let i = 0; i < out.length; i++) out[i] = lo + i;
+  return out;
+}
+
+const rowLength = (rows: { offsets: Uint32Array }, r: number): number => rows.offsets[r + 1]! - rows.offsets[r]!;
+/** A copy, since candidates are filtered in place. */
+const row = (rows: { offsets: Uint32Array; values: Uint32Array }, r: number): Uint32Array =>
+  rows.values.slice(rows.offsets[r]!, rows.offsets[r + 1]!);
+
+/** The touched documents in ascending order: sorted when few, read off the tier array when many. */
+function ascending(touched: Uint32Array, tiers: Uint8Array): Uint32Array {
+  if (touched.length * 16 < tiers.length) return touched.sort();
+  const out = new Uint32Array(touched.length);
+  let n = 0;
+  for (let d = 0; d < tiers.length; d++) if (tiers[d] !== 0) out[n++] = d;
+  return out;
+}

@@ -1,0 +1,88 @@
+import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
+import type { SearchIndexData } from './codec.ts';
+import { groupByColumn, invertRows, type Rows } from './csr.ts';
+import { applicantKey } from './tokenize.ts';
+
+/**
+ * A loaded search index: the stored arrays plus lookups derived from them at load time (cheaper to compute in one
+ * pass than to store and read): each document's terms, documents by K number, documents by product code and by
+ * applicant. Everything is typed arrays; nothing is an object per document.
+ */
+export type SearchIndex = SearchIndexData & {
+  docCount: number;
+  /** Each document's deviceName terms, ascending (the transposition of `termDocs`). */
+  docTerms: Rows;
+  /** Document ids in K number ascending order. */
+  byKNumber: Uint32Array;
+  codeDocs: Rows;
+  applicantDocs: Rows;
+  codesLower: string[];
+};
+
+export function openSearchIndex(data: SearchIndexData): SearchIndex {
+  const docCount = data.docKNumber.length;
+  return {
+    ...data,
+    docCount,
+    docTerms: invertRows(data.termDocOffsets, data.termDocs, docCount),
+    byKNumber: sortByKNumber(data.docKNumber),
+    codeDocs: groupByColumn(data.docCode, data.codes.length, NO_CODE),
+    applicantDocs: groupByColumn(data.docApplicant, data.applicants.length, NO_APPLICANT),
+    codesLower: data.codes.map((c) => c.toLowerCase()),
+  };
+}
+
+/** K numbers are six digits, so a counting pass over a million slots sorts them in linear time. */
+function sortByKNumber(kNumbers: Uint32Array): Uint32Array {
+  const slot = new Int32Array(1_000_000).fill(-1);
+  for (let d = 0; d < kNumbers.length; d++) slot[kNumbers[d]!] = d;
+  const out = new Uint32Array(kNumbers.length);
+  let at = 0;
+  for (let k = 0; k < slot.length && at < out.length; k++) if (slot[k]! >= 0) out[at++] = slot[k]!;
+  if (at !== out.length) throw new Error('search index: K numbers are not unique');
+  return out;
+}
+
+/** The applicant group the applicant filter names, or null when no clearance has that applicant. */
+export function findApplicant(index: SearchIndex, applicant: string): number | null {
+  const key = applicantKey(applicant);
+  let lo = 0;
+  let hi = index.applicantsByKey.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = applicantKey(index.applicants[index.applicantsByKey[mid]!]!);
+    if (k < key) lo = mid + 1;
+    else hi = mid;
+  }
+  const id = index.applicantsByKey[lo];
+  return id !== undefined && applicantKey(index.applicants[id]!) === key ? id : null;
+}
+
+/** The product code's index, or null when no clearance carries it. */
+export function findCode(index: SearchIndex, code: string): number | null {
+  const i = lowerBound(index.codes.length, (i) => index.codes[i]! < code);
+  return index.codes[i] === code ? i : null;
+}
+
+/** Documents whose decision year is within [from, to]: one id range, since ids run in decision date order. */
+export function yearRange(index: SearchIndex, from: number | null, to: number | null): { lo: number; hi: number } {
+  if (from === null && to === null) return { lo: 0, hi: index.docCount };
+  const upper = to ?? 0xffff;
+  const lower = from ?? 1; // year 0 stands for "no decision date", which never passes a year filter
+  const years = index.docYear;
+  const lo = lowerBound(index.docCount, (d) => years[d]! > upper);
+  const hi = lowerBound(index.docCount, (d) => years[d]! >= lower);
+  return { lo, hi: Math.max(lo, hi) };
+}
+
+/** The first i in [0, n) for which `before(i)` is false; `before` must be true then false along the range. */
+export function lowerBound(n: number, before: (i: number) => boolean): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
