@@ -1,0 +1,73 @@
+import { ChangeLog, CHANGES_PATH } from '../../src/contract/changes.ts';
+import { LAYOUT, recordShardId, recordShardPath, type ClearanceRecord } from '../../src/contract/index.ts';
+import type { SnapshotWriter } from '../write/writer.ts';
+import { changeLogOf, changeSummary, diffRecords, type RecordDiff } from './diff.ts';
+import { openPreviousSnapshot } from './previous.ts';
+
+export type ChangeLogResult = { log: ChangeLog; summary: string };
+
+/**
+ * Writes `changes.json`: what changed between the snapshot published at `out` and `records` (kNumber ascending),
+ * whose shards the writer has already been given. Shards whose sha256 is the same in both snapshots hold the same
+ * records and are not read; only shards that differ, appeared or vanished are compared record by record.
+ */
+export async function writeChangeLog(options: {
+  out: string;
+  records: readonly ClearanceRecord[];
+  writer: SnapshotWriter;
+}): Promise<ChangeLogResult> {
+  const { records, writer } = options;
+  const isShard = (path: string) => path.startsWith('records/') && path !== LAYOUT.recordIndex;
+  const nextShards = new Map(writer.files().filter((f) => isShard(f.path)).map((f) => [f.path, f.sha256]));
+  const previous = await openPreviousSnapshot(options.out);
+
+  let log: ChangeLog;
+  if (previous === null) {
+    log = changeLogOf({
+      previous: null,
+      records: records.length,
+      shards: [...nextShards.keys()].sort(),
+      diffs: [{ added: records.map((r) => r.kNumber), removed: [], changed: [] }],
+    });
+  } else {
+    const prevShards = new Map(previous.manifest.files.filter((f) => isShard(f.path)).map((f) => [f.path, f.sha256]));
+    const differing = [...new Set([...prevShards.keys(), ...nextShards.keys()])]
+      .filter((p) => prevShards.get(p) !== nextShards.get(p))
+      .sort();
+    if (differing.length === 0 && previous.changes !== null) {
+      // Same records as the published snapshot: keep its log, so a rebuild of the same inputs changes no byte.
+      log = previous.changes;
+    } else {
+      const byShard = shardRanges(records);
+      const diffs: RecordDiff[] = [];
+      for (const path of differing) {
+        const before = prevShards.has(path) ? await previous.readShard(path) : [];
+        const range = byShard.get(path);
+        diffs.push(diffRecords(before, range ? records.slice(range[0], range[1]) : []));
+      }
+      const m = previous.manifest;
+      log = changeLogOf({
+        previous: { snapshotId: m.snapshotId, sourceRevision: m.sourceRevision, generatedAt: m.generatedAt },
+        records: records.length,
+        shards: differing,
+        diffs,
+      });
+    }
+  }
+  writer.writeJson(CHANGES_PATH, ChangeLog, log);
+  return { log, summary: changeSummary(log) };
+}
+
+/** Where each shard's records sit in the sorted list: [start, end). */
+function shardRanges(records: readonly ClearanceRecord[]): Map<string, [number, number]> {
+  const ranges = new Map<string, [number, number]>();
+  let start = 0;
+  for (let i = 1; i <= records.length; i++) {
+    const id = recordShardId((records[start] as ClearanceRecord).kNumber);
+    if (i === records.length || recordShardId((records[i] as ClearanceRecord).kNumber) !== id) {
+      ranges.set(recordShardPath(id), [start, i]);
+      start = i;
+    }
+  }
+  return ranges;
+}
