@@ -17,6 +17,7 @@ import {
   type ClearanceRecord,
   type ProductCodeEntry,
 } from '../src/contract/index.ts';
+import { writeChangeLog } from './changes/changes.ts';
 import { writePagefindIndex } from './index/pagefind.ts';
 import { writeSearchIndex } from './index/search.ts';
 import { countByProductCode, decisionDateRange, metaData, productCodeEntries, sourceNotes, topProductCodes } from './merge/assemble.ts';
@@ -124,6 +125,10 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     await writer.flush();
     reporter.end(`${recordShards.length} shards`);
 
+    reporter.stage('change log');
+    const changes = await writeChangeLog({ out: options.out, records, writer });
+    reporter.end(`${changes.log.counts.added} added, ${changes.log.counts.removed} removed, ${changes.log.counts.changed} changed`);
+
     reporter.stage('write answers');
     const counts = countByProductCode(records);
     const entries = productCodeEntries(classifications, counts);
@@ -131,7 +136,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     for (const shard of codeShards) writer.writeJson(productCodeShardPath(shard.id), ProductCodeShard, shard.items);
     writer.writeJson(LAYOUT.productCodeIndex, ShardIndex, shardIndex(codeShards, (e: ProductCodeEntry) => e.productCode, productCodeShardPath, entries.length));
     writer.writeJson(LAYOUT.topProductCodes, TopProductCodesFile, { codes: topProductCodes(counts) });
-    writer.writeJson(LAYOUT.meta, MetaFile, metaData(records.length, sourceNotes(records, entries, report, options.notes)));
+    writer.writeJson(LAYOUT.meta, MetaFile, metaData(records.length, sourceNotes(records, entries, report, [...(options.notes ?? []), changes.summary])));
     writer.writeJson(LAYOUT.report, BuildReport, report);
     await writer.flush();
     reporter.end(`${entries.length} product codes`);
