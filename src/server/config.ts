@@ -1,0 +1,65 @@
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Everything the server can be told, read once: from createApp's options, or from the environment by `configFromEnv`. */
+export type ServerConfig = {
+  /** The `snapshot` link the build publishes (or a plain snapshot directory). */
+  snapshotPath: string;
+  /** The nightly sync's state file; null to ignore sync state. Default: `.sync/state.json` beside the snapshot link. */
+  syncStatePath?: string | null;
+  /** The browser page's folder; null for none. Default: the repository's `public/`. */
+  publicDir?: string | null;
+  /** `freshness` turns `stale` when the last successful sync is older than this. Default 48. */
+  freshnessMaxAgeHours?: number;
+  /** Key for the catalog cursors' MAC. Default: a fixed key built into the source (see cursor.ts). */
+  cursorSecret?: string;
+  /** Parsed shards kept in memory per snapshot. */
+  shardCacheSize?: number;
+  /** How often the snapshot link is re-read, in milliseconds (0: only on file-system events and reload()). */
+  pollMs?: number;
+  /** How often the sync state file is re-read, in milliseconds. */
+  syncPollMs?: number;
+  /** React to file-system events on the link's folder. */
+  watch?: boolean;
+};
+
+export type ListenConfig = { port: number; host: string };
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const DEFAULT_PUBLIC_DIR = join(REPO_ROOT, 'public');
+export const DEFAULT_FRESHNESS_MAX_AGE_HOURS = 48;
+
+export function defaultSyncStatePath(snapshotPath: string): string {
+  return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, integer = false): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new Error(`Expected \`${name}\` to be a ${integer ? 'whole' : ''} number above 0, got "${raw}"`);
+  }
+  return value;
+}
+
+/**
+ * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
+ * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
+ * CURSOR_SECRET (built-in key), SHARD_CACHE_SIZE (1024).
+ */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
+  const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Expected \`PORT\` to be a port number, got "${env.PORT}"`);
+  const snapshotPath = resolve(env.SNAPSHOT_PATH || 'snapshot');
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    snapshotPath,
+    syncStatePath: env.SYNC_STATE_PATH ? resolve(env.SYNC_STATE_PATH) : defaultSyncStatePath(snapshotPath),
+    publicDir: env.PUBLIC_DIR ? resolve(env.PUBLIC_DIR) : DEFAULT_PUBLIC_DIR,
+    freshnessMaxAgeHours: positiveNumber(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS),
+    ...(env.CURSOR_SECRET ? { cursorSecret: env.CURSOR_SECRET } : {}),
+    ...(env.SHARD_CACHE_SIZE ? { shardCacheSize: positiveNumber(env, 'SHARD_CACHE_SIZE', 1024, true) } : {}),
+  };
+}

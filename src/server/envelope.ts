@@ -1,0 +1,66 @@
+import type { z } from 'zod';
+import { OPERATION_NAMES, isOperationName, type ErrorDetail, type OperationName } from '../contract/index.ts';
+import { ApiError } from './errors.ts';
+import { issuesToDetails, ruleOf, sentenceOf } from './issues.ts';
+
+/**
+ * The request envelope, checked in the order of CONTRACT.md section 2: JSON, then shape, then version, then
+ * operation. Pure: bytes in, a known operation and its raw input out, or an ApiError. Members other than the three are
+ * ignored, as the contract names no error for them.
+ */
+export type Envelope = { operation: OperationName; input: Record<string, unknown> };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function parseJsonBody(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(utf8.decode(body));
+  } catch (err) {
+    const why = err instanceof SyntaxError ? err.message : 'is not UTF-8 text';
+    throw new ApiError('malformed_json', 'The request body is not valid JSON.', { details: [{ path: 'body', message: why }] });
+  }
+}
+
+export function checkEnvelope(value: unknown): Envelope {
+  if (!isPlainObject(value)) {
+    throw new ApiError('invalid_request', 'The request body must be a JSON object with version, operation and input.', {
+      details: [{ path: 'body', message: 'must be an object' }],
+    });
+  }
+  const details: ErrorDetail[] = [];
+  const { version, operation, input } = value;
+  if (version === undefined) details.push({ path: 'version', message: 'is required' });
+  else if (typeof version !== 'number') details.push({ path: 'version', message: 'must be the number 1' });
+  if (operation === undefined) details.push({ path: 'operation', message: 'is required' });
+  else if (typeof operation !== 'string') details.push({ path: 'operation', message: 'must be a string' });
+  if (input === undefined) details.push({ path: 'input', message: 'is required' });
+  else if (!isPlainObject(input)) details.push({ path: 'input', message: 'must be an object' });
+  if (details.length > 0) throw new ApiError('invalid_request', sentenceOf(details), { details });
+
+  if (version !== 1) {
+    throw new ApiError('unsupported_version', `Version ${String(version)} is not supported; this service speaks version 1.`, {
+      details: [{ path: 'version', message: 'must be 1' }],
+    });
+  }
+  if (!isOperationName(operation)) {
+    throw new ApiError('unknown_operation', `${JSON.stringify(operation)} is not an operation of this service.`, {
+      details: [{ path: 'operation', message: `must be one of ${OPERATION_NAMES.join(', ')}` }],
+    });
+  }
+  return { operation, input: input as Record<string, unknown> };
+}
+
+/** The operation name a body names, when it is a known one, for error bodies of requests that fail later on. */
+export function knownOperationOf(value: unknown): OperationName | null {
+  return isPlainObject(value) && isOperationName(value.operation) ? value.operation : null;
+}
+
+/** Validates an operation's input with its contract schema; failures become `invalid_input` with one detail per rule. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, operation: OperationName): z.output<S> {
+  const parsed = schema.safeParse(input, { error: ruleOf });
+  if (parsed.success) return parsed.data;
+  const details = issuesToDetails(parsed.error.issues, 'input', operation);
+  throw new ApiError('invalid_input', sentenceOf(details), { details });
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import {
+  ClearanceRecord,
+  Classification,
+  ErrorBody,
+  ErrorDetail,
+  Facet,
+  MetaData,
+  OPERATIONS,
+  OPERATION_NAMES,
+  Page,
+  ProductCodeCount,
+  ProductCodeEntry,
+  ResponseSchemas,
+  SourceRef,
+  SourceState,
+  type OperationName,
+} from '../contract/index.ts';
+import { MAX_BODY_BYTES } from './body.ts';
+
+/**
+ * GET /v1/openapi.json: an OpenAPI 3.1 document generated from the contract's zod schemas, the same ones the server
+ * validates requests with and the tests parse answers with, so the document cannot drift from the service.
+ */
+
+/** `device-510k.top-product-codes` → `TopProductCodes`, for component names. */
+const pascal = (operation: OperationName): string =>
+  operation
+    .replace(/^device-510k\./, '')
+    .split('-')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
+
+export const HealthBody = z.strictObject({ status: z.enum(['ok', 'unavailable']), sourceState: SourceState });
+
+/**
+ * The request envelope of one operation. Not strict: the server ignores members besides these three (the contract
+ * names no error for them), and the document says what the server does.
+ */
+export const requestEnvelope = (operation: OperationName) =>
+  z.object({ version: z.literal(1), operation: z.literal(operation), input: OPERATIONS[operation] });
+
+const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+function componentsOf(registry: z.core.$ZodRegistry<{ id: string }>, io: 'input' | 'output'): Record<string, unknown> {
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  });
+  const out: Record<string, unknown> = {};
+  for (const [id, schema] of Object.entries(schemas)) {
+    // Components are fragments of one document: their own $schema and $id would make each a separate resource.
+    const { $schema: _s, $id: _i, ...rest } = schema as Record<string, unknown>;
+    out[id] = rest;
+  }
+  return out;
+}
+
+export function buildOpenApiDocument(): Record<string, unknown> {
+  const requests = z.registry<{ id: string }>();
+  for (const name of OPERATION_NAMES) {
+    requests.add(OPERATIONS[name], { id: `${pascal(name)}Input` });
+    requests.add(requestEnvelope(name), { id: `${pascal(name)}Request` });
+  }
+  const responses = z.registry<{ id: string }>();
+  const shared: [z.ZodType, string][] = [
+    [ClearanceRecord, 'ClearanceRecord'],
+    [SourceRef, 'SourceRef'],
+    [SourceState, 'SourceState'],
+    [Page, 'Page'],
+    [Facet, 'Facet'],
+    [Classification, 'Classification'],
+    [ProductCodeEntry, 'ProductCodeEntry'],
+    [ProductCodeCount, 'ProductCodeCount'],
+    [MetaData, 'MetaData'],
+    [ErrorDetail, 'ErrorDetail'],
+    [ErrorBody, 'ErrorBody'],
+    [HealthBody, 'HealthBody'],
+  ];
+  for (const [schema, id] of shared) responses.add(schema, { id });
+  for (const name of OPERATION_NAMES) responses.add(ResponseSchemas[name], { id: `${pascal(name)}Response` });
+
+  const byOperation = (suffix: string) => ({
+    oneOf: OPERATION_NAMES.map((n) => ref(`${pascal(n)}${suffix}`)),
+    discriminator: {
+      propertyName: 'operation',
+      mapping: Object.fromEntries(OPERATION_NAMES.map((n) => [n, `#/components/schemas/${pascal(n)}${suffix}`])),
+    },
+  });
+  const json = (schema: unknown) => ({ 'application/json': { schema } });
+  const errorResponse = (description: string) => ({ description, content: json(ref('ErrorBody')) });
+  const cors = { 'Access-Control-Allow-Origin': { schema: { type: 'string', const: '*' } } };
+
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'device-510k query service',
+      version: '1.0.0',
+      summary: 'Read-only queries over the FDA 510(k) premarket notifications.',
+      description:
+        'Every query is a POST to /v1/query whose body names the operation. Errors share one body shape (ErrorBody); ' +
+        `its error.code says what failed. Request bodies are limited to ${MAX_BODY_BYTES} bytes.`,
+    },
+    paths: {
+      '/v1/query': {
+        post: {
+          operationId: 'query',
+          summary: 'Run one operation of the device-510k database.',
+          requestBody: { required: true, content: json(byOperation('Request')) },
+          responses: {
+            '200': { description: 'The operation answered.', headers: cors, content: json(byOperation('Response')) },
+            '400': errorResponse('malformed_json, invalid_request, unsupported_version, unknown_operation, invalid_input or invalid_cursor.'),
+            '404': errorResponse('record_not_found or product_code_not_found.'),
+            '413': errorResponse('request_too_large: the body is over 64 KiB.'),
+            '415': errorResponse('unsupported_media_type: the body was not sent as application/json.'),
+            '500': errorResponse('internal_error: a bug; it was logged on the server.'),
+            '503': errorResponse('source_unavailable: no valid snapshot is loaded, or search is not available yet.'),
+          },
+        },
+        options: {
+          operationId: 'queryPreflight',
+          summary: 'CORS preflight.',
+          responses: {
+            '204': {
+              description: 'Cross-origin POSTs with a JSON body are allowed from any origin.',
+              headers: {
+                ...cors,
+                'Access-Control-Allow-Methods': { schema: { type: 'string', const: 'POST, OPTIONS' } },
+                'Access-Control-Allow-Headers': { schema: { type: 'string', const: 'Content-Type' } },
+              },
+            },
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          operationId: 'health',
+          summary: 'Whether a snapshot is loaded, with its sourceState.',
+          responses: {
+            '200': { description: 'A snapshot is loaded.', content: json(ref('HealthBody')) },
+            '503': { description: 'No valid snapshot is loaded.', content: json(ref('HealthBody')) },
+          },
+        },
+      },
+      '/v1/openapi.json': {
+        get: {
+          operationId: 'openapi',
+          summary: 'This document.',
+          responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+        },
+      },
+      '/snapshot/{path}': {
+        get: {
+          operationId: 'snapshotFile',
+          summary: "A file of the active snapshot, byte for byte (its manifest.json lists them all, with each file's sha256).",
+          parameters: [{ name: 'path', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The file; ETag from its content, precompressed when the snapshot holds a .br or .gz copy.' },
+            '304': { description: 'Not modified (If-None-Match).' },
+            '404': errorResponse('not_found: the snapshot has no such file.'),
+            '503': errorResponse('source_unavailable: no valid snapshot is loaded.'),
+          },
+        },
+      },
+    },
+    components: { schemas: { ...componentsOf(requests, 'input'), ...componentsOf(responses, 'output') } },
+  };
+}

@@ -1,0 +1,97 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SourceState } from '../contract/index.ts';
+import type { OperationRegistry } from '../operations/index.ts';
+import type { Snapshot } from '../snapshot/index.ts';
+import { ClientGone, readBody } from './body.ts';
+import type { CursorCodec } from './cursor.ts';
+import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from './envelope.ts';
+import { ApiError, errorBody, toApiError } from './errors.ts';
+import { noteOperation, type Logger } from './log.ts';
+import { isJsonContentType } from './media.ts';
+import { sendJson } from './respond.ts';
+
+export type QueryDeps = {
+  operations: OperationRegistry;
+  /** The snapshot serving now; read once per request. */
+  current: () => Snapshot | null;
+  sourceState: (snapshot: Snapshot | null, now: Date, warnings?: readonly string[]) => SourceState;
+  cursors: CursorCodec;
+  logger: Logger;
+  now: () => Date;
+};
+
+/**
+ * POST /v1/query. The checks run in the order of CONTRACT.md section 2's table, each only when the ones before it
+ * passed: body size (the body must be read before anything in it can be checked), JSON, envelope, version,
+ * operation, input, cursor, then the content type, then whether a snapshot is loaded, then the operation itself.
+ * Nothing escapes: every failure, including a bug, becomes the canonical error body.
+ */
+export function queryHandler(deps: QueryDeps) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const snapshot = deps.current();
+    let operation: string | null = null;
+    try {
+      const body = await readBody(req);
+      const value = parseJsonBody(body);
+      operation = knownOperationOf(value);
+      if (operation) noteOperation(res, operation);
+      const envelope = checkEnvelope(value);
+      const op = deps.operations[envelope.operation];
+      const input = parseInput(op.input, envelope.input, envelope.operation);
+      const prepared = op.prepare ? op.prepare(input, { cursors: deps.cursors }) : input;
+      if (!isJsonContentType(req.headers['content-type'])) {
+        throw new ApiError('unsupported_media_type', 'The request body must be sent with Content-Type: application/json.', {
+          details: [{ path: 'headers.content-type', message: 'must be application/json' }],
+        });
+      }
+      if (!snapshot) {
+        throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
+      }
+      const servedAt = deps.now();
+      const result = await op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors });
+      const answer: Record<string, unknown> = {
+        version: 1,
+        operation: envelope.operation,
+        data: result.data,
+        sourceState: deps.sourceState(snapshot, deps.now(), result.warnings),
+      };
+      if (result.page) answer.page = result.page;
+      if (result.facets) answer.facets = result.facets;
+      await sendJson(req, res, 200, answer);
+    } catch (err) {
+      if (err instanceof ClientGone) return;
+      await sendError(deps, req, res, err, operation, snapshot);
+    }
+  };
+}
+
+/** Answers with the canonical error body for any thrown value; bugs are logged with their stack, never sent. */
+export async function sendError(
+  deps: Pick<QueryDeps, 'sourceState' | 'logger' | 'now'>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  operation: string | null,
+  snapshot: Snapshot | null,
+): Promise<void> {
+  const { error, bug } = toApiError(err);
+  if (bug) {
+    deps.logger.error('internal error', {
+      method: req.method,
+      path: (req.url ?? '').split('?', 1)[0],
+      operation,
+      stack: err instanceof Error ? err.stack : String(err),
+    });
+  }
+  if (res.headersSent) {
+    // Part of an answer is out: the only honest thing left is to cut the connection.
+    res.destroy();
+    return;
+  }
+  try {
+    await sendJson(req, res, error.status, errorBody(error, operation, deps.sourceState(snapshot, deps.now())), error.headers);
+  } catch (sendErr) {
+    deps.logger.error('could not send an error answer', { stack: sendErr instanceof Error ? sendErr.stack : String(sendErr) });
+    res.destroy();
+  }
+}

@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
+import { pickEncoding } from './media.ts';
+
+/** Answers at or under this size go out as they are: compressing them costs more than it saves. */
+export const COMPRESS_MIN_BYTES = 1024;
+/** Larger answers are compressed on the thread pool so that one big catalog page does not stall every request. */
+const SYNC_COMPRESS_MAX_BYTES = 32 * 1024;
+
+const brotliAsync = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+const brotliOptions = (size: number) => ({
+  params: {
+    // Quality 4 compresses JSON about as well as gzip -9 at a fraction of quality 11's cost.
+    [constants.BROTLI_PARAM_QUALITY]: 4,
+    [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    [constants.BROTLI_PARAM_SIZE_HINT]: size,
+  },
+});
+
+export const CORS_HEADERS = { 'Access-Control-Allow-Origin': '*' } as const;
+
+/**
+ * Sends a JSON answer with the headers every JSON answer carries (CONTRACT.md section 1), compressed with br or
+ * gzip when it is over 1 KiB and the client accepts one of them.
+ */
+export async function sendJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  const raw = Buffer.from(JSON.stringify(body), 'utf8');
+  const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : 'identity';
+  let payload = raw;
+  if (encoding === 'br') {
+    payload = raw.length > SYNC_COMPRESS_MAX_BYTES ? await brotliAsync(raw, brotliOptions(raw.length)) : brotliCompressSync(raw, brotliOptions(raw.length));
+  } else if (encoding === 'gzip') {
+    payload = raw.length > SYNC_COMPRESS_MAX_BYTES ? await gzipAsync(raw) : gzipSync(raw);
+  }
+  if (res.headersSent || res.destroyed) return;
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Vary', 'Accept-Encoding');
+  if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);
+  res.setHeader('Content-Length', payload.length);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.end(req.method === 'HEAD' ? undefined : payload);
+}

@@ -1,0 +1,99 @@
+import type { Manifest, SourceState } from '../contract/index.ts';
+import type { SyncState } from '../snapshot/index.ts';
+
+/** CONTRACT.md section 7, as a pure function of what is loaded, what the sync recorded, and the time. */
+export type SourceStateInputs = {
+  manifest: Manifest | null;
+  sync: SyncState | null;
+  now: Date;
+  maxAgeHours: number;
+  /** Sentences the operation adds (an old cursor, for example). */
+  warnings?: readonly string[];
+};
+
+const HOUR_MS = 3_600_000;
+
+function newest(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}
+
+/** The sync's last attempt failed, and no success came after it. */
+export function failedLastSync(sync: SyncState | null): { at: string; reason: string } | null {
+  const failure = sync?.lastFailure;
+  if (!sync || !failure) return null;
+  const at = Date.parse(failure.at);
+  if (sync.lastAttemptAt && Date.parse(sync.lastAttemptAt) > at) return null;
+  if (sync.lastSuccessfulSyncAt && Date.parse(sync.lastSuccessfulSyncAt) > at) return null;
+  return failure;
+}
+
+/** Every source came from the repository's bundled data folder. */
+const fromBundledFiles = (manifest: Manifest): boolean =>
+  manifest.sources.length > 0 && manifest.sources.every((s) => s.name.startsWith('data/fda/'));
+
+function hoursAgo(ms: number): string {
+  const hours = ms / HOUR_MS;
+  if (hours < 1) return `${Math.max(0, Math.round(ms / 60_000))} minutes ago`;
+  return `${Math.round(hours)} hours ago`;
+}
+
+const sentence = (s: string): string => s.trim().replace(/[.!?]*$/, '');
+
+export function sourceStateOf(inputs: SourceStateInputs): SourceState {
+  const { manifest, sync, now, maxAgeHours } = inputs;
+  const warnings: string[] = [];
+  const failure = failedLastSync(sync);
+  const servedAt = now.toISOString();
+
+  if (!manifest) {
+    if (failure) warnings.push(`The last sync, at ${failure.at}, failed: ${sentence(failure.reason)}. No snapshot is loaded.`);
+    warnings.push(...(inputs.warnings ?? []));
+    return {
+      mode: 'corpus',
+      availability: 'unavailable',
+      freshness: 'unknown',
+      freshnessEvidence: 'no valid snapshot is loaded',
+      sourceRevision: null,
+      snapshotGeneratedAt: null,
+      lastSuccessfulSyncAt: null,
+      servedAt,
+      warnings,
+    };
+  }
+
+  const lastSync = newest(manifest.lastSuccessfulSyncAt, sync?.lastSuccessfulSyncAt);
+  const ageMs = lastSync === null ? null : now.getTime() - Date.parse(lastSync);
+  const freshness = ageMs === null ? 'unknown' : ageMs <= maxAgeHours * HOUR_MS ? 'current' : 'stale';
+  const newestDecision = manifest.decisionDateMax ? `newest decision ${manifest.decisionDateMax}` : 'no decision dates';
+
+  const evidence: string[] = [];
+  if (lastSync === null || ageMs === null) {
+    evidence.push(fromBundledFiles(manifest) ? 'built from bundled files' : 'built from local files', 'no sync recorded');
+  } else {
+    evidence.push(`last synced from FDA at ${lastSync} (${hoursAgo(ageMs)}; limit ${maxAgeHours} hours)`);
+  }
+  if (failure) evidence.push(`last sync attempt failed at ${failure.at}`);
+  evidence.push(newestDecision);
+
+  if (freshness === 'stale' && lastSync !== null) {
+    warnings.push(`The data was last synced from FDA at ${lastSync}, more than ${maxAgeHours} hours ago, so recent clearances may be missing.`);
+  }
+  if (failure) {
+    warnings.push(`The last sync, at ${failure.at}, failed: ${sentence(failure.reason)}. Serving the snapshot built at ${manifest.generatedAt}.`);
+  }
+  warnings.push(...(inputs.warnings ?? []));
+
+  return {
+    mode: 'corpus',
+    availability: 'available',
+    freshness,
+    freshnessEvidence: evidence.join('; '),
+    sourceRevision: manifest.sourceRevision,
+    snapshotGeneratedAt: manifest.generatedAt,
+    lastSuccessfulSyncAt: lastSync,
+    servedAt,
+    warnings,
+  };
+}

@@ -1,0 +1,38 @@
+import type { ShardIndex } from '../contract/index.ts';
+
+/**
+ * Keyset lookups over sorted shards. Keys (K numbers, product codes) are ASCII, so plain string comparison is the
+ * order the build sorted them in.
+ */
+type Shard = ShardIndex['shards'][number];
+
+/** Position of the first element whose key is greater than `key` (or equal, with `inclusive`). */
+export function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string, inclusive = true): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = keyOf(items[mid] as T);
+    if (k < key || (!inclusive && k === key)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The element with exactly this key in a sorted array, or undefined. */
+export function findSorted<T>(items: readonly T[], key: string, keyOf: (item: T) => string): T | undefined {
+  const at = lowerBound(items, key, keyOf);
+  const item = items[at];
+  return item !== undefined && keyOf(item) === key ? item : undefined;
+}
+
+/** The shard whose key range holds `key`, or undefined when no shard could. */
+export function shardHolding(index: ShardIndex, key: string): Shard | undefined {
+  const shard = index.shards[lowerBound(index.shards, key, (s) => s.last)];
+  return shard !== undefined && shard.first <= key ? shard : undefined;
+}
+
+/** Position in `index.shards` of the first shard holding a key after `key` (all of them when `key` is null). */
+export function firstShardAfter(index: ShardIndex, key: string | null): number {
+  return key === null ? 0 : lowerBound(index.shards, key, (s) => s.last, false);
+}
