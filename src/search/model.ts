@@ -34,6 +34,10 @@ export function openSearchIndex(data: SearchIndexData): SearchIndex {
 
 /** K numbers are six digits, so a counting pass over a million slots sorts them in linear time. */
 function sortByKNumber(kNumbers: Uint32Array): Uint32Array {
+  if (kNumbers.length < 10_000) {
+    const ids = Uint32Array.from(kNumbers.keys());
+    return ids.sort((a, b) => kNumbers[a]! - kNumbers[b]!);
+  }
   const slot = new Int32Array(1_000_000).fill(-1);
   for (let d = 0; d < kNumbers.length; d++) slot[kNumbers[d]!] = d;
   const out = new Uint32Array(kNumbers.length);

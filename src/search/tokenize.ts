@@ -2,9 +2,11 @@
  * Words as search sees them, the same at build time and at query time: compatibility-decomposed (NFKD, so "ﬁ" is
  * "fi" and "²" is "2"), combining marks removed (so "é" is "e"), lower case, split on anything that is not a letter or
  * a digit. A K number is one word ("K123456" → "k123456"); "X-Ray" is two ("x", "ray").
+ * Symbols split words before decomposition too, so "Stent™" is "stent", not "stenttm".
  */
 const MARKS = /\p{M}+/gu;
 const SEPARATORS = /[^\p{L}\p{N}]+/u;
+const SYMBOLS = /[^\p{L}\p{N}\p{M}]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
 
 export function foldText(text: string): string {
@@ -15,7 +17,7 @@ export function foldText(text: string): string {
 
 /** Every word of `text`, in order, repeats kept. */
 export function tokenize(text: string): string[] {
-  const words = foldText(text).split(SEPARATORS);
+  const words = (ASCII.test(text) ? text.toLowerCase() : foldText(text.replace(SYMBOLS, ' '))).split(SEPARATORS);
   const out: string[] = [];
   for (const w of words) if (w !== '') out.push(w);
   return out;
