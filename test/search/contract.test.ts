@@ -1,0 +1,230 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ErrorBody,
+  LAYOUT,
+  ProductCodeShard,
+  RecordShard,
+  ResponseSchemas,
+  ShardIndex,
+  type ClearanceRecord,
+} from '../../src/contract/index.ts';
+import { createApp, type App } from '../../src/server/app.ts';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { naiveSearch, type NaiveRequest } from './naive.ts';
+
+/**
+ * Every search rule of CONTRACT.md section 6, against the real server over the fixture snapshot. Expected answers are
+ * computed here by a plain scan of the fixture's records (test/search/naive.ts), never written down by hand.
+ */
+let app: App;
+let url: string;
+let records: ClearanceRecord[];
+let deviceTypes: Map<string, string | null>;
+
+const SearchResponse = ResponseSchemas['device-510k.search'];
+const NONE: NaiveRequest = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null };
+
+type SearchInputJson = NaiveRequest & { page: number; pageSize: number };
+
+async function post(input: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${url}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ version: 1, operation: 'device-510k.search', input }),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+async function search(input: SearchInputJson) {
+  const { status, json } = await post(input);
+  expect(status, JSON.stringify(json)).toBe(200);
+  return SearchResponse.parse(json);
+}
+
+const readJson = async (dir: string, rel: string): Promise<unknown> => JSON.parse(await readFile(join(dir, rel), 'utf8'));
+
+beforeAll(async () => {
+  const snapshotPath = await buildFixtureSnapshot();
+  const recordIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.recordIndex));
+  records = [];
+  for (const s of recordIndex.shards) records.push(...RecordShard.parse(await readJson(snapshotPath, s.path)));
+  const codeIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.productCodeIndex));
+  deviceTypes = new Map();
+  for (const s of codeIndex.shards) {
+    for (const e of ProductCodeShard.parse(await readJson(snapshotPath, s.path))) deviceTypes.set(e.productCode, e.deviceType);
+  }
+  app = await createApp({ snapshotPath, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: silentLogger() });
+  url = (await app.listen(0, '127.0.0.1')).url;
+});
+
+afterAll(async () => {
+  await app?.close({ graceMs: 2000 });
+});
+
+function silentLogger() {
+  return { request: () => {}, info: () => {}, error: () => {} };
+}
+
+/** Questions whose words and filters come from the fixture's own records. */
+function questions(): [string, NaiveRequest][] {
+  const withDate = records.filter((r) => r.decisionDate !== null);
+  const applicantCounts = new Map<string, number>();
+  for (const r of records) if (r.applicant) applicantCounts.set(r.applicant, (applicantCounts.get(r.applicant) ?? 0) + 1);
+  const topApplicant = [...applicantCounts].sort((a, b) => b[1] - a[1])[0]![0];
+  const someCode = records.find((r) => r.productCode === 'DTB')?.productCode ?? records.find((r) => r.productCode)!.productCode!;
+  const aRecord = withDate[Math.floor(withDate.length / 2)]!;
+  const nameWord = aRecord.deviceName.split(/\s+/).find((w) => /^[A-Za-z]{5,}$/.test(w))!;
+  return [
+    ['no query: every clearance', NONE],
+    ['blank query: every clearance', { ...NONE, query: '   ' }],
+    ['one word', { ...NONE, query: 'pacemaker' }],
+    ['upper case', { ...NONE, query: 'PACEMAKER' }],
+    ['a prefix', { ...NONE, query: 'pace' }],
+    ['accents ignored', { ...NONE, query: 'PÂCËMÅKER' }],
+    ['punctuation splits words', { ...NONE, query: 'x-ray' }],
+    ['two words, both must match', { ...NONE, query: 'catheter intravascular' }],
+    ['a word from a record', { ...NONE, query: nameWord.toLowerCase() }],
+    ['a word that matches nothing', { ...NONE, query: 'qqqzzz' }],
+    ['a whole K number', { ...NONE, query: aRecord.kNumber }],
+    ['a K number in lower case', { ...NONE, query: aRecord.kNumber.toLowerCase() }],
+    ['a K number prefix', { ...NONE, query: aRecord.kNumber.slice(0, 3) }],
+    ['a product code as text', { ...NONE, query: someCode.toLowerCase() }],
+    ['an applicant word', { ...NONE, query: topApplicant.split(/\s+/)[0]! }],
+    ['applicant filter, other case and spacing', { ...NONE, applicant: `  ${topApplicant.toUpperCase().replace(/ /g, '   ')} ` }],
+    ['applicant filter that names nobody', { ...NONE, applicant: 'No Such Company, Inc.' }],
+    ['product code filter', { ...NONE, productCode: someCode }],
+    ['year range', { ...NONE, yearFrom: 1980, yearTo: 1985 }],
+    ['yearFrom only', { ...NONE, yearFrom: 2015 }],
+    ['yearTo only', { ...NONE, yearTo: 1979 }],
+    ['a year range that includes every date', { ...NONE, yearFrom: 1900, yearTo: 9999 }],
+    ['query and filters together', { ...NONE, query: 'a', productCode: someCode, yearFrom: 1976, yearTo: 2026 }],
+    ['a query word and an applicant', { ...NONE, query: 'system', applicant: topApplicant }],
+  ];
+}
+
+describe('device-510k.search against the running server', () => {
+  it('answers every question with the plain scan\'s items, order, total and facets', async () => {
+    for (const [what, q] of questions()) {
+      const expected = naiveSearch(records, deviceTypes, q);
+      const body = await search({ ...q, page: 1, pageSize: 50 });
+      const label = `${what}: ${JSON.stringify(q)}`;
+      expect(body.page.total, label).toBe(expected.kNumbers.length);
+      expect(body.data.items.map((r) => r.kNumber), label).toEqual(expected.kNumbers.slice(0, 50));
+      expect(body.facets, label).toEqual(expected.facets);
+    }
+  });
+
+  it('finds "pacemaker" in records whose names never say it, through the product code\'s device type', async () => {
+    const body = await search({ ...NONE, query: 'pacemaker', page: 1, pageSize: 50 });
+    const all = naiveSearch(records, deviceTypes, { ...NONE, query: 'pacemaker' }).kNumbers;
+    const byType = records.filter(
+      (r) => !/pacemaker/i.test(r.deviceName) && r.productCode && /pacemaker/i.test(deviceTypes.get(r.productCode) ?? ''),
+    );
+    expect(byType.length).toBeGreaterThan(0);
+    for (const r of byType) expect(all).toContain(r.kNumber);
+    expect(body.page.total).toBe(all.length);
+    // Those come after every record that names a pacemaker.
+    const named = body.data.items.filter((r) => /pacemaker/i.test(r.deviceName)).length;
+    expect(body.data.items.slice(0, named).every((r) => /pacemaker/i.test(r.deviceName))).toBe(true);
+  });
+
+  it('returns whole records, equal to what detail returns', async () => {
+    const body = await search({ ...NONE, query: 'pacemaker', page: 1, pageSize: 5 });
+    expect(body.data.items.length).toBeGreaterThan(0);
+    const byK = new Map(records.map((r) => [r.kNumber, r]));
+    for (const item of body.data.items) expect(item).toEqual(byK.get(item.kNumber));
+  });
+
+  it('fills the page object as the contract says', async () => {
+    const total = records.length;
+    const body = await search({ ...NONE, page: 2, pageSize: 7 });
+    expect(body.page).toEqual({
+      itemsReturned: 7,
+      total,
+      totalRelation: 'exact',
+      hasNextPage: 14 < total,
+      nextCursor: null,
+      snapshotToken: expect.stringMatching(/^[0-9a-f]{16}$/),
+      consistency: 'live-offset',
+    });
+    const manifest = await fetch(`${url}/snapshot/manifest.json`).then((r) => r.json() as Promise<{ snapshotId: string }>);
+    expect(body.page.snapshotToken).toBe(manifest.snapshotId);
+  });
+
+  it('cuts the order into pages that add up to the whole, and a page past the end is empty with the total', async () => {
+    const q: NaiveRequest = { ...NONE, query: 'pace' };
+    const expected = naiveSearch(records, deviceTypes, q).kNumbers;
+    expect(expected.length).toBeGreaterThan(7);
+    const seen: string[] = [];
+    for (let page = 1; ; page++) {
+      const body = await search({ ...q, page, pageSize: 7 });
+      expect(body.page.total).toBe(expected.length);
+      expect(body.page.itemsReturned).toBe(body.data.items.length);
+      seen.push(...body.data.items.map((r) => r.kNumber));
+      expect(body.page.hasNextPage).toBe(seen.length < expected.length);
+      if (!body.page.hasNextPage) break;
+    }
+    expect(seen).toEqual(expected);
+    const past = await search({ ...q, page: 1000, pageSize: 50 });
+    expect(past.data.items).toEqual([]);
+    expect(past.page).toMatchObject({ itemsReturned: 0, total: expected.length, hasNextPage: false });
+  });
+
+  it('keeps records without a decision date out of every year filter, and in without one', async () => {
+    const undated = records.filter((r) => r.decisionDate === null);
+    expect(undated.length).toBeGreaterThan(0);
+    const all = await search({ ...NONE, page: 1, pageSize: 50, query: undated[0]!.kNumber });
+    expect(all.data.items.map((r) => r.kNumber)).toEqual([undated[0]!.kNumber]);
+    const filtered = await search({ ...NONE, page: 1, pageSize: 50, query: undated[0]!.kNumber, yearFrom: 1900 });
+    expect(filtered.page.total).toBe(0);
+    // And the no-query order puts them last.
+    const last = await search({ ...NONE, page: Math.ceil(records.length / 50), pageSize: 50 });
+    expect(last.data.items.at(-1)!.decisionDate).toBeNull();
+  });
+
+  it('gives the same answer to the same request', async () => {
+    const input = { ...NONE, query: 'system', page: 1, pageSize: 20 };
+    const a = await search(input);
+    const b = await search(input);
+    expect({ ...b, sourceState: null }).toEqual({ ...a, sourceState: null });
+  });
+
+  it('normalizes a lower-case product code filter', async () => {
+    const code = records.find((r) => r.productCode)!.productCode!;
+    const upper = await search({ ...NONE, productCode: code, page: 1, pageSize: 50 });
+    const lower = await search({ ...NONE, productCode: code.toLowerCase(), page: 1, pageSize: 50 });
+    expect(lower.page.total).toBe(upper.page.total);
+    expect(lower.data.items).toEqual(upper.data.items);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['pageSize over 50', { pageSize: 51 }],
+    ['pageSize 0', { pageSize: 0 }],
+    ['page 0', { page: 0 }],
+    ['yearTo before yearFrom', { yearFrom: 1990, yearTo: 1980 }],
+    ['yearFrom before 1900', { yearFrom: 1899 }],
+    ['a product code that is not three letters', { productCode: 'DT1' }],
+    ['a blank applicant', { applicant: '   ' }],
+    ['a query over 2,048 characters', { query: 'a'.repeat(2049) }],
+    ['a string page', { page: '1' }],
+    ['a field the operation does not list', { sort: 'relevance' }],
+  ])('refuses %s with 400 invalid_input', async (_what, change) => {
+    const { status, json } = await post({ ...NONE, page: 1, pageSize: 10, ...change });
+    expect(status).toBe(400);
+    expect(ErrorBody.parse(json).error.code).toBe('invalid_input');
+  });
+
+  it('refuses an input that lacks a field', async () => {
+    const { query: _q, ...rest } = { ...NONE, page: 1, pageSize: 10 };
+    const { status, json } = await post(rest);
+    expect(status).toBe(400);
+    expect(ErrorBody.parse(json).error.code).toBe('invalid_input');
+  });
+
+  it('accepts a query of exactly 2,048 characters', async () => {
+    const body = await search({ ...NONE, query: 'é'.repeat(2048), page: 1, pageSize: 10 });
+    expect(body.page.total).toBe(0);
+  });
+});
