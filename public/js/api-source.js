@@ -1,0 +1,111 @@
+// Server mode: every answer comes from POST /v1/query (the envelope of the spec and CONTRACT.md).
+import { searchInput } from './state.js';
+import { readSnapshotHead } from './snapshot-head.js';
+
+export class ApiFailure extends Error {
+  constructor(message, code = null, status = 0) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+async function query(endpoint, operation, input, signal) {
+  let res;
+  try {
+    res = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ version: 1, operation, input }),
+      signal,
+    });
+  } catch (err) {
+    if (err?.name === 'AbortError') throw err;
+    throw new ApiFailure('The service could not be reached. Check your connection and try again.');
+  }
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    // A proxy's HTML error page: reported below with the status alone.
+  }
+  if (!res.ok || !body || body.version !== 1) {
+    throw new ApiFailure(body?.error?.message ?? `The service answered with HTTP status ${res.status}.`, body?.error?.code ?? null, res.status);
+  }
+  return body;
+}
+
+/**
+ * Asks the service once for its description. Null means there is no API here (a static host answers 404 or 405 to a
+ * POST, or an HTML page), and the page falls back to static mode.
+ */
+export async function probeApi(endpoint, signal) {
+  try {
+    const body = await query(endpoint, 'device-510k.meta', {}, signal);
+    return body.operation === 'device-510k.meta' && body.data ? body : null;
+  } catch {
+    return null;
+  }
+}
+
+export function apiSource({ endpoint, snapshotBase, metaBody }) {
+  let meta = metaBody;
+  return {
+    mode: 'server',
+
+    async about() {
+      meta ??= await query(endpoint, 'device-510k.meta', {});
+      const head = await readSnapshotHead(snapshotBase).catch(() => null);
+      const s = meta.sourceState;
+      return {
+        title: meta.data.title,
+        totalRecords: meta.data.totalRecords,
+        indexedRecords: meta.data.totalRecords,
+        generatedAt: s.snapshotGeneratedAt ?? head?.generatedAt ?? null,
+        lastSuccessfulSyncAt: s.lastSuccessfulSyncAt ?? null,
+        decisionDateMax: head?.decisionDateMax ?? null,
+        freshness: s.freshness,
+        freshnessEvidence: s.freshnessEvidence,
+        availability: s.availability,
+        warnings: s.warnings,
+      };
+    },
+
+    async search(state, signal) {
+      const body = await query(endpoint, 'device-510k.search', searchInput(state), signal);
+      return {
+        items: body.data.items.map((r) => ({
+          kNumber: r.kNumber,
+          deviceName: r.deviceName,
+          applicant: r.applicant,
+          productCode: r.productCode,
+          decisionDate: r.decisionDate,
+          decisionYear: r.decisionDate ? r.decisionDate.slice(0, 4) : null,
+          decisionDescription: r.decisionDescription,
+        })),
+        total: body.page.total,
+        facets: body.facets,
+        facetsLater: null,
+        warnings: body.sourceState.warnings,
+      };
+    },
+
+    async record(kNumber, signal) {
+      try {
+        return (await query(endpoint, 'device-510k.detail', { id: kNumber }, signal)).data.record;
+      } catch (err) {
+        if (err instanceof ApiFailure && err.code === 'record_not_found') return null;
+        throw err;
+      }
+    },
+
+    async classification(productCode, signal) {
+      try {
+        return (await query(endpoint, 'device-510k.classification', { productCode }, signal)).data;
+      } catch (err) {
+        if (err instanceof ApiFailure && err.code === 'product_code_not_found') return null;
+        throw err;
+      }
+    },
+  };
+}

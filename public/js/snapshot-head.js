@@ -1,0 +1,52 @@
+// The footer needs the snapshot's generation time and newest decision date. They are in manifest.json, whose first
+// members come before the long list of files (hundreds of KB at scale), so the page reads the response as a stream
+// and stops once those members have arrived: a few KB instead of the whole file, on any static host.
+
+const HEAD_END = ',"counts":';
+
+let cached = null;
+
+export function readSnapshotHead(snapshotBase) {
+  cached ??= readHead(new URL('manifest.json', snapshotBase)).catch((err) => {
+    cached = null;
+    throw err;
+  });
+  return cached;
+}
+
+async function readHead(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`manifest.json: HTTP ${res.status}`);
+  if (!res.body) return pick(await res.json());
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (value) text += decoder.decode(value, { stream: true });
+    const end = text.indexOf(HEAD_END);
+    if (end >= 0) {
+      reader.cancel().catch(() => {});
+      return pick(JSON.parse(`${text.slice(0, end)}}`));
+    }
+    if (done) return pick(JSON.parse(text));
+  }
+}
+
+function pick(m) {
+  return {
+    snapshotId: m.snapshotId ?? null,
+    generatedAt: m.generatedAt ?? null,
+    lastSuccessfulSyncAt: m.lastSuccessfulSyncAt ?? null,
+    decisionDateMin: m.decisionDateMin ?? null,
+    decisionDateMax: m.decisionDateMax ?? null,
+  };
+}
+
+/** GETs a JSON file of the snapshot; null on 404 (a shard that does not exist means "no such record"). */
+export async function fetchJson(url, signal) {
+  const res = await fetch(url, { signal });
+  if (res.status === 404) return null;
+  if (!res.ok) throw new Error(`The file ${new URL(url).pathname} could not be loaded (HTTP ${res.status}).`);
+  return res.json();
+}

@@ -1,0 +1,118 @@
+// Static mode: no server, only the snapshot's files from any static host or CDN. Pagefind answers text search and
+// the three filters; the record shards and product-code shards answer the record view.
+import { PAGE_SIZE, freshnessOf, topValues, yearsBetween } from './state.js';
+import { fetchJson, readSnapshotHead } from './snapshot-head.js';
+
+const FACET_FIELDS = ['productCode', 'applicant', 'decisionYear'];
+
+export function staticSource({ snapshotBase }) {
+  const url = (path) => new URL(path, snapshotBase).href;
+  const shards = new Map();
+  const shard = (path) => {
+    if (!shards.has(path)) shards.set(path, fetchJson(url(path)).catch((err) => (shards.delete(path), Promise.reject(err))));
+    return shards.get(path);
+  };
+
+  let pagefind = null;
+  const loadPagefind = () => {
+    pagefind ??= import(url('pagefind/pagefind.js')).then(async (pf) => {
+      await pf.options({ baseUrl: '/' });
+      await pf.init();
+      return pf;
+    });
+    return pagefind;
+  };
+
+  // Facet counts need Pagefind's filter files, the largest download of a first search; they are fetched after the
+  // first results are on screen, and every later search gets its counts at once.
+  let filtersReady = null;
+  const loadFilters = () => {
+    filtersReady ??= loadPagefind().then((pf) => pf.filters());
+    return filtersReady;
+  };
+  let filtersLoaded = false;
+
+  const facetsOf = (filters) =>
+    FACET_FIELDS.map((field) => ({ field, values: topValues(filters?.[field] ?? {}, 10, field === 'decisionYear') }));
+
+  return {
+    mode: 'static',
+
+    async about() {
+      const [meta, head, entry] = await Promise.all([
+        fetchJson(url('meta.json')),
+        readSnapshotHead(snapshotBase).catch(() => null),
+        fetchJson(url('pagefind/pagefind-entry.json')).catch(() => null),
+      ]);
+      const indexed = entry ? Object.values(entry.languages ?? {}).reduce((n, l) => n + (l.page_count ?? 0), 0) : null;
+      const freshness = freshnessOf(head?.lastSuccessfulSyncAt ?? null, Date.now());
+      return {
+        title: meta?.title ?? 'FDA 510(k) Premarket Notifications',
+        totalRecords: meta?.totalRecords ?? null,
+        indexedRecords: indexed,
+        generatedAt: head?.generatedAt ?? null,
+        lastSuccessfulSyncAt: head?.lastSuccessfulSyncAt ?? null,
+        decisionDateMax: head?.decisionDateMax ?? null,
+        decisionDateMin: head?.decisionDateMin ?? null,
+        freshness,
+        freshnessEvidence: head?.lastSuccessfulSyncAt ? null : 'no sync recorded; built from files',
+        availability: 'available',
+        warnings: [],
+      };
+    },
+
+    async search(state, signal) {
+      const [pf, head] = await Promise.all([loadPagefind(), readSnapshotHead(snapshotBase).catch(() => null)]);
+      const filters = {};
+      if (state.productCode) filters.productCode = state.productCode;
+      if (state.applicant) filters.applicant = state.applicant;
+      if (state.from !== null || state.to !== null) {
+        const minYear = Number(head?.decisionDateMin?.slice(0, 4) ?? 1900);
+        const maxYear = Number(head?.decisionDateMax?.slice(0, 4) ?? new Date().getUTCFullYear());
+        const years = yearsBetween(state.from, state.to, minYear, maxYear);
+        if (years.length === 0) return { items: [], total: 0, facets: facetsOf({}), facetsLater: null, warnings: [] };
+        filters.decisionYear = { any: years };
+      }
+      const term = state.q.trim() ? state.q : null;
+      const run = async () => {
+        const res = await pf.search(term, { filters });
+        signal?.throwIfAborted();
+        return res;
+      };
+      const res = await run();
+      const start = (state.page - 1) * PAGE_SIZE;
+      const page = await Promise.all(res.results.slice(start, start + PAGE_SIZE).map((r) => r.data()));
+      signal?.throwIfAborted();
+      return {
+        items: page.map((d) => ({
+          kNumber: /K\d{6}/.exec(d.url)?.[0] ?? '',
+          deviceName: d.meta.title ?? '',
+          applicant: d.meta.applicant ?? null,
+          productCode: d.meta.productCode ?? null,
+          decisionDate: null,
+          decisionYear: d.filters?.decisionYear?.[0] ?? null,
+          decisionDescription: null,
+        })),
+        total: res.results.length,
+        facets: filtersLoaded ? facetsOf(res.filters) : null,
+        facetsLater: filtersLoaded
+          ? null
+          : loadFilters().then(async () => {
+              filtersLoaded = true;
+              return facetsOf((await run()).filters);
+            }),
+        warnings: [],
+      };
+    },
+
+    async record(kNumber) {
+      const records = await shard(`records/${kNumber.slice(0, 5)}.json`);
+      return records?.find((r) => r.kNumber === kNumber) ?? null;
+    },
+
+    async classification(productCode) {
+      const entries = await shard(`product-codes/${productCode.slice(0, 1)}.json`);
+      return entries?.find((e) => e.productCode === productCode) ?? null;
+    },
+  };
+}
