@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import polka, { type Polka } from 'polka';
-import { loadOperations } from '../operations/index.ts';
+import type { OperationName } from '../contract/index.ts';
+import { loadOperations, type Operation, type OperationRegistry } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult, type Snapshot } from '../snapshot/index.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_PUBLIC_DIR, defaultSyncStatePath, type ServerConfig } from './config.ts';
 import { CursorCodec } from './cursor.ts';
@@ -15,6 +16,8 @@ import { publicFiles, snapshotFile } from './static.ts';
 
 export type AppOptions = ServerConfig & {
   logger?: Logger;
+  /** Handlers that replace the built-in ones, by operation name (to wire an operation in, or a failing one in tests). */
+  operations?: Partial<OperationRegistry>;
   /** The clock, for tests of freshness. */
   now?: () => Date;
 };
@@ -68,7 +71,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     onRefuse: (target, err) => logger.error('snapshot refused; the current one keeps serving', { target, reason: err.message }),
   });
 
-  const operations = await loadOperations({ onError: (m) => logger.error(m) });
+  const operations: OperationRegistry = await loadOperations({ onError: (m) => logger.error(m) });
+  for (const [name, op] of Object.entries(options.operations ?? {}) as [OperationName, Operation | undefined][]) {
+    if (op) operations[name] = op;
+  }
   await Promise.all([snapshots.start(), syncState?.start()]);
   if (!snapshots.current) logger.error('no valid snapshot is loaded; answering 503 until one is published', { path: snapshots.path });
 
