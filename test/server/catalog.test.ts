@@ -1,0 +1,144 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAYOUT, Manifest, type CatalogKind } from '../../src/contract/index.ts';
+import { CursorCodec } from '../../src/server/cursor.ts';
+import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from './helpers.ts';
+
+/** The catalog's keyset walk (CONTRACT.md section 6): every entry exactly once, in order, with any limit. */
+let server: Running;
+let snapshotPath: string;
+let manifest: Manifest;
+const keys: Record<CatalogKind, string[]> = { clearance: [], 'product-code': [] };
+
+beforeAll(async () => {
+  snapshotPath = await buildFixtureSnapshot();
+  server = await startServer({ snapshotPath });
+  manifest = Manifest.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.manifest), 'utf8')));
+  keys.clearance = (await allRecords(snapshotPath)).map((r) => r.kNumber);
+  keys['product-code'] = (await allProductCodes(snapshotPath)).map((e) => e.productCode);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+type Page = { items: string[]; nextCursor: string | null; hasNextPage: boolean; total: number; warnings: string[] };
+
+async function page(url: string, kind: CatalogKind, limit: number, cursor: string | null): Promise<Page> {
+  const body = expectOk(await ask(url, 'device-510k.catalog', { kind, limit, cursor }), 'device-510k.catalog');
+  const items = body.data.items.map((item) => ('kNumber' in item ? item.kNumber : item.productCode));
+  expect(body.page).toMatchObject({ itemsReturned: items.length, totalRelation: 'exact', consistency: 'keyset', hasNextPage: body.page.nextCursor !== null });
+  expect(items.length).toBeLessThanOrEqual(limit);
+  if (body.page.hasNextPage) expect(items.length).toBe(limit);
+  return { items, nextCursor: body.page.nextCursor, hasNextPage: body.page.hasNextPage, total: body.page.total, warnings: body.sourceState.warnings };
+}
+
+/** Follows the cursors to the end, with the limit of each page chosen by `limitFor`. */
+async function walk(url: string, kind: CatalogKind, limitFor: (pageNumber: number) => number): Promise<{ seen: string[]; pages: number }> {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const p = await page(url, kind, limitFor(pages), cursor);
+    seen.push(...p.items);
+    cursor = p.nextCursor;
+    pages++;
+    if (pages > 10_000) throw new Error('the walk does not end');
+  } while (cursor !== null);
+  return { seen, pages };
+}
+
+describe.each(['clearance', 'product-code'] as const)('kind %s', (kind) => {
+  it.each([1, 7, 50, 100, 500])('limit %i returns every entry once, in key order', async (limit) => {
+    const { seen, pages } = await walk(server.url, kind, () => limit);
+    expect(keys[kind].length).toBeGreaterThan(100);
+    expect(seen).toEqual(keys[kind]);
+    expect(pages).toBe(Math.max(1, Math.ceil(keys[kind].length / limit)));
+  });
+
+  it('any mix of limits returns every entry once', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 500 }), { minLength: 1, maxLength: 20 }), async (limits) => {
+        const { seen } = await walk(server.url, kind, (n) => limits[n % limits.length] as number);
+        expect(seen).toEqual(keys[kind]);
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('the first page: total, token, and a cursor', async () => {
+    const body = expectOk(await ask(server.url, 'device-510k.catalog', { kind, limit: 3, cursor: null }), 'device-510k.catalog');
+    expect(body.page).toMatchObject({ itemsReturned: 3, total: keys[kind].length, hasNextPage: true, snapshotToken: manifest.snapshotId });
+    expect(body.page.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(body.sourceState.warnings).toEqual([]);
+  });
+
+  it('one page holds everything when the limit allows: no cursor', async () => {
+    const p = await page(server.url, kind, 500, null);
+    expect(p.items).toEqual(keys[kind]);
+    expect(p.nextCursor).toBeNull();
+    expect(p.hasNextPage).toBe(false);
+  });
+
+  it('a page that ends on the last entry has no next cursor', async () => {
+    const n = keys[kind].length;
+    const first = await page(server.url, kind, n - 4, null);
+    const last = await page(server.url, kind, 4, first.nextCursor);
+    expect(last.items).toEqual(keys[kind].slice(n - 4));
+    expect(last.nextCursor).toBeNull();
+  });
+
+  it('a cursor after the last key answers an empty last page', async () => {
+    const beyond = kind === 'clearance' ? 'K999999' : 'ZZZ';
+    const cursor = new CursorCodec().encode({ v: 1, k: kind, a: beyond, s: manifest.snapshotId });
+    const p = await page(server.url, kind, 10, cursor);
+    expect(p).toMatchObject({ items: [], nextCursor: null, hasNextPage: false, total: keys[kind].length, warnings: [] });
+  });
+});
+
+describe('a cursor survives a rebuild', () => {
+  let out: string;
+  let rebuilt: Running;
+
+  beforeAll(async () => {
+    out = join(await mkdtemp(join(tmpdir(), 'device-510k-cursor-')), 'snapshot');
+    await buildFixture({ out });
+    rebuilt = await startServer({ snapshotPath: out });
+  });
+  afterAll(async () => {
+    await rebuilt?.close();
+  });
+
+  it('goes on after its key in the new snapshot and says the snapshot changed', async () => {
+    const first = await page(rebuilt.url, 'clearance', 40, null);
+    const cursor = first.nextCursor as string;
+    const lastKey = first.items[first.items.length - 1] as string;
+
+    // A new build without the openFDA sample: fewer records, another snapshot id.
+    const next = await buildFixture({ out, sources: FIXTURE_SOURCES.slice(1), epoch: 1_800_000_000 });
+    expect(await rebuilt.app.reload()).toBe('switched');
+    const newKeys = (await allRecords(out)).map((r) => r.kNumber);
+    expect(newKeys).not.toEqual(keys.clearance);
+
+    const second = await page(rebuilt.url, 'clearance', 40, cursor);
+    expect(second.items).toEqual(newKeys.filter((k) => k > lastKey).slice(0, 40));
+    expect(second.total).toBe(newKeys.length);
+    expect(second.warnings).toHaveLength(1);
+    expect(second.warnings[0]).toContain(next.manifest.snapshotId);
+    expect(second.warnings[0]).toContain(lastKey);
+
+    // Cursors issued by the new snapshot carry no warning, and the walk ends with every later key once.
+    const rest = [...second.items];
+    let c = second.nextCursor;
+    while (c !== null) {
+      const p = await page(rebuilt.url, 'clearance', 40, c);
+      expect(p.warnings).toEqual([]);
+      rest.push(...p.items);
+      c = p.nextCursor;
+    }
+    expect(rest).toEqual(newKeys.filter((k) => k > lastKey));
+  });
+});
