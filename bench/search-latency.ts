@@ -1,0 +1,204 @@
+/**
+ * Search latency over a built snapshot: loads the search index (size, load time, memory), generates a deterministic
+ * set of realistic queries from the snapshot's own records, and prints p50/p90/p99 for the engine alone (match, rank,
+ * facets) and for the whole operation (plus reading the page's records from their shards).
+ *
+ *   npx tsx bench/search-latency.ts [--snapshot snapshot] [--queries 400] [--rounds 3] [--seed 510]
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { LAYOUT, RecordShard, ShardIndex, type ClearanceRecord, type SearchInput } from '../src/contract/index.ts';
+import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../src/contract/search-index.ts';
+import { search, searchIndexOf } from '../src/operations/search.ts';
+import { loadSearchIndex } from '../src/search/load.ts';
+import { runSearch } from '../src/search/query.ts';
+import { tokenize } from '../src/search/tokenize.ts';
+import { Snapshot } from '../src/snapshot/index.ts';
+
+type Query = { kind: string; input: SearchInput };
+
+const { values } = parseArgs({
+  options: {
+    snapshot: { type: 'string', default: 'snapshot' },
+    queries: { type: 'string', default: '400' },
+    rounds: { type: 'string', default: '3' },
+    seed: { type: 'string', default: '510' },
+    'sample-shards': { type: 'string', default: '200' },
+  },
+});
+const dir = values.snapshot;
+const queryCount = Number(values.queries);
+const rounds = Number(values.rounds);
+
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+const ms = (x: number): string => `${x.toFixed(2)} ms`;
+
+/** mulberry32: a small seeded generator, so the same snapshot and seed always give the same queries. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function sampleRecords(count: number): Promise<ClearanceRecord[]> {
+  const index = ShardIndex.parse(JSON.parse(await readFile(join(dir, LAYOUT.recordIndex), 'utf8')));
+  const step = Math.max(1, Math.floor(index.shards.length / count));
+  const out: ClearanceRecord[] = [];
+  for (let i = 0; i < index.shards.length; i += step) {
+    out.push(...RecordShard.parse(JSON.parse(await readFile(join(dir, index.shards[i]!.path), 'utf8'))));
+  }
+  return out;
+}
+
+/** Realistic questions drawn from real records: words, prefixes, pairs, applicants, codes, K numbers, filters. */
+function makeQueries(records: ClearanceRecord[], n: number, seed: number): Query[] {
+  const rnd = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const base = (): SearchInput => ({
+    query: '',
+    applicant: null,
+    productCode: null,
+    yearFrom: null,
+    yearTo: null,
+    page: rnd() < 0.8 ? 1 : 2 + Math.floor(rnd() * 4),
+    pageSize: pick([10, 20, 25, 50]),
+  });
+  const nameWords = (r: ClearanceRecord) => tokenize(r.deviceName).filter((w) => w.length >= 3 && !/^\d+$/.test(w));
+  const withWords = records.filter((r) => nameWords(r).length > 0);
+  const dated = records.filter((r) => r.decisionDate !== null);
+  const years = (): [number, number] => {
+    const y = Number(pick(dated).decisionDate!.slice(0, 4));
+    const span = Math.floor(rnd() * 5);
+    return [y - span, y];
+  };
+  const kinds: [string, number, () => SearchInput][] = [
+    ['word', 25, () => ({ ...base(), query: pick(nameWords(pick(withWords))) })],
+    ['prefix', 12, () => {
+      const w = pick(nameWords(pick(withWords)));
+      return { ...base(), query: w.slice(0, 3 + Math.floor(rnd() * Math.max(1, w.length - 3))) };
+    }],
+    ['two words', 12, () => {
+      const ws = nameWords(pick(withWords));
+      return { ...base(), query: `${pick(ws)} ${pick(ws)}` };
+    }],
+    ['applicant word', 6, () => {
+      const r = pick(records.filter((x) => x.applicant));
+      return { ...base(), query: tokenize(r.applicant!)[0] ?? 'inc' };
+    }],
+    ['k number', 4, () => {
+      const k = pick(records).kNumber;
+      return { ...base(), query: rnd() < 0.5 ? k : k.slice(0, 4) };
+    }],
+    ['product code text', 3, () => ({ ...base(), query: pick(records.filter((r) => r.productCode)).productCode!.toLowerCase() })],
+    ['word + code', 6, () => {
+      const r = pick(withWords.filter((x) => x.productCode));
+      return { ...base(), query: pick(nameWords(r)), productCode: r.productCode };
+    }],
+    ['word + years', 7, () => {
+      const [from, to] = years();
+      return { ...base(), query: pick(nameWords(pick(withWords))), yearFrom: from, yearTo: to };
+    }],
+    ['filters only: code', 6, () => ({ ...base(), productCode: pick(records.filter((r) => r.productCode)).productCode })],
+    ['filters only: applicant', 5, () => ({ ...base(), applicant: pick(records.filter((r) => r.applicant)).applicant })],
+    ['filters only: years', 6, () => {
+      const [from, to] = years();
+      return { ...base(), yearFrom: rnd() < 0.8 ? from : null, yearTo: to };
+    }],
+    ['filters only: code + years', 4, () => {
+      const [from, to] = years();
+      return { ...base(), productCode: pick(records.filter((r) => r.productCode)).productCode, yearFrom: from, yearTo: to };
+    }],
+    ['empty', 4, () => base()],
+  ];
+  const weight = kinds.reduce((s, k) => s + k[1], 0);
+  const out: Query[] = [];
+  for (let i = 0; i < n; i++) {
+    let x = rnd() * weight;
+    const kind = kinds.find((k) => (x -= k[1]) < 0) ?? kinds[0]!;
+    out.push({ kind: kind[0], input: kind[2]() });
+  }
+  return out;
+}
+
+function percentiles(samples: number[]): { p50: number; p90: number; p99: number; max: number; mean: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+  return { p50: at(50), p90: at(90), p99: at(99), max: s[s.length - 1]!, mean: s.reduce((a, b) => a + b, 0) / s.length };
+}
+
+async function main(): Promise<void> {
+  const header = SearchIndexHeader.parse(JSON.parse(await readFile(join(dir, SEARCH_INDEX_PATH), 'utf8')));
+  let bytes = (await stat(join(dir, SEARCH_INDEX_PATH))).size;
+  for (const p of header.parts) bytes += (await stat(join(dir, p.path))).size;
+  console.log(`snapshot       ${dir}`);
+  console.log(`index          ${header.counts.docs.toLocaleString('en-US')} records, ${header.counts.terms.toLocaleString('en-US')} terms, ${header.counts.applicants.toLocaleString('en-US')} applicants, ${header.counts.codes} product codes`);
+  console.log(`index size     ${mib(bytes)} in ${header.parts.length + 1} files`);
+
+  global.gc?.();
+  const before = process.memoryUsage();
+  const loads: number[] = [];
+  let index = null as Awaited<ReturnType<typeof loadSearchIndex>> | null;
+  for (let i = 0; i < 3; i++) {
+    index = null;
+    global.gc?.();
+    const t = performance.now();
+    index = await loadSearchIndex((p) => readFile(join(dir, p)));
+    loads.push(performance.now() - t);
+  }
+  global.gc?.();
+  const after = process.memoryUsage();
+  console.log(`load time      ${loads.map(ms).join(', ')} (cold, then warm)`);
+  console.log(`index memory   ${mib(after.arrayBuffers - before.arrayBuffers)} in typed arrays, heap +${mib(after.heapUsed - before.heapUsed)}, rss ${mib(after.rss)}${global.gc ? '' : ' (run with --expose-gc for steadier figures)'}`);
+
+  const records = await sampleRecords(Number(values['sample-shards']));
+  const queries = makeQueries(records, queryCount, Number(values.seed));
+  console.log(`queries        ${queries.length} (from ${records.length.toLocaleString('en-US')} sampled records, seed ${values.seed}), ${rounds} rounds`);
+
+  const snapshot = await Snapshot.open(dir);
+  const loadOp = performance.now();
+  await searchIndexOf(snapshot);
+  console.log(`operation load ${ms(performance.now() - loadOp)} (index through the server's snapshot reader)`);
+  const ctx = { snapshot, servedAt: new Date(), cursors: null as never };
+
+  // Warm-up: the JIT and the shard cache, on the first 50 queries.
+  for (const q of queries.slice(0, 50)) {
+    runSearch(index!, q.input);
+    await search(q.input, ctx);
+  }
+  const engine: number[] = [];
+  const operation: number[] = [];
+  const byKind = new Map<string, number[]>();
+  let matches = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const q of queries) {
+      const t0 = performance.now();
+      const outcome = runSearch(index!, q.input);
+      const t1 = performance.now();
+      await search(q.input, ctx);
+      const t2 = performance.now();
+      engine.push(t1 - t0);
+      operation.push(t2 - t1);
+      if (!byKind.has(q.kind)) byKind.set(q.kind, []);
+      byKind.get(q.kind)!.push(t1 - t0);
+      matches += outcome.total;
+    }
+  }
+  const line = (label: string, xs: number[]) => {
+    const p = percentiles(xs);
+    console.log(`${label.padEnd(28)} p50 ${ms(p.p50).padStart(9)}  p90 ${ms(p.p90).padStart(9)}  p99 ${ms(p.p99).padStart(9)}  max ${ms(p.max).padStart(9)}  n=${xs.length}`);
+  };
+  console.log(`mean matches   ${Math.round(matches / engine.length).toLocaleString('en-US')} per query (facets counted over all of them)`);
+  line('engine (match+rank+facets)', engine);
+  line('operation (+ records)', operation);
+  for (const [kind, xs] of [...byKind].sort()) line(`  ${kind}`, xs);
+}
+
+await main();
