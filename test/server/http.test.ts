@@ -1,0 +1,286 @@
+import { cp, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LAYOUT, Manifest, OPERATION_NAMES, ShardIndex, type OperationName } from '../../src/contract/index.ts';
+import { HealthBody } from '../../src/server/openapi.ts';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { VALID_INPUT, ask, envelope, expectJsonHeaders, post, rawRequest, startServer, type Running } from './helpers.ts';
+
+/** HTTP around the operations: CORS, health, compression, the OpenAPI document, static files, request logs. */
+let server: Running;
+let snapshotPath: string;
+let manifest: Manifest;
+let known: { kNumber: string; productCode: string };
+
+beforeAll(async () => {
+  snapshotPath = await buildFixtureSnapshot();
+  server = await startServer({ snapshotPath });
+  manifest = Manifest.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.manifest), 'utf8')));
+  const index = ShardIndex.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.recordIndex), 'utf8')));
+  known = { kNumber: index.shards[0]?.first as string, productCode: 'DXY' };
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('CORS', () => {
+  it('OPTIONS /v1/query is a 204 preflight', async () => {
+    const res = await fetch(`${server.url}/v1/query`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type');
+    expect(await res.text()).toBe('');
+  });
+
+  it('answers, errors and files all allow any origin', async () => {
+    expect((await ask(server.url, 'device-510k.meta', {})).headers.get('access-control-allow-origin')).toBe('*');
+    expect((await ask(server.url, 'device-510k.detail', { id: 'K999999' })).headers.get('access-control-allow-origin')).toBe('*');
+    expect((await fetch(`${server.url}/snapshot/manifest.json`)).headers.get('access-control-allow-origin')).toBe('*');
+    expect((await fetch(`${server.url}/healthz`)).headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('GET /healthz', () => {
+  it('is ok with the sourceState while a snapshot is loaded', async () => {
+    const res = await fetch(`${server.url}/healthz`);
+    expect(res.status).toBe(200);
+    expectJsonHeaders(res.headers);
+    const body = HealthBody.parse(await res.json());
+    expect(body.status).toBe('ok');
+    expect(body.sourceState).toMatchObject({ availability: 'available', sourceRevision: manifest.sourceRevision });
+  });
+});
+
+describe('compression', () => {
+  const catalogBody = JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit: 100, cursor: null }));
+  const send = (acceptEncoding: string | null, body = catalogBody) =>
+    rawRequest(server.url, {
+      method: 'POST',
+      path: '/v1/query',
+      headers: { 'content-type': 'application/json', ...(acceptEncoding === null ? {} : { 'accept-encoding': acceptEncoding }) },
+      body,
+    });
+
+  it.each([
+    ['br', 'br'],
+    ['gzip, deflate, br', 'br'],
+    ['gzip', 'gzip'],
+    ['br;q=0, gzip', 'gzip'],
+    ['*', 'br'],
+    ['identity', undefined],
+    [null, undefined],
+  ])('Accept-Encoding %j → %s', async (accept, expected) => {
+    const res = await send(accept);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-encoding']).toBe(expected);
+    expect(res.headers.vary).toBe('Accept-Encoding');
+    const plain = expected === 'br' ? brotliDecompressSync(res.body) : expected === 'gzip' ? gunzipSync(res.body) : res.body;
+    const json = JSON.parse(plain.toString('utf8'));
+    expect(json.data.items).toHaveLength(100);
+    if (expected) expect(res.body.length).toBeLessThan(plain.length);
+  });
+
+  it('answers of 1 KiB or less go out as they are', async () => {
+    const res = await send('br, gzip', JSON.stringify(envelope('device-510k.top-product-codes', { limit: 1 })));
+    expect(res.body.length).toBeLessThanOrEqual(1024);
+    expect(res.headers['content-encoding']).toBeUndefined();
+  });
+});
+
+describe('GET /v1/openapi.json', () => {
+  let doc: Record<string, any>;
+  let ajv: Ajv2020;
+  const validate = (component: string, value: unknown) => {
+    const fn = ajv.getSchema(`openapi.json#/components/schemas/${component}`);
+    if (!fn) throw new Error(`no component ${component}`);
+    const ok = fn(value);
+    return { ok, errors: JSON.stringify(fn.errors?.slice(0, 3)) };
+  };
+  const pascal = (n: OperationName) => n.replace('device-510k.', '').split('-').map((w) => w[0]?.toUpperCase() + w.slice(1)).join('');
+
+  beforeAll(async () => {
+    const res = await fetch(`${server.url}/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    doc = (await res.json()) as Record<string, any>;
+    ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+    ajv.addSchema(doc, 'openapi.json');
+  });
+
+  it('is OpenAPI 3.1 with the query endpoint and a component per request and response', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.paths['/v1/query'].post.requestBody.content['application/json'].schema.oneOf).toHaveLength(6);
+    for (const name of OPERATION_NAMES) {
+      expect(doc.components.schemas[`${pascal(name)}Request`]).toBeDefined();
+      expect(doc.components.schemas[`${pascal(name)}Response`]).toBeDefined();
+    }
+  });
+
+  it.each(OPERATION_NAMES.filter((n) => n !== 'device-510k.search'))('%s: real requests and answers match the document', async (operation) => {
+    const input = operation === 'device-510k.detail' ? { id: known.kNumber } : VALID_INPUT[operation];
+    const request = envelope(operation, input);
+    expect(validate(`${pascal(operation)}Request`, request)).toMatchObject({ ok: true });
+    const res = await post(server.url, request);
+    expect(res.status).toBe(200);
+    expect(validate(`${pascal(operation)}Response`, res.json)).toMatchObject({ ok: true });
+    // The answer of one operation is not valid as another's.
+    const other = operation === 'device-510k.meta' ? 'Detail' : 'Meta';
+    expect(validate(`${other}Response`, res.json).ok).toBe(false);
+  });
+
+  it('error answers match ErrorBody, and requests the document refuses are refused by the server', async () => {
+    const bad: [OperationName, Record<string, unknown>][] = [
+      ['device-510k.search', { ...VALID_INPUT['device-510k.search'], pageSize: 51 }],
+      ['device-510k.detail', { id: 'K12' }],
+      ['device-510k.detail', { id: 'K123456', extra: true }],
+      ['device-510k.classification', { productCode: 'ABCD' }],
+      ['device-510k.top-product-codes', { limit: 101 }],
+      ['device-510k.catalog', { kind: 'clearance', limit: 0, cursor: null }],
+      ['device-510k.meta', { x: 1 }],
+    ];
+    for (const [operation, input] of bad) {
+      const request = envelope(operation, input);
+      expect(validate(`${pascal(operation)}Request`, request).ok).toBe(false);
+      const res = await post(server.url, request);
+      expect(res.status).toBe(400);
+      expect(validate('ErrorBody', res.json)).toMatchObject({ ok: true });
+    }
+    const notFound = await ask(server.url, 'device-510k.detail', { id: 'K999999' });
+    expect(validate('ErrorBody', notFound.json)).toMatchObject({ ok: true });
+  });
+
+  it('health answers match HealthBody', async () => {
+    expect(validate('HealthBody', await (await fetch(`${server.url}/healthz`)).json())).toMatchObject({ ok: true });
+  });
+});
+
+describe('GET /snapshot/…', () => {
+  it('serves the manifest and every kind of listed file byte for byte, with an ETag from its content', async () => {
+    const picks = ['manifest.json', LAYOUT.meta, LAYOUT.recordIndex, LAYOUT.topProductCodes, manifest.files.find((f) => f.path.startsWith('records/K'))?.path as string];
+    for (const path of picks) {
+      const res = await rawRequest(server.url, { path: `/snapshot/${path}` });
+      expect(res.status).toBe(200);
+      expect(res.body.equals(await readFile(join(snapshotPath, path)))).toBe(true);
+      const entry = manifest.files.find((f) => f.path === path);
+      if (entry) expect(res.headers.etag).toBe(`"${entry.sha256.slice(0, 32)}"`);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['cache-control']).toBe('public, no-cache');
+
+      const again = await rawRequest(server.url, { path: `/snapshot/${path}`, headers: { 'if-none-match': String(res.headers.etag) } });
+      expect(again.status).toBe(304);
+      expect(again.body.length).toBe(0);
+    }
+  });
+
+  it('serves only what the manifest lists, and nothing outside the snapshot', async () => {
+    const copy = join(await mkdtemp(join(tmpdir(), 'device-510k-static-')), 'snapshot');
+    await cp(snapshotPath, copy, { recursive: true, dereference: true });
+    await writeFile(join(copy, 'unlisted.json'), '{"secret":true}');
+    const s = await startServer({ snapshotPath: copy });
+    try {
+      const paths = [
+        '/snapshot/unlisted.json',
+        '/snapshot/../package.json',
+        '/snapshot/%2e%2e/package.json',
+        '/snapshot/%2E%2E%2Fpackage.json',
+        '/snapshot/records/../../package.json',
+        '/snapshot/..%2f..%2fpackage.json',
+        '/snapshot//etc/passwd',
+        '/snapshot/%00manifest.json',
+        '/snapshot/records/',
+        '/../package.json',
+        '/%2e%2e/package.json',
+      ];
+      for (const path of paths) {
+        const res = await rawRequest(s.url, { path });
+        expect({ path, status: res.status }).toEqual({ path, status: 404 });
+        expect(JSON.parse(res.body.toString('utf8'))).toMatchObject({ error: { code: 'not_found' } });
+        expect(res.body.toString('utf8')).not.toMatch(/secret|"name": ?"device-510k"|root:/);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('sends a precompressed copy when there is one and the client takes it', async () => {
+    const copy = join(await mkdtemp(join(tmpdir(), 'device-510k-static-')), 'snapshot');
+    await cp(snapshotPath, copy, { recursive: true, dereference: true });
+    const rel = LAYOUT.recordIndex;
+    const plain = await readFile(join(copy, rel));
+    const br = brotliCompressSync(plain);
+    await writeFile(join(copy, `${rel}.br`), br);
+    const s = await startServer({ snapshotPath: copy });
+    try {
+      const compressed = await rawRequest(s.url, { path: `/snapshot/${rel}`, headers: { 'accept-encoding': 'gzip, br' } });
+      expect(compressed.status).toBe(200);
+      expect(compressed.headers['content-encoding']).toBe('br');
+      expect(compressed.headers['content-type']).toMatch(/^application\/json/);
+      expect(compressed.body.equals(br)).toBe(true);
+      const identity = await rawRequest(s.url, { path: `/snapshot/${rel}` });
+      expect(identity.headers['content-encoding']).toBeUndefined();
+      expect(identity.body.equals(plain)).toBe(true);
+      // Two representations, two validators.
+      expect(compressed.headers.etag).not.toBe(identity.headers.etag);
+      const notModified = await rawRequest(s.url, { path: `/snapshot/${rel}`, headers: { 'accept-encoding': 'br', 'if-none-match': String(compressed.headers.etag) } });
+      expect(notModified.status).toBe(304);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('GET / and public files', () => {
+  it('serves the page folder, and nothing hidden or outside it', async () => {
+    const publicDir = await mkdtemp(join(tmpdir(), 'device-510k-public-'));
+    await writeFile(join(publicDir, 'index.html'), '<!doctype html><title>510(k)</title>');
+    await writeFile(join(publicDir, '.env'), 'SECRET=1');
+    await mkdir(join(publicDir, 'js'));
+    await writeFile(join(publicDir, 'js', 'app.js'), 'export {};');
+    const s = await startServer({ snapshotPath, publicDir });
+    try {
+      const root = await rawRequest(s.url, { path: '/' });
+      expect(root.status).toBe(200);
+      expect(root.headers['content-type']).toMatch(/^text\/html/);
+      expect(root.body.toString()).toContain('<title>510(k)</title>');
+      expect((await rawRequest(s.url, { path: '/js/app.js' })).status).toBe(200);
+      for (const path of ['/.env', '/../package.json', '/%2e%2e/package.json', '/js/../../package.json', '/nope.html']) {
+        const res = await rawRequest(s.url, { path });
+        expect({ path, status: res.status }).toEqual({ path, status: 404 });
+        expect(res.body.toString()).not.toContain('SECRET');
+      }
+      // Only GET and HEAD reach the files.
+      expect((await rawRequest(s.url, { method: 'POST', path: '/index.html' })).status).toBe(404);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('request logs', () => {
+  it('one structured line per request, without bodies', async () => {
+    const s = await startServer({ snapshotPath });
+    try {
+      await ask(s.url, 'device-510k.classification', { productCode: 'qzx' });
+      await ask(s.url, 'device-510k.meta', {});
+      await post(s.url, '{"not json');
+      await fetch(`${s.url}/healthz`);
+      await vi.waitFor(() => expect(s.logger.requests).toHaveLength(4));
+      expect(s.logger.requests.map(({ ms: _ms, ...rest }) => rest)).toEqual([
+        { method: 'POST', path: '/v1/query', operation: 'device-510k.classification', status: 404 },
+        { method: 'POST', path: '/v1/query', operation: 'device-510k.meta', status: 200 },
+        { method: 'POST', path: '/v1/query', operation: null, status: 400 },
+        { method: 'GET', path: '/healthz', operation: null, status: 200 },
+      ]);
+      for (const line of s.logger.requests) expect(line.ms).toBeGreaterThanOrEqual(0);
+      expect(JSON.stringify(s.logger.requests).toLowerCase()).not.toContain('qzx');
+    } finally {
+      await s.close();
+    }
+  });
+});
