@@ -1,7 +1,7 @@
 export { foldText, tokenize, queryWords, applicantKey, kNumberRange } from './tokenize.ts';
 export { encodeSearchIndex, decodeSearchIndex, SearchIndexFormatError, type SearchIndexData } from './codec.ts';
 export { openSearchIndex, findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
-export { Tier, prepareWord, tierOf, scanWord, matchDocuments, pointsFor, type Matches, type MatchRequest, type PreparedWord } from './match.ts';
+export { Tier, prepareWord, tierOf, scanWord, matchDocuments, pointsFor, newScratch, release, type Matches, type MatchRequest, type PreparedWord, type TierSet } from './match.ts';
 export { pageOf } from './rank.ts';
 export { countFacets, Counter, FACET_SIZE } from './facets.ts';
 export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './query.ts';

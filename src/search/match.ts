@@ -15,6 +15,9 @@ export const Tier = {
 } as const;
 export type Tier = (typeof Tier)[keyof typeof Tier];
 
+/** Tiers of a few ids (product codes or applicant groups), kept sparse: a query may have many words. */
+export type TierSet = { ids: Uint32Array; tiers: Uint8Array };
+
 /** One query word resolved against the index: which terms, K numbers, product codes and applicants it reaches. */
 export type PreparedWord = {
   word: string;
@@ -24,17 +27,45 @@ export type PreparedWord = {
   exact: number;
   /** K numbers starting with the word, as a range of `byKNumber`, and the tier they score. */
   k: { lo: number; hi: number; from: number; to: number; tier: Tier } | null;
-  /** Per product code: the best of its code (primary) and its device type's words (secondary); null if none. */
-  codeTier: Uint8Array | null;
-  matchedCodes: number[];
-  /** Per applicant group: its words (secondary); null if none. */
-  applicantTier: Uint8Array | null;
-  matchedApplicants: number[];
+  /** Product codes: the best of the code itself (primary) and its device type's words (secondary). */
+  codes: TierSet;
+  /** Applicant groups, through their words (secondary). */
+  applicants: TierSet;
   /** How many postings scanning this word visits. */
   scanCost: number;
+  /** Per-id tiers for checking documents one by one; made on first use, dropped with `release`. */
+  dense: { codes: Uint8Array | null; applicants: Uint8Array | null } | null;
 };
 
-export function prepareWord(index: SearchIndex, word: string): PreparedWord {
+/** Zeroed per-id arrays a query lends to each word in turn while it collects its tiers. */
+export type Scratch = { codes: Uint8Array; applicants: Uint8Array };
+
+export const newScratch = (index: SearchIndex): Scratch => ({
+  codes: new Uint8Array(index.codes.length),
+  applicants: new Uint8Array(index.applicants.length),
+});
+
+/** Collects the best tier per id in `scratch`, then hands it back zeroed. */
+class TierCollector {
+  private readonly ids: number[] = [];
+  constructor(private readonly scratch: Uint8Array) {}
+  raise(id: number, tier: Tier): void {
+    const old = this.scratch[id]!;
+    if (old === 0) this.ids.push(id);
+    if (tier > old) this.scratch[id] = tier;
+  }
+  take(): TierSet {
+    const ids = Uint32Array.from(this.ids);
+    const tiers = new Uint8Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      tiers[i] = this.scratch[ids[i]!]!;
+      this.scratch[ids[i]!] = 0;
+    }
+    return { ids, tiers };
+  }
+}
+
+export function prepareWord(index: SearchIndex, word: string, scratch: Scratch = newScratch(index)): PreparedWord {
   const { terms } = index;
   const termLo = lowerBound(terms.length, (i) => terms[i]! < word);
   const termHi = termLo + lowerBound(terms.length - termLo, (i) => terms[termLo + i]!.startsWith(word));
@@ -53,42 +84,48 @@ export function prepareWord(index: SearchIndex, word: string): PreparedWord {
     }
   }
 
-  let codeTier: Uint8Array | null = null;
-  const matchedCodes: number[] = [];
-  const raiseCode = (c: number, tier: Tier): void => {
-    codeTier ??= new Uint8Array(index.codes.length);
-    if (codeTier[c] === 0) matchedCodes.push(c);
-    if (tier > codeTier[c]!) codeTier[c] = tier;
-  };
+  const codes = new TierCollector(scratch.codes);
+  const applicants = new TierCollector(scratch.applicants);
   if (word.length <= 3) {
     const lower = index.codesLower;
     for (let c = lowerBound(lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
-      raiseCode(c, lower[c] === word ? Tier.primaryWhole : Tier.primaryPrefix);
+      codes.raise(c, lower[c] === word ? Tier.primaryWhole : Tier.primaryPrefix);
     }
   }
-  let applicantTier: Uint8Array | null = null;
-  const matchedApplicants: number[] = [];
   for (let t = termLo; t < termHi; t++) {
     const tier = t === exact ? Tier.secondaryWhole : Tier.secondaryPrefix;
-    for (let i = index.termCodeOffsets[t]!, end = index.termCodeOffsets[t + 1]!; i < end; i++) raiseCode(index.termCodes[i]!, tier);
+    for (let i = index.termCodeOffsets[t]!, end = index.termCodeOffsets[t + 1]!; i < end; i++) codes.raise(index.termCodes[i]!, tier);
     for (let i = index.termApplicantOffsets[t]!, end = index.termApplicantOffsets[t + 1]!; i < end; i++) {
-      const a = index.termApplicants[i]!;
-      applicantTier ??= new Uint8Array(index.applicants.length);
-      if (applicantTier[a] === 0) matchedApplicants.push(a);
-      if (tier > applicantTier[a]!) applicantTier[a] = tier;
+      applicants.raise(index.termApplicants[i]!, tier);
     }
   }
-  for (const c of matchedCodes) scanCost += index.codeDocs.offsets[c + 1]! - index.codeDocs.offsets[c]!;
-  for (const a of matchedApplicants) scanCost += index.applicantDocs.offsets[a + 1]! - index.applicantDocs.offsets[a]!;
-  return { word, termLo, termHi, exact, k, codeTier, matchedCodes, applicantTier, matchedApplicants, scanCost };
+  const codeSet = codes.take();
+  const applicantSet = applicants.take();
+  for (const c of codeSet.ids) scanCost += index.codeDocs.offsets[c + 1]! - index.codeDocs.offsets[c]!;
+  for (const a of applicantSet.ids) scanCost += index.applicantDocs.offsets[a + 1]! - index.applicantDocs.offsets[a]!;
+  return { word, termLo, termHi, exact, k, codes: codeSet, applicants: applicantSet, scanCost, dense: null };
+}
+
+function denseTiers(set: TierSet, size: number): Uint8Array | null {
+  if (set.ids.length === 0) return null;
+  const out = new Uint8Array(size);
+  for (let i = 0; i < set.ids.length; i++) out[set.ids[i]!] = set.tiers[i]!;
+  return out;
+}
+
+/** Drops the word's per-id arrays once the query is done with it. */
+export function release(w: PreparedWord): void {
+  w.dense = null;
 }
 
 /** The best tier of `w` on document `d`, read from the document's own columns and terms. */
 export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
+  w.dense ??= { codes: denseTiers(w.codes, index.codes.length), applicants: denseTiers(w.applicants, index.applicants.length) };
+  const { codes, applicants } = w.dense;
   let best: number = Tier.none;
-  if (w.codeTier) {
+  if (codes) {
     const c = index.docCode[d]!;
-    if (c !== NO_CODE) best = w.codeTier[c]!;
+    if (c !== NO_CODE) best = codes[c]!;
   }
   if (best === Tier.primaryWhole) return best;
   if (w.k) {
@@ -107,9 +144,9 @@ export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
       }
     }
   }
-  if (best < Tier.secondaryWhole && w.applicantTier) {
+  if (best < Tier.secondaryWhole && applicants) {
     const a = index.docApplicant[d]!;
-    if (a !== NO_APPLICANT && w.applicantTier[a]! > best) best = w.applicantTier[a]!;
+    if (a !== NO_APPLICANT && applicants[a]! > best) best = applicants[a]!;
   }
   return best as Tier;
 }
@@ -131,14 +168,15 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array)
     for (let i = index.termDocOffsets[t]!, end = index.termDocOffsets[t + 1]!; i < end; i++) mark(index.termDocs[i]!, tier);
   }
   if (w.k) for (let i = w.k.lo; i < w.k.hi; i++) mark(index.byKNumber[i]!, w.k.tier);
-  for (const c of w.matchedCodes) {
-    const tier = w.codeTier![c]!;
-    for (let i = index.codeDocs.offsets[c]!, end = index.codeDocs.offsets[c + 1]!; i < end; i++) mark(index.codeDocs.values[i]!, tier);
-  }
-  for (const a of w.matchedApplicants) {
-    const tier = w.applicantTier![a]!;
-    for (let i = index.applicantDocs.offsets[a]!, end = index.applicantDocs.offsets[a + 1]!; i < end; i++) {
-      mark(index.applicantDocs.values[i]!, tier);
+  const rows: [TierSet, SearchIndex['codeDocs']][] = [
+    [w.codes, index.codeDocs],
+    [w.applicants, index.applicantDocs],
+  ];
+  for (const [set, docs] of rows) {
+    for (let j = 0; j < set.ids.length; j++) {
+      const id = set.ids[j]!;
+      const tier = set.tiers[j]!;
+      for (let i = docs.offsets[id]!, end = docs.offsets[id + 1]!; i < end; i++) mark(docs.values[i]!, tier);
     }
   }
   return touched.subarray(0, n);
@@ -188,8 +226,15 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   const years = yearRange(index, req.yearFrom, req.yearTo);
   if (years.hi <= years.lo) return empty;
 
-  const words = req.words.map((w) => prepareWord(index, w)).sort((a, b) => a.scanCost - b.scanCost);
-  if (words.some((w) => w.scanCost === 0)) return empty;
+  // A word that reaches nothing empties the answer (AND): stop before preparing the rest.
+  const scratch = newScratch(index);
+  const words: PreparedWord[] = [];
+  for (const text of req.words) {
+    const w = prepareWord(index, text, scratch);
+    if (w.scanCost === 0) return empty;
+    words.push(w);
+  }
+  words.sort((a, b) => a.scanCost - b.scanCost);
 
   type Source = { cost: number; docs: () => Uint32Array; word: PreparedWord | null };
   const sources: Source[] = [{ cost: years.hi - years.lo, docs: () => range(years.lo, years.hi), word: null }];
@@ -249,6 +294,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
         docs[kept] = docs[i]!;
         s[kept++] = s[i]! + pointsFor(t, n);
       }
+      release(w);
     }
     docs = docs.subarray(0, kept);
   }
