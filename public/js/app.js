@@ -245,6 +245,11 @@ function wire() {
 
 async function start() {
   wire();
+  // Wide screens show the filters beside the results; on a phone they stay folded until asked for.
+  if (wide) $('filters-panel').open = true;
+  $('filters-panel').querySelector('summary').addEventListener('click', (e) => {
+    if (matchMedia('(min-width: 52rem)').matches) e.preventDefault();
+  });
   try {
     source = await chooseSource();
   } catch (err) {

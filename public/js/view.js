@@ -226,7 +226,7 @@ export function renderClassification(container, productCode, classification) {
 export function renderFreshness(p, about) {
   const parts = [];
   if (about.generatedAt) parts.push(`Snapshot built ${about.generatedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`);
-  if (about.decisionDateMax) parts.push(`newest decision ${about.decisionDateMax}`);
+  if (about.decisionDateMax && !about.freshnessEvidence?.includes(about.decisionDateMax)) parts.push(`newest decision ${about.decisionDateMax}`);
   parts.push(`freshness: ${about.freshness}${about.freshnessEvidence ? ` (${about.freshnessEvidence})` : ''}`);
   if (about.lastSuccessfulSyncAt) parts.push(`last sync ${about.lastSuccessfulSyncAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`);
   p.replaceChildren(h('span', { class: `fresh ${about.freshness}` }, parts.join(' · ')));
