@@ -1,0 +1,239 @@
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { cp, mkdtemp, readFile, rename, symlink, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LAYOUT, ResponseSchemas } from '../../src/contract/index.ts';
+import { FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
+import { ask, envelope, expectError, expectOk, startServer, type Running } from './helpers.ts';
+
+/**
+ * Snapshot switching (a build publishing while the server runs), refusal of a broken snapshot, start-up with no
+ * snapshot, and the real `npm start` process draining on SIGTERM.
+ */
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+type Build = Awaited<ReturnType<typeof buildFixture>>;
+
+/** Points the link at a directory the way publish does: a fresh link renamed over the old one. */
+async function pointLink(link: string, target: string): Promise<void> {
+  const tmp = join(dirname(link), `.${basename(link)}.tmp-${process.pid}`);
+  await symlink(target, tmp, 'dir');
+  await rename(tmp, link);
+}
+
+/** Starts a POST whose body is held back until `finish()`: a request in flight for as long as the test wants. */
+function heldRequest(url: string, body: string) {
+  const { hostname, port } = new URL(url);
+  let resolveAnswer: (v: { status: number; json: any }) => void;
+  const answer = new Promise<{ status: number; json: any }>((r) => (resolveAnswer = r));
+  const req = httpRequest(
+    { hostname, port, method: 'POST', path: '/v1/query', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+    (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    },
+  );
+  req.flushHeaders();
+  const half = Math.floor(body.length / 2);
+  req.write(body.slice(0, half));
+  return {
+    answer,
+    finish: () => req.end(body.slice(half)),
+  };
+}
+
+describe('switching snapshots under load', () => {
+  let a: Build;
+  let out: string;
+  let server: Running;
+
+  beforeAll(async () => {
+    out = join(await mkdtemp(join(tmpdir(), 'device-510k-switch-')), 'snapshot');
+    a = await buildFixture({ out });
+    server = await startServer({ snapshotPath: out, watch: true, pollMs: 200 });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('serves the new snapshot from the next request on; requests in flight finish on the old one; none fails', async () => {
+    const held = heldRequest(server.url, JSON.stringify(envelope('device-510k.meta', {})));
+    // Let the held request reach the handler, which takes the snapshot it will answer from.
+    await new Promise((r) => setTimeout(r, 100));
+
+    const answers: { status: number; revision: string; total: number | null }[] = [];
+    let stop = false;
+    const loop = async (n: number) => {
+      while (!stop) {
+        const which = n % 3;
+        const res =
+          which === 0
+            ? await ask(server.url, 'device-510k.meta', {})
+            : which === 1
+              ? await ask(server.url, 'device-510k.catalog', { kind: 'clearance', limit: 20, cursor: null })
+              : await ask(server.url, 'device-510k.top-product-codes', { limit: 5 });
+        const op = which === 0 ? 'device-510k.meta' : which === 1 ? 'device-510k.catalog' : 'device-510k.top-product-codes';
+        const parsed = ResponseSchemas[op].safeParse(res.json);
+        const json = res.json as { sourceState?: { sourceRevision?: string }; data?: { totalRecords?: number }; page?: { total?: number } };
+        answers.push({
+          status: parsed.success ? res.status : -1,
+          revision: json.sourceState?.sourceRevision ?? '',
+          total: json.data?.totalRecords ?? json.page?.total ?? null,
+        });
+        // Leave the build, which runs in this same process, some of the event loop.
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const loops = Array.from({ length: 6 }, (_, n) => loop(n));
+
+    // The next build: without the openFDA sample, so its revision and record count differ.
+    const b = await buildFixture({ out, sources: FIXTURE_SOURCES.slice(1), epoch: 1_800_000_000 });
+    expect(b.manifest.sourceRevision).not.toBe(a.manifest.sourceRevision);
+    expect(b.manifest.counts.records).not.toBe(a.manifest.counts.records);
+    await vi.waitFor(() => expect(server.app.snapshots.current?.manifest.sourceRevision).toBe(b.manifest.sourceRevision), { timeout: 10_000 });
+    const switchedAt = answers.length;
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await Promise.all(loops);
+
+    held.finish();
+    const heldAnswer = await held.answer;
+    expect(heldAnswer.status).toBe(200);
+    expect(heldAnswer.json.sourceState.sourceRevision).toBe(a.manifest.sourceRevision);
+    expect(heldAnswer.json.data.totalRecords).toBe(a.manifest.counts.records);
+
+    expect(answers.length).toBeGreaterThan(switchedAt);
+    expect(answers.filter((x) => x.status !== 200)).toEqual([]);
+    // Every answer is whole: its data and its sourceState come from the same snapshot.
+    for (const x of answers) {
+      if (x.total === null) expect([a.manifest.sourceRevision, b.manifest.sourceRevision]).toContain(x.revision);
+      else if (x.revision === a.manifest.sourceRevision) expect(x.total).toBe(a.manifest.counts.records);
+      else if (x.revision === b.manifest.sourceRevision) expect(x.total).toBe(b.manifest.counts.records);
+      else throw new Error(`an answer from no known snapshot: ${x.revision}`);
+    }
+    // Once switched, only the new snapshot answers.
+    const after = answers.slice(switchedAt + 6);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((x) => x.revision === b.manifest.sourceRevision)).toBe(true);
+    expect(server.logger.infos.filter((m) => m === 'snapshot loaded')).toHaveLength(2);
+  });
+});
+
+describe('a broken new snapshot is refused', () => {
+  let a: Build;
+  let out: string;
+  let server: Running;
+
+  beforeAll(async () => {
+    out = join(await mkdtemp(join(tmpdir(), 'device-510k-refuse-')), 'snapshot');
+    a = await buildFixture({ out });
+    server = await startServer({ snapshotPath: out });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const broken: [string, (dir: string) => Promise<void>, RegExp][] = [
+    ['a truncated shard', async (dir) => truncate(join(dir, LAYOUT.recordIndex), 10), /records\/index\.json: 10 bytes/],
+    ['a missing manifest', async (dir) => rename(join(dir, LAYOUT.manifest), join(dir, 'manifest.old')), /manifest\.json is missing/],
+    ['a manifest that is not JSON', async (dir) => writeFile(join(dir, LAYOUT.manifest), '{"schemaVersion":'), /not valid JSON/],
+    ['a manifest of another schema version', async (dir) => {
+      const m = JSON.parse(await readFile(join(dir, LAYOUT.manifest), 'utf8'));
+      await writeFile(join(dir, LAYOUT.manifest), JSON.stringify({ ...m, schemaVersion: 2 }));
+    }, /schemaVersion/],
+    ['a missing file', async (dir) => rename(join(dir, LAYOUT.meta), join(dir, 'meta.old')), /meta\.json: missing/],
+  ];
+
+  it.each(broken)('%s: logged, and the old snapshot keeps serving', async (_name, breakIt, reason) => {
+    const dir = await mkdtemp(join(dirname(out), 'snapshot-builds', 'broken-'));
+    await cp(a.dir, dir, { recursive: true });
+    await breakIt(dir);
+    const errorsBefore = server.logger.errors.length;
+    await pointLink(out, dir);
+    expect(await server.app.reload()).toBe('refused');
+    const logged = server.logger.errors.slice(errorsBefore);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]?.message).toContain('refused');
+    expect(String(logged[0]?.fields?.reason)).toMatch(reason);
+    // Asked again, it stays refused without logging again.
+    expect(await server.app.reload()).toBe('refused');
+    expect(server.logger.errors.length).toBe(errorsBefore + 1);
+
+    const meta = expectOk(await ask(server.url, 'device-510k.meta', {}), 'device-510k.meta');
+    expect(meta.sourceState.sourceRevision).toBe(a.manifest.sourceRevision);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it('a valid snapshot published after a broken one is taken', async () => {
+    await pointLink(out, a.dir);
+    const b = await buildFixture({ out, sources: FIXTURE_SOURCES.slice(1), epoch: 1_800_000_000 });
+    expect(await server.app.reload()).toBe('switched');
+    const meta = expectOk(await ask(server.url, 'device-510k.meta', {}), 'device-510k.meta');
+    expect(meta.sourceState.sourceRevision).toBe(b.manifest.sourceRevision);
+  });
+});
+
+describe('starting with no snapshot', () => {
+  it('answers 503 until a build publishes one, then serves it without a restart', async () => {
+    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-late-')), 'snapshot');
+    const server = await startServer({ snapshotPath: out, watch: true, pollMs: 200 });
+    try {
+      expectError(await ask(server.url, 'device-510k.meta', {}), 503, 'source_unavailable', 'device-510k.meta');
+      const built = await buildFixture({ out });
+      await vi.waitFor(async () => expect((await fetch(`${server.url}/healthz`)).status).toBe(200), { timeout: 10_000 });
+      const meta = expectOk(await ask(server.url, 'device-510k.meta', {}), 'device-510k.meta');
+      expect(meta.data.totalRecords).toBe(built.manifest.counts.records);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('npm start', () => {
+  it('listens on PORT and HOST, and on SIGTERM finishes the request in flight, then exits 0', async () => {
+    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-main-')), 'snapshot');
+    const built = await buildFixture({ out });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: REPO,
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    try {
+      const url = await vi.waitFor(
+        () => {
+          const m = /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout);
+          if (!m) throw new Error(`not listening yet: ${stdout}${stderr}`);
+          return m[1] as string;
+        },
+        { timeout: 20_000, interval: 100 },
+      );
+      expectOk(await ask(url, 'device-510k.meta', {}), 'device-510k.meta');
+
+      const held = heldRequest(url, JSON.stringify(envelope('device-510k.meta', {})));
+      await new Promise((r) => setTimeout(r, 100));
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      held.finish();
+      const answer = await held.answer;
+      expect(answer.status).toBe(200);
+      expect(answer.json.data.totalRecords).toBe(built.manifest.counts.records);
+      expect(await exited).toBe(0);
+      expect(stdout).toContain('"msg":"draining"');
+      // One request line for each request, none with a body.
+      const lines = stdout.split('\n').filter((l) => l.includes('"msg":"request"'));
+      expect(lines).toHaveLength(2);
+      expect(stderr).not.toContain('"level":"error"');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
