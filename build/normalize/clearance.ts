@@ -1,4 +1,5 @@
 import type { ClearanceFields } from '../../src/contract/index.ts';
+import { repairC1 } from './cp1252.ts';
 import { committeeName, decisionName, type Lookups } from './lookups.ts';
 import { collapsed, flag, kNumberOf, openFdaDate, productCodeOf, trimmed, upper, usDate } from './text.ts';
 
@@ -78,7 +79,7 @@ export function fromPmnRow(row: Readonly<Record<string, string>>, lookups: Looku
   );
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? repairC1(v) : typeof v === 'number' ? String(v) : undefined);
 
 /** One element of `results` in openFDA's device-510k download. */
 export function fromOpenFdaResult(result: Readonly<Record<string, unknown>>, lookups: Lookups): RowOutcome {

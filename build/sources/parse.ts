@@ -1,21 +1,11 @@
 /** Pure parsing of the source layouts: bytes in, rows out. No file system here. */
 
+import { decodeCp1252 } from '../normalize/cp1252.ts';
+
+export { decodeCp1252 };
+
 const utf8 = new TextDecoder('utf-8');
 
-/**
- * Windows-1252 differs from Latin-1 only in 0x80–0x9F. Node 20's TextDecoder('windows-1252') decodes those bytes as
- * Latin-1 control characters (so ™ would come out as U+0099), hence this table (WHATWG encoding index; the five
- * undefined bytes map to themselves, as the WHATWG decoder does).
- */
-const CP1252_HIGH = [
-  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
-  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
-].map((cp) => String.fromCharCode(cp));
-
-export function decodeCp1252(bytes: Uint8Array): string {
-  const latin1 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-  return latin1.replace(/[\u0080-\u009f]/g, (ch) => CP1252_HIGH[ch.charCodeAt(0) - 0x80] as string);
-}
 
 export type SourceKind = 'pmn' | 'openfda-json' | 'foiclass';
 

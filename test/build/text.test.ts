@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { collapsed, flag, kNumberOf, openFdaDate, productCodeOf, usDate } from '../../build/normalize/text.ts';
 import { decisionName, committeeName, type Lookups } from '../../build/normalize/lookups.ts';
+import { fromOpenFdaResult } from '../../build/normalize/clearance.ts';
+import { decodeJsonText, openFdaResults } from '../../build/sources/parse.ts';
 
 describe('dates', () => {
   it.each([
@@ -63,6 +65,15 @@ describe('text and flags', () => {
     ['', { value: null, issue: null }],
     ['AB1', { value: null, issue: 'malformed product code "AB1"' }],
   ])('productCodeOf(%j)', (raw, expected) => expect(productCodeOf(raw)).toEqual(expected));
+});
+
+describe('openFDA text', () => {
+  it('reads C1 controls, raw or escaped, as the Windows-1252 characters they stand for', () => {
+    const json = Buffer.from('{"results":[{"k_number":"K150001","device_name":"GI Genius\\u0099 \u0099 \u0093Q\u0094 ®"}]}', 'utf8');
+    const [result] = openFdaResults(decodeJsonText(json)) as Record<string, unknown>[];
+    const outcome = fromOpenFdaResult(result as Record<string, unknown>, { decisions: new Map(), committees: new Map() });
+    expect(outcome.kind === 'record' && outcome.fields.deviceName).toBe('GI Genius™ ™ “Q” ®');
+  });
 });
 
 describe('lookups', () => {
