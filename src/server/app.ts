@@ -4,7 +4,14 @@ import polka, { type Polka } from 'polka';
 import type { OperationName } from '../contract/index.ts';
 import { loadOperations, type Operation, type OperationRegistry } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult, type Snapshot } from '../snapshot/index.ts';
-import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_PUBLIC_DIR, defaultSyncStatePath, type ServerConfig } from './config.ts';
+import {
+  DEFAULT_FRESHNESS_MAX_AGE_HOURS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_PUBLIC_DIR,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  defaultSyncStatePath,
+  type ServerConfig,
+} from './config.ts';
 import { CursorCodec } from './cursor.ts';
 import { ApiError } from './errors.ts';
 import { jsonLogger, logWhenDone, type Logger } from './log.ts';
@@ -87,7 +94,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     fail(req, res, new ApiError('not_found', 'Nothing is served at this path.'));
 
   let draining = false;
-  const server = createServer({ keepAliveTimeout: 5000 });
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
+  const server = createServer({
+    keepAliveTimeout: 5000,
+    headersTimeout,
+    requestTimeout,
+    // Node checks the two timeouts on this interval (30 s by default), which would let a short limit run long.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+  });
   const app = polka({
     server,
     onError: (err, req, res) => void fail(req, res, err),

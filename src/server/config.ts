@@ -21,6 +21,10 @@ export type ServerConfig = {
   syncPollMs?: number;
   /** React to file-system events on the link's folder. */
   watch?: boolean;
+  /** A client must send its request headers within this time, or gets a 408 (slow-client protection). Default 10 s. */
+  headersTimeoutMs?: number;
+  /** A client must send its whole request within this time, or gets a 408. Default 30 s. */
+  requestTimeoutMs?: number;
 };
 
 export type ListenConfig = { port: number; host: string };
@@ -28,6 +32,8 @@ export type ListenConfig = { port: number; host: string };
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEFAULT_PUBLIC_DIR = join(REPO_ROOT, 'public');
 export const DEFAULT_FRESHNESS_MAX_AGE_HOURS = 48;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export function defaultSyncStatePath(snapshotPath: string): string {
   return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');
@@ -46,7 +52,7 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, 
 /**
  * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
- * CURSOR_SECRET (built-in key), SHARD_CACHE_SIZE (1024).
+ * CURSOR_SECRET (built-in key), SHARD_CACHE_SIZE (1024), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -61,5 +67,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     freshnessMaxAgeHours: positiveNumber(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS),
     ...(env.CURSOR_SECRET ? { cursorSecret: env.CURSOR_SECRET } : {}),
     ...(env.SHARD_CACHE_SIZE ? { shardCacheSize: positiveNumber(env, 'SHARD_CACHE_SIZE', 1024, true) } : {}),
+    headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
+    requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),
   };
 }
