@@ -38,6 +38,8 @@ export const searchPartPath = (n: number): string => `search/part-${String(n).pa
 
 export const NO_CODE = 0xffff;
 export const NO_APPLICANT = 0xffffffff;
+/** Decision years are 1900..9999 (CONTRACT.md section 4 nulls earlier dates); 0 stands for no decision date. */
+export const MAX_YEAR = 9999;
 
 export const SectionType = z.enum(['u16', 'u32', 'json']);
 export type SectionType = z.infer<typeof SectionType>;

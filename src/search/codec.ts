@@ -1,4 +1,5 @@
 import {
+  MAX_YEAR,
   NO_APPLICANT,
   NO_CODE,
   SEARCH_INDEX_FORMAT,
@@ -160,9 +161,17 @@ function checkShape(d: SearchIndexData, counts: SearchIndexHeader['counts']): vo
   if (d.codes.length >= NO_CODE) fail('too many product codes');
   if (d.applicantsByKey.length !== d.applicants.length) fail('applicantsByKey has the wrong length');
   maxBelow(d.docKNumber, 1_000_000, 'docKNumber', fail);
-  for (let i = 1; i < docs; i++) if (d.docYear[i]! > d.docYear[i - 1]!) fail('docYear is not in document order');
-  for (const c of d.docCode) if (c !== NO_CODE && c >= d.codes.length) fail('docCode out of range');
-  for (const a of d.docApplicant) if (a !== NO_APPLICANT && a >= d.applicants.length) fail('docApplicant out of range');
+  const { docYear, docCode, docApplicant } = d;
+  const codes = d.codes.length;
+  const applicants = d.applicants.length;
+  for (let i = 0; i < docs; i++) {
+    if (i > 0 && docYear[i]! > docYear[i - 1]!) fail('docYear is not in document order');
+    if (docYear[i]! > MAX_YEAR) fail('docYear out of range');
+    const c = docCode[i]!;
+    if (c !== NO_CODE && c >= codes) fail('docCode out of range');
+    const a = docApplicant[i]!;
+    if (a !== NO_APPLICANT && a >= applicants) fail('docApplicant out of range');
+  }
   maxBelow(d.applicantsByKey, d.applicants.length, 'applicantsByKey', fail);
   const lists: [Uint32Array, Uint32Array | Uint16Array, number, string][] = [
     [d.termDocOffsets, d.termDocs, docs, 'termDocs'],
@@ -180,6 +189,6 @@ function checkShape(d: SearchIndexData, counts: SearchIndexHeader['counts']): vo
 
 function maxBelow(values: Uint32Array | Uint16Array, bound: number, name: string, fail: (what: string) => never): void {
   let max = -1;
-  for (const v of values) if (v > max) max = v;
+  for (let i = 0; i < values.length; i++) if (values[i]! > max) max = values[i]!;
   if (max >= bound) fail(`${name} out of range`);
 }

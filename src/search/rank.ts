@@ -1,7 +1,8 @@
 /**
  * The requested page of matches in answer order: score descending, then document id ascending (ids are already in
  * tie order: decision date descending, null last, then K number descending). Without scores the matches are in answer
- * order as they are. Only the score buckets that overlap the page are read, so no full sort happens.
+ * order as they are. Scores are small integers, so one counting pass finds which score buckets overlap the page and
+ * a second pass picks their documents: no sort of all matches.
  */
 export function pageOf(docs: Uint32Array, scores: Uint32Array | null, offset: number, limit: number): Uint32Array {
   if (offset >= docs.length || limit <= 0) return new Uint32Array(0);
@@ -12,35 +13,34 @@ export function pageOf(docs: Uint32Array, scores: Uint32Array | null, offset: nu
   const histogram = new Uint32Array(max + 1);
   for (let i = 0; i < scores.length; i++) histogram[scores[i]!]!++;
 
-  // For each score from the top, how many of its documents to skip and to take.
-  const skip = new Map<number, number>();
-  const take = new Map<number, number>();
+  // For each score that overlaps the page: how many of its documents to skip, how many to take, where they go.
+  const skip = new Float64Array(max + 1);
+  const take = new Float64Array(max + 1);
+  const at = new Float64Array(max + 1);
+  const size = Math.min(limit, docs.length - offset);
   let before = 0;
-  let wanted = Math.min(limit, docs.length - offset);
-  for (let s = max; s >= 0 && wanted > 0; s--) {
+  let placed = 0;
+  for (let s = max; s >= 0 && placed < size; s--) {
     const count = histogram[s]!;
     if (count === 0) continue;
     if (before + count > offset) {
-      const from = Math.max(0, offset - before);
-      const n = Math.min(count - from, wanted);
-      skip.set(s, from);
-      take.set(s, n);
-      wanted -= n;
+      skip[s] = Math.max(0, offset - before);
+      take[s] = Math.min(count - skip[s]!, size - placed);
+      at[s] = placed;
+      placed += take[s]!;
     }
     before += count;
   }
 
-  const picked = new Map<number, number[]>();
-  for (const s of take.keys()) picked.set(s, []);
+  const out = new Uint32Array(size);
   for (let i = 0; i < docs.length; i++) {
     const s = scores[i]!;
-    const list = picked.get(s);
-    if (list === undefined) continue;
-    const toSkip = skip.get(s)!;
-    if (toSkip > 0) skip.set(s, toSkip - 1);
-    else if (list.length < take.get(s)!) list.push(docs[i]!);
+    if (take[s] === 0) continue;
+    if (skip[s]! > 0) skip[s]!--;
+    else {
+      out[at[s]!++] = docs[i]!;
+      take[s]!--;
+    }
   }
-  const out: number[] = [];
-  for (const s of [...take.keys()].sort((a, b) => b - a)) out.push(...picked.get(s)!);
-  return Uint32Array.from(out);
+  return out;
 }
