@@ -1,5 +1,5 @@
 import { SEARCH_INDEX_PATH } from '../contract/search-index.ts';
-import { decodeSearchIndex } from './codec.ts';
+import { decodeSearchIndex, SearchIndexFormatError } from './codec.ts';
 import { openSearchIndex, type SearchIndex } from './model.ts';
 
 /** Reads one file of the snapshot by its path relative to the snapshot's root. */
@@ -7,7 +7,13 @@ export type ReadSnapshotFile = (relPath: string) => Promise<Uint8Array>;
 
 /** Reads the header and every part of the search index through `read`, then decodes and opens it. */
 export async function loadSearchIndex(read: ReadSnapshotFile): Promise<SearchIndex> {
-  const header: unknown = JSON.parse(new TextDecoder().decode(await read(SEARCH_INDEX_PATH)));
+  const text = new TextDecoder().decode(await read(SEARCH_INDEX_PATH));
+  let header: unknown;
+  try {
+    header = JSON.parse(text);
+  } catch {
+    throw new SearchIndexFormatError(`${SEARCH_INDEX_PATH} is not JSON`);
+  }
   const paths = isHeaderWithParts(header) ? header.parts.map((p) => p.path) : [];
   const parts = await Promise.all(paths.map((p) => read(p)));
   return openSearchIndex(decodeSearchIndex(header, parts));
