@@ -63,7 +63,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       : new SyncStateReader(syncStatePath, { pollMs: options.syncPollMs ?? 5000, onError: (m) => logger.error(m) });
 
   const snapshots = new SnapshotSource(options.snapshotPath, {
-    snapshot: { shardCacheSize: options.shardCacheSize },
+    snapshot: {
+      shardCacheSize: options.shardCacheSize,
+      onCorrupt: (r) => logger.error('snapshot file does not match its sha256; it is not served', { ...r }),
+    },
     pollMs: options.pollMs ?? 1000,
     watch: options.watch ?? true,
     onSwitch: (next, previous) => {
@@ -144,7 +147,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     .get('/snapshot/*', (req, res) => {
       const snapshot = snapshots.current;
       if (!snapshot) return fail(req, res, new ApiError('source_unavailable', 'No valid snapshot is loaded yet.'), null);
-      snapshotFile(snapshot, req.path.slice('/snapshot/'.length), req, res, () => void notFound(req, res));
+      snapshotFile(
+        snapshot,
+        req.path.slice('/snapshot/'.length),
+        req,
+        res,
+        () => void notFound(req, res),
+        (err) => void fail(req, res, err, snapshot),
+      );
     });
   if (serveStatic) app.use((req, res, next) => serveStatic(req, res, () => void next()));
 

@@ -1,4 +1,5 @@
 import { ERROR_STATUS, type ErrorBody, type ErrorCode, type ErrorDetail, type SourceState } from '../contract/index.ts';
+import { CorruptFile } from '../snapshot/snapshot.ts';
 
 /**
  * The one error type of the service. Its HTTP status comes from the contract's table (`ERROR_STATUS`), never from
@@ -31,6 +32,8 @@ export class SearchUnavailable extends ApiError {
   }
 }
 
+export const CORRUPT_FILE_MESSAGE = 'Part of the snapshot this answer needs failed its integrity check; the failure has been logged.';
+
 export const INTERNAL_ERROR_MESSAGE = 'The server failed while answering this request; the failure has been logged.';
 
 /**
@@ -43,6 +46,9 @@ export function toApiError(err: unknown): { error: ApiError; bug: boolean } {
   if (err instanceof Error && err.name === 'SearchUnavailable') {
     return { error: new ApiError('source_unavailable', err.message || new SearchUnavailable().message), bug: false };
   }
+  // A snapshot file that fails its sha256 check: not a bug but damaged data, reported by the snapshot when found.
+  // 503 says what it is to a client (this answer cannot be given from this snapshot now; try again later).
+  if (err instanceof CorruptFile) return { error: new ApiError('source_unavailable', CORRUPT_FILE_MESSAGE, { cause: err }), bug: false };
   return { error: new ApiError('internal_error', INTERNAL_ERROR_MESSAGE, { cause: err }), bug: true };
 }
 

@@ -50,9 +50,17 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 
 /**
  * GET /snapshot/<path>: a file of the snapshot the request started on, byte for byte, with an ETag from its
- * sha256 in the manifest. Calls `notFound` for anything the manifest does not list.
+ * sha256 in the manifest. Calls `notFound` for anything the manifest does not list, and `fail` when the file on disk
+ * no longer matches its sha256 (checked once per file and snapshot, before its first byte is sent).
  */
-export function snapshotFile(snapshot: Snapshot, rawPath: string, req: IncomingMessage, res: ServerResponse, notFound: () => void): void {
+export function snapshotFile(
+  snapshot: Snapshot,
+  rawPath: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  notFound: () => void,
+  fail: (err: unknown) => void,
+): void {
   let decoded: string;
   try {
     decoded = decodeURIComponent(rawPath);
@@ -66,23 +74,30 @@ export function snapshotFile(snapshot: Snapshot, rawPath: string, req: IncomingM
   const acceptEncoding = String(req.headers['accept-encoding'] ?? '');
   const variant = variantFor(snapshot, rel, acceptEncoding);
   const etag = `"${sha256.slice(0, 32)}${ETAG_SUFFIX[variant]}"`;
-  res.setHeader('ETag', etag);
-  res.setHeader('Cache-Control', cacheControlFor(rel));
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Vary', 'Accept-Encoding');
+  const setHeaders = () => {
+    res.setHeader('ETag', etag);
+    res.setHeader('Cache-Control', cacheControlFor(rel));
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Vary', 'Accept-Encoding');
+  };
   if (matchesEtag(req.headers['if-none-match'], etag)) {
+    // The client already holds the bytes the manifest names; nothing on disk is involved.
+    setHeaders();
     res.statusCode = 304;
     res.end();
     return;
   }
-  const serve = snapshot.memo('static:sirv', () =>
-    // dev mode looks files up per request instead of walking the whole snapshot (up to 20,000 files) up front;
-    // the manifest check above has already limited the paths it can be asked for.
-    sirv(snapshot.dir, { dev: true, etag: false, brotli: true, gzip: true, extensions: [], dotfiles: false }),
-  );
-  req.headers['accept-encoding'] = variant === 'identity' ? 'identity' : variant;
-  req.url = `/${rel}`;
-  serve(req, res, notFound);
+  snapshot.verifyFile(rel).then(() => {
+    setHeaders();
+    const serve = snapshot.memo('static:sirv', () =>
+      // dev mode looks files up per request instead of walking the whole snapshot (up to 20,000 files) up front;
+      // the manifest check above has already limited the paths it can be asked for.
+      sirv(snapshot.dir, { dev: true, etag: false, brotli: true, gzip: true, extensions: [], dotfiles: false }),
+    );
+    req.headers['accept-encoding'] = variant === 'identity' ? 'identity' : variant;
+    req.url = `/${rel}`;
+    serve(req, res, notFound);
+  }, fail);
 }
 
 /** GET / and other paths: the browser page. Null when there is no public/ folder (a bare API deployment). */

@@ -1,5 +1,5 @@
 export { LruCache } from './lru.ts';
 export { findSorted, firstShardAfter, lowerBound, shardHolding } from './keys.ts';
-export { DEFAULT_SHARD_CACHE_SIZE, InvalidSnapshot, Snapshot, type SnapshotOptions } from './snapshot.ts';
+export { CorruptFile, DEFAULT_SHARD_CACHE_SIZE, InvalidSnapshot, Snapshot, type CorruptFileReport, type SnapshotOptions } from './snapshot.ts';
 export { SnapshotSource, type CheckResult, type SnapshotSourceOptions } from './source.ts';
 export { SyncStateReader, parseSyncState, type SyncState, type SyncStateReaderOptions } from './sync-state.ts';

@@ -19,7 +19,11 @@ import { LruCache } from './lru.ts';
 export type SnapshotOptions = {
   /** Parsed shards kept in memory (record and product-code shards together). */
   shardCacheSize?: number;
+  /** Told once per file and snapshot when a file's bytes do not match the manifest's sha256. */
+  onCorrupt?: (report: CorruptFileReport) => void;
 };
+
+export type CorruptFileReport = { snapshotId: string; dir: string; path: string; expected: string; actual: string };
 
 export const DEFAULT_SHARD_CACHE_SIZE = 1024;
 
@@ -34,10 +38,33 @@ export class InvalidSnapshot extends Error {
 }
 
 /**
+ * Thrown when a file's bytes do not match the sha256 the manifest lists for it: the file was damaged after the build
+ * (a flipped bit, a copy that kept the size), and what it holds is not served. Not remembered, so a file repaired in
+ * place is served again.
+ */
+export class CorruptFile extends Error {
+  override readonly name = 'CorruptFile';
+  readonly report: CorruptFileReport;
+  constructor(report: CorruptFileReport) {
+    super(`${report.path} of snapshot ${report.snapshotId} does not match its sha256 in the manifest`);
+    this.report = report;
+  }
+}
+
+/** The problem with a file's bytes against its manifest entry, or null when they match. */
+function mismatch(entry: FileEntry, bytes: Uint8Array): { actual: string } | null {
+  const actual = sha256Hex(bytes);
+  return bytes.length === entry.bytes && actual === entry.sha256 ? null : { actual };
+}
+
+/**
  * One published snapshot, opened read-only. `open` parses the manifest once with the contract's schema, checks that
  * every file it lists is there with its size, and parses the small files every request needs (meta, top codes, the
  * two shard indexes). Shards are read on demand and kept in an LRU cache of parsed values, so memory stays bounded
  * whatever the snapshot's size. A request keeps the Snapshot it started on, so a switch never changes data under it.
+ * Every file read is checked against the manifest's sha256 before it is used: opening checks sizes only (hashing a
+ * whole snapshot on every switch would read it all), so a damaged file is caught when it is first read, and
+ * refused (CorruptFile) rather than served.
  */
 export class Snapshot {
   readonly dir: string;
@@ -51,6 +78,11 @@ export class Snapshot {
   private readonly files: ReadonlyMap<string, FileEntry>;
   private readonly shards: LruCache<string, Promise<unknown>>;
   private readonly memos = new Map<string, unknown>();
+  /** Files whose bytes have matched their sha256 once (for static serving, which reads them again itself). */
+  private readonly verified = new Set<string>();
+  /** Files already reported as damaged, so the log says it once per file and snapshot. */
+  private readonly reported = new Set<string>();
+  private readonly onCorrupt: ((report: CorruptFileReport) => void) | undefined;
 
   private constructor(init: {
     dir: string;
@@ -62,6 +94,7 @@ export class Snapshot {
     productCodeIndex: ShardIndex;
     files: ReadonlyMap<string, FileEntry>;
     shardCacheSize: number;
+    onCorrupt?: (report: CorruptFileReport) => void;
   }) {
     this.dir = init.dir;
     this.manifest = init.manifest;
@@ -72,6 +105,7 @@ export class Snapshot {
     this.productCodeIndex = init.productCodeIndex;
     this.files = init.files;
     this.shards = new LruCache(init.shardCacheSize);
+    this.onCorrupt = init.onCorrupt;
   }
 
   static async open(path: string, options: SnapshotOptions = {}): Promise<Snapshot> {
@@ -91,8 +125,12 @@ export class Snapshot {
       const more = problems.length > 3 ? ` (and ${problems.length - 3} more)` : '';
       throw new InvalidSnapshot(dir, `${problems.slice(0, 3).join('; ')}${more}`);
     }
-    const read = async <S extends z.ZodType>(rel: string, schema: S): Promise<z.output<S>> =>
-      parseJson(dir, rel, await readSnapshotFile(dir, rel), schema);
+    const read = async <S extends z.ZodType>(rel: string, schema: S): Promise<z.output<S>> => {
+      const bytes = await readSnapshotFile(dir, rel);
+      // Every answer needs these four: a damaged one makes the whole snapshot unusable, so it is refused here.
+      if (mismatch(files.get(rel) as FileEntry, bytes)) throw new InvalidSnapshot(dir, `${rel} does not match its sha256 in the manifest`);
+      return parseJson(dir, rel, bytes, schema);
+    };
     const [meta, topProductCodes, recordIndex, productCodeIndex] = await Promise.all([
       read(LAYOUT.meta, MetaFile),
       read(LAYOUT.topProductCodes, TopProductCodesFile),
@@ -113,6 +151,7 @@ export class Snapshot {
       productCodeIndex,
       files,
       shardCacheSize: options.shardCacheSize ?? DEFAULT_SHARD_CACHE_SIZE,
+      onCorrupt: options.onCorrupt,
     });
   }
 
@@ -126,13 +165,36 @@ export class Snapshot {
     return this.files.get(rel);
   }
 
-  /** The bytes of one of the snapshot's files (a path the manifest lists, or the manifest itself). */
+  /**
+   * The bytes of one of the snapshot's files (a path the manifest lists, or the manifest itself), checked against
+   * the manifest's sha256; throws CorruptFile when they do not match.
+   */
   async readFile(rel: string): Promise<Buffer> {
     const safe = safeRelPath(rel);
-    if (safe === null || (safe !== LAYOUT.manifest && !this.files.has(safe))) {
+    const entry = safe === null ? undefined : this.files.get(safe);
+    if (safe === null || (safe !== LAYOUT.manifest && !entry)) {
       throw new Error(`${rel} is not a file of snapshot ${this.id}`);
     }
-    return readSnapshotFile(this.dir, safe);
+    const bytes = await readSnapshotFile(this.dir, safe);
+    // The manifest cannot list itself; it must still be the one this snapshot was opened with.
+    const bad = entry ? mismatch(entry, bytes) : sha256Hex(bytes) === this.manifestSha256 ? null : { actual: sha256Hex(bytes) };
+    if (bad) return this.corrupt(safe, entry?.sha256 ?? this.manifestSha256, bad.actual);
+    this.verified.add(safe);
+    return bytes;
+  }
+
+  /** Checks a file against its sha256 once per snapshot (later calls cost nothing); throws CorruptFile. */
+  async verifyFile(rel: string): Promise<void> {
+    if (!this.verified.has(rel)) await this.readFile(rel);
+  }
+
+  private corrupt(path: string, expected: string, actual: string): never {
+    const report: CorruptFileReport = { snapshotId: this.id, dir: this.dir, path, expected, actual };
+    if (!this.reported.has(path)) {
+      this.reported.add(path);
+      this.onCorrupt?.(report);
+    }
+    throw new CorruptFile(report);
   }
 
   /**
