@@ -8,7 +8,8 @@ import { runBuild } from '../pipeline.ts';
 import { activeSnapshotDir } from '../publish/publish.ts';
 import { resolveSyncOptions, type SyncOptions } from './config.ts';
 import { getWithRetry } from './http.ts';
-import { acquireLock, readSyncState, writeSyncState } from './state.ts';
+import { acquireLock } from './lock.ts';
+import { readSyncState, writeSyncState } from './state.ts';
 import { validateDownload } from './validate.ts';
 
 export type FileOutcome = {
@@ -44,7 +45,7 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
   const now = o.now ?? (() => new Date());
   const log = o.log ?? (() => {});
   const paths = { sources: join(o.dir, 'sources'), incoming: join(o.dir, 'incoming'), state: join(o.dir, 'state.json') };
-  const release = await acquireLock(o.dir);
+  const release = await acquireLock(join(o.dir, 'lock'), 'sync');
   try {
     const { state, problem } = await readSyncState(paths.state);
     if (problem) log(problem);

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EMPTY_SYNC_STATE, SyncState } from '../../src/contract/sync.ts';
 
-/** The sync's state file and its lock: the only files of `.sync/` besides the sources themselves. */
+/** The sync's state file: with the lock, the only file of `.sync/` besides the sources themselves. */
 
 export type StateRead = { state: SyncState; problem: string | null };
 
@@ -30,42 +30,4 @@ export async function writeSyncState(path: string, state: SyncState): Promise<vo
   const tmp = join(dirname(path), `.state-${process.pid}-${randomBytes(3).toString('hex')}.json`);
   await writeFile(tmp, `${JSON.stringify(valid, null, 2)}\n`);
   await rename(tmp, path);
-}
-
-/**
- * One sync at a time per `.sync` folder: a cron job that overruns must not race the next one. A lock left by a
- * process that died is taken over.
- */
-export async function acquireLock(dir: string): Promise<() => Promise<void>> {
-  await mkdir(dir, { recursive: true });
-  const path = join(dir, 'lock');
-  // The pid is written to a private file first and linked into place, so the lock never exists empty.
-  const mine = join(dir, `.lock-${process.pid}-${randomBytes(3).toString('hex')}`);
-  await writeFile(mine, String(process.pid));
-  try {
-    for (let tries = 0; tries < 3; tries++) {
-      try {
-        await link(mine, path);
-        return () => rm(path, { force: true });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim());
-        if (isAlive(pid)) throw new Error(`another sync (process ${pid}) holds ${path}`);
-        await rm(path, { force: true });
-      }
-    }
-  } finally {
-    await rm(mine, { force: true });
-  }
-  throw new Error(`could not take the lock ${path}`);
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
