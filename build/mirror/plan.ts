@@ -1,0 +1,55 @@
+import { posix } from 'node:path';
+import type { FileEntry, Manifest } from '../../src/contract/index.ts';
+
+/** Pure parts of the mirror: which file comes from where, and which paths a manifest may name. */
+
+/** Where a file of the new snapshot comes from: already staged by an interrupted run, the local copy, or the origin. */
+export type FileSource = 'staged' | 'local' | 'origin';
+
+/**
+ * A manifest from another server is input, not trust: every path must stay inside the snapshot folder, be named
+ * once, and not be the manifest itself or a hidden file (the mirror keeps its own bookkeeping in those).
+ */
+export function checkManifestPaths(manifest: Manifest): void {
+  const seen = new Set<string>();
+  for (const f of manifest.files) {
+    const p = f.path;
+    const normal = posix.normalize(p);
+    if (
+      p === '' ||
+      normal !== p ||
+      p.startsWith('/') ||
+      p.startsWith('../') ||
+      p === '..' ||
+      p.includes('\\') ||
+      p.includes('\0') ||
+      p.split('/').some((seg) => seg.startsWith('.')) ||
+      p === 'manifest.json'
+    ) {
+      throw new Error(`the manifest names a path a mirror will not write: ${JSON.stringify(p)}`);
+    }
+    if (seen.has(p)) throw new Error(`the manifest names ${p} twice`);
+    seen.add(p);
+  }
+}
+
+/** The local copy's files that can stand for the new ones: same path, same sha256 (verified before use). */
+export function reusableLocal(remote: Manifest, local: Manifest | null): Map<string, FileEntry> {
+  const mine = new Map((local?.files ?? []).map((f) => [f.path, f]));
+  const out = new Map<string, FileEntry>();
+  for (const f of remote.files) {
+    const l = mine.get(f.path);
+    if (l && l.sha256 === f.sha256 && l.bytes === f.bytes) out.set(f.path, l);
+  }
+  return out;
+}
+
+/** The published folder's name, as the build names it: generation time and snapshot id. */
+export function snapshotDirName(manifest: Manifest): string {
+  return `${manifest.generatedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${manifest.snapshotId}`;
+}
+
+/** A file's URL under `from`, each path segment escaped. */
+export function fileUrl(from: string, path: string): string {
+  return `${from.replace(/\/+$/, '')}/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
