@@ -35,7 +35,9 @@ export function buildSearchIndexData(
   const docs = documentOrder(records);
   const n = docs.length;
 
-  const codes = [...new Set(records.flatMap((r) => (r.productCode === null ? [] : [r.productCode])))].sort(byCodeUnits);
+  const codeSet = new Set<string>();
+  for (const r of records) if (r.productCode !== null) codeSet.add(r.productCode);
+  const codes = [...codeSet].sort(byCodeUnits);
   const codeId = new Map(codes.map((c, i) => [c, i]));
   const groups = applicantGroups(records);
 
