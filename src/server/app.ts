@@ -159,11 +159,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (serveStatic) app.use((req, res, next) => serveStatic(req, res, () => void next()));
 
   server.on('request', (req, res) => app.handler(req as never, res, undefined as never));
-  // A client that sends garbage instead of HTTP gets a 400 from Node; never let it reach 'error' unhandled.
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
-  });
+  // No 'clientError' listener on purpose: Node's own handler answers each client error with its status (431 for
+  // headers over maxHeaderSize, 408 when a timeout above cuts a slow client, 400 for garbage), writes nothing into an
+  // answer already under way, and destroys the socket; a listener of ours would have to redo all of that.
 
   return {
     server,

@@ -1,9 +1,9 @@
+import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join, relative } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { fileURLToPath } from 'node:url';
 import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 
 /**
@@ -126,19 +126,6 @@ export function rawExchange(
 /** A string cut into one-byte pieces: the slowest client HTTP allows. */
 export const byteByByte = (s: string): string[] => Array.from(Buffer.from(s, 'latin1'), (b) => String.fromCharCode(b));
 
-let gcFn: (() => void) | null = null;
-
-/** Heap in use after a full collection, in bytes; the figure that shows a leak, unlike RSS which the allocator keeps. */
-export function heapAfterGc(): number {
-  if (!gcFn) {
-    setFlagsFromString('--expose-gc');
-    gcFn = runInNewContext('gc') as () => void;
-  }
-  gcFn();
-  gcFn();
-  return process.memoryUsage().heapUsed;
-}
-
 export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /** POSTs a body to /v1/query with a deadline: a hang fails the test instead of stalling it. */
@@ -162,4 +149,50 @@ export async function postWithin(
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+export type ServerProcess = {
+  url: string;
+  port: number;
+  /** The server's heap after a full collection, and its resident set, in bytes. */
+  memory: () => Promise<{ heapUsed: number; rss: number }>;
+  close: () => Promise<void>;
+};
+
+/** Starts the server in a child process (see server-process.ts) with these createApp options. */
+export async function startServerProcess(options: Record<string, unknown>): Promise<ServerProcess> {
+  const script = fileURLToPath(new URL('./server-process.ts', import.meta.url));
+  const child = fork(script, [JSON.stringify(options)], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = <T>(type: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: { type: string }) => {
+        if (m.type !== type) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(m as T);
+      };
+      const onExit = (code: number | null) => reject(new Error(`the server process exited with ${code}`));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const { port } = await next<{ port: number }>('listening');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    memory: async () => {
+      const reply = next<{ heapUsed: number; rss: number; gc: boolean }>('memory');
+      child.send({ type: 'memory' });
+      const m = await reply;
+      if (!m.gc) throw new Error('the server process runs without --expose-gc');
+      return { heapUsed: m.heapUsed, rss: m.rss };
+    },
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.send({ type: 'close' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
