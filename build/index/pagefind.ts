@@ -8,21 +8,22 @@ import type { SnapshotWriter } from '../write/writer.ts';
  * The browser page's text index: one Pagefind record per clearance, so that Pagefind's result counts and filter
  * counts are clearance counts, exactly like the API's `page.total` and `facets`.
  *
- * Capping. Pagefind's browser runtime downloads a page table of about 7 bytes per record before the first result,
- * and its filter files (needed for the facet counts) about 10 bytes per record. At 1,000,000 clearances that is
- * 7 MB before anything shows and 10 MB more for the facets: too much for a phone, and adding a million records
- * through Pagefind's service takes many minutes. So the index holds at most PAGEFIND_MAX_RECORDS clearances, the
- * newest by decision date (the API's browse order). 200,000 covers FDA's whole 510(k) history today (about
- * 175,000), so with real data nothing is left out; above it, the static page says how many clearances its text
- * search covers, still opens any clearance by K number from the record shards, and the server's API covers all.
+ * Capping. Two costs grow faster than the snapshot. Pagefind 1.6's service checks every added record's URL against
+ * all records added before it (a linear scan of its page list, so adding n records costs n²/2 steps: 27 s for
+ * 58,000 records on a busy 2-core machine, over 20 minutes for 200,000). And its browser runtime downloads a page
+ * table of about 7 bytes per record before the first result, plus about 10 bytes per record of filter files for the
+ * facet counts. So the index holds at most PAGEFIND_MAX_RECORDS clearances, the newest by decision date (the API's
+ * browse order): all of the bundled data today (57,830), about twenty years of FDA's clearances at today's rate of
+ * about 3,000 a year. Above the cap the static page says how many clearances its text search covers, still opens any
+ * clearance by K number from the record shards, and the server's API covers everything.
  *
  * File budget. A static host allows 20,000 files per snapshot and the record shards alone take up to 10,000 (one per
  * "K1234" prefix). Pagefind writes one fragment file per record unless told otherwise; `maxFragments` makes it
  * bundle consecutive records into at most that many group files. Its word index adds about one chunk file per
- * 500 records, plus three filter files and 13 fixed files: about 3,400 files at the cap, whatever the snapshot's size.
- * The price of grouping: showing one result downloads its group (ceil(records / 3,000) records: 20 at today's
- * 58,000, 67 at the cap, roughly 6 KB compressed), so a result page costs at most ten groups. Records are added in
- * the browse order, so a page of filtered results without query words usually sits in one or two groups.
+ * 500 records, plus three filter files and 13 fixed files: about 3,150 files at the cap, whatever the snapshot's size.
+ * The price of grouping: showing one result downloads its group (ceil(records / 3,000) records: 20 at the cap,
+ * about 2 KB compressed), so a result page costs at most ten small groups. Records are added in the browse order, so
+ * a page of filtered results without query words usually sits in one or two groups.
  *
  * Determinism. Pagefind names every file by a hash of its content, numbers records in the order they arrive, and
  * writes no timestamps; Pagefind 1.6's service handles one message at a time in arrival order, so keeping several
@@ -32,7 +33,7 @@ import type { SnapshotWriter } from '../write/writer.ts';
  * Pagefind's own UI bundles (pagefind-ui.js and friends) are kept: 7 small files that let a mirror drop in Pagefind's
  * stock search box over the same index.
  */
-export const PAGEFIND_MAX_RECORDS = 200_000;
+export const PAGEFIND_MAX_RECORDS = 60_000;
 
 export const PAGEFIND_MAX_FRAGMENTS = 3_000;
 

@@ -1,6 +1,5 @@
 // Server mode: every answer comes from POST /v1/query (the envelope of the spec and CONTRACT.md).
 import { searchInput } from './state.js';
-import { readSnapshotHead } from './snapshot-head.js';
 
 export class ApiFailure extends Error {
   constructor(message, code = null, status = 0) {
@@ -48,22 +47,22 @@ export async function probeApi(endpoint, signal) {
   }
 }
 
-export function apiSource({ endpoint, snapshotBase, metaBody }) {
+export function apiSource({ endpoint, metaBody }) {
   let meta = metaBody;
   return {
     mode: 'server',
 
     async about() {
       meta ??= await query(endpoint, 'device-510k.meta', {});
-      const head = await readSnapshotHead(snapshotBase).catch(() => null);
+      // sourceState says all the footer needs (its evidence names the newest decision); no manifest download.
       const s = meta.sourceState;
       return {
         title: meta.data.title,
         totalRecords: meta.data.totalRecords,
         indexedRecords: meta.data.totalRecords,
-        generatedAt: s.snapshotGeneratedAt ?? head?.generatedAt ?? null,
-        lastSuccessfulSyncAt: s.lastSuccessfulSyncAt ?? null,
-        decisionDateMax: head?.decisionDateMax ?? null,
+        generatedAt: s.snapshotGeneratedAt,
+        lastSuccessfulSyncAt: s.lastSuccessfulSyncAt,
+        decisionDateMax: /newest decision (\d{4}-\d{2}-\d{2})/.exec(s.freshnessEvidence ?? '')?.[1] ?? null,
         freshness: s.freshness,
         freshnessEvidence: s.freshnessEvidence,
         availability: s.availability,

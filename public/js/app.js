@@ -29,7 +29,7 @@ async function chooseSource() {
   if (forced === 'static') return staticSource({ snapshotBase });
   // One probe: a server answers the meta query; a static host answers 404/405 or its own error page.
   const meta = await probeApi(endpoint);
-  if (meta) return apiSource({ endpoint, snapshotBase, metaBody: meta });
+  if (meta) return apiSource({ endpoint, metaBody: meta });
   if (forced === 'server') throw new Error('The API did not answer at this address, and server mode was asked for.');
   return staticSource({ snapshotBase });
 }
