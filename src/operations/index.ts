@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { OPERATIONS, type Facet, type OperationName, type Page } from '../contract/index.ts';
 import type { Snapshot } from '../snapshot/index.ts';
@@ -48,13 +49,15 @@ const searchUnavailable: OperationHandler<unknown> = async () => {
 type SearchModule = { search: OperationHandler<unknown> };
 const SEARCH_MODULE = new URL('./search.ts', import.meta.url).href;
 
-async function loadSearch(onError: (message: string) => void): Promise<OperationHandler<unknown>> {
+export async function loadSearch(onError: (message: string) => void, moduleUrl = SEARCH_MODULE): Promise<OperationHandler<unknown>> {
   let mod: Partial<SearchModule>;
   try {
-    mod = (await import(SEARCH_MODULE)) as Partial<SearchModule>;
+    mod = (await import(moduleUrl)) as Partial<SearchModule>;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ERR_MODULE_NOT_FOUND' || !String((err as Error).message).includes('search')) {
+    // Only the module itself being absent is expected; a missing import inside it, or a syntax error, is a bug.
+    const missing = /Cannot find module '([^']+)'/.exec(String((err as Error).message))?.[1];
+    const absent = (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && (missing === moduleUrl || missing === fileURLToPath(moduleUrl));
+    if (!absent) {
       onError(`search is disabled: loading its module failed: ${(err as Error).stack ?? String(err)}`);
     }
     return searchUnavailable;
