@@ -7,6 +7,7 @@ import { SnapshotSource, SyncStateReader, type CheckResult, type Snapshot } from
 import {
   DEFAULT_FRESHNESS_MAX_AGE_HOURS,
   DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_PUBLIC_DIR,
   DEFAULT_REQUEST_TIMEOUT_MS,
   defaultSyncStatePath,
@@ -90,7 +91,15 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const sourceState = (snapshot: Snapshot | null, at: Date, warnings?: readonly string[]) =>
     sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: syncState?.current ?? null, now: at, maxAgeHours, warnings });
-  const deps = { operations, current: () => snapshots.current, sourceState, cursors, logger, now };
+  const deps = {
+    operations,
+    current: () => snapshots.current,
+    sourceState,
+    cursors,
+    logger,
+    now,
+    operationTimeoutMs: options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
+  };
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot: Snapshot | null = snapshots.current) =>
     sendError(deps, req, res, err, null, snapshot);
   const notFound = (req: IncomingMessage, res: ServerResponse) =>
@@ -112,7 +121,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     onNoMatch: (req, res) => void notFound(req, res),
   });
 
-  let openapi: Buffer | null = null;
+  let openapi: Record<string, unknown> | null = null;
   const serveStatic = publicFiles(options.publicDir === undefined ? DEFAULT_PUBLIC_DIR : (options.publicDir ?? ''));
   if (!serveStatic && options.publicDir !== null) logger.info('no public/ folder: the browser page is not served');
 
@@ -141,8 +150,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       return sendJson(req, res, snapshot ? 200 : 503, { status: snapshot ? 'ok' : 'unavailable', sourceState: state });
     })
     .get('/v1/openapi.json', (req, res) => {
-      openapi ??= Buffer.from(JSON.stringify(buildOpenApiDocument()));
-      return sendJson(req, res, 200, JSON.parse(openapi.toString('utf8')));
+      openapi ??= buildOpenApiDocument();
+      return sendJson(req, res, 200, openapi);
     })
     .get('/snapshot/*', (req, res) => {
       const snapshot = snapshots.current;

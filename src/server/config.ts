@@ -25,6 +25,8 @@ export type ServerConfig = {
   headersTimeoutMs?: number;
   /** A client must send its whole request within this time, or gets a 408. Default 30 s. */
   requestTimeoutMs?: number;
+  /** An operation still running after this long answers 500 `internal_error` (a bug: none should take so long). Default 30 s. */
+  operationTimeoutMs?: number;
 };
 
 export type ListenConfig = { port: number; host: string };
@@ -34,6 +36,7 @@ export const DEFAULT_PUBLIC_DIR = join(REPO_ROOT, 'public');
 export const DEFAULT_FRESHNESS_MAX_AGE_HOURS = 48;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
 
 export function defaultSyncStatePath(snapshotPath: string): string {
   return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');

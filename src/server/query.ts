@@ -18,6 +18,8 @@ export type QueryDeps = {
   cursors: CursorCodec;
   logger: Logger;
   now: () => Date;
+  /** An operation still running after this long is a bug: it answers 500 rather than hold the client forever. */
+  operationTimeoutMs: number;
 };
 
 /**
@@ -48,7 +50,7 @@ export function queryHandler(deps: QueryDeps) {
         throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
       }
       const servedAt = deps.now();
-      const result = await op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors });
+      const result = await withDeadline(op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors }), deps.operationTimeoutMs, envelope.operation);
       const answer: Record<string, unknown> = {
         version: 1,
         operation: envelope.operation,
@@ -63,6 +65,18 @@ export function queryHandler(deps: QueryDeps) {
       await sendError(deps, req, res, err, operation, snapshot);
     }
   };
+}
+
+async function withDeadline<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${operation} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Answers with the canonical error body for any thrown value; bugs are logged with their stack, never sent. */

@@ -329,6 +329,23 @@ describe('internal_error (500)', () => {
   });
 });
 
+describe('internal_error (500) for a handler that never answers', () => {
+  it('answers 500 at the operation deadline instead of holding the client', async () => {
+    const { MetaInput } = await import('../../src/contract/index.ts');
+    const s = await startServer({
+      snapshotPath,
+      operationTimeoutMs: 150,
+      operations: { 'device-510k.meta': { input: MetaInput, handler: () => new Promise(() => {}) } },
+    });
+    try {
+      expectError(await ask(s.url, 'device-510k.meta', {}), 500, 'internal_error', 'device-510k.meta');
+      expect(s.logger.errors.some((e) => String(e.fields?.stack).includes('did not finish within 150 ms'))).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('checks run in the order of the table', () => {
   const meta = JSON.stringify(envelope('device-510k.meta', {}));
   it.each([
