@@ -1,13 +1,12 @@
-import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { OPERATIONS, type Facet, type OperationName, type Page } from '../contract/index.ts';
 import type { Snapshot } from '../snapshot/index.ts';
-import { SearchUnavailable } from '../server/errors.ts';
 import type { CursorCodec } from '../server/cursor.ts';
 import { catalog, prepareCatalog } from './catalog.ts';
 import { classification } from './classification.ts';
 import { detail } from './detail.ts';
 import { meta } from './meta.ts';
+import { search } from './search.ts';
 import { topProductCodes } from './top-product-codes.ts';
 
 /** What every operation gets besides its input: the snapshot the request started on, and the time of the answer. */
@@ -41,37 +40,11 @@ export type OperationRegistry = { [N in OperationName]: Operation };
 const define = <S extends z.ZodType, P = z.output<S>>(op: Operation<S, P>): Operation =>
   op as unknown as Operation;
 
-const searchUnavailable: OperationHandler<unknown> = async () => {
-  throw new SearchUnavailable();
-};
-
-/** The search module, when it is part of this checkout; loaded by URL so that the server runs without it. */
-type SearchModule = { search: OperationHandler<unknown> };
-const SEARCH_MODULE = new URL('./search.ts', import.meta.url).href;
-
-export async function loadSearch(onError: (message: string) => void, moduleUrl = SEARCH_MODULE): Promise<OperationHandler<unknown>> {
-  let mod: Partial<SearchModule>;
-  try {
-    mod = (await import(moduleUrl)) as Partial<SearchModule>;
-  } catch (err) {
-    // Only the module itself being absent is expected; a missing import inside it, or a syntax error, is a bug.
-    const missing = /Cannot find module '([^']+)'/.exec(String((err as Error).message))?.[1];
-    const absent = (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && (missing === moduleUrl || missing === fileURLToPath(moduleUrl));
-    if (!absent) {
-      onError(`search is disabled: loading its module failed: ${(err as Error).stack ?? String(err)}`);
-    }
-    return searchUnavailable;
-  }
-  if (typeof mod.search !== 'function') {
-    onError('search is disabled: its module exports no `search` function');
-    return searchUnavailable;
-  }
-  return mod.search;
-}
-
-/** Operation name → input schema (from the contract) and handler. */
-export async function loadOperations(options: { onError?: (message: string) => void } = {}): Promise<OperationRegistry> {
-  const search = await loadSearch(options.onError ?? (() => {}));
+/**
+ * Operation name → input schema (from the contract) and handler. Async so that an operation may one day load
+ * something first; none does now. Search answers 503 by throwing SearchUnavailable when a snapshot has no usable index.
+ */
+export async function loadOperations(): Promise<OperationRegistry> {
   return {
     'device-510k.search': define({ input: OPERATIONS['device-510k.search'], handler: search }),
     'device-510k.detail': define({ input: OPERATIONS['device-510k.detail'], handler: detail }),
@@ -86,4 +59,5 @@ export { catalog, prepareCatalog } from './catalog.ts';
 export { classification } from './classification.ts';
 export { detail } from './detail.ts';
 export { meta } from './meta.ts';
+export { search, warmSearch } from './search.ts';
 export { topProductCodes } from './top-product-codes.ts';

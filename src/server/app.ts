@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import polka, { type Polka } from 'polka';
 import type { OperationName } from '../contract/index.ts';
-import { loadOperations, type Operation, type OperationRegistry } from '../operations/index.ts';
+import { loadOperations, warmSearch, type Operation, type OperationRegistry } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult, type Snapshot } from '../snapshot/index.ts';
 import {
   DEFAULT_FRESHNESS_MAX_AGE_HOURS,
@@ -70,6 +70,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     pollMs: options.pollMs ?? 1000,
     watch: options.watch ?? true,
+    prepare: warmSearch,
+    onPrepareError: (next, err) => logger.error('could not load the search index ahead of the switch', { snapshotId: next.id, reason: err.message }),
     onSwitch: (next, previous) => {
       logger.info('snapshot loaded', {
         snapshotId: next.id,
@@ -82,7 +84,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     onRefuse: (target, err) => logger.error('snapshot refused; the current one keeps serving', { target, reason: err.message }),
   });
 
-  const operations: OperationRegistry = await loadOperations({ onError: (m) => logger.error(m) });
+  const operations: OperationRegistry = await loadOperations();
   for (const [name, op] of Object.entries(options.operations ?? {}) as [OperationName, Operation | undefined][]) {
     if (op) operations[name] = op;
   }

@@ -79,6 +79,8 @@ export function snapshotFile(
     res.setHeader('Cache-Control', cacheControlFor(rel));
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Vary', 'Accept-Encoding');
+    // The snapshot's JSON is UTF-8, as every JSON answer of the service says; sirv would name no charset.
+    if (rel.endsWith('.json')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
   };
   if (matchesEtag(req.headers['if-none-match'], etag)) {
     // The client already holds the bytes the manifest names; nothing on disk is involved.

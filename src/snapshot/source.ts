@@ -10,6 +10,12 @@ export type SnapshotSourceOptions = {
   pollMs?: number;
   /** Also react to file-system events on the link's folder (default true). */
   watch?: boolean;
+  /**
+   * Runs on a new, valid snapshot before it is switched in (loading the search index, for example), so that the
+   * first requests on it do not pay for the loading. A failure is reported and does not stop the switch.
+   */
+  prepare?: (next: Snapshot) => Promise<void>;
+  onPrepareError?: (next: Snapshot, error: Error) => void;
   onSwitch?: (next: Snapshot, previous: Snapshot | null) => void;
   onRefuse?: (target: string, error: Error) => void;
 };
@@ -106,6 +112,9 @@ export class SnapshotSource {
     if (key === this.refusedKey) return 'refused';
     try {
       const next = await Snapshot.open(target, this.options.snapshot);
+      if (this.options.prepare) {
+        await this.options.prepare(next).catch((err: unknown) => this.options.onPrepareError?.(next, err instanceof Error ? err : new Error(String(err))));
+      }
       const previous = this.snapshot;
       this.snapshot = next;
       this.currentKey = key;

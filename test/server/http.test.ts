@@ -169,7 +169,7 @@ describe('GET /snapshot/…', () => {
       expect(res.body.equals(await readFile(join(snapshotPath, path)))).toBe(true);
       const entry = manifest.files.find((f) => f.path === path);
       if (entry) expect(res.headers.etag).toBe(`"${entry.sha256.slice(0, 32)}"`);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.headers['cache-control']).toBe('public, no-cache');
 
       const again = await rawRequest(server.url, { path: `/snapshot/${path}`, headers: { 'if-none-match': String(res.headers.etag) } });

@@ -288,28 +288,3 @@ describe('paths', () => {
     expect(cacheControlFor(path)).toBe(expected);
   });
 });
-
-describe('loadSearch', () => {
-  const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).href;
-
-  it('loads a search module by URL', async () => {
-    const { loadSearch } = await import('../../src/operations/index.ts');
-    const errors: string[] = [];
-    const handler = await loadSearch((m) => errors.push(m), fixture('stub-search.ts'));
-    const result = await handler({}, { snapshot: { id: 'abc' } } as never);
-    expect(result.warnings).toEqual(['stub search over abc']);
-    expect(errors).toEqual([]);
-  });
-
-  it('an absent module answers 503 quietly; a broken one is reported', async () => {
-    const { loadSearch } = await import('../../src/operations/index.ts');
-    const errors: string[] = [];
-    const absent = await loadSearch((m) => errors.push(m), fixture('no-search-here.ts'));
-    await expect(absent({}, {} as never)).rejects.toMatchObject({ code: 'source_unavailable' });
-    expect(errors).toEqual([]);
-    const broken = await loadSearch((m) => errors.push(m), fixture('broken-search.ts'));
-    await expect(broken({}, {} as never)).rejects.toMatchObject({ code: 'source_unavailable' });
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toContain('search is disabled');
-  });
-});
