@@ -40,9 +40,6 @@ export const PAGEFIND_MAX_FRAGMENTS = 3_000;
 /** Additions sent to Pagefind before the first one is answered; enough to hide the round trip, bounded for memory. */
 const IN_FLIGHT = 256;
 
-/** Filter names, the same as the API's facet fields, so the page maps one onto the other without a table. */
-export const PAGEFIND_FILTERS = ['productCode', 'applicant', 'decisionYear'] as const;
-
 export type PagefindRecord = {
   url: string;
   content: string;
@@ -52,7 +49,8 @@ export type PagefindRecord = {
 };
 
 /**
- * What Pagefind indexes for one clearance. Every meta field is searchable in Pagefind 1.6 (the title weighted highest),
+ * What Pagefind indexes for one clearance. The filters carry the API's facet names (productCode, applicant,
+ * decisionYear), so the page maps one onto the other without a table. Every meta field is searchable in Pagefind 1.6 (the title weighted highest),
  * so the device name, applicant and product code go in `meta`, where the result list also reads them, and `content`
  * holds the rest of the contract's searchable text: the K number and the product code's device type. Dates are left
  * out of both on purpose: Pagefind would index "1990-01-02" as the words 1990, 01 and 02, so "01" would match every

@@ -84,7 +84,7 @@ export function apiSource({ endpoint, metaBody }) {
         })),
         total: body.page.total,
         facets: body.facets,
-        facetsLater: null,
+        loadFacets: null,
         warnings: body.sourceState.warnings,
       };
     },

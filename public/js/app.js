@@ -2,7 +2,6 @@
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
 import { kNumberIn, parseHash, searchKey, toHash, withChanges, PAGE_SIZE } from './state.js';
-import { staticSource } from './static-source.js';
 import * as view from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -12,17 +11,20 @@ const params = new URLSearchParams(location.search);
 const snapshotBase = new URL(params.get('snapshot') ?? 'snapshot/', document.baseURI);
 const endpoint = new URL('v1/query', document.baseURI);
 const wide = matchMedia('(min-width: 52rem)').matches;
+const BASE_TITLE = document.title;
 
 let source = null;
 let current = parseHash(location.hash);
 let lastKey = null;
-let lastTotal = 0;
 let searchSeq = 0;
 let searchAbort = null;
 let recordSeq = 0;
 let firstResults = true;
 let typing = false;
 let typingTimer = 0;
+
+// Static mode's module is loaded only when needed: a page served by the API never downloads it.
+const staticSource = async (options) => (await import('./static-source.js')).staticSource(options);
 
 async function chooseSource() {
   const forced = params.get('mode');
@@ -89,21 +91,24 @@ async function runSearch(state, focusKey, previous) {
   try {
     const res = await source.search(state, abort.signal);
     if (seq !== searchSeq) return;
-    lastTotal = res.total;
     showAlert(res.warnings?.length ? res.warnings.join(' ') : null);
     view.renderResults($('list'), res.items, state);
     view.renderPager($('pager'), res.total, state);
     $('status').replaceChildren(statusText(state, res.total));
     addKNumberShortcut(state);
     if (res.facets) view.renderFacets($('facets'), res.facets, state, wide);
-    else {
+    else if (res.loadFacets) {
       view.renderFacetsPending($('facets'));
-      res.facetsLater
-        ?.then((facets) => {
-          if (seq === searchSeq) view.renderFacets($('facets'), facets, state, wide);
-          markFocusKeys();
-        })
-        .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
+      whenFiltersVisible(() => {
+        if (seq !== searchSeq) return;
+        res
+          .loadFacets()
+          .then((facets) => {
+            if (seq === searchSeq) view.renderFacets($('facets'), facets, state, wide);
+            markFocusKeys();
+          })
+          .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
+      });
     }
     markFocusKeys();
     if (firstResults) {
@@ -121,6 +126,18 @@ async function runSearch(state, focusKey, previous) {
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
   }
+}
+
+/** Runs `fn` now if the filters panel is open, else when it is first opened (a folded panel on a phone). */
+function whenFiltersVisible(fn) {
+  const panel = $('filters-panel');
+  if (panel.open) return fn();
+  const onToggle = () => {
+    if (!panel.open) return;
+    panel.removeEventListener('toggle', onToggle);
+    fn();
+  };
+  panel.addEventListener('toggle', onToggle);
 }
 
 function statusText(state, total) {
@@ -157,6 +174,7 @@ async function showRecord(state, previous) {
   if (!state.record) {
     section.hidden = true;
     results.hidden = false;
+    document.title = BASE_TITLE;
     if (previous?.record) {
       const link = document.querySelector(`#list a[href$="record=${previous.record}"]`);
       (link ?? $('results-heading')).focus();

@@ -23,8 +23,9 @@ export function staticSource({ snapshotBase }) {
     return pagefind;
   };
 
-  // Facet counts need Pagefind's filter files, the largest download of a first search; they are fetched after the
-  // first results are on screen, and every later search gets its counts at once.
+  // Facet counts need Pagefind's filter files, the largest download of a static first search; they are fetched once
+  // the first results are on screen and the filters are visible (on a phone: when the filters are opened), and every
+  // later search then gets its counts at once.
   let filtersReady = null;
   const loadFilters = () => {
     filtersReady ??= loadPagefind().then((pf) => pf.filters());
@@ -69,7 +70,7 @@ export function staticSource({ snapshotBase }) {
       if (state.from !== null || state.to !== null) {
         // Years without clearances are simply values no record has; the range only needs an upper bound.
         const years = yearsBetween(state.from, state.to, 1900, new Date().getUTCFullYear() + 1);
-        if (years.length === 0) return { items: [], total: 0, facets: facetsOf({}), facetsLater: null, warnings: [] };
+        if (years.length === 0) return { items: [], total: 0, facets: facetsOf({}), loadFacets: null, warnings: [] };
         filters.decisionYear = { any: years };
       }
       const term = state.q.trim() ? state.q : null;
@@ -94,12 +95,13 @@ export function staticSource({ snapshotBase }) {
         })),
         total: res.results.length,
         facets: filtersLoaded ? facetsOf(res.filters) : null,
-        facetsLater: filtersLoaded
+        loadFacets: filtersLoaded
           ? null
-          : loadFilters().then(async () => {
-              filtersLoaded = true;
-              return facetsOf((await run()).filters);
-            }),
+          : () =>
+              loadFilters().then(async () => {
+                filtersLoaded = true;
+                return facetsOf((await run()).filters);
+              }),
         warnings: [],
       };
     },

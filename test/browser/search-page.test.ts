@@ -91,6 +91,13 @@ for (const mode of ['server', 'static'] as const) {
       expect(totalIn(status)).toBe(truth.records.size);
       expect(await page.locator('#list li').count()).toBe(PAGE_SIZE);
       await expect.poll(() => page.locator('#freshness').innerText()).toMatch(/newest decision \d{4}-\d{2}-\d{2}/);
+      // Every control a person can reach has a name a screen reader can say.
+      const unnamed = await page.evaluate(() =>
+        [...document.querySelectorAll('a[href], button, input, summary')]
+          .filter((el) => !(el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.[0]?.textContent || el.textContent)?.trim())
+          .map((el) => el.outerHTML.slice(0, 80)),
+      );
+      expect(unnamed).toEqual([]);
       expect(await page.locator('#freshness').innerText()).toMatch(/Snapshot built 2026-01-01 00:00:00 UTC/);
     });
 
