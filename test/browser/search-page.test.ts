@@ -93,7 +93,7 @@ for (const mode of ['server', 'static'] as const) {
       await expect.poll(() => page.locator('#freshness').innerText()).toMatch(/newest decision \d{4}-\d{2}-\d{2}/);
       // Every control a person can reach has a name a screen reader can say.
       const unnamed = await page.evaluate(() =>
-        [...document.querySelectorAll('a[href], button, input, summary')]
+        Array.from(document.querySelectorAll('a[href], button, input, summary'))
           .filter((el) => !(el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.[0]?.textContent || el.textContent)?.trim())
           .map((el) => el.outerHTML.slice(0, 80)),
       );
