@@ -2,7 +2,7 @@
  * Load on the query server, from a second process: requests per second and latency (p50, p99) for detail, meta and
  * catalog at 50 connections, on the bundled data.
  *
- *   npx tsx bench/server-load.ts [--snapshot PATH] [--connections 50] [--duration 10]
+ *   npx tsx bench/server-load.ts [--snapshot PATH] [--connections 50] [--duration 10] [--only WORD]
  *
  * The server runs as `npm start` would (its own process, request logs on, written to /dev/null); autocannon runs in
  * this process. Without --snapshot, the bundled sources are built once into bench/out/snapshot.
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     snapshot: { type: 'string' },
     connections: { type: 'string', default: '50' },
     duration: { type: 'string', default: '10' },
+    only: { type: 'string' },
   },
 });
 const connections = Number(values.connections);
@@ -124,7 +125,7 @@ const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 // Figures from a shared machine are only as good as its idleness: the load average says how idle it was.
 console.log(`server-load: ${kNumbers.length.toLocaleString('en-US')} records, ${connections} connections, ${duration} s per scenario, node ${process.version}, load average ${load()}`);
 console.log(['scenario'.padEnd(34), 'req/s'.padStart(8), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'max ms'.padStart(8), 'MB/s'.padStart(7), 'non-2xx'.padStart(8), 'errors'.padStart(7)].join(''));
-for (const s of scenarios) {
+for (const s of scenarios.filter((x) => !values.only || x.name.includes(values.only))) {
   // A short warm-up, so that the figures are of a warm cache, as a running server's are.
   await autocannon({ url, connections, duration: 2, requests: s.requests });
   const r = await autocannon({ url, connections, duration, requests: s.requests, title: s.name });
