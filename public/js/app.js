@@ -96,7 +96,7 @@ async function runSearch(state, focusKey, previous) {
     view.renderPager($('pager'), res.total, state);
     $('status').replaceChildren(statusText(state, res.total));
     addKNumberShortcut(state);
-    if (res.facets) view.renderFacets($('facets'), res.facets, state, wide);
+    if (res.facets) view.renderFacets($('facets'), res.facets, state);
     else if (res.loadFacets) {
       view.renderFacetsPending($('facets'));
       whenFiltersVisible(() => {
@@ -104,7 +104,7 @@ async function runSearch(state, focusKey, previous) {
         res
           .loadFacets()
           .then((facets) => {
-            if (seq === searchSeq) view.renderFacets($('facets'), facets, state, wide);
+            if (seq === searchSeq) view.renderFacets($('facets'), facets, state);
             markFocusKeys();
           })
           .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
@@ -184,6 +184,8 @@ async function showRecord(state, previous) {
   if (previous?.record === state.record && !section.hidden) return;
   const seq = ++recordSeq;
   const k = state.record;
+  // On a phone an open filters panel would push the record below the fold.
+  if (!matchMedia('(min-width: 52rem)').matches) $('filters-panel').open = false;
   const backHref = toHash({ ...state, record: null });
   section.hidden = false;
   results.hidden = true;

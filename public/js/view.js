@@ -31,11 +31,11 @@ function facetState(state, field, value) {
   return { on, next: withChanges(state, { [field]: on ? null : String(value) }) };
 }
 
-export function renderFacets(container, facets, state, wide) {
+export function renderFacets(container, facets, state) {
   container.replaceChildren(
     ...facets.map((facet) => {
       const id = `facet-${facet.field}`;
-      const details = h('details', { class: 'facet', open: wide || facet.values.some((v) => facetState(state, facet.field, v.value).on) },
+      const details = h('details', { class: 'facet', open: true },
         h('summary', { id }, FACET_LABELS[facet.field] ?? facet.field),
       );
       if (facet.values.length === 0) {

@@ -214,6 +214,10 @@ for (const mode of ['server', 'static'] as const) {
       await phone.locator('#filters-panel > summary').click();
       await phone.locator('#facets a.facet-value').first().waitFor({ timeout: 20_000 });
       expect(await phone.locator('#facets a.facet-value').first().isVisible()).toBe(true);
+      await phone.locator('#list .result-title').first().click();
+      await phone.waitForSelector('#classification dd[data-field="deviceType"]', { timeout: 20_000 });
+      expect(await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      await phone.screenshot({ path: new URL(`browser-${mode}-phone-record.png`, SHOTS).pathname, fullPage: true });
       await phone.close();
       expect(pageErrors).toEqual([]);
     });
