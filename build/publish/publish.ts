@@ -44,9 +44,20 @@ export async function publishSnapshot(stagingDir: string, out: string, name: str
   return finalDir;
 }
 
-/** Removes staging directories of dead builds and all but the newest `keep` published ones besides the active one. */
+/**
+ * Removes what dead builds left (their staging directories, and the link of a switch they did not finish) and all
+ * but the newest `keep` published snapshots besides the active one.
+ */
 export async function pruneBuilds(out: string, keep = 2): Promise<void> {
   const builds = buildsDirFor(out);
+  // A build killed between making its fresh link and renaming it over `out` leaves that link beside `out`.
+  const outAbs = resolve(out);
+  const linkPrefix = `.${basename(outAbs)}.link-`;
+  for (const name of await readdir(dirname(outAbs)).catch(() => [] as string[])) {
+    if (name.startsWith(linkPrefix) && !isAlive(Number(name.slice(linkPrefix.length).split('-')[0]))) {
+      await rm(join(dirname(outAbs), name), { force: true });
+    }
+  }
   const active = await activeSnapshotDir(out);
   const names = await readdir(builds).catch(() => [] as string[]);
   const published: { name: string; mtime: number }[] = [];
