@@ -65,6 +65,7 @@ export function buildSearchIndexData(
   const docTermIds = docTerms.view();
   for (let i = 0; i < docTermIds.length; i++) docTermIds[i] = finalId[docTermIds[i]!]!;
   const docPostings = invertRows(docTermOffsets, docTermIds, terms.length);
+  const forward = invertRows(docPostings.offsets, docPostings.values, n); // the same rows, each now ascending
   const applicantPostings = invertRows(...rows(applicantTerms, finalId), terms.length);
   const codePostings = invertRows(...rows(codeTerms, finalId), terms.length);
 
@@ -76,6 +77,8 @@ export function buildSearchIndexData(
     terms,
     termDocOffsets: docPostings.offsets,
     termDocs: docPostings.values,
+    docTermOffsets: forward.offsets,
+    docTermIds: forward.values,
     termApplicantOffsets: applicantPostings.offsets,
     termApplicants: applicantPostings.values,
     termCodeOffsets: codePostings.offsets,

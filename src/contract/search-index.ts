@@ -21,6 +21,9 @@ import { z } from 'zod';
  *   (see src/search/tokenize.ts), sorted by UTF-16 code units, so that the words starting with a prefix are one range.
  * - `termDocOffsets`: u32[terms + 1] and `termDocs`: u32[...]: for term t, the ids of the documents whose deviceName
  *   has it are `termDocs[termDocOffsets[t] .. termDocOffsets[t + 1]]`, ascending.
+ * - `docTermOffsets`: u32[docs + 1] and `docTermIds`: u32[...]: the same relation the other way round (each
+ *   document's deviceName terms, ascending), for checking one document against a word. Stored rather than derived
+ *   at load: transposing millions of postings is the slowest step a loader would have.
  * - `termApplicantOffsets`, `termApplicants` (u32): the same from terms to applicants whose name has the term.
  * - `termCodeOffsets` (u32), `termCodes` (u16): the same from terms to product codes whose device type has the term.
  * - `codes`: json, every product code seen on a clearance, ascending.
@@ -30,7 +33,7 @@ import { z } from 'zod';
  *   collapsed), for the applicant filter's binary search.
  */
 export const SEARCH_INDEX_FORMAT = 'device-510k-search';
-export const SEARCH_INDEX_VERSION = 1;
+export const SEARCH_INDEX_VERSION = 2;
 export const SEARCH_INDEX_PATH = 'search/index.json';
 export const SEARCH_PART_BYTES = 8 * 1024 * 1024;
 
@@ -52,6 +55,8 @@ export const SEARCH_SECTIONS = {
   terms: 'json',
   termDocOffsets: 'u32',
   termDocs: 'u32',
+  docTermOffsets: 'u32',
+  docTermIds: 'u32',
   termApplicantOffsets: 'u32',
   termApplicants: 'u32',
   termCodeOffsets: 'u32',

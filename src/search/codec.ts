@@ -20,6 +20,8 @@ export type SearchIndexData = {
   terms: string[];
   termDocOffsets: Uint32Array;
   termDocs: Uint32Array;
+  docTermOffsets: Uint32Array;
+  docTermIds: Uint32Array;
   termApplicantOffsets: Uint32Array;
   termApplicants: Uint32Array;
   termCodeOffsets: Uint32Array;
@@ -137,6 +139,8 @@ export function decodeSearchIndex(headerValue: unknown, parts: readonly Uint8Arr
     terms: strings('terms'),
     termDocOffsets: u32('termDocOffsets'),
     termDocs: u32('termDocs'),
+    docTermOffsets: u32('docTermOffsets'),
+    docTermIds: u32('docTermIds'),
     termApplicantOffsets: u32('termApplicantOffsets'),
     termApplicants: u32('termApplicants'),
     termCodeOffsets: u32('termCodeOffsets'),
@@ -175,15 +179,24 @@ function checkShape(d: SearchIndexData, counts: SearchIndexHeader['counts']): vo
   maxBelow(d.applicantsByKey, d.applicants.length, 'applicantsByKey', fail);
   const lists: [Uint32Array, Uint32Array | Uint16Array, number, string][] = [
     [d.termDocOffsets, d.termDocs, docs, 'termDocs'],
+    [d.docTermOffsets, d.docTermIds, d.terms.length, 'docTermIds'],
     [d.termApplicantOffsets, d.termApplicants, d.applicants.length, 'termApplicants'],
     [d.termCodeOffsets, d.termCodes, d.codes.length, 'termCodes'],
   ];
   for (const [offsets, values, bound, name] of lists) {
-    if (offsets.length !== d.terms.length + 1 || offsets[0] !== 0 || offsets[offsets.length - 1] !== values.length) {
+    const rows = name === 'docTermIds' ? docs : d.terms.length;
+    if (offsets.length !== rows + 1 || offsets[0] !== 0 || offsets[offsets.length - 1] !== values.length) {
       fail(`${name} offsets do not fit`);
     }
     for (let t = 1; t < offsets.length; t++) if (offsets[t]! < offsets[t - 1]!) fail(`${name} offsets decrease`);
     maxBelow(values, bound, name, fail);
+  }
+  // Checking a document stops at the first term past a word's range, which needs each document's terms ascending.
+  if (d.docTermIds.length !== d.termDocs.length) fail('docTermIds and termDocs differ in size');
+  for (let doc = 0; doc < docs; doc++) {
+    for (let i = d.docTermOffsets[doc]! + 1, end = d.docTermOffsets[doc + 1]!; i < end; i++) {
+      if (d.docTermIds[i]! <= d.docTermIds[i - 1]!) fail('docTermIds are not ascending');
+    }
   }
 }
 

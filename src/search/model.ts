@@ -1,16 +1,16 @@
 import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import type { SearchIndexData } from './codec.ts';
-import { groupByColumn, invertRows, type Rows } from './csr.ts';
+import { groupByColumn, type Rows } from './csr.ts';
 import { applicantKey } from './tokenize.ts';
 
 /**
- * A loaded search index: the stored arrays plus lookups derived from them at load time (cheaper to compute in one
- * pass than to store and read): each document's terms, documents by K number, documents by product code and by
- * applicant. Everything is typed arrays; nothing is an object per document.
+ * A loaded search index: the stored arrays plus lookups derived from them at load time (each a linear pass, cheaper
+ * than storing and reading them): documents by K number, by product code and by applicant. Everything is typed
+ * arrays; nothing is an object per document.
  */
 export type SearchIndex = SearchIndexData & {
   docCount: number;
-  /** Each document's deviceName terms, ascending (the transposition of `termDocs`). */
+  /** Each document's deviceName terms, ascending (`docTermOffsets` and `docTermIds` as rows). */
   docTerms: Rows;
   /** Document ids in K number ascending order. */
   byKNumber: Uint32Array;
@@ -24,7 +24,7 @@ export function openSearchIndex(data: SearchIndexData): SearchIndex {
   return {
     ...data,
     docCount,
-    docTerms: invertRows(data.termDocOffsets, data.termDocs, docCount),
+    docTerms: { offsets: data.docTermOffsets, values: data.docTermIds },
     byKNumber: sortByKNumber(data.docKNumber),
     codeDocs: groupByColumn(data.docCode, data.codes.length, NO_CODE),
     applicantDocs: groupByColumn(data.docApplicant, data.applicants.length, NO_APPLICANT),

@@ -86,6 +86,14 @@ describe('the search index on disk', () => {
         },
       ],
       [
+        "a document's terms out of order",
+        (x) => {
+          const s = sectionOf(x.header, 'docTermIds');
+          const view = new DataView(x.parts[0]!.buffer, x.parts[0]!.byteOffset);
+          view.setUint32(s.offset + 4, view.getUint32(s.offset, true), true); // the first document has two terms
+        },
+      ],
+      [
         'years out of document order',
         (x) => {
           const s = sectionOf(x.header, 'docYear');
