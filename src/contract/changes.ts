@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { LAYOUT } from './snapshot.ts';
 
 /**
  * `changes.json` of a snapshot: the K numbers added, removed and changed since the previous snapshot, and which
  * members changed. It describes the last change of the records: a rebuild that changes no record keeps the log it
  * had, so the same inputs still give the same files, and the log never empties itself on a quiet night.
  */
-export const CHANGES_PATH = 'changes.json';
+export const CHANGES_PATH = LAYOUT.changes;
 export const CHANGES_SCHEMA_VERSION = 1;
 
 const KNumber = z.string().regex(/^K\d{6}$/);

@@ -3,3 +3,5 @@ export * from './classification.ts';
 export * from './operations.ts';
 export * from './envelope.ts';
 export * from './snapshot.ts';
+export * from './changes.ts';
+export * from './sync.ts';

@@ -13,6 +13,7 @@ export const LAYOUT = {
   manifest: 'manifest.json',
   meta: 'meta.json',
   report: 'report.json',
+  changes: 'changes.json',
   topProductCodes: 'top-product-codes.json',
   recordIndex: 'records/index.json',
   productCodeIndex: 'product-codes/index.json',
