@@ -1,10 +1,10 @@
 import type { Manifest, SourceState } from '../contract/index.ts';
-import type { SyncState } from '../snapshot/index.ts';
+import type { SyncStatus } from '../snapshot/index.ts';
 
 /** CONTRACT.md section 7, as a pure function of what is loaded, what the sync recorded, and the time. */
 export type SourceStateInputs = {
   manifest: Manifest | null;
-  sync: SyncState | null;
+  sync: SyncStatus | null;
   now: Date;
   maxAgeHours: number;
   /** Sentences the operation adds (an old cursor, for example). */
@@ -20,7 +20,7 @@ function newest(a: string | null | undefined, b: string | null | undefined): str
 }
 
 /** The sync's last attempt failed, and no success came after it. */
-export function failedLastSync(sync: SyncState | null): { at: string; reason: string } | null {
+export function failedLastSync(sync: SyncStatus | null): { at: string; reason: string } | null {
   const failure = sync?.lastFailure;
   if (!sync || !failure) return null;
   const at = Date.parse(failure.at);

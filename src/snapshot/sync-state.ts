@@ -12,7 +12,7 @@ const SyncStateFile = z.looseObject({
   lastFailure: z.looseObject({ at: Timestamp, reason: z.string() }).nullable().optional(),
 });
 
-export type SyncState = {
+export type SyncStatus = {
   lastAttemptAt: string | null;
   lastSuccessfulSyncAt: string | null;
   lastFailure: { at: string; reason: string } | null;
@@ -27,7 +27,7 @@ export type SyncStateReaderOptions = {
 /** Reads the sync state file now and then; a missing file means no sync has run, which is not an error. */
 export class SyncStateReader {
   readonly path: string;
-  private state: SyncState | null = null;
+  private state: SyncStatus | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastError: string | null = null;
   private readonly options: SyncStateReaderOptions;
@@ -37,7 +37,7 @@ export class SyncStateReader {
     this.options = options;
   }
 
-  get current(): SyncState | null {
+  get current(): SyncStatus | null {
     return this.state;
   }
 
@@ -82,7 +82,7 @@ export class SyncStateReader {
 }
 
 /** The state in a file's text, or a sentence saying why it is not usable. */
-export function parseSyncState(text: string): SyncState | string {
+export function parseSyncState(text: string): SyncStatus | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
