@@ -1,13 +1,16 @@
 import { parseArgs } from 'node:util';
 import { runBuild } from './pipeline.ts';
 import { defaultSources } from './sources/default.ts';
+import { runSync } from './sync/run.ts';
 
-const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--quiet]
+const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--fetch] [--quiet]
 
   --source PATH   a pmn*.txt, foiclass.txt, openFDA .json or .zip file, or a folder of them; repeatable,
                   in precedence order (a later source overrides an earlier one). Default: the bundled files
                   listed in data/fda/sources.json.
   --out DIR       where the snapshot is published (a symbolic link to the build). Default: snapshot
+  --fetch         download FDA's current files first and build from them: the same as \`npm run sync\`
+                  (see \`npm run sync -- --help\` for its options)
   --quiet         no progress lines
 Environment: SOURCE_DATE_EPOCH fixes the generation time, for reproducible builds.`;
 
@@ -17,12 +20,23 @@ async function main(): Promise<void> {
       source: { type: 'string', multiple: true },
       out: { type: 'string', default: 'snapshot' },
       quiet: { type: 'boolean', default: false },
+      fetch: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
   });
   if (values.help) {
     console.log(USAGE);
+    return;
+  }
+  if (values.fetch) {
+    if (values.source?.length) throw new Error('--fetch builds from the downloaded files; leave out --source');
+    const result = await runSync({ out: values.out, log: values.quiet ? undefined : (line) => console.error(line) });
+    console.log(`sync ${result.outcome}: ${result.detail}`);
+    if (result.outcome === 'failed') {
+      console.log('the published snapshot, if any, was left as it was');
+      process.exitCode = 1;
+    }
     return;
   }
   const bundled = values.source?.length ? null : await defaultSources();
