@@ -117,6 +117,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Node checks the two timeouts on this interval (30 s by default), which would let a short limit run long.
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
   });
+  // The two limits above end once a request has arrived. A client that then stops reading keeps its socket and the
+  // answers queued for it for good; drop the connection once nothing has moved either way for as long.
+  server.timeout = requestTimeout;
   const app = polka({
     server,
     onError: (err, req, res) => void fail(req, res, err),

@@ -427,7 +427,7 @@ describe('in process: the request pipeline and the operations', () => {
         count(outcome.ok ? 'ok' : outcome.error.code);
         expectSound(outcome);
       }),
-      { seed: SEED, numRuns: 1500 },
+      { seed: SEED, numRuns: 1200 },
     );
   });
 
@@ -441,7 +441,7 @@ describe('in process: the request pipeline and the operations', () => {
         expectSound(outcome);
         expectMatchesTruth(JSON.parse(JSON.stringify(body)), outcome);
       }),
-      { seed: SEED + OPERATION_NAMES.indexOf(operation), numRuns: 400 },
+      { seed: SEED + OPERATION_NAMES.indexOf(operation), numRuns: 300 },
     );
   });
 
@@ -487,14 +487,14 @@ describe('over HTTP: the real server', () => {
   it('any body with any content type: the contract status and a schema-valid body, never a 500', async () => {
     await fc.assert(
       fc.asyncProperty(bodyText, fc.constantFrom(...CONTENT_TYPES), async (text, contentType) => send(text, contentType)),
-      { seed: SEED, numRuns: 400 },
+      { seed: SEED, numRuns: 300 },
     );
   }, 60_000);
 
   it.each(OPERATION_NAMES)('%s: any input', async (operation) => {
     await fc.assert(
       fc.asyncProperty(inputFor(operation), async (input) => send(JSON.stringify(envelope(operation, input)), 'application/json')),
-      { seed: SEED + 100 + OPERATION_NAMES.indexOf(operation), numRuns: 80 },
+      { seed: SEED + 100 + OPERATION_NAMES.indexOf(operation), numRuns: 60 },
     );
   }, 60_000);
 

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ErrorBody } from '../../src/contract/index.ts';
 import { DEFAULT_PUBLIC_DIR } from '../../src/server/config.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -71,6 +71,30 @@ describe('slow clients', () => {
     for (const r of results) expect({ status: r.status, closedByServer: r.closedByServer }).toEqual({ status: 408, closedByServer: true });
     expect(failed).toEqual([]);
     expect(sent).toBeGreaterThan(0);
+  }, 30_000);
+
+  it('a client that asks for big answers and never reads them is cut off once nothing moves', async () => {
+    const connections = () => new Promise<number>((resolve, reject) => server.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    const baseline = await connections();
+    const body = JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit: 500, cursor: null }));
+    const one = `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    let closed = false;
+    const reader = connect(port, '127.0.0.1', () => {
+      // Forty pipelined requests for about 200 KB each, and not one byte read: the answers pile up on the server.
+      reader.pause();
+      reader.write(one.repeat(40));
+    });
+    reader.on('error', () => {});
+    reader.on('close', () => (closed = true));
+    try {
+      await vi.waitFor(async () => expect(await connections()).toBe(baseline + 1), { timeout: 5000, interval: 20 });
+      // The server gives up on the connection by itself (the limit here is 2 s without progress).
+      await vi.waitFor(async () => expect(await connections()).toBe(baseline), { timeout: 15_000, interval: 100 });
+      expect((await postWithin(server.url, META)).status).toBe(200);
+    } finally {
+      reader.destroy();
+    }
+    expect(closed || reader.destroyed).toBe(true);
   }, 30_000);
 
   it('a client that stops mid-body and goes away leaves nothing behind', async () => {
