@@ -1,0 +1,145 @@
+import type { Results, SizeResults } from './results.ts';
+import { fixed, mib, ms, ratio, rps } from './stats.ts';
+
+/** The run as Markdown tables (readable as they are in a terminal, and pasted as they are into the docs). */
+
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+const pair = (a: string, b: string) => `${a} / ${b}`;
+
+function buildTable(sizes: SizeResults[]): string {
+  return table(
+    ['data', 'records', 'build', 'slowest stages', 'peak memory', 'snapshot'],
+    sizes.map((s) => [
+      s.label,
+      count(s.records),
+      `${fixed(s.build.seconds)} s${s.build.cached ? ` (cached, measured ${s.build.measuredAt.slice(0, 10)})` : ''}`,
+      [...(s.build.stages ?? [])]
+        .sort((a, b) => b.seconds - a.seconds)
+        .slice(0, 2)
+        .map((x) => `${x.name} ${fixed(x.seconds)} s`)
+        .join(', '),
+      mib(s.build.peakRssBytes),
+      `${count(s.build.files)} files, ${(s.build.bytes / 1e6).toFixed(0)} MB`,
+    ]),
+  );
+}
+
+function lookupTable(sizes: SizeResults[]): string {
+  const rows: string[][] = [];
+  for (const s of sizes) {
+    for (const l of s.lookups) {
+      rows.push([
+        s.label,
+        l.operation,
+        rps(l.ours.rps),
+        l.nginx ? rps(l.nginx.rps) : 'skipped',
+        ratio(l.ratio),
+        pair(ms(l.ours.p50Ms), ms(l.ours.p99Ms)),
+        l.nginx ? pair(ms(l.nginx.p50Ms), ms(l.nginx.p99Ms)) : 'n/a',
+        pair(count(Math.round(l.ours.bytesPerResponse)), l.nginx ? count(Math.round(l.nginx.bytesPerResponse)) : 'n/a'),
+      ]);
+    }
+  }
+  return table(['data', 'operation', 'ours req/s', 'nginx req/s', 'ours/nginx', 'ours p50 / p99', 'nginx p50 / p99', 'bytes per answer, ours / nginx'], rows);
+}
+
+function searchTable(sizes: SizeResults[]): string {
+  return table(
+    ['data', 'ours p50 / p99', 'SQLite FTS5 p50 / p99', 'SQLite / ours, p50 and p99', 'same totals and facets', 'over HTTP: req/s, p50 / p99'],
+    sizes.map((s) => {
+      const x = s.search;
+      return [
+        s.label,
+        x ? pair(ms(x.ours.p50Ms), ms(x.ours.p99Ms)) : 'n/a',
+        x?.sqlite ? pair(ms(x.sqlite.p50Ms), ms(x.sqlite.p99Ms)) : 'skipped',
+        x?.sqlite ? `${ratio(x.speedupP50)}, ${ratio(x.speedupP99)}` : 'n/a',
+        x?.sqlite ? `${x.compared - x.mismatches} of ${x.compared}` : 'n/a',
+        s.searchHttp ? `${rps(s.searchHttp.rps)}, ${pair(ms(s.searchHttp.p50Ms), ms(s.searchHttp.p99Ms))}` : 'n/a',
+      ];
+    }),
+  );
+}
+
+function memoryTable(sizes: SizeResults[]): string {
+  return table(
+    ['data', 'server after start', 'after first search', 'under load (peak)', 'search process: ours / SQLite'],
+    sizes.map((s) => [
+      s.label,
+      s.memory ? mib(s.memory.afterStartBytes) : 'n/a',
+      s.memory ? mib(s.memory.afterFirstSearchBytes) : 'n/a',
+      s.memory ? mib(s.memory.underLoadBytes) : 'n/a',
+      s.search ? pair(mib(s.search.ours.rssBytes), s.search.sqlite ? mib(s.search.sqlite.rssBytes) : 'n/a') : 'n/a',
+    ]),
+  );
+}
+
+/** One line per target of the issue: met or missed, and by how much. */
+export function verdicts(r: Results): string[] {
+  const out: string[] = [];
+  const lookups = r.sizes.flatMap((s) => s.lookups.filter((l) => Number.isFinite(l.ratio)).map((l) => ({ s, l })));
+  if (lookups.length > 0) {
+    const worst = lookups.reduce((a, b) => (b.l.ratio < a.l.ratio ? b : a));
+    const missed = lookups.filter((x) => x.l.ratio < 0.5);
+    out.push(
+      missed.length === 0
+        ? `Lookups at least half of nginx's throughput: met (lowest ratio ${ratio(worst.l.ratio)}, ${worst.l.operation} at ${worst.s.label}).`
+        : `Lookups at least half of nginx's throughput: missed in ${missed.length} of ${lookups.length} cases: ${missed.map((x) => `${x.l.operation} at ${x.s.label} ${ratio(x.l.ratio)} (${Math.round((1 - x.l.ratio / 0.5) * 100)}% short)`).join(', ')}.`,
+    );
+  } else out.push('Lookups against nginx: not measured (nginx skipped).');
+  const searches = r.sizes.filter((s) => s.search?.sqlite);
+  if (searches.length > 0) {
+    const slower = searches.filter((s) => !(s.search!.speedupP50 > 1 && s.search!.speedupP99 > 1));
+    const speedups = searches.map((s) => `${s.label} ${ratio(s.search!.speedupP50)} at p50, ${ratio(s.search!.speedupP99)} at p99`).join('; ');
+    out.push(
+      slower.length === 0
+        ? `Search faster than SQLite FTS5 at every size: met (${speedups}).`
+        : `Search faster than SQLite FTS5 at every size: missed at ${slower.map((s) => s.label).join(', ')} (${speedups}).`,
+    );
+    const mismatched = searches.filter((s) => s.search!.mismatches > 0);
+    if (mismatched.length > 0) out.push(`Engines disagree on ${mismatched.map((s) => `${s.search!.mismatches} of ${s.search!.compared} queries at ${s.label}`).join(', ')}: see the mismatches above.`);
+  } else out.push('Search against SQLite FTS5: not measured (SQLite skipped).');
+  const million = r.sizes.find((s) => s.records >= 1_000_000 && s.memory);
+  if (million?.memory) {
+    const peak = million.memory.underLoadBytes;
+    const limit = 512 * 1024 * 1024;
+    out.push(
+      peak < limit
+        ? `Server resident memory under 512 MiB at ${count(million.records)} records: met (${mib(peak)} at its peak under load).`
+        : `Server resident memory under 512 MiB at ${count(million.records)} records: missed (${mib(peak)}, ${mib(peak - limit)} over).`,
+    );
+  } else out.push('Server memory at 1,000,000 records: not measured in this run.');
+  return out;
+}
+
+export function renderReport(r: Results): string {
+  const s = r.settings;
+  return [
+    `Machine: ${r.machine.cpus} × ${r.machine.cpuModel}, ${mib(r.machine.memoryBytes)}, Node ${r.machine.node}; load average ${r.machine.loadAverageAtStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${r.machine.loadAverageAtEnd.map((x) => x.toFixed(1)).join(' ')} at the end.`,
+    `Run: ${r.mode}, ${fixed(r.seconds / 60)} minutes; ${s.connections} connections, ${s.rounds} rounds of ${s.roundSeconds} s after ${s.warmupSeconds} s of warm-up, medians; load by ${s.generator}; nginx ${s.nginx ?? 'skipped'}; SQLite ${s.sqlite ?? 'skipped'}; ${s.queries} search queries (seed ${s.seed}).`,
+    '',
+    '**Build**',
+    '',
+    buildTable(r.sizes),
+    '',
+    '**Lookups through POST /v1/query, against nginx serving the same precomputed files**',
+    '',
+    lookupTable(r.sizes),
+    '',
+    '**Search: ours against SQLite FTS5, same records, same queries, total and three facets**',
+    '',
+    searchTable(r.sizes),
+    '',
+    '**Memory (resident)**',
+    '',
+    memoryTable(r.sizes),
+    '',
+    ...verdicts(r).map((v) => `- ${v}`),
+    ...(r.notes.length > 0 ? ['', ...r.notes.map((n) => `- Note: ${n}`)] : []),
+  ].join('\n');
+}

@@ -1,0 +1,44 @@
+import type { SearchFigures } from './compare-search.ts';
+import type { LookupFigures, SideFigures } from './measure-lookups.ts';
+import type { PreparedSnapshot } from './snapshots.ts';
+
+/** What one run measured: `bench/results.json`, the table and the plot are all drawn from this. */
+export type SizeResults = {
+  label: string;
+  records: number;
+  snapshotId: string;
+  build: PreparedSnapshot['build'];
+  lookups: LookupFigures[];
+  /** device-510k.search through POST /v1/query, with the same queries (no nginx counterpart: it has no search). */
+  searchHttp: SideFigures | null;
+  search: SearchFigures | null;
+  memory: {
+    /** The server's resident memory once it answers /healthz, before any request. */
+    afterStartBytes: number;
+    /** After the first search (the search index is loaded on first use). */
+    afterFirstSearchBytes: number;
+    /** The highest resident memory sampled while the load rounds ran. */
+    underLoadBytes: number;
+  } | null;
+};
+
+export type Results = {
+  schemaVersion: 1;
+  mode: 'quick' | 'full';
+  startedAt: string;
+  seconds: number;
+  machine: { cpus: number; cpuModel: string; memoryBytes: number; node: string; platform: string; loadAverageAtStart: number[]; loadAverageAtEnd: number[] };
+  settings: {
+    connections: number;
+    roundSeconds: number;
+    warmupSeconds: number;
+    rounds: number;
+    queries: number;
+    seed: string;
+    generator: string;
+    nginx: string | null;
+    sqlite: string | null;
+  };
+  notes: string[];
+  sizes: SizeResults[];
+};

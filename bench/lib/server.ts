@@ -1,0 +1,38 @@
+import { openSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort, startTsx, stop, waitForHttp } from './procs.ts';
+
+/**
+ * Our server exactly as `npm start` runs it (src/main.ts, its request log and all), in its own process on 127.0.0.1,
+ * over one snapshot. Its log goes to a file, as a deployment's would; a pipe nobody reads would grow in its memory.
+ */
+export type RunningServer = { url: string; pid: number; stop: () => Promise<void> };
+
+export const BENCH_CURSOR_SECRET = 'device-510k benchmark cursor secret';
+
+export async function startServer(root: string, snapshotPath: string, tmp: string): Promise<RunningServer> {
+  const port = await freePort();
+  const log = openSync(join(tmp, 'server.log'), 'a');
+  const child = startTsx(join(root, 'src/main.ts'), [], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SNAPSHOT_PATH: snapshotPath,
+      // No sync state: a benchmark snapshot is built from local files.
+      SYNC_STATE_PATH: join(tmp, 'no-sync-state.json'),
+      CURSOR_SECRET: BENCH_CURSOR_SECRET,
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${url}/healthz`, 200, 60_000, () => child.exitCode === null && child.signalCode === null);
+  } catch (err) {
+    await stop(child, 1000);
+    throw new Error(`the server did not start: ${(err as Error).message} (its log: ${join(tmp, 'server.log')})`);
+  }
+  return { url, pid: child.pid!, stop: () => stop(child, 10_000) };
+}

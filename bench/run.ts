@@ -1,0 +1,268 @@
+/**
+ * `npm run bench`: build, lookups, search and memory at the bundled data, 175,000 and 1,000,000 generated records,
+ * side by side with nginx (lookups) and SQLite FTS5 (search). Prints the tables, writes bench/results.json and draws
+ * docs/performance.svg. `--quick` measures the bundled data and 175,000 records with shorter rounds, and writes its
+ * figures under bench/out/ so that the committed full run stays as it is.
+ *
+ *   npm run bench [-- --quick] [--sizes bundled,175k,1M] [--rounds 3] [--seconds 5] [--connections 50]
+ *                 [--queries 400] [--fresh] [--generator auto|wrk|autocannon] [--work-dir DIR] [--out FILE] [--svg FILE]
+ *                 [--prepare] [--max-minutes N]
+ *
+ * Snapshots are generated and built under --work-dir and reused while their inputs are unchanged; --fresh rebuilds
+ * them (and measures the builds again), --prepare only makes sure they exist.
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULT_SEED } from '../build/generate/rows.ts';
+import { compareSearch, sqliteProblem } from './lib/compare-search.ts';
+import { checkTarget, lookupTargets } from './lib/lookups.ts';
+import { findGenerator, type LoadRequest } from './lib/load.ts';
+import { measureLookup, measureSides, type LoadSettings } from './lib/measure-lookups.ts';
+import { findNginx, NGINX_MISSING, startNginx, type Nginx } from './lib/nginx.ts';
+import { renderPlot } from './lib/plot.ts';
+import { killAll, memoryOf, sampleMemory } from './lib/procs.ts';
+import { makeQueries, sampleRecords } from './lib/queries.ts';
+import { renderReport } from './lib/report.ts';
+import type { Results, SizeResults } from './lib/results.ts';
+import { startServer } from './lib/server.ts';
+import { prepareSnapshot, SIZES, type PreparedSnapshot } from './lib/snapshots.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    sizes: { type: 'string' },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    connections: { type: 'string', default: '50' },
+    queries: { type: 'string' },
+    seed: { type: 'string', default: DEFAULT_SEED },
+    fresh: { type: 'boolean', default: false },
+    prepare: { type: 'boolean', default: false },
+    generator: { type: 'string', default: 'auto' },
+    'work-dir': { type: 'string', default: '/tmp/device-510k-bench' },
+    'max-minutes': { type: 'string' },
+    out: { type: 'string' },
+    svg: { type: 'string' },
+  },
+});
+
+const quick = values.quick;
+const positive = (name: string, raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`Expected \`--${name}\` to be a number above 0, got "${raw}"`);
+  return n;
+};
+const sizeLabels = (values.sizes ?? (quick ? 'bundled,175k' : 'bundled,175k,1M')).split(',').map((s) => s.trim());
+const sizes = sizeLabels.map((label) => {
+  const size = SIZES.find((s) => s.label.toLowerCase() === label.toLowerCase());
+  if (!size) throw new Error(`Expected \`--sizes\` to list some of ${SIZES.map((s) => s.label).join(', ')}, got "${label}"`);
+  return size;
+});
+const rounds = positive('rounds', values.rounds ?? '3');
+const seconds = positive('seconds', values.seconds ?? (quick ? '2' : '5'));
+const connections = positive('connections', values.connections);
+const queryCount = positive('queries', values.queries ?? (quick ? '200' : '400'));
+const maxMinutes = positive('max-minutes', values['max-minutes'] ?? (quick ? '10' : '45'));
+if (!['auto', 'wrk', 'autocannon'].includes(values.generator)) throw new Error('Expected `--generator` to be auto, wrk or autocannon');
+const workDir = resolve(values['work-dir']);
+const resultsPath = resolve(values.out ?? (quick ? 'bench/out/results-quick.json' : 'bench/results.json'));
+const svgPath = resolve(values.svg ?? (quick ? 'bench/out/performance-quick.svg' : 'docs/performance.svg'));
+
+const started = Date.now();
+const log = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+
+// Every run is bounded: past the deadline every child is killed and the run stops with what it has not measured named.
+const deadline = setTimeout(() => {
+  log(`the run passed its limit of ${maxMinutes} minutes (--max-minutes); stopping`);
+  killAll();
+  process.exit(2);
+}, maxMinutes * 60_000);
+deadline.unref();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+process.on('exit', killAll);
+
+/** A tool's version line: nginx prints it on stderr, wrk on stdout with exit code 1. */
+function version(binary: string, args: string[]): string {
+  const run = spawnSync(binary, args, { encoding: 'utf8', timeout: 5000 });
+  return `${run.stdout ?? ''}${run.stderr ?? ''}`.trim().split('\n')[0] || 'unknown';
+}
+
+async function measureSize(
+  prepared: PreparedSnapshot,
+  settings: LoadSettings,
+  nginxBinary: string | null,
+  tmp: string,
+  notes: string[],
+): Promise<SizeResults> {
+  const { size, dir } = prepared;
+  const label = size.label;
+  const targets = await lookupTargets(dir, 2000);
+  const records = await sampleRecords(dir, 200);
+  const queries = makeQueries(records, queryCount, 510);
+  const searchRequests: LoadRequest[] = queries.map((q) => ({
+    method: 'POST',
+    path: '/v1/query',
+    body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: q.input }),
+  }));
+
+  log(`${label}: starting the server`);
+  const server = await startServer(ROOT, prepared.path, tmp);
+  let nginx: Nginx | null = null;
+  const result: SizeResults = {
+    label,
+    records: prepared.build.records,
+    snapshotId: prepared.build.snapshotId,
+    build: prepared.build,
+    lookups: [],
+    searchHttp: null,
+    search: null,
+    memory: null,
+  };
+  try {
+    // Let start-up garbage settle before reading the server's memory.
+    await new Promise((r) => setTimeout(r, 1000));
+    const afterStart = memoryOf(server.pid)?.rss ?? Number.NaN;
+    if (nginxBinary) {
+      nginx = await startNginx(nginxBinary, tmp, dir, 'meta.json');
+    }
+    for (const t of targets) {
+      await checkTarget(server.url, t.ours, `${label} ${t.operation} (ours)`);
+      if (nginx) await checkTarget(nginx.url, t.nginx, `${label} ${t.operation} (nginx)`);
+    }
+    const memory = sampleMemory(server.pid);
+    for (const t of targets) {
+      log(`${label}: ${t.operation}, ${t.ours.length.toLocaleString('en-US')} distinct requests`);
+      const figures = await measureLookup(t, server.url, nginx?.url ?? null, settings);
+      if (figures.ours.failures > 0 || (figures.nginx?.failures ?? 0) > 0) {
+        notes.push(`${label} ${t.operation}: ${figures.ours.failures} failed requests on our side, ${figures.nginx?.failures ?? 0} on nginx's.`);
+      }
+      result.lookups.push(figures);
+    }
+    await checkTarget(server.url, searchRequests.slice(0, 1), `${label} search (ours)`);
+    const afterFirstSearch = memoryOf(server.pid)?.rss ?? Number.NaN;
+    log(`${label}: search over HTTP, ${searchRequests.length} queries`);
+    const [http] = await measureSides([{ url: server.url, requests: searchRequests, tag: 'ours-search' }], settings);
+    result.searchHttp = http!;
+    if (http!.failures > 0) notes.push(`${label} search over HTTP: ${http!.failures} failed requests.`);
+    result.memory = { afterStartBytes: afterStart, afterFirstSearchBytes: afterFirstSearch, underLoadBytes: memory.stop() };
+  } finally {
+    await nginx?.stop();
+    await server.stop();
+  }
+
+  log(`${label}: search engines`);
+  result.search = await compareSearch({
+    root: ROOT,
+    snapshotDir: dir,
+    snapshotId: prepared.build.snapshotId,
+    workDir,
+    tmp,
+    queries,
+    rounds,
+    roundTimeoutMs: 10 * 60_000,
+    buildTimeoutMs: 30 * 60_000,
+    log: (line) => log(`${label}: ${line}`),
+  });
+  if (result.search.mismatches > 0) {
+    notes.push(`${label}: our engine and SQLite FTS5 disagree on ${result.search.mismatches} of ${result.search.compared} queries.`);
+    for (const m of result.search.mismatchExamples) {
+      log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
+    }
+  }
+  return result;
+}
+
+async function main(): Promise<void> {
+  const loadAverageAtStart = loadavg();
+  const notes: string[] = [];
+  const nginxBinary = await findNginx();
+  if (!nginxBinary) {
+    console.error(NGINX_MISSING);
+    notes.push(NGINX_MISSING);
+  }
+  const { generator, note } = await findGenerator(values.generator as 'auto' | 'wrk' | 'autocannon', ROOT);
+  if (note) {
+    console.error(note);
+    notes.push(note);
+  }
+  const sqlite = await sqliteProblem();
+  if (sqlite) {
+    console.error(sqlite);
+    notes.push(sqlite);
+  }
+  await mkdir(workDir, { recursive: true });
+  const tmp = await mkdtemp(join(workDir, 'run-'));
+  const settings: LoadSettings = { generator, connections, seconds, warmupSeconds: quick ? 1 : 2, rounds, tmp };
+  log(`sizes ${sizes.map((s) => s.label).join(', ')}; ${rounds} rounds of ${seconds} s at ${connections} connections; load by ${generator.name}; work folder ${workDir}`);
+
+  const results: Results = {
+    schemaVersion: 1,
+    mode: quick ? 'quick' : 'full',
+    startedAt: new Date(started).toISOString(),
+    seconds: 0,
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+      memoryBytes: totalmem(),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      loadAverageAtStart,
+      loadAverageAtEnd: [],
+    },
+    settings: {
+      connections,
+      roundSeconds: seconds,
+      warmupSeconds: settings.warmupSeconds,
+      rounds,
+      queries: queryCount,
+      seed: values.seed,
+      generator: generator.name === 'wrk' ? version(generator.binary, ['--version']).replace(/\s*\[.*$/, '').replace(/\s+Copyright.*$/, '') : 'autocannon',
+      nginx: nginxBinary ? version(nginxBinary, ['-v']).replace(/^nginx version:\s*/, '') : null,
+      sqlite: sqlite ? null : ((await import('./lib/engine-sqlite.ts')).sqliteVersion()),
+    },
+    notes,
+    sizes: [],
+  };
+  const prepareOptions = { root: ROOT, workDir, seed: values.seed, fresh: values.fresh, log, buildTimeoutMs: 60 * 60_000 };
+  try {
+    if (values.prepare) {
+      for (const size of sizes) {
+        const prepared = await prepareSnapshot(size, prepareOptions);
+        console.log(`${size.label}: ${prepared.path} (${prepared.build.records.toLocaleString('en-US')} records, built in ${prepared.build.seconds.toFixed(1)} s${prepared.build.cached ? ', cached' : ''})`);
+      }
+      return;
+    }
+    for (const size of sizes) {
+      const prepared = await prepareSnapshot(size, prepareOptions);
+      log(`${size.label}: ${prepared.build.records.toLocaleString('en-US')} records, snapshot ${prepared.build.snapshotId}${prepared.build.cached ? ' (cached build)' : `, built in ${prepared.build.seconds.toFixed(1)} s`}`);
+      results.sizes.push(await measureSize(prepared, settings, nginxBinary, tmp, notes));
+    }
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  results.seconds = (Date.now() - started) / 1000;
+  results.machine.loadAverageAtEnd = loadavg();
+
+  console.log(renderReport(results));
+  await mkdir(dirname(resultsPath), { recursive: true });
+  await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  await mkdir(dirname(svgPath), { recursive: true });
+  await writeFile(svgPath, renderPlot(results));
+  console.log(`\nWrote ${relative(process.cwd(), resultsPath)} and ${relative(process.cwd(), svgPath)} in ${(results.seconds / 60).toFixed(1)} minutes.`);
+}
+
+await main();
+clearTimeout(deadline);
