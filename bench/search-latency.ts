@@ -11,15 +11,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LAYOUT, RecordShard, ShardIndex, type ClearanceRecord, type SearchInput } from '../src/contract/index.ts';
+import { LAYOUT } from '../src/contract/index.ts';
 import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../src/contract/search-index.ts';
 import { search, searchIndexOf } from '../src/operations/search.ts';
 import { loadSearchIndex } from '../src/search/load.ts';
 import { runSearch } from '../src/search/query.ts';
-import { tokenize } from '../src/search/tokenize.ts';
 import { Snapshot } from '../src/snapshot/index.ts';
-
-type Query = { kind: string; input: SearchInput };
+import { makeQueries, sampleRecords } from './lib/queries.ts';
 
 const { values } = parseArgs({
   options: {
@@ -36,98 +34,6 @@ const rounds = Number(values.rounds);
 
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const ms = (x: number): string => `${x.toFixed(2)} ms`;
-
-/** mulberry32: a small seeded generator, so the same snapshot and seed always give the same queries. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-async function sampleRecords(count: number): Promise<ClearanceRecord[]> {
-  const index = ShardIndex.parse(JSON.parse(await readFile(join(dir, LAYOUT.recordIndex), 'utf8')));
-  const step = Math.max(1, Math.floor(index.shards.length / count));
-  const out: ClearanceRecord[] = [];
-  for (let i = 0; i < index.shards.length; i += step) {
-    out.push(...RecordShard.parse(JSON.parse(await readFile(join(dir, index.shards[i]!.path), 'utf8'))));
-  }
-  return out;
-}
-
-/** Realistic questions drawn from real records: words, prefixes, pairs, applicants, codes, K numbers, filters. */
-function makeQueries(records: ClearanceRecord[], n: number, seed: number): Query[] {
-  const rnd = random(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const base = (): SearchInput => ({
-    query: '',
-    applicant: null,
-    productCode: null,
-    yearFrom: null,
-    yearTo: null,
-    page: rnd() < 0.8 ? 1 : 2 + Math.floor(rnd() * 4),
-    pageSize: pick([10, 20, 25, 50]),
-  });
-  const nameWords = (r: ClearanceRecord) => tokenize(r.deviceName).filter((w) => w.length >= 3 && !/^\d+$/.test(w));
-  const withWords = records.filter((r) => nameWords(r).length > 0);
-  const dated = records.filter((r) => r.decisionDate !== null);
-  const years = (): [number, number] => {
-    const y = Number(pick(dated).decisionDate!.slice(0, 4));
-    const span = Math.floor(rnd() * 5);
-    return [y - span, y];
-  };
-  const kinds: [string, number, () => SearchInput][] = [
-    ['word', 25, () => ({ ...base(), query: pick(nameWords(pick(withWords))) })],
-    ['prefix', 12, () => {
-      const w = pick(nameWords(pick(withWords)));
-      return { ...base(), query: w.slice(0, 3 + Math.floor(rnd() * Math.max(1, w.length - 3))) };
-    }],
-    ['two words', 12, () => {
-      const ws = nameWords(pick(withWords));
-      return { ...base(), query: `${pick(ws)} ${pick(ws)}` };
-    }],
-    ['applicant word', 6, () => {
-      const r = pick(records.filter((x) => x.applicant));
-      return { ...base(), query: tokenize(r.applicant!)[0] ?? 'inc' };
-    }],
-    ['k number', 4, () => {
-      const k = pick(records).kNumber;
-      return { ...base(), query: rnd() < 0.5 ? k : k.slice(0, 4) };
-    }],
-    ['product code text', 3, () => ({ ...base(), query: pick(records.filter((r) => r.productCode)).productCode!.toLowerCase() })],
-    ['word + code', 6, () => {
-      const r = pick(withWords.filter((x) => x.productCode));
-      return { ...base(), query: pick(nameWords(r)), productCode: r.productCode };
-    }],
-    ['word + years', 7, () => {
-      const [from, to] = years();
-      return { ...base(), query: pick(nameWords(pick(withWords))), yearFrom: from, yearTo: to };
-    }],
-    ['filters only: code', 6, () => ({ ...base(), productCode: pick(records.filter((r) => r.productCode)).productCode })],
-    ['filters only: applicant', 5, () => ({ ...base(), applicant: pick(records.filter((r) => r.applicant)).applicant })],
-    ['filters only: years', 6, () => {
-      const [from, to] = years();
-      return { ...base(), yearFrom: rnd() < 0.8 ? from : null, yearTo: to };
-    }],
-    ['filters only: code + years', 4, () => {
-      const [from, to] = years();
-      return { ...base(), productCode: pick(records.filter((r) => r.productCode)).productCode, yearFrom: from, yearTo: to };
-    }],
-    ['empty', 4, () => base()],
-  ];
-  const weight = kinds.reduce((s, k) => s + k[1], 0);
-  const out: Query[] = [];
-  for (let i = 0; i < n; i++) {
-    let x = rnd() * weight;
-    const kind = kinds.find((k) => (x -= k[1]) < 0) ?? kinds[0]!;
-    out.push({ kind: kind[0], input: kind[2]() });
-  }
-  return out;
-}
 
 function percentiles(samples: number[]): { p50: number; p90: number; p99: number; max: number; mean: number } {
   const s = [...samples].sort((a, b) => a - b);
@@ -160,7 +66,7 @@ async function main(): Promise<void> {
   console.log(`load time      ${loads.map(ms).join(', ')} (cold, then warm)`);
   console.log(`index memory   ${mib(after.arrayBuffers - before.arrayBuffers)} in typed arrays, heap +${mib(after.heapUsed - before.heapUsed)}, rss ${mib(after.rss)}${global.gc ? '' : ' (run with --expose-gc for steadier figures)'}`);
 
-  const records = await sampleRecords(Number(values['sample-shards']));
+  const records = await sampleRecords(dir, Number(values['sample-shards']));
   const queries = makeQueries(records, queryCount, Number(values.seed));
   console.log(`queries        ${queries.length} (from ${records.length.toLocaleString('en-US')} sampled records, seed ${values.seed}), ${rounds} rounds`);
 
