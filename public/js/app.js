@@ -150,7 +150,7 @@ function statusText(state, total) {
   } else if (state.page > pages) {
     frag.append(`${what}; page ${num(state.page)} is past the last page. `, h('a', { href: toHash({ ...state, page: 1 }) }, 'Go to page 1'));
   } else {
-    frag.append(q ? `${what} match “${q}”` : `${what}`, pages > 1 ? ` · page ${num(state.page)} of ${num(pages)}` : '');
+    frag.append(q ? `${what} ${total === 1 ? 'matches' : 'match'} “${q}”` : `${what}`, pages > 1 ? ` · page ${num(state.page)} of ${num(pages)}` : '');
   }
   return frag;
 }

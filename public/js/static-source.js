@@ -1,6 +1,6 @@
 // Static mode: no server, only the snapshot's files from any static host or CDN. Pagefind answers text search and
 // the three filters; the record shards and product-code shards answer the record view.
-import { PAGE_SIZE, freshnessOf, topValues, yearsBetween } from './state.js';
+import { PAGE_SIZE, freshnessOf, kNumberIn, topValues, yearsBetween } from './state.js';
 import { fetchJson, readSnapshotHead } from './snapshot-head.js';
 
 const FACET_FIELDS = ['productCode', 'applicant', 'decisionYear'];
@@ -63,6 +63,8 @@ export function staticSource({ snapshotBase }) {
     },
 
     async search(state, signal) {
+      const k = kNumberIn(state.q);
+      if (k) return this.searchKNumber(k, state);
       const pf = await loadPagefind();
       const filters = {};
       if (state.productCode) filters.productCode = state.productCode;
@@ -102,6 +104,31 @@ export function staticSource({ snapshotBase }) {
                 filtersLoaded = true;
                 return facetsOf((await run()).filters);
               }),
+        warnings: [],
+      };
+    },
+
+    /**
+     * A query that is one K number is answered from its record shard, not from Pagefind: exact even for clearances
+     * beyond the text index's cap, and one small file instead of the search runtime.
+     */
+    async searchKNumber(k, state) {
+      const r = await this.record(k);
+      const year = r?.decisionDate ? Number(r.decisionDate.slice(0, 4)) : null;
+      const norm = (s) => s.trim().replace(/\s+/g, ' ').toLowerCase();
+      const passes =
+        r !== null &&
+        (!state.productCode || r.productCode === state.productCode) &&
+        (!state.applicant || (r.applicant !== null && norm(r.applicant) === norm(state.applicant))) &&
+        (state.from === null || (year !== null && year >= state.from)) &&
+        (state.to === null || (year !== null && year <= state.to));
+      const items = passes && state.page === 1 ? [r] : [];
+      const counts = (value) => (passes && value !== null ? { [value]: 1 } : {});
+      return {
+        items: items.map((x) => ({ ...x, decisionYear: year === null ? null : String(year) })),
+        total: passes ? 1 : 0,
+        facets: facetsOf({ productCode: counts(r?.productCode ?? null), applicant: counts(r?.applicant ?? null), decisionYear: counts(year) }),
+        loadFacets: null,
         warnings: [],
       };
     },

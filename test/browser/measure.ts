@@ -1,7 +1,7 @@
 /**
  * Page weight and time to first result of the search page, in server mode and static mode, on a cold cache.
  *
- *   npx tsx test/browser/measure.ts [--snapshot snapshot] [--query catheter] [--runs 3] [--verbose]
+ *   npx tsx test/browser/measure.ts [--snapshot snapshot] [--query catheter] [--runs 3] [--modes server,static] [--verbose]
  *
  * Each run opens `/#q=<query>` in a fresh browser profile and reports the bytes sent to the browser until the first
  * results are on screen (the page's `first-results` performance mark), then until the facet counts are too (static
@@ -172,6 +172,7 @@ async function main() {
       query: { type: 'string', default: 'catheter' },
       runs: { type: 'string', default: '3' },
       verbose: { type: 'boolean', default: false },
+      modes: { type: 'string', default: 'server,static' },
     },
   });
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run .ci/browser-deps.sh`);
@@ -192,7 +193,7 @@ async function main() {
   console.log(`snapshot ${snapshot}\nquery "${values.query}", median of ${runs} cold runs\n`);
   console.log('mode    profile  first result  bytes to first result (requests)  bytes incl. facets  answer');
   try {
-    for (const mode of ['server', 'static'] as const) {
+    for (const mode of values.modes.split(',') as ('server' | 'static')[]) {
       for (const phone of [false, true]) {
         const all: Figures[] = [];
         for (let i = 0; i < runs; i++) all.push(await measureOnce(proxies[mode], hash, phone, values.verbose));

@@ -199,6 +199,15 @@ for (const mode of ['server', 'static'] as const) {
       expect(page.url()).toContain(`from=${from}&to=${to}`);
     });
 
+    test('a K number finds that one clearance and offers to open it', async () => {
+      const k = [...truth.records.keys()].sort()[0]!;
+      await page.goto(`${host.url}#q=${k.toLowerCase()}`);
+      await waitForStatus(page, new RegExp(`^1 clearance matches “${k.toLowerCase()}”`));
+      expect(await listedKNumbers(page)).toEqual([k]);
+      await page.locator('#k-shortcut a').click();
+      await page.waitForSelector(`#record:not([hidden]) dd[data-field="kNumber"]:text("${k}")`);
+    });
+
     test('fits a phone screen: results first, filters folded away until asked for', async () => {
       const phone = await browser.context.newPage();
       phone.on('pageerror', (err) => pageErrors.push(err.message));
