@@ -9,8 +9,9 @@ type Series = { name: string; color: string; dash?: boolean; points: [number, nu
 type Chart = { title: string; unit: string; log?: boolean; series: Series[]; lines?: { y: number; label: string }[] };
 
 const W = 380;
-const H = 250;
-const PAD = { left: 52, right: 14, top: 30, bottom: 34 };
+const H = 270;
+// The legend sits between the title and the plot, in two columns, so it never covers a line.
+const PAD = { left: 52, right: 14, top: 62, bottom: 34 };
 const COLORS = ['#1f6feb', '#d1242f', '#1a7f37', '#9a6700', '#8250df', '#57606a'];
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -21,8 +22,8 @@ function niceTicks(max: number): number[] {
   const raw = max / 4;
   const mag = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
-  const ticks: number[] = [];
-  for (let v = 0; v <= max + step * 1e-9; v += step) ticks.push(v);
+  const ticks = [0];
+  while (ticks[ticks.length - 1]! < max) ticks.push(ticks.length * step);
   return ticks;
 }
 
@@ -64,8 +65,8 @@ function chart(c: Chart, ox: number, oy: number, xs: number[]): string {
     const path = pts.map((p, j) => `${j === 0 ? 'M' : 'L'}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' ');
     parts.push(`<path d="${path}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ' stroke-dasharray="5 3"' : ''}/>`);
     for (const p of pts) parts.push(`<circle cx="${px(p[0]).toFixed(1)}" cy="${py(p[1]).toFixed(1)}" r="3" fill="${s.color}"/>`);
-    const ly = oy + PAD.top + 4 + i * 13;
-    const lx = ox + PAD.left + 8;
+    const ly = oy + 32 + Math.floor(i / 2) * 13;
+    const lx = ox + PAD.left + (i % 2) * 150;
     parts.push(`<line x1="${lx}" x2="${lx + 16}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dash ? ' stroke-dasharray="5 3"' : ''}/>`);
     parts.push(`<text x="${lx + 20}" y="${ly + 4}" class="legend">${esc(s.name)}</text>`);
   });
