@@ -20,6 +20,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { queryHandler, sendError } from './query.ts';
 import { sendJson } from './respond.ts';
 import { sourceStateOf } from './source-state.ts';
+import { precompressedCopy } from './public-dir.ts';
 import { publicFiles, snapshotFile } from './static.ts';
 
 export type AppOptions = ServerConfig & {
@@ -127,7 +128,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   let openapi: Record<string, unknown> | null = null;
-  const serveStatic = publicFiles(options.publicDir === undefined ? DEFAULT_PUBLIC_DIR : (options.publicDir ?? ''));
+  const pageDir = await precompressedCopy(options.publicDir === undefined ? DEFAULT_PUBLIC_DIR : (options.publicDir ?? ''));
+  const serveStatic = pageDir === null ? null : publicFiles(pageDir);
   if (!serveStatic && options.publicDir !== null) logger.info('no public/ folder: the browser page is not served');
 
   app

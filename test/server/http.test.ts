@@ -254,6 +254,21 @@ describe('GET / and public files', () => {
         expect({ path, status: res.status }).toEqual({ path, status: 404 });
         expect(res.body.toString()).not.toContain('SECRET');
       }
+      // The page goes out compressed when the client takes it, and decompresses to the file's bytes.
+      const script = 'export const rows = ' + JSON.stringify(Array.from({ length: 200 }, (_, i) => `row ${i}`)) + ';\n';
+      await writeFile(join(publicDir, 'js', 'big.js'), script);
+      const s2 = await startServer({ snapshotPath, publicDir });
+      try {
+        const br = await rawRequest(s2.url, { path: '/js/big.js', headers: { 'accept-encoding': 'br' } });
+        expect(br.status).toBe(200);
+        expect(br.headers['content-encoding']).toBe('br');
+        expect(brotliDecompressSync(br.body).toString()).toBe(script);
+        const plain = await rawRequest(s2.url, { path: '/js/big.js' });
+        expect(plain.headers['content-encoding']).toBeUndefined();
+        expect(plain.body.toString()).toBe(script);
+      } finally {
+        await s2.close();
+      }
       // Only GET and HEAD reach the files.
       expect((await rawRequest(s.url, { method: 'POST', path: '/index.html' })).status).toBe(404);
     } finally {

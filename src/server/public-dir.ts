@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+
+const COMPRESSIBLE = /\.(html|js|mjs|css|json|svg|txt|map)$/i;
+
+/**
+ * sirv sends a `.br` or `.gz` sibling when one exists but never compresses on the fly, so the page would go out
+ * uncompressed (about 49 KB instead of 15). At start-up the page folder is copied, with brotli and gzip siblings of
+ * every text file, into a folder named by a hash of its content: the same page reuses the same copy, and the
+ * repository's public/ stays free of generated files. Returns null when `dir` is not a folder.
+ */
+export async function precompressedCopy(dir: string): Promise<string | null> {
+  const st = await stat(dir).catch(() => null);
+  if (!st?.isDirectory()) return null;
+  const files: { rel: string; bytes: Buffer }[] = [];
+  const walk = async (d: string): Promise<void> => {
+    const entries = (await readdir(d, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      const abs = join(d, e.name);
+      if (e.isDirectory()) await walk(abs);
+      else if (e.isFile()) files.push({ rel: relative(dir, abs), bytes: await readFile(abs) });
+    }
+  };
+  await walk(dir);
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(`${f.rel}\0`).update(f.bytes).update('\0');
+  const target = join(tmpdir(), `device-510k-public-${hash.digest('hex').slice(0, 16)}`);
+  if (await stat(target).catch(() => null)) return target;
+
+  // Written aside and renamed, so that two servers starting at once never see a half-written copy.
+  const staging = `${target}.${process.pid}-${Date.now()}`;
+  for (const f of files) {
+    const out = join(staging, f.rel);
+    await mkdir(dirname(out), { recursive: true });
+    await writeFile(out, f.bytes);
+    if (COMPRESSIBLE.test(f.rel) && f.bytes.byteLength > 1024) {
+      await writeFile(`${out}.br`, brotliCompressSync(f.bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+      await writeFile(`${out}.gz`, gzipSync(f.bytes, { level: 9 }));
+    }
+  }
+  await rename(staging, target).catch(async (err: NodeJS.ErrnoException) => {
+    // Another server finished the same copy first: use theirs.
+    if (!(await stat(target).catch(() => null))) throw err;
+  });
+  return target;
+}
