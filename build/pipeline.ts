@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import {
   BuildReport,
@@ -14,6 +13,7 @@ import {
   productCodeShardPath,
   recordShardId,
   recordShardPath,
+  snapshotIdOf,
   type ClearanceRecord,
   type ProductCodeEntry,
 } from '../src/contract/index.ts';
@@ -157,10 +157,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     reporter.stage('manifest and publish');
     const files = writer.files();
     const bytes = files.reduce((sum, f) => sum + f.bytes, 0);
-    const snapshotId = createHash('sha256')
-      .update(files.map((f) => `${f.path}\t${f.sha256}\n`).join(''))
-      .digest('hex')
-      .slice(0, 16);
+    const snapshotId = snapshotIdOf(files);
     const { min, max } = decisionDateRange(records);
     const manifest: Manifest = {
       schemaVersion: SNAPSHOT_SCHEMA_VERSION,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ClearanceRecord } from './record.ts';
 import { ProductCodeCount, ProductCodeEntry } from './classification.ts';
@@ -73,6 +74,14 @@ export const Counts = z.strictObject({
   bytes: z.int().min(0),
 });
 export type Counts = z.infer<typeof Counts>;
+
+/** The content id of a snapshot: sha256 over every listed file's path and digest, in the manifest's order; 16 hex. */
+export function snapshotIdOf(files: readonly FileEntry[]): string {
+  return createHash('sha256')
+    .update(files.map((f) => `${f.path}\t${f.sha256}\n`).join(''))
+    .digest('hex')
+    .slice(0, 16);
+}
 
 export const Manifest = z.strictObject({
   schemaVersion: z.literal(SNAPSHOT_SCHEMA_VERSION),

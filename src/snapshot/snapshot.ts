@@ -8,6 +8,7 @@ import {
   RecordShard,
   ShardIndex,
   TopProductCodesFile,
+  snapshotIdOf,
   type ClearanceRecord,
   type FileEntry,
   type ProductCodeEntry,
@@ -116,6 +117,10 @@ export class Snapshot {
       throw new InvalidSnapshot(dir, `${LAYOUT.manifest} is missing`);
     });
     const manifest = parseJson(dir, LAYOUT.manifest, manifestBytes, Manifest);
+    // The id is a digest of the file list: an edited list (a path or digest changed by hand) is refused here.
+    if (snapshotIdOf(manifest.files) !== manifest.snapshotId) {
+      throw new InvalidSnapshot(dir, `${LAYOUT.manifest}'s snapshotId does not match its file list`);
+    }
     const files = new Map(manifest.files.map((f) => [f.path, f]));
     for (const required of [LAYOUT.meta, LAYOUT.topProductCodes, LAYOUT.recordIndex, LAYOUT.productCodeIndex]) {
       if (!files.has(required)) throw new InvalidSnapshot(dir, `the manifest does not list ${required}`);

@@ -1,0 +1,31 @@
+import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LAYOUT, Manifest, snapshotIdOf } from '../../src/contract/index.ts';
+import { InvalidSnapshot, Snapshot } from '../../src/snapshot/index.ts';
+import { buildFixture } from '../helpers/fixture-snapshot.ts';
+
+/** A copy of a fresh fixture snapshot whose manifest `edit` may change. */
+async function copyWithManifest(edit: (m: Manifest) => Manifest): Promise<string> {
+  const { dir } = await buildFixture();
+  const copy = join(await mkdtemp(join(tmpdir(), 'device-510k-manifest-')), 'snap');
+  await cp(dir, copy, { recursive: true });
+  const manifest = Manifest.parse(JSON.parse(await readFile(join(copy, LAYOUT.manifest), 'utf8')));
+  await writeFile(join(copy, LAYOUT.manifest), `${JSON.stringify(edit(manifest))}\n`);
+  return copy;
+}
+
+describe('opening a snapshot checks its manifest against its own id', () => {
+  it('opens an intact snapshot, whose id is the digest of its file list', async () => {
+    const copy = await copyWithManifest((m) => m);
+    const snapshot = await Snapshot.open(copy);
+    expect(snapshot.manifest.snapshotId).toBe(snapshotIdOf(snapshot.manifest.files));
+  });
+
+  it('refuses a manifest whose file list was edited without its id', async () => {
+    const copy = await copyWithManifest((m) => ({ ...m, files: m.files.filter((f) => f.path !== LAYOUT.report) }));
+    await expect(Snapshot.open(copy)).rejects.toThrow(InvalidSnapshot);
+    await expect(Snapshot.open(copy)).rejects.toThrow(/snapshotId does not match its file list/);
+  });
+});
