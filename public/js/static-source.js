@@ -13,11 +13,24 @@ export function staticSource({ snapshotBase }) {
     return shards.get(path);
   };
 
+  // The browser index is several Pagefind indexes (pagefind/indexes.json lists them, newest first): the first is
+  // Pagefind's primary index and the rest are merged into it, which sums their results and their filter counts.
+  let indexes = null;
+  const loadIndexes = () => {
+    indexes ??= fetchJson(url('pagefind/indexes.json')).catch((err) => ((indexes = null), Promise.reject(err)));
+    return indexes;
+  };
   let pagefind = null;
   const loadPagefind = () => {
-    pagefind ??= import(url('pagefind/pagefind.js')).then(async (pf) => {
+    pagefind ??= loadIndexes().then(async (list) => {
+      // A snapshot from before the split has one index at pagefind/ and no list.
+      const [primary, ...rest] = list === null ? [{ path: '' }] : list.indexes;
+      if (!primary) return { search: async () => ({ results: [], filters: {} }), filters: async () => ({}) };
+      const pf = await import(url(`pagefind/${primary.path}pagefind.js`));
       await pf.options({ baseUrl: '/' });
       await pf.init();
+      // Pagefind adds merged indexes in call order, which is the order of the results without query words.
+      await Promise.all(rest.map((index) => pf.mergeIndex(url(`pagefind/${index.path}`), { baseUrl: '/' })));
       return pf;
     });
     return pagefind;
@@ -40,12 +53,12 @@ export function staticSource({ snapshotBase }) {
     mode: 'static',
 
     async about() {
-      const [meta, head, entry] = await Promise.all([
+      const [meta, head, list] = await Promise.all([
         fetchJson(url('meta.json')),
         readSnapshotHead(snapshotBase).catch(() => null),
-        fetchJson(url('pagefind/pagefind-entry.json')).catch(() => null),
+        loadIndexes().catch(() => null),
       ]);
-      const indexed = entry ? Object.values(entry.languages ?? {}).reduce((n, l) => n + (l.page_count ?? 0), 0) : null;
+      const indexed = list?.records ?? null;
       const freshness = freshnessOf(head?.lastSuccessfulSyncAt ?? null, Date.now());
       return {
         title: meta?.title ?? 'FDA 510(k) Premarket Notifications',
