@@ -1,8 +1,11 @@
-import { mkdir } from 'node:fs/promises';
-import { realpath } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
+import { writePagefindIndex } from '../../build/index/pagefind.ts';
+import { SnapshotWriter } from '../../build/write/writer.ts';
 import { createApp } from '../../src/server/app.ts';
 import type { Logger } from '../../src/server/log.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -20,6 +23,21 @@ if (skip) console.warn(`Browser tests skipped: ${skip}`);
 const silent: Logger = { request: () => {}, info: () => {}, error: () => {} };
 
 type Host = { url: string; close: () => Promise<void> };
+
+/**
+ * A copy of the snapshot whose browser index is rebuilt in `parts` Pagefind indexes, so that the static page's
+ * merging of indexes (results, totals and facet counts summed over them) is tested on the fixture too, whose
+ * clearances fit in one bucket of the real size.
+ */
+async function splitCopy(snapshot: string, truth: Truth, parts: number): Promise<string> {
+  const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-split-')), 'snapshot');
+  await cp(await realpath(snapshot), dir, { recursive: true });
+  await rm(join(dir, 'pagefind'), { recursive: true });
+  const writer = new SnapshotWriter(dir);
+  await writePagefindIndex([...truth.records.values()], truth.deviceTypes, writer, { bucketRecords: Math.ceil(truth.records.size / parts) });
+  await writer.flush();
+  return dir;
+}
 
 async function startHost(mode: 'server' | 'static', snapshot: string): Promise<Host> {
   if (mode === 'static') return startStaticHost(await realpath(snapshot));
@@ -55,8 +73,14 @@ function topCodes(records: readonly ClearanceRecord[]): { value: string; count: 
 
 const shown = (v: string | boolean | null): string => (v === null ? 'Not given' : v === true ? 'Yes' : v === false ? 'No' : v);
 
-for (const mode of ['server', 'static'] as const) {
-  describe.skipIf(skip !== null)(`the search page in ${mode} mode`, () => {
+const VARIANTS = [
+  { label: 'server', mode: 'server', split: 0 },
+  { label: 'static', mode: 'static', split: 0 },
+  { label: 'static-split', mode: 'static', split: 3 },
+] as const;
+
+for (const { label, mode, split } of VARIANTS) {
+  describe.skipIf(skip !== null)(`the search page in ${mode} mode${split ? `, its browser index in ${split} parts` : ''}`, () => {
     let truth: Truth;
     let host: Host;
     let browser: Browser;
@@ -70,7 +94,7 @@ for (const mode of ['server', 'static'] as const) {
     beforeAll(async () => {
       const snapshot = await buildFixtureSnapshot();
       truth = await readTruth(await realpath(snapshot));
-      host = await startHost(mode, snapshot);
+      host = await startHost(mode, split ? await splitCopy(snapshot, truth, split) : snapshot);
       browser = await launchChromium();
       page = await browser.context.newPage();
       page.on('pageerror', (err) => pageErrors.push(err.message));
@@ -146,7 +170,7 @@ for (const mode of ['server', 'static'] as const) {
       const page2 = await listedKNumbers(page);
       expect(page2).toHaveLength(filtered.length - PAGE_SIZE);
       expect(new Set([...page1, ...page2])).toEqual(new Set(filtered.map((r) => r.kNumber)));
-      await page.screenshot({ path: new URL(`browser-${mode}-results.png`, SHOTS).pathname, fullPage: true });
+      await page.screenshot({ path: new URL(`browser-${label}-results.png`, SHOTS).pathname, fullPage: true });
     });
 
     test('opens a record with every field, a link to FDA and its product code’s classification', async () => {
@@ -171,7 +195,7 @@ for (const mode of ['server', 'static'] as const) {
       const deviceType = truth.deviceTypes.get(record.productCode!) ?? null;
       await page.waitForSelector('#classification dd[data-field="deviceType"]', { timeout: 20_000 });
       expect(await page.locator('#classification dd[data-field="deviceType"]').innerText()).toBe(shown(deviceType));
-      await page.screenshot({ path: new URL(`browser-${mode}-record.png`, SHOTS).pathname, fullPage: true });
+      await page.screenshot({ path: new URL(`browser-${label}-record.png`, SHOTS).pathname, fullPage: true });
     });
 
     test('back returns to the same page of results, and forward to the record', async () => {
@@ -219,14 +243,14 @@ for (const mode of ['server', 'static'] as const) {
       expect(await phone.locator('#filters-panel').getAttribute('open')).toBeNull();
       const firstResult = await phone.locator('#list .result').first().boundingBox();
       expect(firstResult!.y + firstResult!.height).toBeLessThan(844);
-      await phone.screenshot({ path: new URL(`browser-${mode}-phone.png`, SHOTS).pathname, fullPage: false });
+      await phone.screenshot({ path: new URL(`browser-${label}-phone.png`, SHOTS).pathname, fullPage: false });
       await phone.locator('#filters-panel > summary').click();
       await phone.locator('#facets a.facet-value').first().waitFor({ timeout: 20_000 });
       expect(await phone.locator('#facets a.facet-value').first().isVisible()).toBe(true);
       await phone.locator('#list .result-title').first().click();
       await phone.waitForSelector('#classification dd[data-field="deviceType"]', { timeout: 20_000 });
       expect(await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-      await phone.screenshot({ path: new URL(`browser-${mode}-phone-record.png`, SHOTS).pathname, fullPage: true });
+      await phone.screenshot({ path: new URL(`browser-${label}-phone-record.png`, SHOTS).pathname, fullPage: true });
       await phone.close();
       expect(pageErrors).toEqual([]);
     });
