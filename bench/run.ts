@@ -30,7 +30,7 @@ import { killAll, memoryOf, sampleMemory } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { renderReport } from './lib/report.ts';
 import type { Results, SizeResults } from './lib/results.ts';
-import { startServer } from './lib/server.ts';
+import { startBareNode, startServer, type RunningServer } from './lib/server.ts';
 import { prepareSnapshot, SIZES, type PreparedSnapshot } from './lib/snapshots.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -110,7 +110,8 @@ async function measureSize(
 ): Promise<SizeResults> {
   const { size, dir } = prepared;
   const label = size.label;
-  const targets = await lookupTargets(dir, 2000);
+  // Up to 20,000 distinct requests per operation: every record shard of the 1,000,000-record snapshot.
+  const targets = await lookupTargets(dir, 20_000);
   const records = await sampleRecords(dir, 200);
   const queries = makeQueries(records, queryCount, 510);
   const searchRequests: LoadRequest[] = queries.map((q) => ({
@@ -122,6 +123,7 @@ async function measureSize(
   log(`${label}: starting the server`);
   const server = await startServer(ROOT, prepared.path, tmp);
   let nginx: Nginx | null = null;
+  let floor: RunningServer | null = null;
   const result: SizeResults = {
     label,
     records: prepared.build.records,
@@ -143,16 +145,18 @@ async function measureSize(
     if (nginxBinary) {
       nginx = await startNginx(nginxBinary, tmp, dir, 'meta.json');
     }
+    floor = await startBareNode(ROOT, join(dir, 'meta.json'));
     for (const t of targets) {
-      await checkTarget(server.url, t.ours, `${label} ${t.operation} (ours)`);
-      if (nginx) await checkTarget(nginx.url, t.nginx, `${label} ${t.operation} (nginx)`);
+      await checkTarget(server.url, t.ours, `${label} ${t.name} (ours)`);
+      if (nginx) await checkTarget(nginx.url, t.nginx, `${label} ${t.name} (nginx)`);
     }
     const memory = sampleMemory(server.pid);
     for (const t of targets) {
-      log(`${label}: ${t.operation}, ${t.ours.length.toLocaleString('en-US')} distinct requests`);
-      const figures = await measureLookup(t, server.url, nginx?.url ?? null, settings);
+      log(`${label}: ${t.name}, ${t.ours.length.toLocaleString('en-US')} distinct requests`);
+      const urls = { ours: server.url, nginx: nginx?.url ?? null, floor: t.operation === 'meta' ? floor.url : null };
+      const figures = await measureLookup(t, urls, settings);
       if (figures.ours.failures > 0 || (figures.nginx?.failures ?? 0) > 0) {
-        notes.push(`${label} ${t.operation}: ${figures.ours.failures} failed requests on our side, ${figures.nginx?.failures ?? 0} on nginx's.`);
+        notes.push(`${label} ${t.name}: ${figures.ours.failures} failed requests on our side, ${figures.nginx?.failures ?? 0} on nginx's.`);
       }
       result.lookups.push(figures);
     }
@@ -162,6 +166,7 @@ async function measureSize(
     if (http!.failures > 0) notes.push(`${label} search over HTTP: ${http!.failures} failed requests.`);
     result.memory = { afterStartBytes: afterStart, afterFirstSearchBytes: afterFirstSearch, underLoadBytes: memory.stop() };
   } finally {
+    await floor?.stop();
     await nginx?.stop();
     await server.stop();
   }

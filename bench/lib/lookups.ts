@@ -14,11 +14,14 @@ import { BENCH_CURSOR_SECRET } from './server.ts';
 
 /**
  * The lookups measured side by side: each operation through POST /v1/query, and the precomputed file nginx serves
- * for the same answer. Requests are spread evenly over the snapshot (every record shard when there are few, an even
- * sample otherwise), so neither side answers from one hot file.
+ * for the same answer. Requests cover the whole snapshot (every record shard, every product code with clearances,
+ * up to `sample` of each), so the figures are those of uniform traffic over all the data, not of a few hot files.
  */
 export type LookupOperation = 'detail' | 'classification' | 'meta' | 'catalog';
-export type LookupTarget = { operation: LookupOperation; ours: LoadRequest[]; nginx: LoadRequest[]; file: string };
+export type LookupTarget = { name: string; operation: LookupOperation; ours: LoadRequest[]; nginx: LoadRequest[]; file: string };
+
+/** The server's default shard cache holds 1,024 parsed shards; the hot set of detail stays under it. */
+export const HOT_SHARDS = 1000;
 
 export const LOOKUP_OPERATIONS: readonly LookupOperation[] = ['detail', 'classification', 'meta', 'catalog'];
 
@@ -44,28 +47,34 @@ export async function lookupTargets(dir: string, sample: number): Promise<Lookup
   const records = ShardIndex.parse(await json(dir, LAYOUT.recordIndex));
   const top = TopProductCodesFile.parse(await json(dir, LAYOUT.topProductCodes));
 
-  // detail: the first and the last K number of each sampled shard; nginx serves that shard.
-  const detail: LookupTarget = { operation: 'detail', ours: [], nginx: [], file: 'records/K….json (the record\'s shard)' };
-  for (const shard of spread(records.shards, Math.ceil(sample / 2))) {
-    for (const k of new Set([shard.first, shard.last])) {
-      detail.ours.push(query('detail', { id: k }));
-      detail.nginx.push(get(shard.path));
+  // detail: the first and the last K number of each shard; nginx serves that shard. Twice: over every shard (uniform
+  // traffic over all the data), and over a hot set of shards that fits the server's shard cache (skewed traffic).
+  const detailOver = (name: string, shards: ShardIndex['shards']): LookupTarget => {
+    const target: LookupTarget = { name, operation: 'detail', ours: [], nginx: [], file: 'records/K….json (the record\'s shard)' };
+    for (const shard of shards) {
+      for (const k of new Set([shard.first, shard.last])) {
+        target.ours.push(query('detail', { id: k }));
+        target.nginx.push(get(shard.path));
+      }
     }
-  }
+    return target;
+  };
+  const detail = detailOver('detail', spread(records.shards, Math.ceil(sample / 2)));
+  const hot = detailOver('detail, hot', spread(records.shards, HOT_SHARDS));
 
   // classification: product codes that have clearances (what people look up); nginx serves the code's letter shard.
-  const classification: LookupTarget = { operation: 'classification', ours: [], nginx: [], file: 'product-codes/A.json (the code\'s letter shard)' };
+  const classification: LookupTarget = { name: 'classification', operation: 'classification', ours: [], nginx: [], file: 'product-codes/A.json (the code\'s letter shard)' };
   for (const { code } of spread(top.codes, sample)) {
     classification.ours.push(query('classification', { productCode: code }));
     classification.nginx.push(get(productCodeShardPath(productCodeShardId(code))));
   }
 
-  const meta: LookupTarget = { operation: 'meta', ours: [query('meta', {})], nginx: [get(LAYOUT.meta)], file: 'meta.json' };
+  const meta: LookupTarget = { name: 'meta', operation: 'meta', ours: [query('meta', {})], nginx: [get(LAYOUT.meta)], file: 'meta.json' };
 
   // catalog: a page that is exactly one shard (the cursor names the previous shard's last key, the limit is the
   // shard's count), so both sides send the same records; nginx serves that shard.
   const codec = new CursorCodec(BENCH_CURSOR_SECRET);
-  const catalog: LookupTarget = { operation: 'catalog', ours: [], nginx: [], file: 'records/K….json (the page\'s shard)' };
+  const catalog: LookupTarget = { name: 'catalog', operation: 'catalog', ours: [], nginx: [], file: 'records/K….json (the page\'s shard)' };
   const positions = spread(records.shards.map((_, i) => i), sample);
   for (const i of positions) {
     const shard = records.shards[i]!;
@@ -74,7 +83,7 @@ export async function lookupTargets(dir: string, sample: number): Promise<Lookup
     catalog.ours.push(query('catalog', { kind: 'clearance', limit: shard.count, cursor }));
     catalog.nginx.push(get(shard.path));
   }
-  return [detail, classification, meta, catalog];
+  return [detail, hot, classification, meta, catalog];
 }
 
 /** Sends a few of a target's requests once and checks they answer 200 with what they should: a round of 404s would measure nothing. */

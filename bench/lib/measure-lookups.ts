@@ -17,11 +17,14 @@ export type SideFigures = {
 };
 
 export type LookupFigures = {
+  name: string;
   operation: LookupOperation;
   nginxFile: string;
   distinctRequests: number;
   ours: SideFigures;
   nginx: SideFigures | null;
+  /** A bare node:http server sending the precomputed bytes (meta only): the most Node itself can do here. */
+  floor: SideFigures | null;
   /** Our throughput over nginx's. */
   ratio: number;
 };
@@ -54,16 +57,26 @@ export async function measureSides(
   return rounds.map(summarizeRounds);
 }
 
-export async function measureLookup(target: LookupTarget, ours: string, nginx: string | null, s: LoadSettings): Promise<LookupFigures> {
-  const sides = [{ url: ours, requests: target.ours, tag: `ours-${target.operation}` }];
-  if (nginx) sides.push({ url: nginx, requests: target.nginx, tag: `nginx-${target.operation}` });
-  const [o, n] = await measureSides(sides, s);
+export async function measureLookup(
+  target: LookupTarget,
+  urls: { ours: string; nginx: string | null; floor: string | null },
+  s: LoadSettings,
+): Promise<LookupFigures> {
+  const sides = [{ name: 'ours', url: urls.ours, requests: target.ours }];
+  if (urls.nginx) sides.push({ name: 'nginx', url: urls.nginx, requests: target.nginx });
+  if (urls.floor) sides.push({ name: 'floor', url: urls.floor, requests: target.ours });
+  const figures = await measureSides(sides.map((x) => ({ url: x.url, requests: x.requests, tag: `${x.name}-${target.name.replace(/\W+/g, '-')}` })), s);
+  const of = (name: string) => figures[sides.findIndex((x) => x.name === name)] ?? null;
+  const ours = of('ours')!;
+  const nginx = of('nginx');
   return {
+    name: target.name,
     operation: target.operation,
     nginxFile: target.file,
     distinctRequests: target.ours.length,
-    ours: o!,
-    nginx: n ?? null,
-    ratio: n ? o!.rps / n.rps : Number.NaN,
+    ours,
+    nginx,
+    floor: of('floor'),
+    ratio: nginx ? ours.rps / nginx.rps : Number.NaN,
   };
 }

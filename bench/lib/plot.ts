@@ -9,9 +9,9 @@ type Series = { name: string; color: string; dash?: boolean; points: [number, nu
 type Chart = { title: string; unit: string; log?: boolean; series: Series[]; lines?: { y: number; label: string }[] };
 
 const W = 380;
-const H = 270;
+const H = 280;
 // The legend sits between the title and the plot, in two columns, so it never covers a line.
-const PAD = { left: 52, right: 14, top: 62, bottom: 34 };
+const PAD = { left: 52, right: 14, top: 74, bottom: 34 };
 const COLORS = ['#1f6feb', '#d1242f', '#1a7f37', '#9a6700', '#8250df', '#57606a'];
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -77,12 +77,12 @@ export function renderPlot(r: Results): string {
   const sizes = r.sizes;
   const xs = sizes.map((s) => s.records);
   const at = (f: (s: Results['sizes'][number]) => number | undefined | null): [number, number][] => sizes.map((s) => [s.records, f(s) ?? Number.NaN]);
-  const operations = [...new Set(sizes.flatMap((s) => s.lookups.map((l) => l.operation)))];
+  const names = [...new Set(sizes.flatMap((s) => s.lookups.map((l) => l.name)))];
   const charts: Chart[] = [
     {
       title: 'Lookups: our throughput / nginx\u2019s',
       unit: '(ratio)',
-      series: operations.map((op, i) => ({ name: op, color: COLORS[i % COLORS.length]!, points: at((s) => s.lookups.find((l) => l.operation === op)?.ratio) })),
+      series: names.map((name, i) => ({ name, color: COLORS[i % COLORS.length]!, points: at((s) => s.lookups.find((l) => l.name === name)?.ratio) })),
       lines: [{ y: 0.5, label: 'target 0.5' }],
     },
     {

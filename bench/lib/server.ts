@@ -36,3 +36,12 @@ export async function startServer(root: string, snapshotPath: string, tmp: strin
   }
   return { url, pid: child.pid!, stop: () => stop(child, 10_000) };
 }
+
+/** The bare node:http floor (bench/lib/bare-node-child.ts), answering every request with one file's bytes. */
+export async function startBareNode(root: string, file: string): Promise<RunningServer> {
+  const port = await freePort();
+  const child = startTsx(join(root, 'bench/lib/bare-node-child.ts'), [String(port), file], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(url, 200, 30_000, () => child.exitCode === null && child.signalCode === null);
+  return { url, pid: child.pid!, stop: () => stop(child, 5000) };
+}
