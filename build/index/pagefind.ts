@@ -26,17 +26,19 @@ import type { SnapshotWriter } from '../write/writer.ts';
  * each index scores with its own word statistics, so the ranking can differ slightly from one big index.
  *
  * Capping. Pagefind's browser runtime downloads a page table of about 7 bytes per record before the first result,
- * plus about 10 bytes per record of filter files for the facet counts. So the index holds at most
- * PAGEFIND_MAX_RECORDS clearances, the newest by decision date (the API's browse order). Above the cap the static page
- * says how many clearances its text search covers, still opens any clearance by K number from the record shards, and
- * the server's API covers everything.
+ * plus about 10 bytes per record of filter files for the facet counts, and the build still costs about 0.3 ms per
+ * record of one core. So the index holds at most PAGEFIND_MAX_RECORDS clearances: the newest whole buckets that fit,
+ * which is all of FDA's clearances today (about 175,000) with room for years of growth. Whole buckets, so that once
+ * FDA outgrows the cap the oldest bucket is dropped now and then instead of every bucket's members shifting each
+ * night. Above the cap the static page says how many clearances its text search covers, still opens any clearance
+ * by K number from the record shards, and the server's API covers everything.
  *
  * File budget. A static host allows 20,000 files per snapshot and the record shards alone take up to 10,001 (one per
  * "K1234" prefix). Pagefind writes one fragment file per record unless told otherwise; `maxFragments` makes it bundle
  * consecutive records into group files, here of PAGEFIND_RECORDS_PER_FRAGMENT records each. Its word index adds about
  * one chunk file per 500 records, and every bucket has three filter files and 13 fixed files: about
- * records / 20 + records / 500 + 16 × buckets files. The price of grouping: showing one result downloads its group
- * (20 records, about 2 KB compressed), so a result page costs at most ten small groups. Records are added in the
+ * records / 25 + records / 500 + 16 × buckets files, 8,600 at the cap. The price of grouping: showing one result
+ * downloads its group * (25 records, about 2.5 KB compressed), so a result page costs at most ten small groups. Records are added in the
  * browse order, so a page of filtered results without query words usually sits in one or two groups.
  *
  * Determinism. Pagefind names every file by a hash of its content, numbers records in the order they arrive, and
@@ -48,12 +50,12 @@ import type { SnapshotWriter } from '../write/writer.ts';
  * Pagefind's own UI bundles (pagefind-ui.js and friends) are kept in every bucket: 7 small files that let a mirror
  * drop in Pagefind's stock search box over the same indexes (with its `mergeIndex` option).
  */
-export const PAGEFIND_MAX_RECORDS = 60_000;
+export const PAGEFIND_MAX_RECORDS = 200_000;
 
 /** Records per Pagefind index: 15,000 keeps each index's quadratic build near 2 s, and a bucket is about 5 years. */
 export const PAGEFIND_BUCKET_RECORDS = 15_000;
 
-export const PAGEFIND_RECORDS_PER_FRAGMENT = 20;
+export const PAGEFIND_RECORDS_PER_FRAGMENT = 25;
 
 /** Pagefind services run side by side; each is one process using about one core. */
 export const PAGEFIND_SERVICES = 2;
@@ -161,6 +163,18 @@ export function pagefindBuckets(records: readonly ClearanceRecord[], maxRecords:
   return buckets;
 }
 
+/** The newest buckets whose records add up to at most `maxRecords`, newest first. */
+export function newestBuckets(buckets: readonly ClearanceRecord[][], maxRecords: number): ClearanceRecord[][] {
+  const kept: ClearanceRecord[][] = [];
+  let total = 0;
+  for (const bucket of [...buckets].reverse()) {
+    if (total + bucket.length > maxRecords) break;
+    kept.push(bucket);
+    total += bucket.length;
+  }
+  return kept;
+}
+
 export type PagefindWriteOptions = {
   maxRecords?: number;
   bucketRecords?: number;
@@ -223,8 +237,11 @@ export async function writePagefindIndex(
   writer: SnapshotWriter,
   options: PagefindWriteOptions = {},
 ): Promise<void> {
-  const kept = browseOrder(records).slice(0, options.maxRecords ?? PAGEFIND_MAX_RECORDS);
-  const buckets = pagefindBuckets(kept, options.bucketRecords ?? PAGEFIND_BUCKET_RECORDS).reverse();
+  const buckets = newestBuckets(
+    pagefindBuckets(records, options.bucketRecords ?? PAGEFIND_BUCKET_RECORDS),
+    options.maxRecords ?? PAGEFIND_MAX_RECORDS,
+  );
+  const kept = buckets.flat();
   const pathOf = (bucket: readonly ClearanceRecord[]) => `${bucket[0]!.kNumber}/`;
   const services = await Promise.all(
     Array.from({ length: Math.max(1, Math.min(options.services ?? PAGEFIND_SERVICES, buckets.length)) }, (_, n) => openService(n)),

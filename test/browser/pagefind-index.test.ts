@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { browseOrder, kNumberYear, pagefindBuckets, pagefindRecordOf, PagefindIndexes, writePagefindIndex } from '../../build/index/pagefind.ts';
+import { browseOrder, kNumberYear, newestBuckets, pagefindBuckets, pagefindRecordOf, PagefindIndexes, writePagefindIndex } from '../../build/index/pagefind.ts';
 import { SnapshotWriter } from '../../build/write/writer.ts';
 import { toClearanceRecord, type ClearanceFields, type ClearanceRecord } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -101,6 +101,16 @@ describe('pagefindBuckets', () => {
     expect(pagefindBuckets([], 2)).toEqual([]);
   });
 
+  test('newestBuckets keeps the newest whole buckets that fit, newest first', () => {
+    const b = (k: string, n: number) => Array.from({ length: n }, (_, i) => rec(`${k}${String(i).padStart(4, '0')}`));
+    const buckets = [b('K76', 3), b('K80', 2), b('K90', 4)];
+    const firsts = (kept: ClearanceRecord[][]) => kept.map((x) => [x[0]!.kNumber, x.length]);
+    expect(firsts(newestBuckets(buckets, 9))).toEqual([['K900000', 4], ['K800000', 2], ['K760000', 3]]);
+    expect(firsts(newestBuckets(buckets, 8))).toEqual([['K900000', 4], ['K800000', 2]]);
+    expect(firsts(newestBuckets(buckets, 4))).toEqual([['K900000', 4]]);
+    expect(newestBuckets(buckets, 3)).toEqual([]);
+  });
+
   test('puts every record in exactly one bucket of at most the size asked for', () => {
     const input = Array.from({ length: 500 }, (_, i) => rec(`K${String((i * 7919) % 100).padStart(2, '0')}${String(i).padStart(4, '0')}`));
     for (const size of [1, 7, 50, 499, 1000]) {
@@ -162,20 +172,26 @@ describe('writePagefindIndex', () => {
     expect(under(after, a.indexes[0]!.path)).not.toEqual(under(before, a.indexes[0]!.path));
   }, 120_000);
 
-  test('bundles fragments by recordsPerFragment and keeps only the newest maxRecords clearances', async () => {
-    const maxRecords = 100;
-    const writer = await writeInto(records, truth, { recordsPerFragment: 15, maxRecords });
+  test('bundles fragments by recordsPerFragment', async () => {
+    const writer = await writeInto(records, truth, { recordsPerFragment: 15 });
     const list = await indexesOf(writer);
     expect(list.indexes).toHaveLength(1);
     const dir = `pagefind/${list.indexes[0]!.path}`;
     const paths = writer.files().map((f) => f.path);
-    expect(paths.filter((p) => p.startsWith(`${dir}fragment/`))).toHaveLength(Math.ceil(maxRecords / 15));
+    expect(paths.filter((p) => p.startsWith(`${dir}fragment/`))).toHaveLength(Math.ceil(records.length / 15));
+  }, 120_000);
 
-    const entry = JSON.parse(await readFile(join(writer.root, dir, 'pagefind-entry.json'), 'utf8'));
-    expect(entry.languages.en.page_count).toBe(maxRecords);
-    expect(list.records).toBe(maxRecords);
-    const newest = browseOrder(records).slice(0, maxRecords).map((r) => r.kNumber).sort();
-    expect(await kNumbersIn(join(writer.root, dir))).toEqual(newest);
+  test('keeps the newest whole indexes that fit in maxRecords', async () => {
+    const maxRecords = Math.ceil(records.length / 2);
+    const writer = await writeInto(records, truth, { maxRecords, bucketRecords: Math.ceil(records.length / 5) });
+    const list = await indexesOf(writer);
+    expect(list.records).toBeLessThanOrEqual(maxRecords);
+    expect(list.records).toBeGreaterThan(0);
+    const kept = (await Promise.all(list.indexes.map((i) => kNumbersIn(join(writer.root, 'pagefind', i.path))))).flat().sort(receiptOrder);
+    expect(kept).toHaveLength(list.records);
+    // The newest received: every record left out was received before every record kept.
+    const all = records.map((r) => r.kNumber).sort(receiptOrder);
+    expect(kept).toEqual(all.slice(all.length - kept.length));
   }, 120_000);
 
   test('writes an empty list and no index for no records', async () => {
