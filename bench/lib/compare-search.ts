@@ -69,8 +69,17 @@ async function database(o: Options): Promise<{ path: string; buildSeconds: numbe
   const known = await readFile(sidecar, 'utf8').then((t) => JSON.parse(t) as { seconds: number; bytes: number }, () => null);
   if (known && (await stat(path).catch(() => null))) return { path, buildSeconds: known.seconds, bytes: known.bytes };
   await mkdir(dir, { recursive: true });
-  // A database of older database code for the same snapshot is dropped.
-  for (const other of await readdir(dir)) if (other.startsWith(`${o.snapshotId}-`) && !other.startsWith(name)) await rm(join(dir, other), { force: true });
+  // Databases of snapshots no longer in the cache (their build inputs changed), or of older database code, go.
+  const live = new Set<string>([o.snapshotId]);
+  const snapshots = join(o.workDir, 'snapshots');
+  for (const entry of await readdir(snapshots).catch(() => [])) {
+    const id = await readFile(join(snapshots, entry, 'build.json'), 'utf8').then((t) => (JSON.parse(t) as { snapshotId: string }).snapshotId, () => null);
+    if (id) live.add(id);
+  }
+  for (const other of await readdir(dir)) {
+    const id = other.split('-')[0]!;
+    if (!live.has(id) || (id === o.snapshotId && !other.startsWith(name))) await rm(join(dir, other), { force: true });
+  }
   o.log('building the SQLite FTS5 database');
   const child = startTsx(join(o.root, 'bench/lib/sqlite-build-child.ts'), [o.snapshotDir, path]);
   const built = lastJsonLine<{ seconds: number; bytes: number }>(await runToEnd(child, o.buildTimeoutMs, 'the SQLite build'));

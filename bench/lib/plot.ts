@@ -5,7 +5,7 @@ import { MiB } from './stats.ts';
  * The growth curves as a hand-written SVG: four small line charts over the number of records (log scale), drawn
  * from results.json alone, so the picture in the docs is always the figures of one run.
  */
-type Series = { name: string; color: string; dash?: boolean; points: [number, number][] };
+type Series = { name: string; color: string; dash?: boolean; points: [number, number][]; labels?: string[] };
 type Chart = { title: string; unit: string; log?: boolean; series: Series[]; lines?: { y: number; label: string }[] };
 
 const W = 380;
@@ -65,6 +65,11 @@ function chart(c: Chart, ox: number, oy: number, xs: number[]): string {
     const path = pts.map((p, j) => `${j === 0 ? 'M' : 'L'}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' ');
     parts.push(`<path d="${path}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ' stroke-dasharray="5 3"' : ''}/>`);
     for (const p of pts) parts.push(`<circle cx="${px(p[0]).toFixed(1)}" cy="${py(p[1]).toFixed(1)}" r="3" fill="${s.color}"/>`);
+    s.points.forEach((p, j) => {
+      const text = s.labels?.[j];
+      if (!text || !Number.isFinite(p[1])) return;
+      parts.push(`<text x="${px(p[0]).toFixed(1)}" y="${(py(p[1]) - 8).toFixed(1)}" class="point" text-anchor="middle">${esc(text)}</text>`);
+    });
     const ly = oy + 32 + Math.floor(i / 2) * 13;
     const lx = ox + PAD.left + (i % 2) * 150;
     parts.push(`<line x1="${lx}" x2="${lx + 16}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dash ? ' stroke-dasharray="5 3"' : ''}/>`);
@@ -98,18 +103,24 @@ export function renderPlot(r: Results): string {
     },
     {
       title: 'Build time',
-      unit: '(seconds)',
-      series: [{ name: 'npm run build', color: COLORS[2]!, points: at((s) => s.build.seconds) }],
+      unit: '(seconds; labels: peak memory)',
+      series: [
+        {
+          name: 'npm run build',
+          color: COLORS[2]!,
+          points: at((s) => s.build.seconds),
+          labels: sizes.map((s) => `${Math.round(s.build.peakRssBytes / MiB).toLocaleString('en-US')} MiB`),
+        },
+      ],
     },
     {
-      title: 'Memory',
+      title: 'Server memory',
       unit: '(MiB resident)',
       series: [
-        { name: 'server, under load', color: COLORS[0]!, points: at((s) => (s.memory ? s.memory.underLoadBytes / MiB : null)) },
-        { name: 'server, after start', color: COLORS[0]!, dash: true, points: at((s) => (s.memory ? s.memory.afterStartBytes / MiB : null)) },
-        { name: 'build, peak', color: COLORS[2]!, points: at((s) => s.build.peakRssBytes / MiB) },
+        { name: 'under load (peak)', color: COLORS[0]!, points: at((s) => (s.memory ? s.memory.underLoadBytes / MiB : null)) },
+        { name: 'after start', color: COLORS[0]!, dash: true, points: at((s) => (s.memory ? s.memory.afterStartBytes / MiB : null)) },
       ],
-      lines: [{ y: 512, label: 'server target 512 MiB' }],
+      lines: [{ y: 512, label: 'target 512 MiB' }],
     },
   ];
   const width = W * 2 + 10;
@@ -121,6 +132,7 @@ export function renderPlot(r: Results): string {
   .unit { font-weight: 400; fill: #57606a; }
   .tick { font-size: 10px; fill: #57606a; }
   .legend { font-size: 10px; fill: #24292f; }
+  .point { font-size: 10px; fill: #24292f; }
   .grid { stroke: #d0d7de; stroke-width: 1; }
   .target { stroke: #cf222e; stroke-width: 1; stroke-dasharray: 2 3; }
   .target-label { font-size: 10px; fill: #cf222e; }
