@@ -77,6 +77,22 @@ function searchTable(sizes: SizeResults[]): string {
   );
 }
 
+/** Median latency by kind of query at the largest size both engines ran: where each engine spends its time. */
+function kindTable(sizes: SizeResults[]): string | null {
+  const s = [...sizes].reverse().find((x) => x.search?.sqlite);
+  if (!s?.search?.sqlite) return null;
+  const ours = s.search.ours.byKind;
+  const sqlite = s.search.sqlite.byKind;
+  return [
+    `By kind of query, at ${s.label} (median over all rounds):`,
+    '',
+    table(
+      ['kind of query', 'ours p50', 'SQLite FTS5 p50', 'SQLite / ours'],
+      Object.keys(ours).map((k) => [k, ms(ours[k]!), ms(sqlite[k] ?? Number.NaN), ratio((sqlite[k] ?? Number.NaN) / ours[k]!)]),
+    ),
+  ].join('\n');
+}
+
 function memoryTable(sizes: SizeResults[]): string {
   return table(
     ['data', 'server after start', 'server under load (peak)', 'search process: ours / SQLite'],
@@ -146,6 +162,7 @@ export function renderReport(r: Results): string {
     '',
     searchTable(r.sizes),
     '',
+    ...(kindTable(r.sizes) ? [kindTable(r.sizes)!, ''] : []),
     '**Memory (resident)**',
     '',
     memoryTable(r.sizes),

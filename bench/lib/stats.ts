@@ -28,4 +28,5 @@ export const rps = (x: number): string => (Number.isFinite(x) ? Math.round(x).to
 export const ms = (x: number): string => (!Number.isFinite(x) ? 'n/a' : x < 1 ? `${x.toFixed(2)} ms` : x < 100 ? `${x.toFixed(1)} ms` : `${Math.round(x)} ms`);
 
 /** "0.62×": a ratio of two figures, or n/a when either is missing. */
-export const ratio = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(2)}×` : 'n/a');
+export const ratio = (x: number): string =>
+  !Number.isFinite(x) ? 'n/a' : `${x >= 100 ? Math.round(x).toLocaleString('en-US') : x >= 10 ? x.toFixed(1) : x.toFixed(2)}×`;
