@@ -35,6 +35,22 @@ import { prepareSnapshot, SIZES, type PreparedSnapshot } from './lib/snapshots.t
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+const USAGE = `Usage: npm run bench -- [options]
+
+  --quick               the bundled data and 175,000 records, 2-second rounds, 200 queries; figures go to bench/out/
+  --sizes LIST          some of bundled,175k,1M (default: all three; with --quick: bundled,175k)
+  --rounds N            measured rounds per figure, the median is kept (3)
+  --seconds N           seconds per load round (5; 2 with --quick)
+  --connections N       connections of the load generator (50)
+  --queries N           search queries (400; 200 with --quick)
+  --generator NAME      auto (wrk if installed, else autocannon), wrk or autocannon
+  --nginx PATH|none     the nginx binary, or none to skip that column (default: found on PATH or in /usr/sbin)
+  --work-dir DIR        generated inputs, snapshots and SQLite databases, reused across runs (/tmp/device-510k-bench)
+  --fresh               generate and build the snapshots again, and measure those builds
+  --prepare             only make sure the snapshots exist
+  --max-minutes N       stop the whole run after N minutes (45; 10 with --quick)
+  --out FILE, --svg FILE  where the results and the plot go (bench/results.json, docs/performance.svg)`;
+
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -52,8 +68,13 @@ const { values } = parseArgs({
     'max-minutes': { type: 'string' },
     out: { type: 'string' },
     svg: { type: 'string' },
+    help: { type: 'boolean', default: false },
   },
 });
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 const quick = values.quick;
 const positive = (name: string, raw: string): number => {
