@@ -147,7 +147,8 @@ export function renderReport(r: Results): string {
   const s = r.settings;
   return [
     `Machine: ${r.machine.cpus} × ${r.machine.cpuModel}, ${mib(r.machine.memoryBytes)}, Node ${r.machine.node}; load average ${r.machine.loadAverageAtStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${r.machine.loadAverageAtEnd.map((x) => x.toFixed(1)).join(' ')} at the end.`,
-    `Run: ${r.mode}, ${fixed(r.seconds / 60)} minutes; ${s.connections} connections, ${s.rounds} rounds of ${s.roundSeconds} s after ${s.warmupSeconds} s of warm-up, medians; load by ${s.generator}; nginx ${s.nginx ?? 'skipped'}; SQLite ${s.sqlite ?? 'skipped'}; ${s.queries} search queries (seed ${s.seed}).`,
+    '',
+    `Run: ${r.mode}, ${fixed(r.seconds / 60)} minutes; ${s.connections} connections, ${s.rounds} rounds of ${s.roundSeconds} s after ${s.warmupSeconds} s of warm-up, medians; load by ${s.generator}; nginx ${s.nginx ?? 'skipped'}; SQLite ${s.sqlite ?? 'skipped'}; ${s.queries} search queries; records generated with seed ${s.seed}.`,
     '',
     '**Build**',
     '',

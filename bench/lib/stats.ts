@@ -17,7 +17,7 @@ export function median(values: readonly number[]): number {
 
 export const MiB = 1024 * 1024;
 
-export const mib = (bytes: number): string => (Number.isFinite(bytes) ? `${(bytes / MiB).toFixed(0)} MiB` : 'n/a');
+export const mib = (bytes: number): string => (Number.isFinite(bytes) ? `${Math.round(bytes / MiB).toLocaleString('en-US')} MiB` : 'n/a');
 
 export const fixed = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
 
