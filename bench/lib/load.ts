@@ -44,7 +44,7 @@ function luaString(text: string): string {
 }
 
 /** The wrk script: the requests, formatted once per thread, drawn at random; the figures printed as one JSON line. */
-function wrkScript(requests: readonly LoadRequest[]): string {
+export function wrkScript(requests: readonly LoadRequest[]): string {
   const items = requests.map((r) =>
     r.body === undefined
       ? `{ ${luaString(r.method)}, ${luaString(r.path)}, nil }`
