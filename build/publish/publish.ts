@@ -85,7 +85,8 @@ export async function activeSnapshotDir(out: string): Promise<string | null> {
   return resolve(dirname(outAbs), await readlink(outAbs));
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this id is running (EPERM means it is, under another user). */
+export function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { isAlive } from '../publish/publish.ts';
 
 /**
  * One sync (or mirror) at a time per folder: a cron job that overruns must not race the next one. The lock file
@@ -28,14 +29,4 @@ export async function acquireLock(path: string, label: string): Promise<() => Pr
     await rm(mine, { force: true });
   }
   throw new Error(`could not take the lock ${path}`);
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
