@@ -76,11 +76,6 @@ export class SnapshotWriter {
     return [...this.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
-  /** How many writes are waiting; the build awaits `flush()` when this grows. */
-  get backlog(): number {
-    return this.limit.pendingCount + this.limit.activeCount;
-  }
-
   private async ensureDir(dir: string): Promise<void> {
     if (this.madeDirs.has(dir)) return;
     await mkdir(dir, { recursive: true });
