@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { runBuild } from './pipeline.ts';
 import { defaultSources } from './sources/default.ts';
-import { runSync } from './sync/run.ts';
+import { reportSyncOutcome, runSync } from './sync/run.ts';
 
 const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--fetch] [--quiet]
 
@@ -32,11 +32,7 @@ async function main(): Promise<void> {
   if (values.fetch) {
     if (values.source?.length) throw new Error('--fetch builds from the downloaded files; leave out --source');
     const result = await runSync({ out: values.out, log: values.quiet ? undefined : (line) => console.error(line) });
-    console.log(`sync ${result.outcome}: ${result.detail}`);
-    if (result.outcome === 'failed') {
-      console.log('the published snapshot, if any, was left as it was');
-      process.exitCode = 1;
-    }
+    reportSyncOutcome(result);
     return;
   }
   const bundled = values.source?.length ? null : await defaultSources();

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { FDA_BASE_URL, FDA_FILES, SYNC_DEFAULTS } from './sync/config.ts';
-import { runSync } from './sync/run.ts';
+import { reportSyncOutcome, runSync } from './sync/run.ts';
 
 const USAGE = `Usage: npm run sync -- [options]
 
@@ -54,11 +54,7 @@ async function main(): Promise<void> {
     force: values.force,
     log: values.quiet ? undefined : (line) => console.error(line),
   });
-  console.log(`sync ${result.outcome}: ${result.detail}`);
-  if (result.outcome === 'failed') {
-    console.log('the published snapshot, if any, was left as it was');
-    process.exitCode = 1;
-  }
+  reportSyncOutcome(result);
 }
 
 main().catch((err: unknown) => {

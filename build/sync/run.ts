@@ -184,3 +184,12 @@ function reasonOf(err: unknown, name: string): string {
   // Validation messages already start with the file's name.
   return message.startsWith(`${name}: `) ? message.slice(name.length + 2) : message;
 }
+
+/** The closing lines of a sync on stdout, and exit code 1 when it failed: one report for `sync` and `build --fetch`. */
+export function reportSyncOutcome(result: SyncResult): void {
+  console.log(`sync ${result.outcome}: ${result.detail}`);
+  if (result.outcome === 'failed') {
+    console.log('the published snapshot, if any, was left as it was');
+    process.exitCode = 1;
+  }
+}
