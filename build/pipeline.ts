@@ -26,7 +26,8 @@ import { createReporter, silentReporter, type Reporter } from './progress/report
 import { makeStagingDir, publishSnapshot } from './publish/publish.ts';
 import { readLookups } from './sources/lookups.ts';
 import { readSources } from './sources/read.ts';
-import { SnapshotWriter } from './write/writer.ts';
+import { RecordTableBuilder } from './write/record-table.ts';
+import { SnapshotWriter, sha256Hex } from './write/writer.ts';
 
 export type BuildOptions = {
   /** Source files, folders or zips, in precedence order (a later one overrides an earlier one). */
@@ -114,13 +115,16 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     const recordShards = shardsOf(records, (r) => r.kNumber, recordShardId);
     reporter.stage('write record shards', recordShards.length);
     let written = 0;
+    const table = new RecordTableBuilder(records.length);
     for (const shard of recordShards) {
-      writer.writeJson(recordShardPath(shard.id), RecordShard, shard.items);
+      const { bytes, spans } = writer.writeJsonLines(recordShardPath(shard.id), RecordShard, shard.items);
+      table.addShard(shard.items.map((r) => r.kNumber), bytes, spans);
       if (++written % 256 === 0) {
         await writer.flush(); // bounds the memory held by queued buffers
         reporter.update(written);
       }
     }
+    for (const part of table.parts()) writer.writeBytes(part.path, part.bytes);
     writer.writeJson(LAYOUT.recordIndex, ShardIndex, shardIndex(recordShards, (r: ClearanceRecord) => r.kNumber, recordShardPath, records.length));
     await writer.flush();
     reporter.end(`${recordShards.length} shards`);
@@ -133,7 +137,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     const counts = countByProductCode(records);
     const entries = productCodeEntries(classifications, counts);
     const codeShards = shardsOf(entries, (e) => e.productCode, productCodeShardId);
-    for (const shard of codeShards) writer.writeJson(productCodeShardPath(shard.id), ProductCodeShard, shard.items);
+    for (const shard of codeShards) writer.writeJsonLines(productCodeShardPath(shard.id), ProductCodeShard, shard.items);
     writer.writeJson(LAYOUT.productCodeIndex, ShardIndex, shardIndex(codeShards, (e: ProductCodeEntry) => e.productCode, productCodeShardPath, entries.length));
     writer.writeJson(LAYOUT.topProductCodes, TopProductCodesFile, { codes: topProductCodes(counts) });
     writer.writeJson(LAYOUT.meta, MetaFile, metaData(records.length, sourceNotes(records, entries, report, [...(options.notes ?? []), changes.summary])));
@@ -157,7 +161,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     reporter.stage('manifest and publish');
     const files = writer.files();
     const bytes = files.reduce((sum, f) => sum + f.bytes, 0);
-    const snapshotId = snapshotIdOf(files);
+    const snapshotId = snapshotIdOf(files, sha256Hex);
     const { min, max } = decisionDateRange(records);
     const manifest: Manifest = {
       schemaVersion: SNAPSHOT_SCHEMA_VERSION,

@@ -8,7 +8,7 @@ import {
   productCodeShardId,
   productCodeShardPath,
 } from '../../src/contract/index.ts';
-import { CursorCodec } from '../../src/server/cursor.ts';
+import { CursorCodec } from '../../src/operations/index.ts';
 import type { LoadRequest } from './load.ts';
 import { BENCH_CURSOR_SECRET } from './server.ts';
 

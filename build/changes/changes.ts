@@ -17,7 +17,7 @@ export async function writeChangeLog(options: {
   writer: SnapshotWriter;
 }): Promise<ChangeLogResult> {
   const { records, writer } = options;
-  const isShard = (path: string) => path.startsWith('records/') && path !== LAYOUT.recordIndex;
+  const isShard = (path: string) => /^records\/[^/]+\.json$/.test(path) && path !== LAYOUT.recordIndex;
   const nextShards = new Map(writer.files().filter((f) => isShard(f.path)).map((f) => [f.path, f.sha256]));
   const previous = await openPreviousSnapshot(options.out);
 

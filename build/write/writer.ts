@@ -4,7 +4,7 @@ import { dirname, join, posix, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import type { z } from 'zod';
 import type { FileEntry } from '../../src/contract/index.ts';
-import { jsonBytes } from './json.ts';
+import { jsonBytes, jsonLinesBytes, type LineSpan } from './json.ts';
 
 export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -26,12 +26,19 @@ export class SnapshotWriter {
 
   /** Validates `value` with `schema` (the build parses what it writes), then queues the write. */
   writeJson<S extends z.ZodType>(path: string, schema: S, value: z.input<S>): void {
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      throw new Error(`refusing to write ${path}: ${first?.path.join('.') ?? ''} ${first?.message ?? 'invalid'}`);
-    }
+    check(path, schema, value);
     this.writeBytes(path, jsonBytes(value));
+  }
+
+  /**
+   * Validates an array with `schema`, then queues it as a file of one entry per line; returns its bytes and where
+   * each entry sits in them (for the record table).
+   */
+  writeJsonLines<S extends z.ZodType>(path: string, schema: S, items: z.input<S> & readonly unknown[]): { bytes: Buffer; spans: LineSpan[] } {
+    check(path, schema, items);
+    const out = jsonLinesBytes(items);
+    this.writeBytes(path, out.bytes);
+    return out;
   }
 
   writeBytes(path: string, bytes: Uint8Array): void {
@@ -80,6 +87,14 @@ export class SnapshotWriter {
     if (this.madeDirs.has(dir)) return;
     await mkdir(dir, { recursive: true });
     this.madeDirs.add(dir);
+  }
+}
+
+function check(path: string, schema: z.ZodType, value: unknown): void {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new Error(`refusing to write ${path}: ${first?.path.join('.') ?? ''} ${first?.message ?? 'invalid'}`);
   }
 }
 

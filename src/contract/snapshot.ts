@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ClearanceRecord } from './record.ts';
 import { ProductCodeCount, ProductCodeEntry } from './classification.ts';
@@ -8,7 +7,11 @@ import { MetaData } from './envelope.ts';
  * The snapshot on disk (CONTRACT.md section 8). Every path here is relative to the snapshot's root, and the same
  * layout is what a CDN or a mirror hosts, so a static client can find any answer without asking a server.
  */
-export const SNAPSHOT_SCHEMA_VERSION = 1;
+/**
+ * 2: record and product-code shards hold one entry per line, and `records/table/` locates and digests every record,
+ * so a server answers from byte ranges without parsing a shard. A server refuses a snapshot of another version.
+ */
+export const SNAPSHOT_SCHEMA_VERSION = 2;
 
 export const LAYOUT = {
   manifest: 'manifest.json',
@@ -20,6 +23,7 @@ export const LAYOUT = {
   productCodeIndex: 'product-codes/index.json',
   searchDir: 'search',
   pagefindDir: 'pagefind',
+  recordTableDir: 'records/table',
 } as const;
 
 /** Records are sharded by the first five characters of the K number ("K1234"): at most 100 records a shard. */
@@ -28,6 +32,17 @@ export function recordShardId(kNumber: string): string {
 }
 export function recordShardPath(shardId: string): string {
   return `records/${shardId}.json`;
+}
+
+/**
+ * The record table: for every record, in the order of `records/index.json`'s shards and kNumber ascending within
+ * each, one fixed-size entry: the K number's six digits (u32), the byte offset and length of the record's line in
+ * its shard (u32 each, little-endian), and the first 16 bytes of the sha256 of that line. A part covers
+ * `shardsPerPart` consecutive shards, so a reader loads only the parts it needs and checks each against the manifest.
+ */
+export const RECORD_TABLE = { entryBytes: 28, digestBytes: 16, shardsPerPart: 1024 } as const;
+export function recordTablePartPath(part: number): string {
+  return `${LAYOUT.recordTableDir}/${String(part).padStart(4, '0')}.bin`;
 }
 
 /** Product codes are sharded by their first letter: at most 676 codes a shard, 26 shards. */
@@ -75,12 +90,12 @@ export const Counts = z.strictObject({
 });
 export type Counts = z.infer<typeof Counts>;
 
-/** The content id of a snapshot: sha256 over every listed file's path and digest, in the manifest's order; 16 hex. */
-export function snapshotIdOf(files: readonly FileEntry[]): string {
-  return createHash('sha256')
-    .update(files.map((f) => `${f.path}\t${f.sha256}\n`).join(''))
-    .digest('hex')
-    .slice(0, 16);
+/**
+ * The content id of a snapshot: sha256 over every listed file's path and digest, in the manifest's order; 16 hex.
+ * The hash is the caller's (node:crypto on Node, the platform's elsewhere), so the contract needs no runtime module.
+ */
+export function snapshotIdOf(files: readonly FileEntry[], sha256Hex: (bytes: Uint8Array) => string): string {
+  return sha256Hex(new TextEncoder().encode(files.map((f) => `${f.path}\t${f.sha256}\n`).join(''))).slice(0, 16);
 }
 
 export const Manifest = z.strictObject({

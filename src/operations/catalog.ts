@@ -1,13 +1,14 @@
 import type { CatalogInput, CatalogKind, ShardIndex } from '../contract/index.ts';
-import { firstShardAfter, lowerBound } from '../snapshot/index.ts';
-import type { CursorCodec, CursorPayload } from '../server/cursor.ts';
-import { ApiError } from '../server/errors.ts';
-import type { OperationContext, OperationResult, PrepareContext } from './index.ts';
+import { firstShardAfter, lineKey, type ShardLines } from '../snapshot/index.ts';
+import type { CursorCodec, CursorPayload } from './cursor.ts';
+import { ApiError } from './errors.ts';
+import { JsonBytes, type DataOf, type OperationContext, type OperationResult, type PrepareContext } from './types.ts';
 
 /**
  * device-510k.catalog: a keyset walk over the record shards (kNumber ascending) or the product-code shards (code
  * ascending). The cursor names the last key returned, so a walk survives rebuilds: it goes on after that key in
- * whatever snapshot is current, and says so in a warning.
+ * whatever snapshot is current, and says so in a warning. A page is a run of consecutive entries, sent as the
+ * entries' bytes cut from their shards.
  */
 export type PreparedCatalog = { kind: CatalogKind; limit: number; cursor: CursorPayload | null };
 
@@ -27,20 +28,32 @@ export function prepareCatalog(input: CatalogInput, ctx: PrepareContext): Prepar
   return { kind: input.kind, limit: input.limit, cursor };
 }
 
-export type KeysetPage<T> = { items: T[]; hasMore: boolean };
+export type KeysetPage = { items: Uint8Array[]; lastKey: string | null; hasMore: boolean };
+
+/** Position of the first line whose key is after `key`. */
+function firstLineAfter(lines: ShardLines, key: string): number {
+  let lo = 0;
+  let hi = lines.starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (lineKey(lines, mid) <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 /**
  * The `limit` entries after `after` (from the start when null) over sorted shards. The shards the page needs are
- * read in parallel: all of them when the first one is full enough, one more at a time otherwise.
+ * loaded together: as many as the shard counts say the rest of the page spans.
  */
-export async function pageAfter<T>(
+export async function pageAfter(
   index: ShardIndex,
-  load: (position: number) => Promise<T[]>,
-  keyOf: (item: T) => string,
+  load: (position: number) => Promise<ShardLines>,
   after: string | null,
   limit: number,
-): Promise<KeysetPage<T>> {
-  const items: T[] = [];
+): Promise<KeysetPage> {
+  const items: Uint8Array[] = [];
+  let lastKey: string | null = null;
   let position = firstShardAfter(index, after);
   let first = true;
   while (position < index.shards.length) {
@@ -49,31 +62,30 @@ export async function pageAfter<T>(
     let end = position;
     while (end < index.shards.length && need > 0) need -= index.shards[end++]?.count ?? 0;
     const loaded = await Promise.all(Array.from({ length: end - position }, (_, i) => load(position + i)));
-    for (const shard of loaded) {
-      let at = first && after !== null ? lowerBound(shard, after, keyOf, false) : 0;
+    for (const lines of loaded) {
+      let at = first && after !== null ? firstLineAfter(lines, after) : 0;
       first = false;
-      while (at < shard.length && items.length < limit) items.push(shard[at++] as T);
+      const count = lines.starts.length;
+      while (at < count && items.length < limit) {
+        items.push(lines.bytes.subarray(lines.starts[at], lines.ends[at]));
+        lastKey = lineKey(lines, at);
+        at++;
+      }
       if (items.length === limit) {
-        return { items, hasMore: at < shard.length || position + 1 < index.shards.length };
+        return { items, lastKey, hasMore: at < count || position + 1 < index.shards.length };
       }
       position++;
     }
   }
-  return { items, hasMore: false };
+  return { items, lastKey, hasMore: false };
 }
 
-export async function catalog(input: PreparedCatalog, ctx: OperationContext): Promise<OperationResult> {
+export async function catalog(input: PreparedCatalog, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.catalog'>>> {
   const { snapshot, cursors } = ctx;
   const after = input.cursor?.a ?? null;
-  const result =
-    input.kind === 'clearance'
-      ? await pageAfter(snapshot.recordIndex, (i) => snapshot.recordShard(i), (r) => r.kNumber, after, input.limit)
-      : await pageAfter(snapshot.productCodeIndex, (i) => snapshot.productCodeShard(i), (e) => e.productCode, after, input.limit);
   const index = input.kind === 'clearance' ? snapshot.recordIndex : snapshot.productCodeIndex;
-  const lastItem = result.items[result.items.length - 1];
-  const lastKey = lastItem === undefined ? null : 'kNumber' in lastItem ? lastItem.kNumber : lastItem.productCode;
-  const nextCursor =
-    result.hasMore && lastKey !== null ? encodeCursor(cursors, input.kind, lastKey, snapshot.id) : null;
+  const result = await pageAfter(index, (i) => snapshot.shardLines(input.kind, i), after, input.limit);
+  const nextCursor = result.hasMore && result.lastKey !== null ? encodeCursor(cursors, input.kind, result.lastKey, snapshot.id) : null;
   const warnings: string[] = [];
   if (input.cursor && input.cursor.s !== snapshot.id) {
     warnings.push(
@@ -81,7 +93,7 @@ export async function catalog(input: PreparedCatalog, ctx: OperationContext): Pr
     );
   }
   return {
-    data: { items: result.items },
+    data: JsonBytes.join('{"items":[', result.items, ']}'),
     page: {
       itemsReturned: result.items.length,
       total: index.total,

@@ -4,13 +4,14 @@ import { SearchIndexFormatError } from '../search/codec.ts';
 import { loadSearchIndex } from '../search/load.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { runSearch } from '../search/query.ts';
-import { SearchUnavailable } from '../server/errors.ts';
 import type { Snapshot } from '../snapshot/index.ts';
-import type { OperationContext, OperationResult } from './index.ts';
-
-const MEMO_KEY = 'search-index';
+import { SearchUnavailable } from './errors.ts';
+import { JsonBytes, type DataOf, type OperationContext, type OperationResult } from './types.ts';
 
 type Loaded = { index: SearchIndex } | { unavailable: string };
+
+/** Each snapshot's search index (or why it has none), loaded once and kept for the snapshot's life. */
+const indexes = new WeakMap<Snapshot, Promise<Loaded>>();
 
 /**
  * The snapshot's search index, loaded once per snapshot on first use and kept for the snapshot's life. A snapshot
@@ -18,7 +19,9 @@ type Loaded = { index: SearchIndex } | { unavailable: string };
  * once instead of re-reading the parts on every request; a read error is not remembered and the next request retries.
  */
 export function searchIndexOf(snapshot: Snapshot): Promise<Loaded> {
-  return snapshot.memo(MEMO_KEY, async (): Promise<Loaded> => {
+  const known = indexes.get(snapshot);
+  if (known) return known;
+  const loading = (async (): Promise<Loaded> => {
     if (!snapshot.fileEntry(SEARCH_INDEX_PATH)) {
       return { unavailable: 'This snapshot was built without a search index; every other operation is available.' };
     }
@@ -30,7 +33,12 @@ export function searchIndexOf(snapshot: Snapshot): Promise<Loaded> {
       }
       throw err;
     }
+  })();
+  indexes.set(snapshot, loading);
+  loading.catch(() => {
+    if (indexes.get(snapshot) === loading) indexes.delete(snapshot);
   });
+  return loading;
 }
 
 /** Loads the index ahead of the first search (for example right after a snapshot switch). */
@@ -38,18 +46,18 @@ export async function warmSearch(snapshot: Snapshot): Promise<void> {
   await searchIndexOf(snapshot);
 }
 
-/** device-510k.search (CONTRACT.md section 6): the page's records in answer order, exact total, three facets. */
-export async function search(input: SearchInput, ctx: OperationContext): Promise<OperationResult> {
+/**
+ * device-510k.search (the contract's section 6): the engine gives the page's K numbers, exact total and three
+ * facets; the page's records are sent as their bytes, cut from their shards.
+ */
+export async function search(input: SearchInput, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.search'>>> {
   const loaded = await searchIndexOf(ctx.snapshot);
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const outcome = runSearch(loaded.index, input);
-  const items = await ctx.snapshot.getRecords(outcome.kNumbers);
-  if (items.length !== outcome.kNumbers.length) {
-    throw new Error(`search index of snapshot ${ctx.snapshot.id} names records its shards do not hold`);
-  }
+  const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
   const offset = (input.page - 1) * input.pageSize;
   return {
-    data: { items },
+    data: JsonBytes.join('{"items":[', items, ']}'),
     page: {
       itemsReturned: items.length,
       total: outcome.total,

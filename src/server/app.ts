@@ -2,24 +2,25 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import polka, { type Polka } from 'polka';
 import type { OperationName } from '../contract/index.ts';
-import { loadOperations, warmSearch, type Operation, type OperationRegistry } from '../operations/index.ts';
+import { CursorCodec, OPERATION_REGISTRY, warmSearch, type Operation, type OperationRegistry } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult, type Snapshot } from '../snapshot/index.ts';
 import {
   DEFAULT_FRESHNESS_MAX_AGE_HOURS,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_OPERATION_TIMEOUT_MS,
+  DEFAULT_PIPELINE_DEPTH,
   DEFAULT_PUBLIC_DIR,
   DEFAULT_REQUEST_TIMEOUT_MS,
   defaultSyncStatePath,
   type ServerConfig,
 } from './config.ts';
-import { CursorCodec } from './cursor.ts';
 import { ApiError } from './errors.ts';
 import { jsonLogger, logWhenDone, type Logger } from './log.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { queryHandler, sendError } from './query.ts';
 import { sendJson } from './respond.ts';
-import { sourceStateOf } from './source-state.ts';
+import { SourceStateJson, sourceStateOf } from './source-state.ts';
+import { limitPipelining } from './pipeline.ts';
 import { precompressedCopy } from './public-dir.ts';
 import { publicFiles, snapshotFile } from './static.ts';
 
@@ -66,7 +67,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const snapshots = new SnapshotSource(options.snapshotPath, {
     snapshot: {
-      shardCacheSize: options.shardCacheSize,
+      cacheBytes: options.cacheBytes,
       onCorrupt: (r) => logger.error('snapshot file does not match its sha256; it is not served', { ...r }),
     },
     pollMs: options.pollMs ?? 1000,
@@ -85,7 +86,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     onRefuse: (target, err) => logger.error('snapshot refused; the current one keeps serving', { target, reason: err.message }),
   });
 
-  const operations: OperationRegistry = await loadOperations();
+  const operations: { -readonly [N in OperationName]: Operation } = { ...OPERATION_REGISTRY };
   for (const [name, op] of Object.entries(options.operations ?? {}) as [OperationName, Operation | undefined][]) {
     if (op) operations[name] = op;
   }
@@ -94,10 +95,13 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const sourceState = (snapshot: Snapshot | null, at: Date, warnings?: readonly string[]) =>
     sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: syncState?.current ?? null, now: at, maxAgeHours, warnings });
+  const stateJson = new SourceStateJson();
   const deps = {
     operations,
     current: () => snapshots.current,
     sourceState,
+    sourceStateJson: (snapshot: Snapshot | null, at: Date, warnings?: readonly string[]) =>
+      stateJson.json({ manifest: snapshot?.manifest ?? null, sync: syncState?.current ?? null, now: at, maxAgeHours, warnings }),
     cursors,
     logger,
     now,
@@ -174,7 +178,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
   if (serveStatic) app.use((req, res, next) => serveStatic(req, res, () => void next()));
 
-  server.on('request', (req, res) => app.handler(req as never, res, undefined as never));
+  server.on('request', limitPipelining(options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH, (req, res) => app.handler(req as never, res, undefined as never)));
   // No 'clientError' listener on purpose: Node's own handler answers each client error with its status (431 for
   // headers over maxHeaderSize, 408 when a timeout above cuts a slow client, 400 for garbage), writes nothing into an
   // answer already under way, and destroys the socket; a listener of ours would have to redo all of that.

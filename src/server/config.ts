@@ -13,8 +13,10 @@ export type ServerConfig = {
   freshnessMaxAgeHours?: number;
   /** Key for the catalog cursors' MAC. Default: a fixed key built into the source (see cursor.ts). */
   cursorSecret?: string;
-  /** Parsed shards kept in memory per snapshot. */
-  shardCacheSize?: number;
+  /** Bytes of verified shards and records kept in memory per snapshot (default 48 MiB). */
+  cacheBytes?: number;
+  /** Requests of one connection answered at once; later pipelined ones wait unread until one is sent. Default 4. */
+  pipelineDepth?: number;
   /** How often the snapshot link is re-read, in milliseconds (0: only on file-system events and reload()). */
   pollMs?: number;
   /** How often the sync state file is re-read, in milliseconds. */
@@ -37,6 +39,7 @@ export const DEFAULT_FRESHNESS_MAX_AGE_HOURS = 48;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
+export const DEFAULT_PIPELINE_DEPTH = 4;
 
 export function defaultSyncStatePath(snapshotPath: string): string {
   return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');
@@ -52,10 +55,23 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, 
   return value;
 }
 
+const UNITS: Record<string, number> = { '': 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
+
+/** A size in bytes: a whole number, optionally followed by K, KiB, M, MiB, G or GiB (powers of 1024). */
+function byteSize(env: NodeJS.ProcessEnv, name: string): number {
+  const raw = env[name] ?? '';
+  const match = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = match ? UNITS[(match[2] ?? '').toLowerCase()] : undefined;
+  if (!match || unit === undefined || Number(match[1]) <= 0) {
+    throw new Error(`Expected \`${name}\` to be a size in bytes above 0 (for example 50000000 or 48MiB), got "${raw}"`);
+  }
+  return Number(match[1]) * unit;
+}
+
 /**
  * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
- * CURSOR_SECRET (built-in key), SHARD_CACHE_SIZE (1024), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000).
+ * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -69,7 +85,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     publicDir: env.PUBLIC_DIR ? resolve(env.PUBLIC_DIR) : DEFAULT_PUBLIC_DIR,
     freshnessMaxAgeHours: positiveNumber(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS),
     ...(env.CURSOR_SECRET ? { cursorSecret: env.CURSOR_SECRET } : {}),
-    ...(env.SHARD_CACHE_SIZE ? { shardCacheSize: positiveNumber(env, 'SHARD_CACHE_SIZE', 1024, true) } : {}),
+    ...(env.SHARD_CACHE_BYTES ? { cacheBytes: byteSize(env, 'SHARD_CACHE_BYTES') } : {}),
     headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
     requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),
   };

@@ -22,11 +22,49 @@ export type RequestLine = {
 
 const line = (fields: Record<string, unknown>) => `${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`;
 
+const exitFlushes = new Set<() => void>();
+/** A process that exits (process.exit after a drain) runs no more event-loop turns: write what waits first. */
+function atExit(flush: () => void): void {
+  if (exitFlushes.size === 0) process.once('exit', () => exitFlushes.forEach((f) => f()));
+  exitFlushes.add(flush);
+}
+
+/** Request lines held before a write: past this many bytes they are written at once. */
+const FLUSH_BYTES = 64 * 1024;
+
+/**
+ * Request lines are gathered and written once per turn of the event loop (or once 64 KiB are waiting): stdout to a
+ * file or a pipe is written synchronously, and one write per request cost more than the rest of a small answer.
+ * Events and errors are rare and go out at once, after the request lines gathered so far, so the log keeps its order.
+ */
 export function jsonLogger(out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Logger {
+  let pending = '';
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
+    out.write(text);
+  };
+  atExit(flush);
   return {
-    request: (l) => out.write(line({ level: 'info', msg: 'request', ...l })),
-    info: (message, fields) => out.write(line({ level: 'info', msg: message, ...fields })),
-    error: (message, fields) => err.write(line({ level: 'error', msg: message, ...fields })),
+    request: (l) => {
+      pending += line({ level: 'info', msg: 'request', ...l });
+      if (pending.length >= FLUSH_BYTES) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    info: (message, fields) => {
+      flush();
+      out.write(line({ level: 'info', msg: message, ...fields }));
+    },
+    error: (message, fields) => {
+      flush();
+      err.write(line({ level: 'error', msg: message, ...fields }));
+    },
   };
 }
 

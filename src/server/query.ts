@@ -1,20 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SourceState } from '../contract/index.ts';
-import type { OperationRegistry } from '../operations/index.ts';
+import type { OperationName, SourceState } from '../contract/index.ts';
+import { JsonBytes, type CursorCodec, type OperationRegistry, type OperationResult } from '../operations/index.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import { ClientGone, readBody } from './body.ts';
-import type { CursorCodec } from './cursor.ts';
 import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from './envelope.ts';
 import { ApiError, errorBody, toApiError } from './errors.ts';
 import { noteOperation, type Logger } from './log.ts';
 import { isJsonContentType } from './media.ts';
-import { sendJson } from './respond.ts';
+import { sendBytes, sendJson } from './respond.ts';
 
 export type QueryDeps = {
   operations: OperationRegistry;
   /** The snapshot serving now; read once per request. */
   current: () => Snapshot | null;
   sourceState: (snapshot: Snapshot | null, now: Date, warnings?: readonly string[]) => SourceState;
+  /** The same, as JSON text: serialized once per snapshot and sync state, with only `servedAt` written per answer. */
+  sourceStateJson: (snapshot: Snapshot | null, now: Date, warnings?: readonly string[]) => string;
   cursors: CursorCodec;
   logger: Logger;
   now: () => Date;
@@ -51,20 +52,41 @@ export function queryHandler(deps: QueryDeps) {
       }
       const servedAt = deps.now();
       const result = await withDeadline(op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors }), deps.operationTimeoutMs, envelope.operation);
-      const answer: Record<string, unknown> = {
-        version: 1,
-        operation: envelope.operation,
-        data: result.data,
-        sourceState: deps.sourceState(snapshot, deps.now(), result.warnings),
-      };
-      if (result.page) answer.page = result.page;
-      if (result.facets) answer.facets = result.facets;
-      await sendJson(req, res, 200, answer);
+      await sendBytes(req, res, 200, answerBytes(envelope.operation, result, deps.sourceStateJson(snapshot, deps.now(), result.warnings)));
     } catch (err) {
       if (err instanceof ClientGone) return;
       await sendError(deps, req, res, err, operation, snapshot);
     }
   };
+}
+
+const encoder = new TextEncoder();
+/** Each operation's fixed head of an answer, encoded once. */
+const heads = new Map<string, Uint8Array>();
+const headOf = (operation: OperationName): Uint8Array => {
+  let head = heads.get(operation);
+  if (!head) heads.set(operation, (head = encoder.encode(`{"version":1,"operation":${JSON.stringify(operation)},"data":`)));
+  return head;
+};
+
+/**
+ * The response envelope as bytes: the fixed head, the operation's data (its bytes as they are when it already is
+ * bytes), the source state's text, then page and facets. The members come in the order JSON.stringify of the
+ * envelope object would give, so the bytes are the same as before answers were spliced.
+ */
+export function answerBytes(operation: OperationName, result: OperationResult, sourceStateJson: string): Buffer {
+  const data = result.data instanceof JsonBytes ? result.data.bytes : encoder.encode(JSON.stringify(result.data));
+  let tail = `,"sourceState":${sourceStateJson}`;
+  if (result.page) tail += `,"page":${JSON.stringify(result.page)}`;
+  if (result.facets) tail += `,"facets":${JSON.stringify(result.facets)}`;
+  tail += '}';
+  const head = headOf(operation);
+  const tailLength = Buffer.byteLength(tail, 'utf8');
+  const out = Buffer.allocUnsafe(head.length + data.length + tailLength);
+  out.set(head, 0);
+  out.set(data, head.length);
+  out.write(tail, head.length + data.length, 'utf8');
+  return out;
 }
 
 async function withDeadline<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 import { pickEncoding } from './media.ts';
 
-/** Answers at or under this size go out as they are: compressing them costs more than it saves. */
+/** Answers at or under this size go out as they are (the contract's section 1: larger ones are compressed). */
 export const COMPRESS_MIN_BYTES = 1024;
 /** Larger answers are compressed on the thread pool so that one big catalog page does not stall every request. */
 const SYNC_COMPRESS_MAX_BYTES = 32 * 1024;
@@ -24,17 +24,16 @@ const brotliOptions = (size: number) => ({
 });
 
 /**
- * Sends a JSON answer with the headers every JSON answer carries (CONTRACT.md section 1), compressed with br or
- * gzip when it is over 1 KiB and the client accepts one of them.
+ * Sends a JSON answer that is already bytes, with the headers every JSON answer carries (the contract's section 1),
+ * compressed with br or gzip when it is over 1 KiB and the client accepts one of them.
  */
-export async function sendJson(
+export async function sendBytes(
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
-  body: unknown,
+  raw: Buffer,
   headers: Readonly<Record<string, string>> = {},
 ): Promise<void> {
-  const raw = Buffer.from(JSON.stringify(body), 'utf8');
   const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : 'identity';
   let payload = raw;
   if (encoding === 'br') {
@@ -43,12 +42,25 @@ export async function sendJson(
     payload = raw.length > SYNC_COMPRESS_MAX_BYTES ? await gzipAsync(raw) : gzipSync(raw);
   }
   if (res.headersSent || res.destroyed) return;
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Vary', 'Accept-Encoding');
-  if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);
-  res.setHeader('Content-Length', payload.length);
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  const head: Record<string, string | number> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Access-Control-Allow-Origin': '*',
+    Vary: 'Accept-Encoding',
+    'Content-Length': payload.length,
+    ...headers,
+  };
+  if (encoding !== 'identity') head['Content-Encoding'] = encoding;
+  res.writeHead(status, head);
   res.end(req.method === 'HEAD' ? undefined : payload);
+}
+
+/** Sends a JSON value (health, the OpenAPI document, errors): `sendBytes` of its serialization. */
+export function sendJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  return sendBytes(req, res, status, Buffer.from(JSON.stringify(body), 'utf8'), headers);
 }

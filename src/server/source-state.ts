@@ -97,3 +97,43 @@ export function sourceStateOf(inputs: SourceStateInputs): SourceState {
     warnings,
   };
 }
+
+/**
+ * What in a source state depends on the time of the answer besides `servedAt`: whether the last sync is within the
+ * maximum age, and how long ago it was in words. Two times with the same key give the same state but for `servedAt`.
+ */
+function timeKey(inputs: SourceStateInputs): string {
+  const { manifest, sync, now, maxAgeHours } = inputs;
+  if (!manifest) return '';
+  const lastSync = newest(manifest.lastSuccessfulSyncAt, sync?.lastSuccessfulSyncAt);
+  if (lastSync === null) return '';
+  const ageMs = now.getTime() - Date.parse(lastSync);
+  return `${ageMs <= maxAgeHours * HOUR_MS}|${hoursAgo(ageMs)}`;
+}
+
+const SERVED_AT_MARK = '\u0000servedAt\u0000';
+
+/**
+ * The source state as JSON text, serialized once per snapshot, sync state and time key, with only `servedAt` written
+ * per answer (answers carry it, and serializing the whole state each time cost more than the rest of a lookup).
+ * Warnings an operation adds make a state of their own, serialized in full.
+ */
+export class SourceStateJson {
+  private key: { manifest: Manifest | null; sync: SyncStatus | null; time: string } | null = null;
+  private parts: [string, string] = ['', ''];
+
+  json(inputs: SourceStateInputs): string {
+    const servedAt = inputs.now.toISOString();
+    if (inputs.warnings && inputs.warnings.length > 0) return JSON.stringify(sourceStateOf(inputs));
+    const time = timeKey(inputs);
+    const key = this.key;
+    if (!key || key.manifest !== inputs.manifest || key.sync !== inputs.sync || key.time !== time) {
+      const text = JSON.stringify({ ...sourceStateOf(inputs), servedAt: SERVED_AT_MARK });
+      const mark = JSON.stringify(SERVED_AT_MARK);
+      const at = text.indexOf(mark);
+      this.parts = [text.slice(0, at), text.slice(at + mark.length)];
+      this.key = { manifest: inputs.manifest, sync: inputs.sync, time };
+    }
+    return `${this.parts[0]}"${servedAt}"${this.parts[1]}`;
+  }
+}

@@ -26,6 +26,13 @@ export function findSorted<T>(items: readonly T[], key: string, keyOf: (item: T)
   return item !== undefined && keyOf(item) === key ? item : undefined;
 }
 
+/** Position of the shard whose key range holds `key`, or -1 when no shard could. */
+export function shardPositionHolding(index: ShardIndex, key: string): number {
+  const at = lowerBound(index.shards, key, (s) => s.last);
+  const shard = index.shards[at];
+  return shard !== undefined && shard.first <= key ? at : -1;
+}
+
 /** The shard whose key range holds `key`, or undefined when no shard could. */
 export function shardHolding(index: ShardIndex, key: string): Shard | undefined {
   const shard = index.shards[lowerBound(index.shards, key, (s) => s.last)];

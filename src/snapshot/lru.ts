@@ -1,14 +1,18 @@
 /**
- * A least-recently-used map with a fixed number of entries. A Map keeps insertion order, so re-inserting on every
- * hit keeps the coldest entry first, and evicting it is O(1).
+ * A least-recently-used map bounded by the summed weight of its entries (by default each weighs 1, so the bound is a
+ * count; the snapshot's cache weighs entries in bytes). A Map keeps insertion order, so re-inserting on every hit
+ * keeps the coldest entry first, and evicting it is O(1). An entry heavier than the whole capacity is not kept.
  */
 export class LruCache<K, V> {
   readonly capacity: number;
   private readonly map = new Map<K, V>();
+  private readonly weigh: (value: V) => number;
+  private total = 0;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, weigh: (value: V) => number = () => 1) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`Expected \`capacity\` to be an integer from 1 and up, got ${capacity}`);
     this.capacity = capacity;
+    this.weigh = weigh;
   }
 
   get(key: K): V | undefined {
@@ -20,19 +24,32 @@ export class LruCache<K, V> {
   }
 
   set(key: K, value: V): void {
-    this.map.delete(key);
+    this.delete(key);
+    const weight = this.weigh(value);
+    if (weight > this.capacity) return;
     this.map.set(key, value);
-    if (this.map.size > this.capacity) {
-      const coldest = this.map.keys().next();
-      if (!coldest.done) this.map.delete(coldest.value);
+    this.total += weight;
+    while (this.total > this.capacity) {
+      const coldest = this.map.entries().next();
+      if (coldest.done) break;
+      this.map.delete(coldest.value[0]);
+      this.total -= this.weigh(coldest.value[1]);
     }
   }
 
   delete(key: K): void {
+    const value = this.map.get(key);
+    if (value === undefined) return;
     this.map.delete(key);
+    this.total -= this.weigh(value);
   }
 
   get size(): number {
     return this.map.size;
+  }
+
+  /** The summed weight of the entries held. */
+  get weight(): number {
+    return this.total;
   }
 }

@@ -1,32 +1,38 @@
-import { realpath } from 'node:fs/promises';
 import type { z } from 'zod';
 import {
   LAYOUT,
   Manifest,
   MetaFile,
-  ProductCodeShard,
-  RecordShard,
+  RECORD_TABLE,
+  SNAPSHOT_SCHEMA_VERSION,
   ShardIndex,
   TopProductCodesFile,
+  recordTablePartPath,
   snapshotIdOf,
   type ClearanceRecord,
   type FileEntry,
   type ProductCodeEntry,
 } from '../contract/index.ts';
-import { checkListedFiles, readSnapshotFile, safeRelPath, sha256Hex } from './files.ts';
-import { findSorted, shardHolding } from './keys.ts';
+import { shardPositionHolding } from './keys.ts';
+import { indexLines, lineKey, type ShardLines } from './lines.ts';
 import { LruCache } from './lru.ts';
+import { safeRelPath } from './paths.ts';
+import { bytesEqual, toHex, type SnapshotStorage } from './storage.ts';
 
 export type SnapshotOptions = {
-  /** Parsed shards kept in memory (record and product-code shards together). */
-  shardCacheSize?: number;
+  /**
+   * Bytes of verified shard and record bytes kept in memory (whole shards for catalog pages and product codes,
+   * single records for detail and search); the least recently used go first.
+   */
+  cacheBytes?: number;
   /** Told once per file and snapshot when a file's bytes do not match the manifest's sha256. */
   onCorrupt?: (report: CorruptFileReport) => void;
 };
 
 export type CorruptFileReport = { snapshotId: string; dir: string; path: string; expected: string; actual: string };
 
-export const DEFAULT_SHARD_CACHE_SIZE = 1024;
+/** 48 MiB: at 1,000,000 records it holds about 35,000 records or 650 whole shards, and keeps the server small. */
+export const DEFAULT_CACHE_BYTES = 48 * 1024 * 1024;
 
 /** Thrown by `Snapshot.open` when a directory is not a complete, valid snapshot; the message lists why. */
 export class InvalidSnapshot extends Error {
@@ -39,9 +45,9 @@ export class InvalidSnapshot extends Error {
 }
 
 /**
- * Thrown when a file's bytes do not match the sha256 the manifest lists for it: the file was damaged after the build
- * (a flipped bit, a copy that kept the size), and what it holds is not served. Not remembered, so a file repaired in
- * place is served again.
+ * Thrown when a file's bytes do not match the sha256 the manifest lists for it (or a record's bytes the digest the
+ * record table lists): the file was damaged after the build, and what it holds is not served. Not remembered, so a
+ * file repaired in place is served again.
  */
 export class CorruptFile extends Error {
   override readonly name = 'CorruptFile';
@@ -52,32 +58,38 @@ export class CorruptFile extends Error {
   }
 }
 
-/** The problem with a file's bytes against its manifest entry, or null when they match. */
-function mismatch(entry: FileEntry, bytes: Uint8Array): { actual: string } | null {
-  const actual = sha256Hex(bytes);
-  return bytes.length === entry.bytes && actual === entry.sha256 ? null : { actual };
-}
+type Cached = ShardLines | Uint8Array;
+const weightOf = (value: Cached): number => ('bytes' in value ? value.bytes.length + value.starts.length * 8 : value.length) + 64;
+
+const utf8 = new TextDecoder();
 
 /**
- * One published snapshot, opened read-only. `open` parses the manifest once with the contract's schema, checks that
- * every file it lists is there with its size, and parses the small files every request needs (meta, top codes, the
- * two shard indexes). Shards are read on demand and kept in an LRU cache of parsed values, so memory stays bounded
- * whatever the snapshot's size. A request keeps the Snapshot it started on, so a switch never changes data under it.
- * Every file read is checked against the manifest's sha256 before it is used: opening checks sizes only (hashing a
- * whole snapshot on every switch would read it all), so a damaged file is caught when it is first read, and
- * refused (CorruptFile) rather than served.
+ * One published snapshot, read-only, over a storage (a local folder on Node). `fromStorage` parses the manifest once
+ * with the contract's schema and the small files every request needs (meta, top codes, the two shard indexes).
+ *
+ * Answers are cut from verified bytes, never parsed on the request path: a record is read from the byte range the
+ * record table gives and checked against the table's digest of it (the table itself against the manifest); a whole
+ * shard (for catalog pages and product codes) against the manifest's sha256. What passed is kept in a cache bounded
+ * by bytes. A damaged file or record throws CorruptFile rather than being served. A request keeps the Snapshot it
+ * started on, so a switch never changes data under it.
  */
 export class Snapshot {
-  readonly dir: string;
+  readonly storage: SnapshotStorage;
   readonly manifest: Manifest;
   /** sha256 of manifest.json's bytes (the manifest cannot list itself). */
   readonly manifestSha256: string;
   readonly meta: MetaFile;
+  /** meta.json's bytes without its final newline: the meta answer's data as it is. */
+  readonly metaJson: Uint8Array;
   readonly topProductCodes: TopProductCodesFile;
   readonly recordIndex: ShardIndex;
   readonly productCodeIndex: ShardIndex;
   private readonly files: ReadonlyMap<string, FileEntry>;
-  private readonly shards: LruCache<string, Promise<unknown>>;
+  /** Records before each record shard, so shard i's entries in the record table start at recordsBefore[i]. */
+  private readonly recordsBefore: Uint32Array;
+  private readonly tableParts: (Uint8Array | undefined)[] = [];
+  private readonly tableLoads = new Map<number, Promise<Uint8Array>>();
+  private readonly cache: LruCache<string, Cached>;
   private readonly memos = new Map<string, unknown>();
   /** Files whose bytes have matched their sha256 once (for static serving, which reads them again itself). */
   private readonly verified = new Set<string>();
@@ -86,83 +98,110 @@ export class Snapshot {
   private readonly onCorrupt: ((report: CorruptFileReport) => void) | undefined;
 
   private constructor(init: {
-    dir: string;
+    storage: SnapshotStorage;
     manifest: Manifest;
     manifestSha256: string;
     meta: MetaFile;
+    metaJson: Uint8Array;
     topProductCodes: TopProductCodesFile;
     recordIndex: ShardIndex;
     productCodeIndex: ShardIndex;
     files: ReadonlyMap<string, FileEntry>;
-    shardCacheSize: number;
-    onCorrupt?: (report: CorruptFileReport) => void;
+    options: SnapshotOptions;
   }) {
-    this.dir = init.dir;
+    this.storage = init.storage;
     this.manifest = init.manifest;
     this.manifestSha256 = init.manifestSha256;
     this.meta = init.meta;
+    this.metaJson = init.metaJson;
     this.topProductCodes = init.topProductCodes;
     this.recordIndex = init.recordIndex;
     this.productCodeIndex = init.productCodeIndex;
     this.files = init.files;
-    this.shards = new LruCache(init.shardCacheSize);
-    this.onCorrupt = init.onCorrupt;
+    this.recordsBefore = new Uint32Array(init.recordIndex.shards.length + 1);
+    init.recordIndex.shards.forEach((s, i) => {
+      this.recordsBefore[i + 1] = (this.recordsBefore[i] as number) + s.count;
+    });
+    this.cache = new LruCache(Math.max(1, Math.floor(init.options.cacheBytes ?? DEFAULT_CACHE_BYTES)), weightOf);
+    this.onCorrupt = init.options.onCorrupt;
   }
 
+  /** Opens a snapshot folder on the local disk (Node only): see `openSnapshotDirectory`. */
   static async open(path: string, options: SnapshotOptions = {}): Promise<Snapshot> {
-    const dir = await realpath(path).catch(() => {
-      throw new InvalidSnapshot(path, 'the directory does not exist');
-    });
-    const manifestBytes = await readSnapshotFile(dir, LAYOUT.manifest).catch(() => {
-      throw new InvalidSnapshot(dir, `${LAYOUT.manifest} is missing`);
-    });
+    const { openSnapshotDirectory } = await import('./node-open.ts');
+    return openSnapshotDirectory(path, options);
+  }
+
+  /**
+   * Opens the snapshot whose manifest is `manifestBytes`, reading the rest from `storage`. `checkFiles`, when given,
+   * runs once the manifest is known and before anything else is read, and returns problems that refuse the snapshot.
+   */
+  static async fromStorage(
+    storage: SnapshotStorage,
+    manifestBytes: Uint8Array,
+    options: SnapshotOptions = {},
+    checkFiles?: (files: readonly FileEntry[]) => Promise<string[]>,
+  ): Promise<Snapshot> {
+    const dir = storage.location;
+    const hex = (bytes: Uint8Array) => toHex(storage.sha256(bytes));
     const manifest = parseJson(dir, LAYOUT.manifest, manifestBytes, Manifest);
     // The id is a digest of the file list: an edited list (a path or digest changed by hand) is refused here.
-    if (snapshotIdOf(manifest.files) !== manifest.snapshotId) {
+    if (snapshotIdOf(manifest.files, hex) !== manifest.snapshotId) {
       throw new InvalidSnapshot(dir, `${LAYOUT.manifest}'s snapshotId does not match its file list`);
     }
     const files = new Map(manifest.files.map((f) => [f.path, f]));
-    for (const required of [LAYOUT.meta, LAYOUT.topProductCodes, LAYOUT.recordIndex, LAYOUT.productCodeIndex]) {
-      if (!files.has(required)) throw new InvalidSnapshot(dir, `the manifest does not list ${required}`);
-    }
-    const problems = await checkListedFiles(dir, manifest.files);
+    const problems = checkFiles ? await checkFiles(manifest.files) : [];
     if (problems.length > 0) {
       const more = problems.length > 3 ? ` (and ${problems.length - 3} more)` : '';
       throw new InvalidSnapshot(dir, `${problems.slice(0, 3).join('; ')}${more}`);
     }
-    const read = async <S extends z.ZodType>(rel: string, schema: S): Promise<z.output<S>> => {
-      const bytes = await readSnapshotFile(dir, rel);
+    for (const required of [LAYOUT.meta, LAYOUT.topProductCodes, LAYOUT.recordIndex, LAYOUT.productCodeIndex]) {
+      if (!files.has(required)) throw new InvalidSnapshot(dir, `the manifest does not list ${required}`);
+    }
+    const readChecked = async (rel: string): Promise<Uint8Array> => {
+      const bytes = await storage.read(rel).catch(() => {
+        throw new InvalidSnapshot(dir, `${rel} cannot be read`);
+      });
       // Every answer needs these four: a damaged one makes the whole snapshot unusable, so it is refused here.
-      if (mismatch(files.get(rel) as FileEntry, bytes)) throw new InvalidSnapshot(dir, `${rel} does not match its sha256 in the manifest`);
-      return parseJson(dir, rel, bytes, schema);
+      const entry = files.get(rel) as FileEntry;
+      if (bytes.length !== entry.bytes || hex(bytes) !== entry.sha256) throw new InvalidSnapshot(dir, `${rel} does not match its sha256 in the manifest`);
+      return bytes;
     };
-    const [meta, topProductCodes, recordIndex, productCodeIndex] = await Promise.all([
-      read(LAYOUT.meta, MetaFile),
-      read(LAYOUT.topProductCodes, TopProductCodesFile),
-      read(LAYOUT.recordIndex, ShardIndex),
-      read(LAYOUT.productCodeIndex, ShardIndex),
-    ]);
+    const [metaBytes, topBytes, recordIndexBytes, codeIndexBytes] = await Promise.all(
+      [LAYOUT.meta, LAYOUT.topProductCodes, LAYOUT.recordIndex, LAYOUT.productCodeIndex].map(readChecked),
+    ) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+    const recordIndex = parseJson(dir, LAYOUT.recordIndex, recordIndexBytes, ShardIndex);
+    const productCodeIndex = parseJson(dir, LAYOUT.productCodeIndex, codeIndexBytes, ShardIndex);
     for (const index of [recordIndex, productCodeIndex]) {
       const unlisted = index.shards.find((s) => !files.has(s.path));
       if (unlisted) throw new InvalidSnapshot(dir, `shard ${unlisted.path} is not in the manifest`);
     }
+    const parts = Math.ceil(recordIndex.shards.length / RECORD_TABLE.shardsPerPart);
+    for (let part = 0; part < parts; part++) {
+      if (!files.has(recordTablePartPath(part))) throw new InvalidSnapshot(dir, `the manifest does not list ${recordTablePartPath(part)}`);
+    }
     return new Snapshot({
-      dir,
+      storage,
       manifest,
-      manifestSha256: sha256Hex(manifestBytes),
-      meta,
-      topProductCodes,
+      manifestSha256: hex(manifestBytes),
+      meta: parseJson(dir, LAYOUT.meta, metaBytes, MetaFile),
+      metaJson: withoutFinalNewline(metaBytes),
+      topProductCodes: parseJson(dir, LAYOUT.topProductCodes, topBytes, TopProductCodesFile),
       recordIndex,
       productCodeIndex,
       files,
-      shardCacheSize: options.shardCacheSize ?? DEFAULT_SHARD_CACHE_SIZE,
-      onCorrupt: options.onCorrupt,
+      options,
     });
   }
 
   /** The snapshot's content id (16 hex digits). */
   get id(): string {
     return this.manifest.snapshotId;
+  }
+
+  /** Where the snapshot is (its folder on Node), for logs and for serving its files. */
+  get dir(): string {
+    return this.storage.location;
   }
 
   /** The manifest's entry for a file, or undefined when the snapshot has no such file. */
@@ -174,16 +213,16 @@ export class Snapshot {
    * The bytes of one of the snapshot's files (a path the manifest lists, or the manifest itself), checked against
    * the manifest's sha256; throws CorruptFile when they do not match.
    */
-  async readFile(rel: string): Promise<Buffer> {
+  async readFile(rel: string): Promise<Uint8Array> {
     const safe = safeRelPath(rel);
     const entry = safe === null ? undefined : this.files.get(safe);
     if (safe === null || (safe !== LAYOUT.manifest && !entry)) {
       throw new Error(`${rel} is not a file of snapshot ${this.id}`);
     }
-    const bytes = await readSnapshotFile(this.dir, safe);
-    // The manifest cannot list itself; it must still be the one this snapshot was opened with.
-    const bad = entry ? mismatch(entry, bytes) : sha256Hex(bytes) === this.manifestSha256 ? null : { actual: sha256Hex(bytes) };
-    if (bad) return this.corrupt(safe, entry?.sha256 ?? this.manifestSha256, bad.actual);
+    const bytes = await this.storage.read(safe);
+    const expected = entry?.sha256 ?? this.manifestSha256;
+    const actual = toHex(this.storage.sha256(bytes));
+    if (actual !== expected || (entry && bytes.length !== entry.bytes)) return this.corrupt(safe, expected, actual);
     this.verified.add(safe);
     return bytes;
   }
@@ -218,63 +257,141 @@ export class Snapshot {
     return value;
   }
 
-  /** The records of the i-th shard of `records/index.json`, kNumber ascending. */
-  recordShard(position: number): Promise<ClearanceRecord[]> {
-    const shard = this.recordIndex.shards[position];
-    if (!shard) return Promise.resolve([]);
-    return this.shard(shard.path, RecordShard);
+  /** One record's JSON, exactly as the build wrote it, or null when the snapshot has no such K number. */
+  async recordJson(kNumber: string): Promise<Uint8Array | null> {
+    const cached = this.cache.get(`r${kNumber}`);
+    if (cached) return cached as Uint8Array;
+    const position = shardPositionHolding(this.recordIndex, kNumber);
+    if (position < 0) return null;
+    const shard = this.recordIndex.shards[position] as ShardIndex['shards'][number];
+    const whole = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
+    if (whole) {
+      const at = findLine(whole, kNumber);
+      return at < 0 ? null : whole.bytes.subarray(whole.starts[at], whole.ends[at]);
+    }
+    const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
+    const table = this.tableParts[part] ?? (await this.tablePart(part));
+    const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
+    const entry = findEntry(table, first, shard.count, Number(kNumber.slice(1)));
+    if (entry < 0) return null;
+    const at = entry * RECORD_TABLE.entryBytes;
+    const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
+    const bytes = await this.storage.readRange(shard.path, view.getUint32(at + 4, true), view.getUint32(at + 8, true));
+    if (!bytesEqual(this.storage.sha256(bytes), 0, table, at + 12, RECORD_TABLE.digestBytes)) {
+      const actual = toHex(this.storage.sha256(bytes), RECORD_TABLE.digestBytes);
+      this.corrupt(shard.path, `a record whose sha256 starts ${toHex(table.subarray(at + 12, at + 12 + RECORD_TABLE.digestBytes))}`, actual);
+    }
+    this.cache.set(`r${kNumber}`, bytes);
+    return bytes;
   }
 
-  /** The entries of the i-th shard of `product-codes/index.json`, code ascending. */
-  productCodeShard(position: number): Promise<ProductCodeEntry[]> {
-    const shard = this.productCodeIndex.shards[position];
-    if (!shard) return Promise.resolve([]);
-    return this.shard(shard.path, ProductCodeShard);
+  /** The records of these K numbers, as JSON, in the order asked; a K number the snapshot lacks is an error. */
+  async recordsJson(kNumbers: readonly string[]): Promise<Uint8Array[]> {
+    const found = await Promise.all(kNumbers.map((k) => this.recordJson(k)));
+    const missing = found.findIndex((r) => r === null);
+    if (missing >= 0) throw new Error(`snapshot ${this.id} has no record ${kNumbers[missing]}`);
+    return found as Uint8Array[];
   }
 
+  /** One record, parsed (for tools and tests; answers are sent as the bytes `recordJson` gives). */
   async getRecord(kNumber: string): Promise<ClearanceRecord | null> {
-    const shard = shardHolding(this.recordIndex, kNumber);
-    if (!shard) return null;
-    const records = await this.shard(shard.path, RecordShard);
-    return findSorted(records, kNumber, (r) => r.kNumber) ?? null;
+    const bytes = await this.recordJson(kNumber);
+    return bytes === null ? null : (JSON.parse(utf8.decode(bytes)) as ClearanceRecord);
   }
 
-  /** The records of these K numbers, in the order asked; K numbers not in the snapshot are left out. */
-  async getRecords(kNumbers: readonly string[]): Promise<ClearanceRecord[]> {
-    const found = await Promise.all(kNumbers.map((k) => this.getRecord(k)));
-    return found.filter((r): r is ClearanceRecord => r !== null);
+  /** One product code's catalog entry as JSON (the classification plus `clearanceCount`), or null. */
+  async productCodeJson(code: string): Promise<Uint8Array | null> {
+    const position = shardPositionHolding(this.productCodeIndex, code);
+    if (position < 0) return null;
+    const lines = await this.shardLines('product-code', position);
+    const at = findLine(lines, code);
+    return at < 0 ? null : lines.bytes.subarray(lines.starts[at], lines.ends[at]);
   }
 
   async getProductCode(code: string): Promise<ProductCodeEntry | null> {
-    const shard = shardHolding(this.productCodeIndex, code);
-    if (!shard) return null;
-    const entries = await this.shard(shard.path, ProductCodeShard);
-    return findSorted(entries, code, (e) => e.productCode) ?? null;
+    const bytes = await this.productCodeJson(code);
+    return bytes === null ? null : (JSON.parse(utf8.decode(bytes)) as ProductCodeEntry);
   }
 
-  /** A parsed shard, from the cache or the disk; concurrent requests for the same shard share one read. */
-  private shard<S extends z.ZodType>(rel: string, schema: S): Promise<z.output<S>> {
-    const cached = this.shards.get(rel);
-    if (cached) return cached as Promise<z.output<S>>;
-    const loading = this.readFile(rel).then((bytes) => parseJson(this.dir, rel, bytes, schema));
-    this.shards.set(rel, loading);
-    loading.catch(() => {
-      if (this.shards.get(rel) === loading) this.shards.delete(rel);
+  /** The i-th shard of a kind, checked whole against the manifest, with where each entry's line is. */
+  async shardLines(kind: 'clearance' | 'product-code', position: number): Promise<ShardLines> {
+    const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
+    if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
+    const key = `s${shard.path}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached as ShardLines;
+    const entry = this.files.get(shard.path) as FileEntry;
+    const bytes = await this.storage.readRange(shard.path, 0, entry.bytes);
+    const actual = toHex(this.storage.sha256(bytes));
+    if (bytes.length !== entry.bytes || actual !== entry.sha256) this.corrupt(shard.path, entry.sha256, actual);
+    const lines = indexLines(bytes);
+    if (lines.starts.length !== shard.count) this.corrupt(shard.path, `${shard.count} entries`, `${lines.starts.length} lines`);
+    this.cache.set(key, lines);
+    return lines;
+  }
+
+  /** The part of the record table that covers shard positions [part * shardsPerPart, …), checked once and kept. */
+  private tablePart(part: number): Promise<Uint8Array> {
+    const loading = this.tableLoads.get(part);
+    if (loading) return loading;
+    const load = this.readFile(recordTablePartPath(part)).then((bytes) => {
+      this.tableParts[part] = bytes;
+      return bytes;
     });
-    return loading;
+    this.tableLoads.set(part, load);
+    load.catch(() => this.tableLoads.delete(part));
+    return load;
+  }
+
+  /** Bytes the cache holds now (for measurements and tests). */
+  get cachedBytes(): number {
+    return this.cache.weight;
   }
 }
 
-function parseJson<S extends z.ZodType>(dir: string, rel: string, bytes: Buffer, schema: S): z.output<S> {
+/** Position of the table entry for the K number digits `digits` among `count` entries from `first`, or -1. */
+function findEntry(table: Uint8Array, first: number, count: number, digits: number): number {
+  const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
+  let lo = first;
+  let hi = first + count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = view.getUint32(mid * RECORD_TABLE.entryBytes, true);
+    if (k < digits) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < first + count && view.getUint32(lo * RECORD_TABLE.entryBytes, true) === digits ? lo : -1;
+}
+
+/** The line of a sorted shard whose key is `key`, or -1. */
+function findLine(lines: ShardLines, key: string): number {
+  let lo = 0;
+  let hi = lines.starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (lineKey(lines, mid) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < lines.starts.length && lineKey(lines, lo) === key ? lo : -1;
+}
+
+function withoutFinalNewline(bytes: Uint8Array): Uint8Array {
+  return bytes[bytes.length - 1] === 0x0a ? bytes.subarray(0, bytes.length - 1) : bytes;
+}
+
+function parseJson<S extends z.ZodType>(dir: string, rel: string, bytes: Uint8Array, schema: S): z.output<S> {
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(utf8.decode(bytes));
   } catch {
     throw new InvalidSnapshot(dir, `${rel} is not valid JSON`);
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    if (rel === LAYOUT.manifest && issue?.path.join('.') === 'schemaVersion') {
+      throw new InvalidSnapshot(dir, `${rel}'s schemaVersion is ${JSON.stringify((value as { schemaVersion?: unknown }).schemaVersion)} and this server reads schemaVersion ${SNAPSHOT_SCHEMA_VERSION}; build the snapshot again with npm run build`);
+    }
     throw new InvalidSnapshot(dir, `${rel} does not match its schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;

@@ -2,7 +2,7 @@ import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT, ShardIndex } from '../../src/contract/index.ts';
-import { CursorCodec } from '../../src/server/cursor.ts';
+import { CursorCodec } from '../../src/operations/index.ts';
 import { wrkScript } from '../../bench/lib/load.ts';
 import { lookupTargets } from '../../bench/lib/lookups.ts';
 import { renderPlot } from '../../bench/lib/plot.ts';

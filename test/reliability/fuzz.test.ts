@@ -12,8 +12,7 @@ import {
   type OperationName,
   type ProductCodeEntry,
 } from '../../src/contract/index.ts';
-import { loadOperations, type OperationRegistry } from '../../src/operations/index.ts';
-import { CursorCodec } from '../../src/server/cursor.ts';
+import { CursorCodec, JsonBytes, OPERATION_REGISTRY, type OperationRegistry } from '../../src/operations/index.ts';
 import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from '../../src/server/envelope.ts';
 import { ApiError } from '../../src/server/errors.ts';
 import { MAX_BODY_BYTES } from '../../src/server/body.ts';
@@ -48,7 +47,7 @@ const count = (key: string) => tally.set(key, (tally.get(key) ?? 0) + 1);
 beforeAll(async () => {
   const path = await buildFixtureSnapshot();
   snapshot = await Snapshot.open(path);
-  operations = await loadOperations();
+  operations = OPERATION_REGISTRY;
   server = await startServer({ snapshotPath: path });
   const all = await allRecords(path);
   records = new Map(all.map((r) => [r.kNumber, r]));
@@ -316,7 +315,7 @@ async function answerInProcess(body: Uint8Array): Promise<Outcome> {
     const input = parseInput(op.input, env.input, env.operation);
     const prepared = op.prepare ? op.prepare(input, { cursors }) : input;
     const result = await op.handler(prepared, { snapshot, servedAt: new Date(), cursors });
-    return { ok: true, operation: env.operation, data: result.data, page: result.page, facets: result.facets };
+    return { ok: true, operation: env.operation, data: result.data instanceof JsonBytes ? result.data.toJSON() : result.data, page: result.page, facets: result.facets };
   } catch (err) {
     if (err instanceof ApiError) return { ok: false, error: err, operation };
     throw err;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LAYOUT, ResponseSchemas } from '../../src/contract/index.ts';
+import { LAYOUT, ResponseSchemas, SNAPSHOT_SCHEMA_VERSION } from '../../src/contract/index.ts';
 import { FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
 import { ask, envelope, expectError, expectOk, startServer, type Running } from './helpers.ts';
 
@@ -143,7 +143,7 @@ describe('a broken new snapshot is refused', () => {
     ['a manifest that is not JSON', async (dir) => writeFile(join(dir, LAYOUT.manifest), '{"schemaVersion":'), /not valid JSON/],
     ['a manifest of another schema version', async (dir) => {
       const m = JSON.parse(await readFile(join(dir, LAYOUT.manifest), 'utf8'));
-      await writeFile(join(dir, LAYOUT.manifest), JSON.stringify({ ...m, schemaVersion: 2 }));
+      await writeFile(join(dir, LAYOUT.manifest), JSON.stringify({ ...m, schemaVersion: SNAPSHOT_SCHEMA_VERSION + 1 }));
     }, /schemaVersion/],
     ['a missing file', async (dir) => rename(join(dir, LAYOUT.meta), join(dir, 'meta.old')), /meta\.json: missing/],
   ];

@@ -4,9 +4,11 @@ import type { Manifest, ShardIndex } from '../../src/contract/index.ts';
 import { pageAfter } from '../../src/operations/catalog.ts';
 import { findSorted, firstShardAfter, lowerBound, shardHolding } from '../../src/snapshot/keys.ts';
 import { LruCache } from '../../src/snapshot/lru.ts';
+import { indexLines } from '../../src/snapshot/lines.ts';
+import { jsonLinesBytes } from '../../build/write/json.ts';
 import { parseSyncState } from '../../src/snapshot/sync-state.ts';
 import { safeRelPath } from '../../src/snapshot/files.ts';
-import { CursorCodec } from '../../src/server/cursor.ts';
+import { CursorCodec } from '../../src/operations/index.ts';
 import { pathOf } from '../../src/server/issues.ts';
 import { isJsonContentType, pickEncoding } from '../../src/server/media.ts';
 import { failedLastSync, sourceStateOf } from '../../src/server/source-state.ts';
@@ -101,6 +103,9 @@ describe('CursorCodec', () => {
   });
 });
 
+/** A shard of entries `{"id": key}`, one per line, as the build writes them. */
+const linesOf = (keys: readonly string[]) => indexLines(jsonLinesBytes(keys.map((id) => ({ id }))).bytes);
+
 describe('keyset helpers', () => {
   const sortedKeys = fc.uniqueArray(fc.stringMatching(/^K\d{3}$/), { minLength: 0, maxLength: 60 }).map((a) => a.sort());
 
@@ -142,9 +147,9 @@ describe('keyset helpers', () => {
     await fc.assert(
       fc.asyncProperty(sharded, fc.option(fc.stringMatching(/^K\d{3}$/), { nil: null }), fc.integer({ min: 1, max: 20 }), async ({ keys, shards, index }, after, limit) => {
         const loads: number[] = [];
-        const page = await pageAfter(index, async (i) => (loads.push(i), shards[i] ?? []), (k) => k, after, limit);
+        const page = await pageAfter(index, async (i) => (loads.push(i), linesOf(shards[i] ?? [])), after, limit);
         const rest = after === null ? keys : keys.filter((k) => k > after);
-        expect(page.items).toEqual(rest.slice(0, limit));
+        expect(page.items.map((b) => (JSON.parse(new TextDecoder().decode(b)) as { id: string }).id)).toEqual(rest.slice(0, limit));
         expect(page.hasMore).toBe(rest.length > limit);
         expect(new Set(loads).size).toBe(loads.length);
       }),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, snapshotIdOf } from '../../src/contract/index.ts';
 import { InvalidSnapshot, Snapshot } from '../../src/snapshot/index.ts';
+import { sha256Hex } from '../../src/snapshot/files.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 
 /** A copy of a fresh fixture snapshot whose manifest `edit` may change. */
@@ -20,7 +21,7 @@ describe('opening a snapshot checks its manifest against its own id', () => {
   it('opens an intact snapshot, whose id is the digest of its file list', async () => {
     const copy = await copyWithManifest((m) => m);
     const snapshot = await Snapshot.open(copy);
-    expect(snapshot.manifest.snapshotId).toBe(snapshotIdOf(snapshot.manifest.files));
+    expect(snapshot.manifest.snapshotId).toBe(snapshotIdOf(snapshot.manifest.files, sha256Hex));
   });
 
   it('refuses a manifest whose file list was edited without its id', async () => {

@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { CatalogKind } from '../contract/index.ts';
+import { hmacSha256 } from './sha256.ts';
 
 /**
  * Catalog cursors: base64url of a 12-byte truncated HMAC-SHA256 followed by a small JSON payload
@@ -31,31 +31,59 @@ const CursorPayload = z.strictObject({
 });
 export type CursorPayload = z.infer<typeof CursorPayload>;
 
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function toBase64Url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(text: string): Uint8Array | null {
+  try {
+    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+/** Compares in time that does not depend on where the first difference is. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= (a[i] as number) ^ (b[i] as number);
+  return diff === 0;
+}
+
 export class CursorCodec {
-  private readonly secret: Buffer;
+  private readonly secret: Uint8Array;
 
   constructor(secret: string = BUILT_IN_CURSOR_SECRET) {
     if (secret.length === 0) throw new Error('Expected `secret` to be a non-empty string');
-    this.secret = Buffer.from(secret, 'utf8');
+    this.secret = encoder.encode(secret);
   }
 
   encode(payload: CursorPayload): string {
-    const json = Buffer.from(JSON.stringify({ v: payload.v, k: payload.k, a: payload.a, s: payload.s }), 'utf8');
-    return Buffer.concat([this.mac(json), json]).toString('base64url');
+    const json = encoder.encode(JSON.stringify({ v: payload.v, k: payload.k, a: payload.a, s: payload.s }));
+    const out = new Uint8Array(MAC_BYTES + json.length);
+    out.set(this.mac(json));
+    out.set(json, MAC_BYTES);
+    return toBase64Url(out);
   }
 
   /** The payload of a cursor this codec issued, unaltered, or null. */
   decode(cursor: string): CursorPayload | null {
     if (cursor.length === 0 || cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) return null;
-    const bytes = Buffer.from(cursor, 'base64url');
-    // Node's decoder ignores stray trailing bits; re-encoding rejects every spelling but the one we issued.
-    if (bytes.toString('base64url') !== cursor || bytes.length <= MAC_BYTES) return null;
-    const mac = bytes.subarray(0, MAC_BYTES);
+    const bytes = fromBase64Url(cursor);
+    // Decoders ignore stray trailing bits; re-encoding rejects every spelling but the one we issued.
+    if (bytes === null || toBase64Url(bytes) !== cursor || bytes.length <= MAC_BYTES) return null;
     const json = bytes.subarray(MAC_BYTES);
-    if (!timingSafeEqual(mac, this.mac(json))) return null;
+    if (!sameBytes(bytes.subarray(0, MAC_BYTES), this.mac(json))) return null;
     let value: unknown;
     try {
-      value = JSON.parse(json.toString('utf8'));
+      value = JSON.parse(decoder.decode(json));
     } catch {
       return null;
     }
@@ -64,7 +92,10 @@ export class CursorCodec {
     return parsed.data;
   }
 
-  private mac(json: Uint8Array): Buffer {
-    return createHmac('sha256', this.secret).update(DOMAIN).update(json).digest().subarray(0, MAC_BYTES);
+  private mac(json: Uint8Array): Uint8Array {
+    const message = new Uint8Array(DOMAIN.length + json.length);
+    message.set(encoder.encode(DOMAIN));
+    message.set(json, DOMAIN.length);
+    return hmacSha256(this.secret, message).subarray(0, MAC_BYTES);
   }
 }

@@ -1,0 +1,33 @@
+import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../contract/index.ts';
+
+/**
+ * The one error type of the service. Its HTTP status comes from the contract's table (`ERROR_STATUS`), never from
+ * the place that throws it, so a code always answers with the same status. It lives below both the operations and
+ * the server, which turns it into the error body (src/server/errors.ts).
+ */
+export class ApiError extends Error {
+  override readonly name: string = 'ApiError';
+  readonly code: ErrorCode;
+  readonly details: ErrorDetail[];
+  /** Extra response headers the error needs (Allow on 405, Connection on 413). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options.details ?? [];
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+/** What an operation throws when its data cannot be reached right now (search, until its index is loaded). */
+export class SearchUnavailable extends ApiError {
+  override readonly name = 'SearchUnavailable';
+  constructor(message = 'Search is not available on this server yet; every other operation is.') {
+    super('source_unavailable', message);
+  }
+}

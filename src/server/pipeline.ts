@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type Waiting = { queue: [IncomingMessage, ServerResponse][]; active: number };
+
+/**
+ * At most `depth` requests of one connection are answered at once. Node parses every pipelined request that has
+ * arrived and would start them all, queueing their answers in memory until the client reads: a client that sends
+ * hundreds of requests and never reads would grow the server without bound. Here the rest wait, unanswered, until an
+ * answer of the same connection has been handed to the kernel; while they wait, Node stops reading the socket
+ * (its own back-pressure once answers queue up), so the client is held back by TCP.
+ */
+export function limitPipelining(depth: number, handle: Handler): Handler {
+  if (!Number.isInteger(depth) || depth < 1) throw new Error(`Expected \`pipelineDepth\` to be an integer from 1 and up, got ${depth}`);
+  const connections = new WeakMap<Socket, Waiting>();
+  const start = (state: Waiting, req: IncomingMessage, res: ServerResponse) => {
+    state.active++;
+    let done = false;
+    const finished = () => {
+      if (done) return;
+      done = true;
+      state.active--;
+      const next = state.queue.shift();
+      if (next) start(state, next[0], next[1]);
+    };
+    res.once('finish', finished);
+    res.once('close', finished);
+    handle(req, res);
+  };
+  return (req, res) => {
+    const socket = req.socket;
+    let state = connections.get(socket);
+    if (!state) {
+      const fresh: Waiting = { queue: [], active: 0 };
+      connections.set(socket, fresh);
+      // Requests still waiting when the connection goes have no one to answer.
+      socket.once('close', () => {
+        fresh.queue.length = 0;
+      });
+      state = fresh;
+    }
+    if (state.active < depth) start(state, req, res);
+    else state.queue.push([req, res]);
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * Where a snapshot's files come from, and the one hash the snapshot needs: everything below the HTTP layer reads
+ * through this interface, so the same snapshot code runs over a local folder (Node), and over object storage or
+ * static assets elsewhere. Paths are relative to the snapshot's root and come from its manifest.
+ */
+export interface SnapshotStorage {
+  /** Where the snapshot is, for logs (a folder, a bucket and prefix). */
+  readonly location: string;
+  /** A whole file; rejects when it cannot be read. */
+  read(path: string): Promise<Uint8Array>;
+  /** `length` bytes from `offset` (fewer only when the file is shorter); rejects when it cannot be read. */
+  readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
+  /** SHA-256 of the bytes. Synchronous: records are checked on the request path, and a round trip would cost more. */
+  sha256(bytes: Uint8Array): Uint8Array;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+export function toHex(bytes: Uint8Array, length = bytes.length): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += HEX[bytes[i] as number];
+  return out;
+}
+
+/** True when the first `length` bytes of `a` from `aAt` equal those of `b` from `bAt`. */
+export function bytesEqual(a: Uint8Array, aAt: number, b: Uint8Array, bAt: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (a[aAt + i] !== b[bAt + i]) return false;
+  return true;
+}
