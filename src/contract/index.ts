@@ -5,3 +5,4 @@ export * from './envelope.ts';
 export * from './snapshot.ts';
 export * from './changes.ts';
 export * from './sync.ts';
+export * from './fast-input.ts';

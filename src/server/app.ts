@@ -112,6 +112,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const notFound = (req: IncomingMessage, res: ServerResponse) =>
     fail(req, res, new ApiError('not_found', 'Nothing is served at this path.'));
 
+  const answerQuery = queryHandler(deps);
   let draining = false;
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
@@ -142,7 +143,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (draining) res.setHeader('Connection', 'close');
       next();
     })
-    .post('/v1/query', queryHandler(deps))
+    .post('/v1/query', answerQuery)
     .options('/v1/query', (_req, res) => {
       res.writeHead(204, {
         'Access-Control-Allow-Origin': '*',
@@ -178,7 +179,17 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
   if (serveStatic) app.use((req, res, next) => serveStatic(req, res, () => void next()));
 
-  server.on('request', limitPipelining(options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH, (req, res) => app.handler(req as never, res, undefined as never)));
+  // The API's one route skips the router: what polka's middleware above does for it is done here.
+  const dispatch = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'POST' && req.url === '/v1/query') {
+      logWhenDone(logger, req, res);
+      if (draining) res.setHeader('Connection', 'close');
+      void answerQuery(req, res);
+    } else {
+      app.handler(req as never, res, undefined as never);
+    }
+  };
+  server.on('request', limitPipelining(options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH, dispatch));
   // No 'clientError' listener on purpose: Node's own handler answers each client error with its status (431 for
   // headers over maxHeaderSize, 408 when a timeout above cuts a slow client, 400 for garbage), writes nothing into an
   // answer already under way, and destroys the socket; a listener of ours would have to redo all of that.

@@ -16,16 +16,12 @@ export function limitPipelining(depth: number, handle: Handler): Handler {
   const connections = new WeakMap<Socket, Waiting>();
   const start = (state: Waiting, req: IncomingMessage, res: ServerResponse) => {
     state.active++;
-    let done = false;
-    const finished = () => {
-      if (done) return;
-      done = true;
+    // A response emits 'close' once it has been handed to the kernel, or when its connection is gone.
+    res.once('close', () => {
       state.active--;
       const next = state.queue.shift();
       if (next) start(state, next[0], next[1]);
-    };
-    res.once('finish', finished);
-    res.once('close', finished);
+    });
     handle(req, res);
   };
   return (req, res) => {

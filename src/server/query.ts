@@ -89,16 +89,51 @@ export function answerBytes(operation: OperationName, result: OperationResult, s
   return out;
 }
 
-async function withDeadline<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${operation} did not finish within ${ms} ms`)), ms);
+type Deadline = { at: number; expire: () => void };
+const deadlines = new Set<Deadline>();
+let sweeper: NodeJS.Timeout | null = null;
+let sweepEveryMs = 1000;
+
+/** One timer for every operation in flight, rather than a timer of its own for each request. */
+function watch(entry: Deadline, ms: number): void {
+  deadlines.add(entry);
+  const every = Math.max(10, Math.min(1000, Math.floor(ms / 10)));
+  if (sweeper && every >= sweepEveryMs) return;
+  if (sweeper) clearInterval(sweeper);
+  sweepEveryMs = every;
+  sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const d of deadlines) if (d.at <= now) d.expire();
+    if (deadlines.size === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = null;
+      sweepEveryMs = 1000;
+    }
+  }, every);
+  sweeper.unref();
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const entry: Deadline = {
+      at: Date.now() + ms,
+      expire: () => {
+        deadlines.delete(entry);
+        reject(new Error(`${operation} did not finish within ${ms} ms`));
+      },
+    };
+    watch(entry, ms);
+    work.then(
+      (value) => {
+        deadlines.delete(entry);
+        resolve(value);
+      },
+      (err: unknown) => {
+        deadlines.delete(entry);
+        reject(err);
+      },
+    );
   });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Answers with the canonical error body for any thrown value; bugs are logged with their stack, never sent. */
