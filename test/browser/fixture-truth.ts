@@ -8,12 +8,12 @@ export type Truth = { records: Map<string, ClearanceRecord>; deviceTypes: Map<st
 export async function readTruth(snapshotDir: string): Promise<Truth> {
   const records = new Map<string, ClearanceRecord>();
   for (const name of await readdir(join(snapshotDir, 'records'))) {
-    if (name === 'index.json') continue;
+    if (name === 'index.json' || !name.endsWith('.json')) continue;
     for (const r of RecordShard.parse(JSON.parse(await readFile(join(snapshotDir, 'records', name), 'utf8')))) records.set(r.kNumber, r);
   }
   const deviceTypes = new Map<string, string | null>();
   for (const name of await readdir(join(snapshotDir, 'product-codes'))) {
-    if (name === 'index.json') continue;
+    if (name === 'index.json' || !name.endsWith('.json')) continue;
     for (const e of ProductCodeShard.parse(JSON.parse(await readFile(join(snapshotDir, 'product-codes', name), 'utf8')))) {
       deviceTypes.set(e.productCode, e.deviceType);
     }
