@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LAYOUT, ResponseSchemas, SNAPSHOT_SCHEMA_VERSION } from '../../src/contract/index.ts';
-import { FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
+import { FIXTURE_EPOCH, FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
 import { ask, envelope, expectError, expectOk, startServer, type Running } from './helpers.ts';
 
 /**
@@ -236,4 +236,48 @@ describe('npm start', () => {
       child.kill('SIGKILL');
     }
   });
+});
+
+describe('npm start with WORKERS', () => {
+  it('runs that many workers on one port; a published snapshot reaches every one; SIGTERM drains them all and exits 0', async () => {
+    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-workers-')), 'snapshot');
+    const first = await buildFixture({ out });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: REPO,
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WORKERS: '2', SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    try {
+      const urls = await vi.waitFor(
+        () => {
+          const found = [...stdout.matchAll(/"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/g)].map((m) => m[1] as string);
+          if (found.length < 2) throw new Error(`not listening yet: ${stdout}${stderr}`);
+          return found;
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+      expect(new Set(urls).size).toBe(1);
+      const url = urls[0] as string;
+      for (let i = 0; i < 10; i++) expect(expectOk(await ask(url, 'device-510k.meta', {}), 'device-510k.meta').sourceState.snapshotGeneratedAt).toBe(first.manifest.generatedAt);
+
+      const second = await buildFixture({ out, epoch: FIXTURE_EPOCH + 3600 });
+      expect(second.manifest.generatedAt).not.toBe(first.manifest.generatedAt);
+      child.kill('SIGHUP'); // forwarded to each worker; each also follows the link by itself
+      await vi.waitFor(() => expect([...stdout.matchAll(/"msg":"snapshot loaded"/g)].length).toBe(4), { timeout: 20_000, interval: 100 });
+      for (let i = 0; i < 10; i++) expect(expectOk(await ask(url, 'device-510k.meta', {}), 'device-510k.meta').sourceState.snapshotGeneratedAt).toBe(second.manifest.generatedAt);
+
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect([...stdout.matchAll(/"msg":"draining"/g)].length).toBe(3);
+      expect(stdout).toContain('"msg":"all workers stopped"');
+      expect(stderr).not.toContain('"level":"error"');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 90_000);
 });
