@@ -4,7 +4,10 @@ import { dirname, join, posix, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import type { z } from 'zod';
 import type { FileEntry } from '../../src/contract/index.ts';
+import { SIBLING_MIN_BYTES, siblingsOf, wantsSiblings } from './compress.ts';
 import { jsonBytes, jsonLinesBytes, type LineSpan } from './json.ts';
+
+const DEDUPE_MAX_BYTES = 1024 * 1024;
 
 export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -18,6 +21,10 @@ export class SnapshotWriter {
   private readonly entries = new Map<string, FileEntry>();
   private readonly pending: Promise<void>[] = [];
   private readonly madeDirs = new Set<string>();
+  /** Compression runs on libuv's thread pool (4 threads by default): more at once would only queue there. */
+  private readonly compressLimit = pLimit(4);
+  /** Siblings by the sha256 of the bytes they compress: Pagefind writes the same scripts into every index. */
+  private readonly siblingsBySha = new Map<string, Promise<{ suffix: string; bytes: Buffer }[]>>();
 
   constructor(root: string, concurrency = 16) {
     this.root = root;
@@ -44,11 +51,35 @@ export class SnapshotWriter {
   writeBytes(path: string, bytes: Uint8Array): void {
     const rel = normalizeRel(path);
     if (this.entries.has(rel)) throw new Error(`file written twice: ${rel}`);
-    this.entries.set(rel, { path: rel, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+    const entry = { path: rel, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
+    this.entries.set(rel, entry);
     const task = this.limit(async () => {
       const abs = join(this.root, rel);
       await this.ensureDir(dirname(abs));
       await writeFile(abs, bytes);
+    });
+    this.pending.push(task);
+    this.writeSiblings(entry, bytes);
+  }
+
+  /** Queues the precompressed siblings of a file (see compress.ts), each listed like any other file. */
+  private writeSiblings(entry: FileEntry, bytes: Uint8Array): void {
+    if (bytes.byteLength < SIBLING_MIN_BYTES || !wantsSiblings(entry.path)) return;
+    const task = this.compressLimit(async () => {
+      let made = this.siblingsBySha.get(entry.sha256);
+      if (!made) {
+        made = siblingsOf(entry.path, bytes).then((list) => list.map((s) => ({ suffix: s.path.slice(entry.path.length), bytes: s.bytes })));
+        // Only small files are remembered (the repeated ones are scripts of a few hundred KB); big ones would stay in memory.
+        if (bytes.byteLength <= DEDUPE_MAX_BYTES) this.siblingsBySha.set(entry.sha256, made);
+      }
+      for (const sibling of await made) {
+        const rel = `${entry.path}${sibling.suffix}`;
+        if (this.entries.has(rel)) throw new Error(`file written twice: ${rel}`);
+        this.entries.set(rel, { path: rel, bytes: sibling.bytes.byteLength, sha256: sha256Hex(sibling.bytes) });
+        const abs = join(this.root, rel);
+        await this.ensureDir(dirname(abs));
+        await writeFile(abs, sibling.bytes);
+      }
     });
     this.pending.push(task);
   }
@@ -71,7 +102,9 @@ export class SnapshotWriter {
         else if (d.isFile()) {
           const rel = relative(this.root, abs).split(sep).join('/');
           const bytes = await readFile(abs);
-          this.entries.set(rel, { path: rel, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+          const entry = { path: rel, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
+          this.entries.set(rel, entry);
+          this.writeSiblings(entry, bytes);
         }
       }
     };
