@@ -14,7 +14,15 @@ export type Encoding = 'br' | 'gzip' | 'identity';
  * A coding with q=0 is refused even when `*` would allow it.
  */
 export function pickEncoding(header: string | undefined): Encoding {
-  if (!header) return 'identity';
+  const { br, gzip } = encodingWeights(header);
+  if (br > 0 && br >= gzip) return 'br';
+  if (gzip > 0) return 'gzip';
+  return 'identity';
+}
+
+/** The q-value the Accept-Encoding header gives br and gzip (0: not acceptable). */
+export function encodingWeights(header: string | undefined): { br: number; gzip: number } {
+  if (!header) return { br: 0, gzip: 0 };
   const q = new Map<string, number>();
   for (const part of header.split(',')) {
     const [name, ...params] = part.trim().toLowerCase().split(';');
@@ -27,9 +35,5 @@ export function pickEncoding(header: string | undefined): Encoding {
     q.set(name.trim(), Number.isFinite(weight) ? weight : 0);
   }
   const weightOf = (coding: string): number => q.get(coding) ?? q.get('*') ?? 0;
-  const br = weightOf('br');
-  const gzip = Math.max(weightOf('gzip'), q.get('x-gzip') ?? 0);
-  if (br > 0 && br >= gzip) return 'br';
-  if (gzip > 0) return 'gzip';
-  return 'identity';
+  return { br: weightOf('br'), gzip: Math.max(weightOf('gzip'), q.get('x-gzip') ?? 0) };
 }

@@ -31,7 +31,12 @@ const pascal = (operation: OperationName): string =>
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join('');
 
-export const HealthBody = z.strictObject({ status: z.enum(['ok', 'unavailable']), sourceState: SourceState });
+export const HealthBody = z.strictObject({
+  status: z.enum(['ok', 'unavailable']),
+  /** Why no snapshot is serving (only with 503). */
+  reason: z.string().optional(),
+  sourceState: SourceState,
+});
 
 /**
  * The request envelope of one operation. Not strict: the server ignores members besides these three (the contract

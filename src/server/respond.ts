@@ -23,6 +23,14 @@ const brotliOptions = (size: number) => ({
   },
 });
 
+/** Bytes compressed for sending now: quick settings, and off the main thread when they are large. */
+export async function compress(encoding: 'br' | 'gzip', raw: Uint8Array): Promise<Buffer> {
+  if (encoding === 'br') {
+    return raw.length > SYNC_COMPRESS_MAX_BYTES ? brotliAsync(raw, brotliOptions(raw.length)) : brotliCompressSync(raw, brotliOptions(raw.length));
+  }
+  return raw.length > SYNC_COMPRESS_MAX_BYTES ? gzipAsync(raw) : gzipSync(raw);
+}
+
 /**
  * Sends a JSON answer that is already bytes, with the headers every JSON answer carries (the contract's section 1),
  * compressed with br or gzip when it is over 1 KiB and the client accepts one of them.
@@ -35,12 +43,7 @@ export async function sendBytes(
   headers: Readonly<Record<string, string>> = {},
 ): Promise<void> {
   const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : 'identity';
-  let payload = raw;
-  if (encoding === 'br') {
-    payload = raw.length > SYNC_COMPRESS_MAX_BYTES ? await brotliAsync(raw, brotliOptions(raw.length)) : brotliCompressSync(raw, brotliOptions(raw.length));
-  } else if (encoding === 'gzip') {
-    payload = raw.length > SYNC_COMPRESS_MAX_BYTES ? await gzipAsync(raw) : gzipSync(raw);
-  }
+  const payload = encoding === 'identity' ? raw : await compress(encoding, raw);
   if (res.headersSent || res.destroyed) return;
   const head: Record<string, string | number> = {
     'Content-Type': 'application/json; charset=utf-8',

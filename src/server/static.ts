@@ -1,18 +1,32 @@
-import { existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { constants, statSync, type Stats } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import sirv from 'sirv';
-import { LAYOUT } from '../contract/index.ts';
-import type { Snapshot } from '../snapshot/index.ts';
-import { safeRelPath } from '../snapshot/files.ts';
+import { LAYOUT, type FileEntry } from '../contract/index.ts';
+import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
+import { safeRelPath } from '../snapshot/paths.ts';
+import { contentTypeFor, hasEncodedSeparator, httpDate, ifRangeHolds, isCompressibleType, notModified, parseRange } from './file-http.ts';
+import { encodingWeights } from './media.ts';
+import { COMPRESS_MIN_BYTES, compress } from './respond.ts';
 
 /**
- * Static files: the active snapshot under /snapshot/ and the browser page from public/. Both go through sirv, and
- * neither can reach a file outside its folder: the snapshot serves only paths its manifest lists (plus the manifest),
- * and public/ only the files sirv found in it at start-up.
+ * Static files: the active snapshot under /snapshot/ and the browser page from public/. Neither can reach a file
+ * outside its folder: the snapshot serves only paths its manifest lists (plus the manifest), and public/ only the
+ * files sirv found in it at start-up.
+ *
+ * A snapshot file is sent only from bytes checked against the manifest during this request: files up to
+ * MEMORY_MAX_BYTES from the snapshot's byte cache (checked when read, and never re-read from disk while cached),
+ * larger ones streamed from a descriptor whose identity (device, inode, size, modification and change times) is the
+ * one recorded when that file last matched its sha256 in full; any change on disk means a full check again.
  */
 
 type Handler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+/** Files up to this size are sent from the snapshot's verified byte cache; larger ones are streamed. */
+export const MEMORY_MAX_BYTES = 1024 * 1024;
 
 /** Names with a content hash in them (Pagefind's fragments, indexes, filters) never change: cache them for a year. */
 const CONTENT_ADDRESSED = /(?:^|[._-])[0-9a-f]{7,}(?:[._-]|$)/;
@@ -24,34 +38,44 @@ export function cacheControlFor(rel: string): string {
   return CONTENT_ADDRESSED.test(name) && /\d/.test(name) ? IMMUTABLE : REVALIDATE;
 }
 
-type Variant = 'br' | 'gzip' | 'identity';
+type Coding = 'br' | 'gzip';
+const SUFFIX: Record<Coding, string> = { br: '.br', gzip: '.gz' };
 
 /**
- * The representation sirv will send: a precompressed `.br` or `.gz` sibling when the client takes it, else the
- * file. Decided here, with sirv's own rule, so the ETag can name it; sirv is then told to pick exactly this one.
+ * What is sent for a request: the file itself, a precompressed sibling the manifest lists (a file of its own, with
+ * its own sha256 and so its own strong ETag), or the file compressed now (a weak ETag: the same bytes each time on
+ * one server, but not promised across versions of zlib).
  */
-function variantFor(snapshot: Snapshot, rel: string, acceptEncoding: string): Variant {
-  const present = snapshot.memo(`static:variants:${rel}`, () => ({
-    br: existsSync(join(snapshot.dir, `${rel}.br`)),
-    gzip: existsSync(join(snapshot.dir, `${rel}.gz`)),
-  }));
-  if (present.br && /(br|brotli)/i.test(acceptEncoding)) return 'br';
-  if (present.gzip && acceptEncoding.includes('gzip')) return 'gzip';
-  return 'identity';
-}
+type Representation =
+  | { kind: 'file'; entry: FileEntry; coding: Coding | null; etag: string }
+  | { kind: 'on-the-fly'; coding: Coding; etag: string };
 
-const ETAG_SUFFIX: Record<Variant, string> = { br: '-br', gzip: '-gz', identity: '' };
+/** Streamed files and the identity they had when their bytes last matched the manifest, per snapshot. */
+const streamedIdentity = new WeakMap<Snapshot, Map<string, string>>();
+/** The manifest compressed once per snapshot and coding (it is the one file every mirror run asks for). */
+const compressedManifest = new WeakMap<Snapshot, Map<Coding, Promise<Buffer>>>();
 
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+function representationFor(snapshot: Snapshot, rel: string, entry: FileEntry, req: IncomingMessage, memoryMaxBytes: number): Representation {
+  const identity: Representation = { kind: 'file', entry, coding: null, etag: `"${entry.sha256}"` };
+  if (/\.(br|gz)$/.test(rel)) return identity;
+  const weights = encodingWeights(req.headers['accept-encoding']);
+  const order = (['br', 'gzip'] as const).filter((c) => weights[c] > 0).sort((a, b) => weights[b] - weights[a]);
+  for (const coding of order) {
+    const sibling = snapshot.fileEntry(`${rel}${SUFFIX[coding]}`);
+    if (sibling) return { kind: 'file', entry: sibling, coding, etag: `"${sibling.sha256}"` };
+  }
+  // A range is of the representation sent; on-the-fly bytes have no stable offsets, so a Range gets the file.
+  const small = rel === LAYOUT.manifest || entry.bytes <= memoryMaxBytes;
+  const coding = order[0];
+  if (coding && small && entry.bytes > COMPRESS_MIN_BYTES && isCompressibleType(rel) && req.headers.range === undefined) {
+    return { kind: 'on-the-fly', coding, etag: `W/"${entry.sha256}-${coding === 'br' ? 'br' : 'gz'}"` };
+  }
+  return identity;
 }
 
 /**
- * GET /snapshot/<path>: a file of the snapshot the request started on, byte for byte, with an ETag from its
- * sha256 in the manifest. Calls `notFound` for anything the manifest does not list, and `fail` when the file on disk
- * no longer matches its sha256 (checked once per file and snapshot, before its first byte is sent).
+ * GET and HEAD /snapshot/<path>: a file of the snapshot the request started on. Calls `notFound` for anything the
+ * manifest does not list, and `fail` with a CorruptFile when the file on disk is gone or no longer matches.
  */
 export function snapshotFile(
   snapshot: Snapshot,
@@ -60,7 +84,9 @@ export function snapshotFile(
   res: ServerResponse,
   notFound: () => void,
   fail: (err: unknown) => void,
+  memoryMaxBytes = MEMORY_MAX_BYTES,
 ): void {
+  if (hasEncodedSeparator(rawPath)) return notFound();
   let decoded: string;
   try {
     decoded = decodeURIComponent(rawPath);
@@ -68,38 +94,128 @@ export function snapshotFile(
     return notFound();
   }
   const rel = safeRelPath(decoded);
-  const sha256 = rel === LAYOUT.manifest ? snapshot.manifestSha256 : rel === null ? undefined : snapshot.fileEntry(rel)?.sha256;
-  if (rel === null || sha256 === undefined) return notFound();
+  const entry: FileEntry | undefined =
+    rel === LAYOUT.manifest
+      ? { path: rel, bytes: snapshot.manifestBytes.length, sha256: snapshot.manifestSha256 }
+      : rel === null
+        ? undefined
+        : snapshot.fileEntry(rel);
+  if (rel === null || entry === undefined) return notFound();
 
-  const acceptEncoding = String(req.headers['accept-encoding'] ?? '');
-  const variant = variantFor(snapshot, rel, acceptEncoding);
-  const etag = `"${sha256.slice(0, 32)}${ETAG_SUFFIX[variant]}"`;
-  const setHeaders = () => {
-    res.setHeader('ETag', etag);
-    res.setHeader('Cache-Control', cacheControlFor(rel));
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Vary', 'Accept-Encoding');
-    // The snapshot's JSON is UTF-8, as every JSON answer of the service says; sirv would name no charset.
-    if (rel.endsWith('.json')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  const rep = representationFor(snapshot, rel, entry, req, memoryMaxBytes);
+  const lastModified = new Date(snapshot.manifest.generatedAt);
+  // Set only on the way out: an error answer instead (a file that fails its check) must not carry them.
+  const headers: Record<string, string> = {
+    'Content-Type': contentTypeFor(rel),
+    ETag: rep.etag,
+    'Last-Modified': httpDate(lastModified),
+    'Cache-Control': cacheControlFor(rel),
+    'Access-Control-Allow-Origin': '*',
+    Vary: 'Accept-Encoding',
   };
-  if (matchesEtag(req.headers['if-none-match'], etag)) {
+  if (rep.kind === 'file') headers['Accept-Ranges'] = 'bytes';
+  if (rep.coding) headers['Content-Encoding'] = rep.coding;
+
+  if (notModified(req.headers as Record<string, string | undefined>, rep.etag, lastModified)) {
     // The client already holds the bytes the manifest names; nothing on disk is involved.
-    setHeaders();
-    res.statusCode = 304;
+    const { 'Content-Type': _type, 'Content-Encoding': _coding, ...validators } = headers;
+    res.writeHead(304, validators);
     res.end();
     return;
   }
-  snapshot.verifyFile(rel).then(() => {
-    setHeaders();
-    const serve = snapshot.memo('static:sirv', () =>
-      // dev mode looks files up per request instead of walking the whole snapshot (up to 20,000 files) up front;
-      // the manifest check above has already limited the paths it can be asked for.
-      sirv(snapshot.dir, { dev: true, etag: false, brotli: true, gzip: true, extensions: [], dotfiles: false }),
-    );
-    req.headers['accept-encoding'] = variant === 'identity' ? 'identity' : variant;
-    req.url = `/${rel}`;
-    serve(req, res, notFound);
-  }, fail);
+
+  const send = async (): Promise<void> => {
+    if (rep.kind === 'on-the-fly') {
+      const body = rel === LAYOUT.manifest ? await manifestIn(snapshot, rep.coding) : await compress(rep.coding, await snapshot.fileBytes(rel));
+      return end(req, res, 200, headers, body);
+    }
+    const file = rep.entry;
+    const range = ifRangeHolds(req.headers['if-range'] as string | undefined, rep.etag, lastModified) ? parseRange(req.headers.range, file.bytes) : { kind: 'none' as const };
+    if (range.kind === 'unsatisfiable') {
+      const { 'Content-Encoding': _coding, ...rest } = headers;
+      const body = Buffer.from(`The range asked for is not within the file's ${file.bytes} bytes.\n`, 'utf8');
+      return end(req, res, 416, { ...rest, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Range': `bytes */${file.bytes}` }, body);
+    }
+    const [start, endAt] = range.kind === 'range' ? [range.start, range.end] : [0, file.bytes - 1];
+    if (range.kind === 'range') headers['Content-Range'] = `bytes ${start}-${endAt}/${file.bytes}`;
+    const status = range.kind === 'range' ? 206 : 200;
+    if (file.path === LAYOUT.manifest || file.bytes <= memoryMaxBytes) {
+      const bytes = await snapshot.fileBytes(file.path);
+      return end(req, res, status, headers, bytes.subarray(start, endAt + 1));
+    }
+    return streamChecked(snapshot, file, start, endAt, req, res, status, headers);
+  };
+  send().catch(fail);
+}
+
+function end(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: Uint8Array): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { ...headers, 'Content-Length': body.length });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+function manifestIn(snapshot: Snapshot, coding: Coding): Promise<Buffer> {
+  let byCoding = compressedManifest.get(snapshot);
+  if (!byCoding) compressedManifest.set(snapshot, (byCoding = new Map()));
+  let packed = byCoding.get(coding);
+  if (!packed) {
+    packed = compress(coding, snapshot.manifestBytes);
+    byCoding.set(coding, packed);
+    packed.catch(() => byCoding.delete(coding));
+  }
+  return packed;
+}
+
+const identityOf = (st: Stats): string => `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+
+/**
+ * Streams a byte range of a large file from one descriptor, opened without following a symbolic link. The file must
+ * have the identity recorded when it last matched its sha256 in full; otherwise it is checked in full again (read
+ * through the same descriptor, which must not change meanwhile) before anything is sent.
+ */
+async function streamChecked(
+  snapshot: Snapshot,
+  file: FileEntry,
+  start: number,
+  endAt: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(join(snapshot.dir, file.path), constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return snapshot.reportCorrupt(file.path, UNREADABLE);
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) return snapshot.reportCorrupt(file.path, UNREADABLE);
+    let known = streamedIdentity.get(snapshot);
+    if (!known) streamedIdentity.set(snapshot, (known = new Map()));
+    const identity = identityOf(st);
+    if (known.get(file.path) !== identity) {
+      known.delete(file.path);
+      const hash = createHash('sha256');
+      for await (const chunk of handle.createReadStream({ start: 0, autoClose: false })) hash.update(chunk as Buffer);
+      const actual = hash.digest('hex');
+      const after = await handle.stat();
+      if (actual !== file.sha256 || st.size !== file.bytes || identityOf(after) !== identity) {
+        return snapshot.reportCorrupt(file.path, actual);
+      }
+      known.set(file.path, identity);
+    }
+    if (res.destroyed) return;
+    res.writeHead(status, { ...headers, 'Content-Length': endAt - start + 1 });
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    await pipeline(handle.createReadStream({ start, end: endAt, autoClose: false }), res).catch(() => res.destroy());
+  } finally {
+    await handle.close().catch(() => {});
+  }
 }
 
 /** GET / and other paths: the browser page. Null when there is no public/ folder (a bare API deployment). */

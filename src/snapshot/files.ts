@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants, openSync, readSync, closeSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { FileEntry } from '../contract/index.ts';
@@ -24,7 +24,7 @@ export async function readSnapshotFile(root: string, rel: string): Promise<Buffe
  * A snapshot folder on the local disk. Ranges are read synchronously: a record is a kilobyte or two, and a read from
  * the page cache takes microseconds, less than a trip through libuv's thread pool costs (the same trade nginx makes
  * without aio). Each read opens the file anew (no descriptor is kept), so a file removed or replaced on disk is seen
- * at once, and a symbolic link is refused. Every byte read is checked against the manifest by the caller anyway.
+ * at once, and a symbolic link in place of a file is refused. Every byte read is checked against the manifest by the caller anyway.
  */
 export class NodeStorage implements SnapshotStorage {
   readonly location: string;
@@ -33,8 +33,13 @@ export class NodeStorage implements SnapshotStorage {
     this.location = dir;
   }
 
-  read(path: string): Promise<Uint8Array> {
-    return readFile(join(this.location, path));
+  async read(path: string): Promise<Uint8Array> {
+    const handle = await open(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
   }
 
   async readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
@@ -75,9 +80,9 @@ export async function checkListedFiles(root: string, files: readonly FileEntry[]
           problems.push(`${f.path}: not a path inside the snapshot`);
           return;
         }
-        const st = await stat(join(root, rel)).catch(() => null);
+        const st = await lstat(join(root, rel)).catch(() => null);
         if (!st) problems.push(`${f.path}: missing`);
-        else if (!st.isFile()) problems.push(`${f.path}: not a file`);
+        else if (!st.isFile()) problems.push(`${f.path}: not a file${st.isSymbolicLink() ? ' (a symbolic link)' : ''}`);
         else if (st.size !== f.bytes) problems.push(`${f.path}: ${st.size} bytes, manifest says ${f.bytes}`);
       }),
     ),

@@ -29,7 +29,11 @@ export type SnapshotOptions = {
   onCorrupt?: (report: CorruptFileReport) => void;
 };
 
+/** `actual` is the sha256 of what was read, or `unreadable` when the file could not be read at all. */
 export type CorruptFileReport = { snapshotId: string; dir: string; path: string; expected: string; actual: string };
+
+/** What `CorruptFileReport.actual` says when a listed file could not be read (gone, a link, a directory). */
+export const UNREADABLE = 'unreadable';
 
 /** 48 MiB: at 1,000,000 records it holds about 35,000 records or 650 whole shards, and keeps the server small. */
 export const DEFAULT_CACHE_BYTES = 48 * 1024 * 1024;
@@ -53,7 +57,11 @@ export class CorruptFile extends Error {
   override readonly name = 'CorruptFile';
   readonly report: CorruptFileReport;
   constructor(report: CorruptFileReport) {
-    super(`${report.path} of snapshot ${report.snapshotId} does not match its sha256 in the manifest`);
+    super(
+      report.actual === UNREADABLE
+        ? `${report.path} of snapshot ${report.snapshotId} cannot be read`
+        : `${report.path} of snapshot ${report.snapshotId} does not match its sha256 in the manifest`,
+    );
     this.report = report;
   }
 }
@@ -78,6 +86,8 @@ export class Snapshot {
   readonly manifest: Manifest;
   /** sha256 of manifest.json's bytes (the manifest cannot list itself). */
   readonly manifestSha256: string;
+  /** manifest.json as it was read and checked when the snapshot was opened: what GET /snapshot/manifest.json sends. */
+  readonly manifestBytes: Uint8Array;
   readonly meta: MetaFile;
   /** meta.json's bytes without its final newline: the meta answer's data as it is. */
   readonly metaJson: Uint8Array;
@@ -90,8 +100,7 @@ export class Snapshot {
   private readonly tableParts: (Uint8Array | undefined)[] = [];
   private readonly tableLoads = new Map<number, Promise<Uint8Array>>();
   private readonly cache: LruCache<string, Cached>;
-  private readonly memos = new Map<string, unknown>();
-  /** Files whose bytes have matched their sha256 once (for static serving, which reads them again itself). */
+  /** Record shards whose bytes have matched their sha256 once, so that single records may be read from them. */
   private readonly verified = new Set<string>();
   /** Files already reported as damaged, so the log says it once per file and snapshot. */
   private readonly reported = new Set<string>();
@@ -101,6 +110,7 @@ export class Snapshot {
     storage: SnapshotStorage;
     manifest: Manifest;
     manifestSha256: string;
+    manifestBytes: Uint8Array;
     meta: MetaFile;
     metaJson: Uint8Array;
     topProductCodes: TopProductCodesFile;
@@ -112,6 +122,7 @@ export class Snapshot {
     this.storage = init.storage;
     this.manifest = init.manifest;
     this.manifestSha256 = init.manifestSha256;
+    this.manifestBytes = init.manifestBytes;
     this.meta = init.meta;
     this.metaJson = init.metaJson;
     this.topProductCodes = init.topProductCodes;
@@ -184,6 +195,7 @@ export class Snapshot {
       storage,
       manifest,
       manifestSha256: hex(manifestBytes),
+      manifestBytes,
       meta: parseJson(dir, LAYOUT.meta, metaBytes, MetaFile),
       metaJson: withoutFinalNewline(metaBytes),
       topProductCodes: parseJson(dir, LAYOUT.topProductCodes, topBytes, TopProductCodesFile),
@@ -210,26 +222,40 @@ export class Snapshot {
   }
 
   /**
-   * The bytes of one of the snapshot's files (a path the manifest lists, or the manifest itself), checked against
-   * the manifest's sha256; throws CorruptFile when they do not match.
+   * The bytes of one of the snapshot's files (a path the manifest lists, or the manifest itself), read now and
+   * checked against the manifest's sha256; throws CorruptFile when they do not match or cannot be read.
    */
   async readFile(rel: string): Promise<Uint8Array> {
     const safe = safeRelPath(rel);
+    if (safe === LAYOUT.manifest) return this.manifestBytes;
     const entry = safe === null ? undefined : this.files.get(safe);
-    if (safe === null || (safe !== LAYOUT.manifest && !entry)) {
-      throw new Error(`${rel} is not a file of snapshot ${this.id}`);
-    }
-    const bytes = await this.storage.read(safe);
-    const expected = entry?.sha256 ?? this.manifestSha256;
+    if (safe === null || !entry) throw new Error(`${rel} is not a file of snapshot ${this.id}`);
+    const bytes = await this.storage.read(safe).catch(() => this.corrupt(safe, entry.sha256, UNREADABLE));
     const actual = toHex(this.storage.sha256(bytes));
-    if (actual !== expected || (entry && bytes.length !== entry.bytes)) return this.corrupt(safe, expected, actual);
-    this.verified.add(safe);
+    if (actual !== entry.sha256 || bytes.length !== entry.bytes) return this.corrupt(safe, entry.sha256, actual);
     return bytes;
   }
 
-  /** Checks a file against its sha256 once per snapshot (later calls cost nothing); throws CorruptFile. */
-  async verifyFile(rel: string): Promise<void> {
-    if (!this.verified.has(rel)) await this.readFile(rel);
+  /**
+   * A file's verified bytes for sending whole: from the byte cache when they are there (a record shard a catalog
+   * page or a lookup already checked counts), else read and checked now, and kept. Bytes in the cache were checked
+   * when they were read, and are never read again from disk while cached, so a later change on disk cannot reach
+   * a client through them.
+   */
+  async fileBytes(rel: string): Promise<Uint8Array> {
+    if (rel === LAYOUT.manifest) return this.manifestBytes;
+    const cached = this.cache.get(`f${rel}`) ?? this.cache.get(`s${rel}`);
+    if (cached) return 'bytes' in cached ? cached.bytes : cached;
+    const bytes = await this.readFile(rel);
+    this.cache.set(`f${rel}`, bytes);
+    return bytes;
+  }
+
+  /** Reports a file that failed a check made outside this class (a file streamed from disk): throws CorruptFile. */
+  reportCorrupt(rel: string, actual: string): never {
+    const entry = this.files.get(rel);
+    if (!entry) throw new Error(`${rel} is not a file of snapshot ${this.id}`);
+    return this.corrupt(rel, entry.sha256, actual);
   }
 
   private corrupt(path: string, expected: string, actual: string): never {
@@ -239,22 +265,6 @@ export class Snapshot {
       this.onCorrupt?.(report);
     }
     throw new CorruptFile(report);
-  }
-
-  /**
-   * A per-snapshot cache slot: the factory runs once per key and snapshot, and its value (a promise too) is kept
-   * for the snapshot's life. A rejected promise is forgotten, so a failed load is retried by the next request.
-   */
-  memo<T>(key: string, factory: () => T): T {
-    if (this.memos.has(key)) return this.memos.get(key) as T;
-    const value = factory();
-    this.memos.set(key, value);
-    if (value instanceof Promise) {
-      value.catch(() => {
-        if (this.memos.get(key) === value) this.memos.delete(key);
-      });
-    }
-    return value;
   }
 
   /** One record's JSON, exactly as the build wrote it, or null when the snapshot has no such K number. */
@@ -278,11 +288,13 @@ export class Snapshot {
     if (entry < 0) return null;
     const at = entry * RECORD_TABLE.entryBytes;
     const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
-    const bytes = await this.storage.readRange(shard.path, view.getUint32(at + 4, true), view.getUint32(at + 8, true));
+    const bytes = await this.storage
+      .readRange(shard.path, view.getUint32(at + 4, true), view.getUint32(at + 8, true))
+      .catch(() => this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, UNREADABLE));
     if (!bytesEqual(this.storage.sha256(bytes), 0, table, at + 12, RECORD_TABLE.digestBytes)) {
       // The file changed since it was checked whole: report it as the file it is now against the manifest.
       this.verified.delete(shard.path);
-      const now = await this.storage.read(shard.path).then((b) => toHex(this.storage.sha256(b)), () => 'unreadable');
+      const now = await this.storage.read(shard.path).then((b) => toHex(this.storage.sha256(b)), () => UNREADABLE);
       this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, now);
     }
     this.cache.set(`r${kNumber}`, bytes);
@@ -325,7 +337,7 @@ export class Snapshot {
     const cached = this.cache.get(key);
     if (cached) return cached as ShardLines;
     const entry = this.files.get(shard.path) as FileEntry;
-    const bytes = await this.storage.readRange(shard.path, 0, entry.bytes);
+    const bytes = await this.storage.readRange(shard.path, 0, entry.bytes).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE));
     const actual = toHex(this.storage.sha256(bytes));
     if (bytes.length !== entry.bytes || actual !== entry.sha256) this.corrupt(shard.path, entry.sha256, actual);
     const lines = indexLines(bytes);

@@ -1,0 +1,50 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { MAX_BODY_BYTES } from './body.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The HTTP server and its time limits. `headersTimeoutMs` and `requestTimeoutMs` bound how long a client may take
+ * to send its request (408 past them); `requestTimeoutMs` also bounds how long a connection may go without moving a
+ * byte either way (a client that stops reading its answers).
+ */
+export function createHttpServer(limits: { headersTimeoutMs: number; requestTimeoutMs: number }, handle: Handler): Server {
+  const server = createServer({
+    keepAliveTimeout: 5000,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // Node checks the two timeouts on this interval (30 s by default), which would let a short limit run long.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+  });
+  // The two limits above end once a request has arrived. A client that then stops reading keeps its socket and the
+  // answers queued for it for good; drop the connection once nothing has moved either way for as long.
+  server.timeout = limits.requestTimeoutMs;
+  server.on('request', handle);
+  // `Expect: 100-continue`: a client waits for a 100 before it sends its body. Only a body the server will read is
+  // invited: a declared length over the limit gets its 413 straight away instead of a 100 and then a 413.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (req.method === 'POST' && req.url === '/v1/query' && !(declared > MAX_BODY_BYTES)) res.writeContinue();
+    handle(req, res);
+  });
+  // No 'clientError' listener on purpose: Node's own handler answers each client error with its status (431 for
+  // headers over maxHeaderSize, 408 when a timeout above cuts a slow client, 400 for garbage), writes nothing into an
+  // answer already under way, and destroys the socket; a listener of ours would have to redo all of that.
+  return server;
+}
+
+/** Stops taking connections and lets requests in flight finish, cutting what is left after `graceMs`. */
+export function closeGracefully(server: Server, graceMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    // Idle keep-alive connections would hold close() open; requests in flight finish and then go idle too.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(deadline);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
