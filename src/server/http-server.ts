@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { MAX_BODY_BYTES } from './body.ts';
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type Handler = ((req: IncomingMessage, res: ServerResponse) => void) & { busy?: (socket: Socket) => boolean };
 
 /**
  * The HTTP server and its time limits. `headersTimeoutMs` and `requestTimeoutMs` bound how long a client may take
@@ -17,8 +18,27 @@ export function createHttpServer(limits: { headersTimeoutMs: number; requestTime
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
   });
   // The two limits above end once a request has arrived. A client that then stops reading keeps its socket and the
-  // answers queued for it for good; drop the connection once nothing has moved either way for as long.
-  server.timeout = limits.requestTimeoutMs;
+  // answers queued for it for good; drop the connection once nothing has moved either way for as long. Node's own
+  // socket timeout cannot do it alone: it skips its first expiry while a write is pending, so a stalled reader would
+  // keep its connection for twice the limit. Here the timeout fires every third of the limit, and a connection that
+  // moved no byte over two of them in a row (between two and three thirds of the limit) is closed.
+  const third = Math.max(1, Math.ceil(limits.requestTimeoutMs / 3));
+  const movedAt = new WeakMap<Socket, number>();
+  server.timeout = third;
+  server.on('timeout', (socket: Socket) => {
+    // Idle between requests (the keep-alive timeout): closed at once, as Node would.
+    if (handle.busy && !handle.busy(socket) && socket.writableLength === 0) {
+      socket.destroy();
+      return;
+    }
+    const moved = socket.bytesRead + socket.bytesWritten;
+    if (movedAt.get(socket) === moved) {
+      socket.destroy();
+      return;
+    }
+    movedAt.set(socket, moved);
+    socket.setTimeout(third);
+  });
   server.on('request', handle);
   // `Expect: 100-continue`: a client waits for a 100 before it sends its body. Only a body the server will read is
   // invited: a declared length over the limit gets its 413 straight away instead of a 100 and then a 413.

@@ -11,7 +11,7 @@ type Waiting = { queue: [IncomingMessage, ServerResponse][]; active: number };
  * answer of the same connection has been handed to the kernel; while they wait, Node stops reading the socket
  * (its own back-pressure once answers queue up), so the client is held back by TCP.
  */
-export function limitPipelining(depth: number, handle: Handler): Handler {
+export function limitPipelining(depth: number, handle: Handler): Handler & { busy: (socket: Socket) => boolean } {
   if (!Number.isInteger(depth) || depth < 1) throw new Error(`Expected \`pipelineDepth\` to be an integer from 1 and up, got ${depth}`);
   const connections = new WeakMap<Socket, Waiting>();
   const start = (state: Waiting, req: IncomingMessage, res: ServerResponse) => {
@@ -24,7 +24,7 @@ export function limitPipelining(depth: number, handle: Handler): Handler {
     });
     handle(req, res);
   };
-  return (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     let state = connections.get(socket);
     if (!state) {
@@ -39,4 +39,10 @@ export function limitPipelining(depth: number, handle: Handler): Handler {
     if (state.active < depth) start(state, req, res);
     else state.queue.push([req, res]);
   };
+  /** Whether a connection has a request being answered or waiting (as opposed to idle between requests). */
+  const busy = (socket: Socket): boolean => {
+    const state = connections.get(socket);
+    return state !== undefined && (state.active > 0 || state.queue.length > 0);
+  };
+  return Object.assign(handler, { busy });
 }

@@ -1,6 +1,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ErrorBody } from '../../src/contract/index.ts';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ErrorBody, LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
 import { DEFAULT_PUBLIC_DIR } from '../../src/server/config.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, envelope, startServer, type Running } from '../server/helpers.ts';
@@ -97,6 +99,34 @@ describe('slow clients', () => {
     expect(closed || reader.destroyed).toBe(true);
   }, 30_000);
 
+  it('a client that stops reading snapshot files is cut off within the limit, not twice it', async () => {
+    // Node skips a socket's first timeout while a write is pending; the server must not inherit that doubling.
+    let closedAt = 0;
+    let openedAt = 0;
+    const watch = (socket: import('node:net').Socket) => {
+      openedAt = Date.now();
+      socket.once('close', () => (closedAt = Date.now()));
+    };
+    server.app.server.once('connection', watch);
+    const manifest = Manifest.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.manifest), 'utf8')));
+    const biggest = [...manifest.files].sort((a, b) => b.bytes - a.bytes)[0] as FileEntry;
+    // More than the kernel's socket buffers hold, so the answers stay queued on the server.
+    const times = Math.ceil((32 * 2 ** 20) / biggest.bytes);
+    const reader = connect(port, '127.0.0.1', () => {
+      reader.pause();
+      reader.write(`GET /snapshot/${biggest.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n`.repeat(times));
+    });
+    reader.on('error', () => {});
+    try {
+      await vi.waitFor(() => expect(closedAt).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
+      // The limit here is 2 s; before, the connection stayed about 4 s.
+      expect(closedAt - openedAt).toBeLessThan(3500);
+      expect((await postWithin(server.url, META)).status).toBe(200);
+    } finally {
+      reader.destroy();
+    }
+  }, 20_000);
+
   it('a client that stops mid-body and goes away leaves nothing behind', async () => {
     const body = META;
     const cut = await rawExchange(port, [`POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length + 10}\r\n\r\n${body}`], {
@@ -128,6 +158,16 @@ describe('oversized requests', () => {
     expect(res.status).toBe(413);
     const json = res.text.slice(res.text.indexOf('\r\n\r\n') + 4);
     expect(ErrorBody.parse(JSON.parse(json)).error.code).toBe('request_too_large');
+  });
+
+  it('Expect: 100-continue with a declared body over the limit: 413 at once, no 100 Continue', async () => {
+    const res = await rawExchange(port, [`POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\nExpect: 100-continue\r\n\r\n`], { giveUpMs: 2000 });
+    expect(res.text.startsWith('HTTP/1.1 413')).toBe(true);
+    expect(res.text).not.toContain('100 Continue');
+    // A body within the limit is invited, then answered.
+    const small = await rawExchange(port, [`POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${META.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`, META], { gapMs: 100 });
+    expect(small.text.startsWith('HTTP/1.1 100 Continue')).toBe(true);
+    expect(small.text).toContain('HTTP/1.1 200');
   });
 
   it('garbage instead of HTTP gets a plain 400, and the server goes on', async () => {

@@ -25,7 +25,7 @@ async function linkedCopy(): Promise<{ link: string; dir: string }> {
 
 const someKNumber = async () => (await allRecords(await buildFixtureSnapshot()))[0]?.kNumber as string;
 
-async function health(server: Running): Promise<{ status: number; body: HealthBody }> {
+async function health(server: Running): Promise<{ status: number; body: ReturnType<typeof HealthBody.parse> }> {
   const res = await fetch(`${server.url}/healthz`);
   return { status: res.status, body: HealthBody.parse(await res.json()) };
 }
