@@ -20,7 +20,7 @@ if (workers > 1 && cluster.isPrimary) {
   if (cluster.isPrimary) await ensureSnapshot(config.snapshotPath, logger);
   const app = await createApp({ ...config, logger });
   const { url } = await app.listen(config.port, config.host);
-  logger.info('listening', { url, snapshotId: app.snapshots.current?.id ?? null, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) });
+  logger.info('listening', { url, snapshotId: app.snapshots.current?.id ?? null, pid: process.pid, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) });
 
   process.on('SIGHUP', () => void app.reload());
   let stopping = false;

@@ -238,6 +238,60 @@ describe('npm start', () => {
   });
 });
 
+describe('npm start, stopped as a process manager stops it', () => {
+  it('SIGTERM to the PID npm start created stops the server: the port is closed', async () => {
+    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-npm-')), 'snapshot');
+    await buildFixture({ out });
+    // Exactly what a user or a service unit runs; `npm` is found on the PATH like in a shell.
+    const child = spawn('npm', ['start'], {
+      cwd: REPO,
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', () => {});
+    let serverPid: number | null = null;
+    try {
+      const url = await vi.waitFor(
+        () => {
+          const m = /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout);
+          if (!m) throw new Error(`not listening yet: ${stdout}`);
+          return m[1] as string;
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+      serverPid = Number(/"pid":(\d+)/.exec(stdout)?.[1] ?? NaN);
+      expectOk(await ask(url, 'device-510k.meta', {}), 'device-510k.meta');
+      process.kill(child.pid as number, 'SIGTERM');
+      expect(await exited).toBe(0);
+      // Nothing listens any more: the server itself stopped, not only npm.
+      await vi.waitFor(
+        async () => {
+          const refused = await fetch(`${url}/healthz`).then(
+            () => false,
+            () => true,
+          );
+          expect(refused).toBe(true);
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      expect(stdout).toContain('"msg":"draining"');
+      if (Number.isInteger(serverPid)) expect(() => process.kill(serverPid as number, 0)).toThrow();
+    } finally {
+      child.kill('SIGKILL');
+      if (serverPid && Number.isInteger(serverPid)) {
+        try {
+          process.kill(serverPid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+  }, 60_000);
+});
+
 describe('npm start with WORKERS', () => {
   it('runs that many workers on one port; a published snapshot reaches every one; SIGTERM drains them all and exits 0', async () => {
     const out = join(await mkdtemp(join(tmpdir(), 'device-510k-workers-')), 'snapshot');
