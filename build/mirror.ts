@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   console.log(
     result.outcome === 'current'
       ? `mirror current: ${values.to} already is snapshot ${result.snapshotId}`
-      : `mirror updated: ${values.to} is snapshot ${result.snapshotId}; ${c.origin} files downloaded (${result.downloadedBytes} bytes), ${c.local} unchanged, ${c.staged} resumed`,
+      : `mirror updated: ${values.to} is snapshot ${result.snapshotId}; ${c.origin} files downloaded (${result.downloadedBytes} bytes), ${c.derived} compressed here, ${c.local} unchanged, ${c.staged} resumed`,
   );
 }
 

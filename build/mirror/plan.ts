@@ -3,8 +3,11 @@ import type { FileEntry, Manifest } from '../../src/contract/index.ts';
 
 /** Pure parts of the mirror: which file comes from where, and which paths a manifest may name. */
 
-/** Where a file of the new snapshot comes from: already staged by an interrupted run, the local copy, or the origin. */
-export type FileSource = 'staged' | 'local' | 'origin';
+/**
+ * Where a file of the new snapshot comes from: already staged by an interrupted run, the local copy, the origin, or
+ * (for a precompressed sibling) compressed here from its file and checked against its own sha256.
+ */
+export type FileSource = 'staged' | 'local' | 'origin' | 'derived';
 
 /**
  * A manifest from another server is input, not trust: every path must stay inside the snapshot folder, be named

@@ -5,6 +5,7 @@ import pLimit from 'p-limit';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
 import { activeSnapshotDir, buildsDirFor, makeStagingDir, publishSnapshot } from '../publish/publish.ts';
 import { getWithRetry, type HttpOptions } from '../sync/http.ts';
+import { compressTo } from '../write/compress.ts';
 import { acquireLock } from '../sync/lock.ts';
 import { checkManifestPaths, fileUrl, reusableLocal, snapshotDirName, type FileSource } from './plan.ts';
 
@@ -36,6 +37,9 @@ export type MirrorResult = {
 };
 
 const MARKER = '.mirror.json';
+/** Files are asked for compressed: a server that compresses on the fly (ours does, for record shards) sends less. */
+const ACCEPT = { 'accept-encoding': 'br, gzip' };
+
 const ROUNDS = 3;
 
 export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
@@ -71,11 +75,12 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
       const { manifest: remote, bytes: manifestBytes } = await fetchManifest(from, http);
       if (local && localDir && local.manifest.snapshotId === remote.snapshotId && Buffer.compare(local.bytes, manifestBytes) === 0) {
         log(`already at snapshot ${remote.snapshotId}`);
-        return { outcome: 'current', snapshotId: remote.snapshotId, dir: localDir, counts: { staged: 0, local: 0, origin: 0 }, downloadedBytes: 0 };
+        return { outcome: 'current', snapshotId: remote.snapshotId, dir: localDir, counts: { staged: 0, local: 0, origin: 0, derived: 0 }, downloadedBytes: 0 };
       }
       const staging = await stagingFor(options.to, from);
       const reusable = reusableLocal(remote, local?.manifest ?? null);
-      const counts: Record<FileSource, number> = { staged: 0, local: 0, origin: 0 };
+      const counts: Record<FileSource, number> = { staged: 0, local: 0, origin: 0, derived: 0 };
+      const plainOf = compressedFrom(remote.files);
       let downloadedBytes = 0;
       const mismatched: string[] = [];
 
@@ -91,7 +96,21 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
           counts.local++;
           return;
         }
-        const res = await getWithRetry(fileUrl(from, f.path), {}, http);
+        // A precompressed sibling is made here from its file (already downloaded and checked) with the build's
+        // deterministic settings, and kept only when it has exactly the listed sha256: no second download of the
+        // same content. Another zlib may compress differently; then it is downloaded like any file.
+        const plain = plainOf.get(f.path);
+        if (plain) {
+          const made = await readFile(join(staging, plain.path))
+            .then((b) => compressTo(f.path.endsWith('.br') ? 'br' : 'gzip', b))
+            .catch(() => null);
+          if (made && made.byteLength === f.bytes && sha256Hex(made) === f.sha256) {
+            await writeAtomically(target, made);
+            counts.derived++;
+            return;
+          }
+        }
+        const res = await getWithRetry(fileUrl(from, f.path), ACCEPT, http);
         if (res.status !== 200) throw new Error(`${f.path}: unexpected HTTP ${res.status}`);
         if (res.body.byteLength !== f.bytes || sha256Hex(res.body) !== f.sha256) {
           mismatched.push(f.path);
@@ -105,18 +124,21 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
       // After the first failure the queued files are skipped, and the run waits for those in flight, so nothing
       // writes into the staging folder after this call has returned (a rerun may already be using it).
       let failure: unknown = null;
-      await Promise.allSettled(
-        remote.files.map((f) =>
-          limit(async () => {
-            if (failure !== null) return;
-            try {
-              await copyOne(f);
-            } catch (err) {
-              failure ??= err;
-            }
-          }),
-        ),
-      );
+      // Every file but the precompressed siblings first, then the siblings, made from their files.
+      for (const batch of [remote.files.filter((f) => !plainOf.has(f.path)), remote.files.filter((f) => plainOf.has(f.path))]) {
+        await Promise.allSettled(
+          batch.map((f) =>
+            limit(async () => {
+              if (failure !== null) return;
+              try {
+                await copyOne(f);
+              } catch (err) {
+                failure ??= err;
+              }
+            }),
+          ),
+        );
+      }
       if (failure !== null) throw failure;
 
       if (mismatched.length > 0) {
@@ -135,7 +157,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
       await writeAtomically(join(staging, LAYOUT.manifest), manifestBytes);
       await rm(join(staging, MARKER), { force: true });
       const dir = await publishSnapshot(staging, options.to, snapshotDirName(remote), options.keep ?? 2);
-      log(`snapshot ${remote.snapshotId}: ${counts.origin} downloaded (${downloadedBytes} bytes), ${counts.local} kept from the local copy, ${counts.staged} from an interrupted run`);
+      log(`snapshot ${remote.snapshotId}: ${counts.origin} downloaded (${downloadedBytes} bytes), ${counts.derived} compressed here, ${counts.local} kept from the local copy, ${counts.staged} from an interrupted run`);
       return { outcome: 'updated', snapshotId: remote.snapshotId, dir, counts, downloadedBytes };
     }
   } finally {
@@ -143,8 +165,19 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
   }
 }
 
+/** For each listed `X.br` or `X.gz` whose `X` is listed too, the entry of `X`. */
+function compressedFrom(files: readonly FileEntry[]): Map<string, FileEntry> {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const out = new Map<string, FileEntry>();
+  for (const f of files) {
+    const plain = /\.(br|gz)$/.test(f.path) ? byPath.get(f.path.slice(0, -3)) : undefined;
+    if (plain) out.set(f.path, plain);
+  }
+  return out;
+}
+
 async function fetchManifest(from: string, http: HttpOptions): Promise<{ manifest: Manifest; bytes: Buffer }> {
-  const res = await getWithRetry(fileUrl(from, LAYOUT.manifest), {}, http);
+  const res = await getWithRetry(fileUrl(from, LAYOUT.manifest), ACCEPT, http);
   if (res.status !== 200) throw new Error(`manifest.json: unexpected HTTP ${res.status}`);
   const bytes = Buffer.from(res.body);
   let manifest: Manifest;
