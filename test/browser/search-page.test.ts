@@ -6,11 +6,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { writePagefindIndex } from '../../build/index/pagefind.ts';
 import { SnapshotWriter } from '../../build/write/writer.ts';
+import { findNginx } from '../../bench/lib/nginx.ts';
+import { runMirror } from '../../build/mirror/run.ts';
 import { createApp } from '../../src/server/app.ts';
 import type { Logger } from '../../src/server/log.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
 import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
+import { startNginxHost } from './nginx-host.ts';
 import { PUBLIC_DIR, startStaticHost } from './static-host.ts';
 
 const SHOTS = new URL('../../test-output/', import.meta.url);
@@ -39,7 +42,21 @@ async function splitCopy(snapshot: string, truth: Truth, parts: number): Promise
   return dir;
 }
 
-async function startHost(mode: 'server' | 'static', snapshot: string): Promise<Host> {
+/** A mirror of `snapshot` made by `npm run mirror`'s code from our server, the way an operator would make one. */
+async function mirrorOf(snapshot: string): Promise<string> {
+  const origin = await createApp({ snapshotPath: snapshot, publicDir: null, syncStatePath: null, pollMs: 0, watch: false, logger: silent });
+  const { url } = await origin.listen(0, '127.0.0.1');
+  try {
+    const to = join(await mkdtemp(join(tmpdir(), 'device-510k-mirror-')), 'snapshot');
+    await runMirror({ from: `${url}/snapshot`, to });
+    return to;
+  } finally {
+    await origin.close({ graceMs: 1000 });
+  }
+}
+
+async function startHost(mode: 'server' | 'static', snapshot: string, via: 'node' | 'nginx' = 'node'): Promise<Host> {
+  if (via === 'nginx') return startNginxHost(await mirrorOf(snapshot));
   if (mode === 'static') return startStaticHost(await realpath(snapshot));
   const app = await createApp({ snapshotPath: snapshot, publicDir: PUBLIC_DIR, syncStatePath: null, pollMs: 0, watch: false, logger: silent });
   const { url } = await app.listen(0, '127.0.0.1');
@@ -73,14 +90,19 @@ function topCodes(records: readonly ClearanceRecord[]): { value: string; count: 
 
 const shown = (v: string | boolean | null): string => (v === null ? 'Not given' : v === true ? 'Yes' : v === false ? 'No' : v);
 
+const nginxMissing = (await findNginx()) === null;
+
 const VARIANTS = [
-  { label: 'server', mode: 'server', split: 0 },
-  { label: 'static', mode: 'static', split: 0 },
-  { label: 'static-split', mode: 'static', split: 3 },
+  { label: 'server', mode: 'server', split: 0, via: 'node' },
+  { label: 'static', mode: 'static', split: 0, via: 'node' },
+  { label: 'static-split', mode: 'static', split: 3, via: 'node' },
+  // A mirror, precompressed siblings and all, served as plain files by a stock nginx.
+  { label: 'static-nginx-mirror', mode: 'static', split: 0, via: 'nginx' },
 ] as const;
 
-for (const { label, mode, split } of VARIANTS) {
-  describe.skipIf(skip !== null)(`the search page in ${mode} mode${split ? `, its browser index in ${split} parts` : ''}`, () => {
+for (const { label, mode, split, via } of VARIANTS) {
+  const title = `the search page in ${mode} mode${split ? `, its browser index in ${split} parts` : ''}${via === 'nginx' ? ', a mirror served by plain nginx' : ''}`;
+  describe.skipIf(skip !== null || (via === 'nginx' && nginxMissing))(title, () => {
     let truth: Truth;
     let host: Host;
     let browser: Browser;
@@ -94,7 +116,7 @@ for (const { label, mode, split } of VARIANTS) {
     beforeAll(async () => {
       const snapshot = await buildFixtureSnapshot();
       truth = await readTruth(await realpath(snapshot));
-      host = await startHost(mode, split ? await splitCopy(snapshot, truth, split) : snapshot);
+      host = await startHost(mode, split ? await splitCopy(snapshot, truth, split) : snapshot, via);
       browser = await launchChromium();
       page = await browser.context.newPage();
       page.on('pageerror', (err) => pageErrors.push(err.message));
