@@ -19,8 +19,11 @@ const gzipAsync = promisify(gzip);
 export const SIBLING_MIN_BYTES = 1024;
 /** A sibling is kept only when it is at most this fraction of the file. */
 const SIBLING_MAX_RATIO = 0.9;
-/** Up to this size brotli runs at its best quality (11); above it at 5, which is 10 to 20 times faster. */
-const BEST_QUALITY_MAX_BYTES = 1024 * 1024;
+/**
+ * Brotli's quality by size: 11 (the best) up to 64 KiB, 9 up to 1 MiB, 5 above. On the bundled data this costs
+ * 1.5 s of CPU where 11 throughout up to 1 MiB cost 6.7 s, for siblings 1.6% larger.
+ */
+const brotliQuality = (size: number): number => (size <= 64 * 1024 ? 11 : size <= 1024 * 1024 ? 9 : 5);
 
 export type Encoding = 'br' | 'gzip';
 export const SIBLING_SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz' };
@@ -42,7 +45,7 @@ export async function compressTo(encoding: Encoding, bytes: Uint8Array): Promise
   if (encoding === 'br') {
     return brotliAsync(bytes, {
       params: {
-        [constants.BROTLI_PARAM_QUALITY]: bytes.byteLength <= BEST_QUALITY_MAX_BYTES ? 11 : 5,
+        [constants.BROTLI_PARAM_QUALITY]: brotliQuality(bytes.byteLength),
         [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_DEFAULT_WINDOW,
         [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_GENERIC,
         [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
