@@ -244,10 +244,14 @@ function checkExchange(x: Exchange, truths: Map<string, Truth>, byId: Map<string
   if (x.error) throw new Error(`no answer: ${x.error}`);
   if (x.kind === 'file' && x.status === 200) {
     const f = x.file as NonNullable<Exchange['file']>;
-    // A file is whole when its bytes hash to the ETag, and that digest is the file's in one of the snapshots.
-    expect(x.file?.etag).toBe(`"${f.sha256.slice(0, 32)}"`);
+    // A file is whole when its bytes hash to the digest its ETag names, and that digest is the file's in one of the
+    // snapshots. The ETag is the sha256 itself, or (bytes compressed on the fly, which fetch undoes) W/"<sha256>-gz";
+    // a precompressed copy has the copy's own sha256.
     const owner = [...byId.values()].find((t) => t.fileSha.get(f.path) === f.sha256);
     if (!owner) throw new Error(`${f.path}: bytes from no snapshot`);
+    const tag = String(x.file?.etag);
+    const copies = [`${f.path}.br`, `${f.path}.gz`].map((p) => owner.fileSha.get(p)).filter((d) => d !== undefined);
+    expect([`"${f.sha256}"`, `W/"${f.sha256}-gz"`, `W/"${f.sha256}-br"`, ...copies.map((d) => `"${d}"`)]).toContain(tag);
     perSnapshot.set(owner.manifest.snapshotId, (perSnapshot.get(owner.manifest.snapshotId) ?? 0) + 1);
     return;
   }
