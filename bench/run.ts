@@ -25,6 +25,7 @@ import { checkTarget, lookupTargets } from './lib/lookups.ts';
 import { findGenerator, type LoadRequest } from './lib/load.ts';
 import { measureLookup, measureSides, type LoadSettings } from './lib/measure-lookups.ts';
 import { findNginx, NGINX_MISSING, startNginx, type Nginx } from './lib/nginx.ts';
+import { pipeliningAttack } from './lib/pipelining.ts';
 import { renderPlot } from './lib/plot.ts';
 import { killAll, memoryOf, sampleMemory } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
@@ -45,6 +46,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --queries N           search queries (400; 200 with --quick)
   --generator NAME      auto (wrk if installed, else autocannon), wrk or autocannon
   --nginx PATH|none     the nginx binary, or none to skip that column (default: found on PATH or in /usr/sbin)
+  --all-cores yes|no    also measure WORKERS=auto against nginx with a worker per core (yes when there are 2+ cores)
   --work-dir DIR        generated inputs, snapshots and SQLite databases, reused across runs (/tmp/device-510k-bench)
   --fresh               generate and build the snapshots again, and measure those builds
   --prepare             only make sure the snapshots exist
@@ -64,6 +66,7 @@ const { values } = parseArgs({
     prepare: { type: 'boolean', default: false },
     generator: { type: 'string', default: 'auto' },
     nginx: { type: 'string' },
+    'all-cores': { type: 'string' },
     'work-dir': { type: 'string', default: '/tmp/device-510k-bench' },
     'max-minutes': { type: 'string' },
     out: { type: 'string' },
@@ -77,6 +80,7 @@ if (values.help) {
 }
 
 const quick = values.quick;
+const allCores = values['all-cores'] === undefined ? cpus().length > 1 : values['all-cores'] === 'yes';
 const positive = (name: string, raw: string): number => {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`Expected \`--${name}\` to be a number above 0, got "${raw}"`);
@@ -186,10 +190,31 @@ async function measureSize(
     result.searchHttp = http!;
     if (http!.failures > 0) notes.push(`${label} search over HTTP: ${http!.failures} failed requests.`);
     result.memory = { afterStartBytes: afterStart, afterFirstSearchBytes: afterFirstSearch, underLoadBytes: memory.stop() };
+    log(`${label}: pipelined requests from clients that never read`);
+    result.pipelining = await pipeliningAttack(server.url, server.pid, { seconds: quick ? 4 : 8 });
   } finally {
     await floor?.stop();
     await nginx?.stop();
     await server.stop();
+  }
+
+  if (allCores) {
+    log(`${label}: all cores, WORKERS=auto against nginx with a worker per core`);
+    const many = await startServer(ROOT, prepared.path, tmp, { WORKERS: 'auto' });
+    let manyNginx: Nginx | null = null;
+    try {
+      if (nginxBinary) manyNginx = await startNginx(nginxBinary, tmp, dir, 'meta.json', 'auto');
+      const lookups = [];
+      for (const t of targets.filter((x) => x.name === 'detail' || x.name === 'meta' || x.name === 'catalog')) {
+        await checkTarget(many.url, t.ours, `${label} ${t.name} (ours, all cores)`);
+        lookups.push(await measureLookup(t, { ours: many.url, nginx: manyNginx?.url ?? null, floor: null }, settings));
+      }
+      const [http] = await measureSides([{ url: many.url, requests: searchRequests, tag: 'ours-search-all-cores' }], settings);
+      result.allCores = { workers: cpus().length, lookups, searchHttp: http ?? null };
+    } finally {
+      await manyNginx?.stop();
+      await many.stop();
+    }
   }
 
   log(`${label}: search engines`);

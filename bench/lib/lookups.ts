@@ -20,7 +20,7 @@ import { BENCH_CURSOR_SECRET } from './server.ts';
 export type LookupOperation = 'detail' | 'classification' | 'meta' | 'catalog';
 export type LookupTarget = { name: string; operation: LookupOperation; ours: LoadRequest[]; nginx: LoadRequest[]; file: string };
 
-/** The server's default shard cache holds 1,024 parsed shards; the hot set of detail stays under it. */
+/** A hot set of detail requests: 2,000 records of 1,000 shards, whose bytes fit the server's default cache. */
 export const HOT_SHARDS = 1000;
 
 export const LOOKUP_OPERATIONS: readonly LookupOperation[] = ['detail', 'classification', 'meta', 'catalog'];

@@ -24,11 +24,12 @@ export async function findNginx(): Promise<string | null> {
 }
 
 /**
- * One worker process, like our server's one Node process: the ratio compares one core with one core. Keep-alive
+ * One worker process, like our server's one Node process: the ratio compares one core with one core (or, with
+ * `workers: 'auto'`, one per core against our WORKERS=auto). Keep-alive
  * connections are not recycled during a round (Node's server does not recycle them either); logs are on, as ours are.
  */
-function config(tmp: string, root: string, port: number): string {
-  return `worker_processes 1;
+function config(tmp: string, root: string, port: number, workers: number | 'auto'): string {
+  return `worker_processes ${workers};
 daemon off;
 pid ${tmp}/nginx.pid;
 error_log ${tmp}/error.log warn;
@@ -61,10 +62,10 @@ http {
 }
 
 /** Starts nginx over `root` (a snapshot directory) and waits until it serves `probe`. */
-export async function startNginx(binary: string, tmp: string, root: string, probe: string): Promise<Nginx> {
+export async function startNginx(binary: string, tmp: string, root: string, probe: string, workers: number | 'auto' = 1): Promise<Nginx> {
   const port = await freePort();
   const conf = join(tmp, 'nginx.conf');
-  await writeFile(conf, config(tmp, root, port));
+  await writeFile(conf, config(tmp, root, port, workers));
   const child: ChildProcess = track(spawn(binary, ['-p', tmp, '-c', conf, '-e', join(tmp, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));

@@ -1,5 +1,6 @@
 import type { SearchFigures } from './compare-search.ts';
 import type { LookupFigures, SideFigures } from './measure-lookups.ts';
+import type { PipeliningFigures } from './pipelining.ts';
 import type { PreparedSnapshot } from './snapshots.ts';
 
 /** What one run measured: `bench/results.json`, the table and the plot are all drawn from this. */
@@ -20,6 +21,10 @@ export type SizeResults = {
     /** The highest resident memory sampled while the load rounds ran. */
     underLoadBytes: number;
   } | null;
+  /** Clients that pipeline hundreds of requests and never read, against the one-process server. */
+  pipelining?: PipeliningFigures | null;
+  /** Our server with one worker per core (WORKERS=auto) against nginx with one worker per core. */
+  allCores?: { workers: number; lookups: LookupFigures[]; searchHttp: SideFigures | null } | null;
 };
 
 export type Results = {

@@ -10,7 +10,7 @@ export type RunningServer = { url: string; pid: number; stop: () => Promise<void
 
 export const BENCH_CURSOR_SECRET = 'device-510k benchmark cursor secret';
 
-export async function startServer(root: string, snapshotPath: string, tmp: string): Promise<RunningServer> {
+export async function startServer(root: string, snapshotPath: string, tmp: string, env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
   const log = openSync(join(tmp, 'server.log'), 'a');
   const child = startTsx(join(root, 'src/main.ts'), [], {
@@ -23,6 +23,7 @@ export async function startServer(root: string, snapshotPath: string, tmp: strin
       SYNC_STATE_PATH: join(tmp, 'no-sync-state.json'),
       CURSOR_SECRET: BENCH_CURSOR_SECRET,
       NODE_ENV: 'production',
+      ...env,
     },
     stdio: ['ignore', log, log],
   });

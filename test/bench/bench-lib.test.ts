@@ -7,7 +7,7 @@ import { wrkScript } from '../../bench/lib/load.ts';
 import { lookupTargets } from '../../bench/lib/lookups.ts';
 import { renderPlot } from '../../bench/lib/plot.ts';
 import { makeQueries, sampleRecords } from '../../bench/lib/queries.ts';
-import { verdicts } from '../../bench/lib/report.ts';
+import { requestPathVerdicts, verdicts } from '../../bench/lib/report.ts';
 import type { Results, SizeResults } from '../../bench/lib/results.ts';
 import { BENCH_CURSOR_SECRET } from '../../bench/lib/server.ts';
 import { median, percentile, ratio } from '../../bench/lib/stats.ts';
@@ -141,14 +141,38 @@ describe('verdicts', () => {
     const lines = verdicts(results([size('small', 1000, [0.6, 0.4], 300 * 2 ** 20, 3), size('1M', 1_000_000, [0.55], 600 * 2 ** 20, 0.8)]));
     expect(lines[0]).toBe("Lookups at least half of nginx's throughput: missed in 1 of 3 cases: op1 at small 0.40× (20% short).");
     expect(lines[1]).toMatch(/^Search faster than SQLite FTS5 at every size: missed at 1M /);
-    expect(lines[2]).toBe('Server resident memory under 512 MiB at 1,000,000 records: missed (600 MiB, 88 MiB over).');
   });
 
   it('says met when every figure is on the right side', () => {
     const lines = verdicts(results([size('1M', 1_000_000, [0.5, 0.9], 400 * 2 ** 20, 2)]));
     expect(lines[0]).toMatch(/^Lookups at least half of nginx's throughput: met \(lowest ratio 0\.50×, op0 at 1M\)\.$/);
     expect(lines[1]).toMatch(/^Search faster than SQLite FTS5 at every size: met /);
-    expect(lines[2]).toMatch(/: met \(400 MiB at its peak under load\)\.$/);
+  });
+});
+
+describe('request path verdicts', () => {
+  const withFigures = (names: string[], ratios: number[], peak: number, http: { rps: number; p99Ms: number }): SizeResults => {
+    const s = size('1M', 1_000_000, ratios, peak, 2);
+    s.lookups.forEach((l, i) => (l.name = names[i]!));
+    s.searchHttp = { rps: http.rps, p50Ms: 1, p99Ms: http.p99Ms, bytesPerResponse: 1, failures: 0, rounds: [] };
+    s.pipelining = { connections: 30, bytesSent: 1_700_000, requestsSent: 7000, seconds: 8, peakRssBytes: 120 * 2 ** 20, metaAnswers: 70, metaMaxMs: 40, metaFailures: 0 };
+    return s;
+  };
+
+  it('holds each operation to its own floor and names every miss', () => {
+    const [line] = requestPathVerdicts(results([withFigures(['detail', 'catalog', 'meta'], [0.31, 0.2, 0.4], 300 * 2 ** 20, { rps: 2500, p99Ms: 30 })]));
+    expect(line).toContain('missed catalog 0.20× (target 0.25×); server RSS 300 MiB');
+    expect(line).toContain('met detail 0.31× (target 0.30×); meta 0.40× (target 0.35×); search over HTTP 2,500 req/s');
+  });
+
+  it('says all met when every figure is on the right side', () => {
+    const [line] = requestPathVerdicts(results([withFigures(['detail, hot'], [0.36], 200 * 2 ** 20, { rps: 2001, p99Ms: 49 })]));
+    expect(line).toMatch(/^Request path at 1M: all met; met /);
+  });
+
+  it('misses search over HTTP on either figure', () => {
+    const [line] = requestPathVerdicts(results([withFigures(['meta'], [0.5], 100 * 2 ** 20, { rps: 5000, p99Ms: 60 })]));
+    expect(line).toContain('missed search over HTTP 5,000 req/s, p99 60.0 ms');
   });
 });
 
@@ -159,7 +183,7 @@ describe('plot', () => {
     expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
     expect(svg).not.toContain('NaN');
     // op0 has one figure (a point, no segment); the other charts have two points per series.
-    expect(svg).toContain('target 512 MiB');
+    expect(svg).toContain('target 256 MiB');
     expect(svg.match(/<path /g)?.length).toBe(1 + 4 + 1 + 2);
   });
 });
