@@ -66,11 +66,13 @@ export async function pageAfter(
       let at = first && after !== null ? firstLineAfter(lines, after) : 0;
       first = false;
       const count = lines.starts.length;
+      const from = at;
       while (at < count && items.length < limit) {
         items.push(lines.bytes.subarray(lines.starts[at], lines.ends[at]));
-        lastKey = lineKey(lines, at);
         at++;
       }
+      // Only the page's last key is needed (for the cursor): read it once per shard, not once per entry.
+      if (at > from) lastKey = lineKey(lines, at - 1);
       if (items.length === limit) {
         return { items, lastKey, hasMore: at < count || position + 1 < index.shards.length };
       }
