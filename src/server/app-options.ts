@@ -5,6 +5,7 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_PIPELINE_DEPTH,
+  DEFAULT_TURN_BUDGET_MS,
   DEFAULT_PUBLIC_DIR,
   DEFAULT_REQUEST_TIMEOUT_MS,
   defaultSyncStatePath,
@@ -34,6 +35,7 @@ export type ResolvedOptions = {
   cursorSecret: string | undefined;
   cacheBytes: number | undefined;
   pipelineDepth: number;
+  turnBudgetMs: number;
   pollMs: number;
   syncPollMs: number;
   watch: boolean;
@@ -69,6 +71,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     cursorSecret: options.cursorSecret,
     cacheBytes: options.cacheBytes,
     pipelineDepth: options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH,
+    turnBudgetMs: options.turnBudgetMs ?? DEFAULT_TURN_BUDGET_MS,
     pollMs: options.pollMs ?? 1000,
     syncPollMs: options.syncPollMs ?? 5000,
     watch: options.watch ?? true,

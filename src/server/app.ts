@@ -6,6 +6,7 @@ import { SnapshotSource, SyncStateReader, UNREADABLE, type CheckResult, type Sna
 import { resolveAppOptions, type AppOptions, type ResolvedOptions } from './app-options.ts';
 import { closeGracefully, createHttpServer } from './http-server.ts';
 import { limitPipelining } from './pipeline.ts';
+import { createTurns } from './turns.ts';
 import { precompressedCopy } from './public-dir.ts';
 import type { QueryDeps } from './query.ts';
 import { mountRoutes } from './routes.ts';
@@ -118,6 +119,7 @@ function queryDeps(settings: ResolvedOptions, snapshots: SnapshotSource, syncSta
     logger: settings.logger,
     now: settings.now,
     operationTimeoutMs: settings.operationTimeoutMs,
+    turns: createTurns(settings.turnBudgetMs),
   };
 }
 

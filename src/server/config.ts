@@ -17,6 +17,8 @@ export type ServerConfig = {
   cacheBytes?: number;
   /** Requests of one connection answered at once; later pipelined ones wait unread until one is sent. Default 4. */
   pipelineDepth?: number;
+  /** Milliseconds of operations run per turn of the event loop before it goes back to the network. Default 2. */
+  turnBudgetMs?: number;
   /** How often the snapshot link is re-read, in milliseconds (0: only on file-system events and reload()). */
   pollMs?: number;
   /** How often the sync state file is re-read, in milliseconds. */
@@ -40,6 +42,7 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
 export const DEFAULT_PIPELINE_DEPTH = 4;
+export const DEFAULT_TURN_BUDGET_MS = 2;
 
 export function defaultSyncStatePath(snapshotPath: string): string {
   return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');

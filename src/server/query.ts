@@ -8,6 +8,7 @@ import { ApiError, errorBody, toApiError } from './errors.ts';
 import { noteOperation, type Logger } from './log.ts';
 import { isJsonContentType } from './media.ts';
 import { sendBytes, sendJson } from './respond.ts';
+import type { Turns } from './turns.ts';
 
 export type QueryDeps = {
   operations: OperationRegistry;
@@ -21,6 +22,8 @@ export type QueryDeps = {
   now: () => Date;
   /** An operation still running after this long is a bug: it answers 500 rather than hold the client forever. */
   operationTimeoutMs: number;
+  /** Where operations wait for their turn of the event loop. */
+  turns: Turns;
 };
 
 /**
@@ -50,9 +53,13 @@ export function queryHandler(deps: QueryDeps) {
       if (!snapshot) {
         throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
       }
-      const servedAt = deps.now();
-      const result = await withDeadline(op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors }), deps.operationTimeoutMs, envelope.operation);
-      await sendBytes(req, res, 200, answerBytes(envelope.operation, result, deps.sourceStateJson(snapshot, deps.now(), result.warnings)));
+      // The operation and the answer's bytes run in the request's turn (turns.ts); compressing and sending do not.
+      const answer = await deps.turns.run(req.socket, async () => {
+        const servedAt = deps.now();
+        const result = await withDeadline(op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors }), deps.operationTimeoutMs, envelope.operation);
+        return answerBytes(envelope.operation, result, deps.sourceStateJson(snapshot, deps.now(), result.warnings));
+      });
+      await sendBytes(req, res, 200, answer);
     } catch (err) {
       if (err instanceof ClientGone) return;
       await sendError(deps, req, res, err, operation, snapshot);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { constants, openSync, readSync, closeSync } from 'node:fs';
-import { lstat, open, readFile } from 'node:fs/promises';
+import { constants, openSync, readSync, closeSync, fstatSync } from 'node:fs';
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { FileEntry } from '../contract/index.ts';
@@ -34,11 +34,21 @@ export class NodeStorage implements SnapshotStorage {
   }
 
   async read(path: string): Promise<Uint8Array> {
-    const handle = await open(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
+    // Synchronous for the same reason as readRange: a request's work then never waits on the thread pool, so the
+    // server's turns (src/server/turns.ts) run it start to end.
+    const fd = openSync(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
-      return await handle.readFile();
+      const size = fstatSync(fd).size;
+      const out = Buffer.allocUnsafeSlow(size);
+      let got = 0;
+      while (got < size) {
+        const n = readSync(fd, out, got, size - got, got);
+        if (n === 0) break;
+        got += n;
+      }
+      return got === size ? out : out.subarray(0, got);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
 

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { createTurns } from '../../src/server/turns.ts';
+
+/** A scheduler the test turns by hand: each call of `turn()` is one turn of the event loop. */
+function manual() {
+  const pending: (() => void)[] = [];
+  return {
+    schedule: (drain: () => void) => void pending.push(drain),
+    turns: () => pending.length,
+    async turn() {
+      const drain = pending.shift();
+      if (!drain) throw new Error('no turn was scheduled');
+      drain();
+      // Let the drain's awaits (jobs are promises) run to the end of this turn.
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+    },
+  };
+}
+
+
+describe('turns', () => {
+  it('serves connections round robin, one request each per round', async () => {
+    const loop = manual();
+    const turns = createTurns(1000, loop.schedule);
+    const a = {};
+    const b = {};
+    const order: string[] = [];
+    const job = (name: string) => () => Promise.resolve(void order.push(name));
+    const done = [turns.run(a, job('a1')), turns.run(a, job('a2')), turns.run(a, job('a3')), turns.run(b, job('b1')), turns.run(b, job('b2'))];
+    expect(turns.waiting).toBe(5);
+    await loop.turn();
+    await Promise.all(done);
+    expect(order).toEqual(['a1', 'b1', 'a2', 'b2', 'a3']);
+    expect(turns.waiting).toBe(0);
+  });
+
+  it('gives the loop back once a turn has used its budget, and goes on in the next turn', async () => {
+    const loop = manual();
+    let clock = 0;
+    const turns = createTurns(5, loop.schedule, () => clock);
+    let ran = 0;
+    const jobs = Array.from({ length: 6 }, (_, i) => turns.run({ i }, async () => ((clock += 3), ran++)));
+    await loop.turn();
+    // 3 ms each against a 5 ms budget: the second job passes it, so the turn ends after two.
+    expect(ran).toBe(2);
+    expect(loop.turns()).toBe(1);
+    await loop.turn();
+    await loop.turn();
+    await Promise.all(jobs);
+    expect(ran).toBe(6);
+    expect(loop.turns()).toBe(0);
+  });
+
+  it('settles each request as its own job does; a failing job does not stop the queue', async () => {
+    const loop = manual();
+    const turns = createTurns(1000, loop.schedule);
+    const owner = {};
+    const failing = turns.run(owner, async () => {
+      throw new Error('boom');
+    });
+    const thrown = turns.run(owner, () => {
+      throw new Error('thrown before any promise');
+    });
+    const fine = turns.run(owner, async () => 42);
+    await loop.turn();
+    await expect(failing).rejects.toThrow('boom');
+    await expect(thrown).rejects.toThrow('thrown before any promise');
+    await expect(fine).resolves.toBe(42);
+  });
+
+  it('refuses a budget that is not above 0', () => {
+    expect(() => createTurns(0)).toThrow(/turnBudgetMs/);
+  });
+});
