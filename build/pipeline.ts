@@ -147,7 +147,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
 
     const deviceTypes = new Map(entries.map((e) => [e.productCode, e.deviceType]));
     reporter.stage('search index');
-    await writeSearchIndex(records, deviceTypes, writer);
+    await writeSearchIndex(records, deviceTypes, writer, new Map(entries.map((e) => [e.productCode, e.deviceClass])));
     await writer.flush();
     reporter.end();
     sampleRss();

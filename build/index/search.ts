@@ -1,7 +1,10 @@
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import {
+  dayNumber,
   NO_APPLICANT,
   NO_CODE,
+  NO_SMALL,
+  SEQ_OVERFLOW,
   SEARCH_INDEX_PATH,
   SEARCH_PART_BYTES,
   SearchIndexHeader,
@@ -19,8 +22,9 @@ export async function writeSearchIndex(
   records: readonly ClearanceRecord[],
   deviceTypes: ReadonlyMap<string, string | null>,
   writer: SnapshotWriter,
+  deviceClasses: ReadonlyMap<string, string | null> = new Map(),
 ): Promise<void> {
-  const { header, parts } = encodeSearchIndex(buildSearchIndexData(records, deviceTypes), SEARCH_PART_BYTES);
+  const { header, parts } = encodeSearchIndex(buildSearchIndexData(records, deviceTypes, deviceClasses), SEARCH_PART_BYTES);
   for (const [n, bytes] of parts.entries()) writer.writeBytes(header.parts[n]!.path, bytes);
   writer.writeJson(SEARCH_INDEX_PATH, SearchIndexHeader, header);
 }
@@ -31,6 +35,7 @@ const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
 export function buildSearchIndexData(
   records: readonly ClearanceRecord[],
   deviceTypes: ReadonlyMap<string, string | null>,
+  deviceClasses: ReadonlyMap<string, string | null> = new Map(),
 ): SearchIndexData {
   const docs = documentOrder(records);
   const n = docs.length;
@@ -48,6 +53,17 @@ export function buildSearchIndexData(
   const vocabulary = new Vocabulary();
   const docTermOffsets = new Uint32Array(n + 1);
   const docTerms = new GrowableU32();
+  const docSeqOffsets = new Uint32Array(n + 1);
+  const sequence = new GrowableU32();
+  const docDecided = new Uint32Array(n);
+  const docReceived = new Uint32Array(n);
+  const docFlags = new Uint8Array(n);
+  const panels = new Dictionary(docs.map((r) => r.advisoryCommittee), NO_SMALL, 'review advisory committees');
+  const decisions = new Dictionary(docs.map((r) => r.decisionCode), NO_SMALL, 'decision codes');
+  const types = new Dictionary(docs.map((r) => r.submissionType), NO_SMALL, 'submission types');
+  const countries = new Dictionary(docs.map((r) => r.countryCode), NO_CODE, 'countries');
+  const states = new Dictionary(docs.map((r) => r.state), NO_CODE, 'states');
+  const classes = new Dictionary(codes.map((c) => deviceClasses.get(c) ?? null), NO_SMALL, 'device classes');
 
   for (let d = 0; d < n; d++) {
     const r = docs[d]!;
@@ -55,8 +71,14 @@ export function buildSearchIndexData(
     docYear[d] = r.decisionDate === null ? 0 : Number(r.decisionDate.slice(0, 4));
     docCode[d] = r.productCode === null ? NO_CODE : codeId.get(r.productCode)!;
     docApplicant[d] = r.applicant === null ? NO_APPLICANT : groups.idOfKey.get(applicantKey(r.applicant))!;
-    for (const t of vocabulary.idsOf(tokenize(r.deviceName))) docTerms.push(t);
+    docDecided[d] = r.decisionDate === null ? 0 : dayNumber(r.decisionDate);
+    docReceived[d] = r.receivedDate === null ? 0 : dayNumber(r.receivedDate);
+    docFlags[d] = flagBits(r.thirdParty) | (flagBits(r.expeditedReview) << 2) | (flagBits(summaryFlag(r.statementOrSummary)) << 4);
+    const words = tokenize(r.deviceName);
+    for (const t of vocabulary.idsOf(words)) docTerms.push(t);
     docTermOffsets[d + 1] = docTerms.length;
+    for (const t of vocabulary.sequenceOf(words)) sequence.push(t);
+    docSeqOffsets[d + 1] = sequence.length;
   }
   const applicantTerms = groups.spellings.map((spellings) => vocabulary.idsOf(spellings.flatMap(tokenize)));
   const codeTerms = codes.map((c) => vocabulary.idsOf(tokenize(deviceTypes.get(c) ?? '')));
@@ -67,6 +89,8 @@ export function buildSearchIndexData(
   const docPostings = invertRows(docTermOffsets, docTermIds, terms.length);
   const forward = invertRows(docPostings.offsets, docPostings.values, n); // the same rows, each now ascending
   const applicantPostings = invertRows(...rows(applicantTerms, finalId), terms.length);
+  const docSeq = sequencePositions(sequence.view(), docSeqOffsets, finalId, forward);
+  const decisionNames = mostFrequent(docs, decisions, (r) => r.decisionCode, (r) => r.decisionDescription);
   const codePostings = invertRows(...rows(codeTerms, finalId), terms.length);
 
   return {
@@ -86,7 +110,95 @@ export function buildSearchIndexData(
     codes,
     applicants: groups.displays,
     applicantsByKey: groups.byKey,
+    docDecided,
+    docReceived,
+    docPanel: Uint8Array.from(panels.ids),
+    docDecision: Uint8Array.from(decisions.ids),
+    docType: Uint8Array.from(types.ids),
+    docFlags,
+    docCountry: Uint16Array.from(countries.ids),
+    docState: Uint16Array.from(states.ids),
+    codeClass: Uint8Array.from(classes.ids),
+    docSeqOffsets,
+    docSeq,
+    panels: panels.values,
+    decisions: decisions.values,
+    decisionNames,
+    types: types.values,
+    countries: countries.values,
+    states: states.values,
+    classes: classes.values,
   };
+}
+
+/** Two bits of `docFlags`: 0 null, 1 no, 2 yes. */
+const flagBits = (value: boolean | null): number => (value === null ? 0 : value ? 2 : 1);
+
+/** statementOrSummary as a yes/no: a summary is on file with FDA ("Summary"), or the applicant has it ("Statement"). */
+export function summaryFlag(value: string | null): boolean | null {
+  const v = value?.trim().toLowerCase();
+  return v === 'summary' ? true : v === 'statement' ? false : null;
+}
+
+/** The distinct values of a column, sorted by code units, and each row's index into them (`none` for null). */
+class Dictionary {
+  readonly values: string[];
+  readonly ids: number[];
+  constructor(column: readonly (string | null)[], none: number, what: string) {
+    this.values = [...new Set(column.filter((v): v is string => v !== null))].sort(byCodeUnits);
+    if (this.values.length >= none) throw new Error(`search index: more than ${none - 1} ${what}`);
+    const id = new Map(this.values.map((v, i) => [v, i]));
+    this.ids = column.map((v) => (v === null ? none : id.get(v)!));
+  }
+}
+
+/** For each value of a dictionary, the most frequent `label` among the records carrying it, ties to the smallest. */
+function mostFrequent(
+  docs: readonly ClearanceRecord[],
+  dictionary: Dictionary,
+  key: (r: ClearanceRecord) => string | null,
+  label: (r: ClearanceRecord) => string | null,
+): string[] {
+  const counts = dictionary.values.map(() => new Map<string, number>());
+  for (const r of docs) {
+    const k = key(r);
+    const l = label(r);
+    if (k === null || l === null) continue;
+    const m = counts[dictionary.values.indexOf(k)]!;
+    m.set(l, (m.get(l) ?? 0) + 1);
+  }
+  return counts.map((m, i) => {
+    let best = dictionary.values[i]!;
+    let top = 0;
+    for (const [l, c] of m) if (c > top || (c === top && l < best)) [best, top] = [l, c];
+    return best;
+  });
+}
+
+/** Each document's words in order, as positions in its own ascending term row (SEQ_OVERFLOW past 255). */
+function sequencePositions(
+  provisional: Uint32Array,
+  offsets: Uint32Array,
+  finalId: Uint32Array,
+  forward: { offsets: Uint32Array; values: Uint32Array },
+): Uint8Array {
+  const out = new Uint8Array(provisional.length);
+  for (let d = 0; d + 1 < offsets.length; d++) {
+    const lo = forward.offsets[d]!;
+    const hi = forward.offsets[d + 1]!;
+    for (let i = offsets[d]!; i < offsets[d + 1]!; i++) {
+      const t = finalId[provisional[i]!]!;
+      let a = lo;
+      let b = hi;
+      while (a < b) {
+        const mid = (a + b) >>> 1;
+        if (forward.values[mid]! < t) a = mid + 1;
+        else b = mid;
+      }
+      out[i] = Math.min(a - lo, SEQ_OVERFLOW);
+    }
+  }
+  return out;
 }
 
 /**
@@ -153,6 +265,15 @@ class Vocabulary {
       out.add(id);
     }
     return [...out];
+  }
+
+  /** The provisional id of every word, in order, repeats kept. */
+  sequenceOf(words: readonly string[]): number[] {
+    return words.map((w) => {
+      let id = this.ids.get(w);
+      if (id === undefined) this.ids.set(w, (id = this.ids.size));
+      return id;
+    });
   }
 
   sorted(): { terms: string[]; finalId: Uint32Array } {

@@ -28,6 +28,17 @@ export function productCodeEntries(classifications: readonly Classification[], c
       medicalSpecialty: c?.medicalSpecialty ?? null,
       reviewPanel: c?.reviewPanel ?? null,
       definition: c?.definition ?? null,
+      submissionType: c?.submissionType ?? null,
+      unclassifiedReason: c?.unclassifiedReason ?? null,
+      gmpExempt: c?.gmpExempt ?? null,
+      thirdPartyEligible: c?.thirdPartyEligible ?? null,
+      thirdPartyReviewCode: c?.thirdPartyReviewCode ?? null,
+      implant: c?.implant ?? null,
+      lifeSustaining: c?.lifeSustaining ?? null,
+      summaryMalfunctionReporting: c?.summaryMalfunctionReporting ?? null,
+      physicalState: c?.physicalState ?? null,
+      technicalMethod: c?.technicalMethod ?? null,
+      targetArea: c?.targetArea ?? null,
       clearanceCount: counts.get(code) ?? 0,
     };
   });

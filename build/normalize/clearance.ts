@@ -24,6 +24,14 @@ type Raw = {
   thirdParty: string | undefined;
   expeditedReview: string | undefined;
   countryCode: string | undefined;
+  contact: string | undefined;
+  street1: string | undefined;
+  street2: string | undefined;
+  city: string | undefined;
+  state: string | undefined;
+  zipCode: string | undefined;
+  postalCode: string | undefined;
+  decisionCode: string | undefined;
 };
 
 function toOutcome(raw: Raw, lookups: Lookups): RowOutcome {
@@ -52,6 +60,14 @@ function toOutcome(raw: Raw, lookups: Lookups): RowOutcome {
       thirdParty: flag(raw.thirdParty),
       expeditedReview: flag(raw.expeditedReview),
       countryCode: upper(raw.countryCode),
+      contact: collapsed(raw.contact),
+      street1: collapsed(raw.street1),
+      street2: collapsed(raw.street2),
+      city: collapsed(raw.city),
+      state: upper(raw.state),
+      zipCode: trimmed(raw.zipCode),
+      postalCode: trimmed(raw.postalCode),
+      decisionCode: upper(raw.decisionCode),
     },
   };
 }
@@ -74,6 +90,14 @@ export function fromPmnRow(row: Readonly<Record<string, string>>, lookups: Looku
       thirdParty: row.THIRDPARTY,
       expeditedReview: row.EXPEDITEDREVIEW,
       countryCode: row.COUNTRY_CODE,
+      contact: row.CONTACT,
+      street1: row.STREET1,
+      street2: row.STREET2,
+      city: row.CITY,
+      state: row.STATE,
+      zipCode: row.ZIP,
+      postalCode: row.POSTAL_CODE,
+      decisionCode: row.DECISION,
     },
     lookups,
   );
@@ -102,6 +126,14 @@ export function fromOpenFdaResult(result: Readonly<Record<string, unknown>>, loo
       thirdParty: str(result.third_party_flag),
       expeditedReview: str(result.expedited_review_flag),
       countryCode: str(result.country_code),
+      contact: str(result.contact),
+      street1: str(result.address_1),
+      street2: str(result.address_2),
+      city: str(result.city),
+      state: str(result.state),
+      zipCode: str(result.zip_code),
+      postalCode: str(result.postal_code),
+      decisionCode: str(result.decision_code),
     },
     lookups,
   );

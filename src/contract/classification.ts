@@ -11,6 +11,19 @@ export const Classification = z.strictObject({
   medicalSpecialty: z.string().nullable(),
   reviewPanel: z.string().nullable(),
   definition: z.string().nullable(),
+  // Members after `definition` extend the contract's classification (docs/contract.md): foiclass.txt's flags and
+  // codes, named where FDA documents the code.
+  submissionType: z.string().nullable(),
+  unclassifiedReason: z.string().nullable(),
+  gmpExempt: z.boolean().nullable(),
+  thirdPartyEligible: z.boolean().nullable(),
+  thirdPartyReviewCode: z.string().nullable(),
+  implant: z.boolean().nullable(),
+  lifeSustaining: z.boolean().nullable(),
+  summaryMalfunctionReporting: z.string().nullable(),
+  physicalState: z.string().nullable(),
+  technicalMethod: z.string().nullable(),
+  targetArea: z.string().nullable(),
 });
 export type Classification = z.infer<typeof Classification>;
 

@@ -35,6 +35,17 @@ export const ClearanceRecord = z.strictObject({
   countryCode: z.string().nullable(),
   evidenceStatus: z.literal('available'),
   source: SourceRef,
+  // Members after `source` extend the contract's record (docs/contract.md, "Record members beyond the spec").
+  contact: z.string().nullable(),
+  street1: z.string().nullable(),
+  street2: z.string().nullable(),
+  city: z.string().nullable(),
+  state: z.string().nullable(),
+  zipCode: z.string().nullable(),
+  postalCode: z.string().nullable(),
+  decisionCode: z.string().nullable(),
+  /** decisionDate minus receivedDate in days; null when either is missing. */
+  reviewDays: z.int().nullable(),
 });
 export type ClearanceRecord = z.infer<typeof ClearanceRecord>;
 
@@ -53,6 +64,14 @@ export const CLEARANCE_FIELDS = [
   'thirdParty',
   'expeditedReview',
   'countryCode',
+  'contact',
+  'street1',
+  'street2',
+  'city',
+  'state',
+  'zipCode',
+  'postalCode',
+  'decisionCode',
 ] as const;
 export type ClearanceField = (typeof CLEARANCE_FIELDS)[number];
 
@@ -91,5 +110,20 @@ export function toClearanceRecord(kNumber: string, f: ClearanceFields): Clearanc
     countryCode: f.countryCode,
     evidenceStatus: 'available',
     source: sourceRefFor(kNumber),
+    contact: f.contact,
+    street1: f.street1,
+    street2: f.street2,
+    city: f.city,
+    state: f.state,
+    zipCode: f.zipCode,
+    postalCode: f.postalCode,
+    decisionCode: f.decisionCode,
+    reviewDays: reviewDaysOf(f.receivedDate, f.decisionDate),
   };
+}
+
+/** Whole days from `received` to `decided` (ISO dates); null when either is missing. */
+export function reviewDaysOf(received: string | null, decided: string | null): number | null {
+  if (received === null || decided === null) return null;
+  return (Date.parse(`${decided}T00:00:00Z`) - Date.parse(`${received}T00:00:00Z`)) / 86_400_000;
 }

@@ -31,9 +31,24 @@ import { z } from 'zod';
  *   runs of spaces), ascending by UTF-16 code units; the display is the group's most frequent spelling.
  * - `applicantsByKey`: u32[applicants], applicant indexes ordered by their comparison key (lower case, spaces
  *   collapsed), for the applicant filter's binary search.
+ *
+ * Version 3 adds one column per filterable and sortable field (docs/search.md, "Qualifiers"), each a typed array
+ * indexed by document, so that a qualifier is one comparison per candidate and a sort key is one read:
+ * - `docDecided`, `docReceived`: u32[docs], day numbers (1 = 1900-01-01), 0 when there is no date. docDecided is
+ *   non-increasing over ids, so a decision-date range is one id range.
+ * - `docPanel` (review advisory committee), `docDecision` (decision code), `docType` (submission type): u8[docs],
+ *   indexes into `panels`, `decisions` and `types`, or NO_SMALL.
+ * - `docFlags`: u8[docs], two bits each (0 null, 1 no, 2 yes): thirdParty (bits 0-1), expeditedReview (bits 2-3),
+ *   statementOrSummary "Summary" = yes, "Statement" = no (bits 4-5).
+ * - `docCountry`, `docState`: u16[docs], indexes into `countries` and `states`, or NO_CODE.
+ * - `codeClass`: u8[codes], each product code's device class, an index into `classes`, or NO_SMALL.
+ * - `docSeqOffsets`: u32[docs + 1] and `docSeq`: u8[...]: each document's deviceName words in order, as positions in
+ *   the document's own ascending term list (`docTermIds`), for phrases. 255 stands for a word past the 255th distinct.
+ * - `panels`, `decisions`, `decisionNames`, `types`, `countries`, `states`, `classes`: json, sorted by UTF-16 code
+ *   units (`decisionNames[i]` is the most frequent description of `decisions[i]`).
  */
 export const SEARCH_INDEX_FORMAT = 'device-510k-search';
-export const SEARCH_INDEX_VERSION = 2;
+export const SEARCH_INDEX_VERSION = 3;
 export const SEARCH_INDEX_PATH = 'search/index.json';
 export const SEARCH_PART_BYTES = 8 * 1024 * 1024;
 
@@ -41,10 +56,22 @@ export const searchPartPath = (n: number): string => `search/part-${String(n).pa
 
 export const NO_CODE = 0xffff;
 export const NO_APPLICANT = 0xffffffff;
+/** No value in a u8 column. */
+export const NO_SMALL = 0xff;
+/** A word position in `docSeq` past the 255th distinct word of a name. */
+export const SEQ_OVERFLOW = 0xff;
+
+/** Day numbers of `docDecided` and `docReceived`: 1 is 1900-01-01; 0 stands for no date. */
+export function dayNumber(iso: string): number {
+  return Date.UTC(Number(iso.slice(0, 4)), Number(iso.slice(5, 7)) - 1, Number(iso.slice(8, 10))) / 86_400_000 + 25_568;
+}
+export function isoOfDay(day: number): string {
+  return new Date((day - 25_568) * 86_400_000).toISOString().slice(0, 10);
+}
 /** Decision years are 1900..9999 (CONTRACT.md section 4 nulls earlier dates); 0 stands for no decision date. */
 export const MAX_YEAR = 9999;
 
-export const SectionType = z.enum(['u16', 'u32', 'json']);
+export const SectionType = z.enum(['u8', 'u16', 'u32', 'json']);
 export type SectionType = z.infer<typeof SectionType>;
 
 export const SEARCH_SECTIONS = {
@@ -64,6 +91,24 @@ export const SEARCH_SECTIONS = {
   codes: 'json',
   applicants: 'json',
   applicantsByKey: 'u32',
+  docDecided: 'u32',
+  docReceived: 'u32',
+  docPanel: 'u8',
+  docDecision: 'u8',
+  docType: 'u8',
+  docFlags: 'u8',
+  docCountry: 'u16',
+  docState: 'u16',
+  codeClass: 'u8',
+  docSeqOffsets: 'u32',
+  docSeq: 'u8',
+  panels: 'json',
+  decisions: 'json',
+  decisionNames: 'json',
+  types: 'json',
+  countries: 'json',
+  states: 'json',
+  classes: 'json',
 } as const satisfies Record<string, SectionType>;
 export type SearchSectionName = keyof typeof SEARCH_SECTIONS;
 export const SEARCH_SECTION_NAMES = Object.keys(SEARCH_SECTIONS) as SearchSectionName[];

@@ -11,7 +11,11 @@ import { MetaData } from './envelope.ts';
  * 2: record and product-code shards hold one entry per line, and `records/table/` locates and digests every record,
  * so a server answers from byte ranges without parsing a shard. A server refuses a snapshot of another version.
  */
-export const SNAPSHOT_SCHEMA_VERSION = 2;
+/**
+ * 3: records gain the applicant's contact and address, the decision code and reviewDays; classifications gain
+ * foiclass.txt's flags; the search index (version 3) gains a column per filterable and sortable field.
+ */
+export const SNAPSHOT_SCHEMA_VERSION = 3;
 
 export const LAYOUT = {
   manifest: 'manifest.json',

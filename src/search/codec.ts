@@ -2,6 +2,7 @@ import {
   MAX_YEAR,
   NO_APPLICANT,
   NO_CODE,
+  NO_SMALL,
   SEARCH_INDEX_FORMAT,
   SEARCH_INDEX_VERSION,
   SEARCH_SECTION_NAMES,
@@ -29,6 +30,24 @@ export type SearchIndexData = {
   codes: string[];
   applicants: string[];
   applicantsByKey: Uint32Array;
+  docDecided: Uint32Array;
+  docReceived: Uint32Array;
+  docPanel: Uint8Array;
+  docDecision: Uint8Array;
+  docType: Uint8Array;
+  docFlags: Uint8Array;
+  docCountry: Uint16Array;
+  docState: Uint16Array;
+  codeClass: Uint8Array;
+  docSeqOffsets: Uint32Array;
+  docSeq: Uint8Array;
+  panels: string[];
+  decisions: string[];
+  decisionNames: string[];
+  types: string[];
+  countries: string[];
+  states: string[];
+  classes: string[];
 };
 
 export class SearchIndexFormatError extends Error {
@@ -38,7 +57,7 @@ export class SearchIndexFormatError extends Error {
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const align8 = (n: number): number => Math.ceil(n / 8) * 8;
 
-function sectionBytes(value: Uint16Array | Uint32Array | string[]): Uint8Array {
+function sectionBytes(value: Uint8Array | Uint16Array | Uint32Array | string[]): Uint8Array {
   if (Array.isArray(value)) return new TextEncoder().encode(JSON.stringify(value));
   return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
 }
@@ -122,6 +141,10 @@ export function decodeSearchIndex(headerValue: unknown, parts: readonly Uint8Arr
     if (s.bytes % 2 !== 0) throw new SearchIndexFormatError(`search index: section ${name} has a partial element`);
     return new Uint16Array(blob.buffer, s.offset, s.bytes / 2);
   };
+  const u8 = (name: keyof SearchIndexData): Uint8Array => {
+    const s = section(name);
+    return new Uint8Array(blob.buffer, s.offset, s.bytes);
+  };
   const strings = (name: keyof SearchIndexData): string[] => {
     const s = section(name);
     const value: unknown = JSON.parse(new TextDecoder().decode(blob.subarray(s.offset, s.offset + s.bytes)));
@@ -148,6 +171,24 @@ export function decodeSearchIndex(headerValue: unknown, parts: readonly Uint8Arr
     codes: strings('codes'),
     applicants: strings('applicants'),
     applicantsByKey: u32('applicantsByKey'),
+    docDecided: u32('docDecided'),
+    docReceived: u32('docReceived'),
+    docPanel: u8('docPanel'),
+    docDecision: u8('docDecision'),
+    docType: u8('docType'),
+    docFlags: u8('docFlags'),
+    docCountry: u16('docCountry'),
+    docState: u16('docState'),
+    codeClass: u8('codeClass'),
+    docSeqOffsets: u32('docSeqOffsets'),
+    docSeq: u8('docSeq'),
+    panels: strings('panels'),
+    decisions: strings('decisions'),
+    decisionNames: strings('decisionNames'),
+    types: strings('types'),
+    countries: strings('countries'),
+    states: strings('states'),
+    classes: strings('classes'),
   };
   checkShape(data, header.counts);
   return data;
@@ -177,6 +218,7 @@ function checkShape(d: SearchIndexData, counts: SearchIndexHeader['counts']): vo
     if (a !== NO_APPLICANT && a >= applicants) fail('docApplicant out of range');
   }
   maxBelow(d.applicantsByKey, d.applicants.length, 'applicantsByKey', fail);
+  checkColumns(d, docs, fail);
   const lists: [Uint32Array, Uint32Array | Uint16Array, number, string][] = [
     [d.termDocOffsets, d.termDocs, docs, 'termDocs'],
     [d.docTermOffsets, d.docTermIds, d.terms.length, 'docTermIds'],
@@ -198,6 +240,44 @@ function checkShape(d: SearchIndexData, counts: SearchIndexHeader['counts']): vo
       if (d.docTermIds[i]! <= d.docTermIds[i - 1]!) fail('docTermIds are not ascending');
     }
   }
+}
+
+/** The version 3 columns: lengths, dictionary bounds (NO_SMALL / NO_CODE aside), date order, phrase rows. */
+function checkColumns(d: SearchIndexData, docs: number, fail: (what: string) => never): void {
+  const perDoc: [string, { length: number }][] = [
+    ['docDecided', d.docDecided], ['docReceived', d.docReceived], ['docPanel', d.docPanel], ['docDecision', d.docDecision],
+    ['docType', d.docType], ['docFlags', d.docFlags], ['docCountry', d.docCountry], ['docState', d.docState],
+  ];
+  for (const [name, column] of perDoc) if (column.length !== docs) fail(`${name} differs in length from the documents`);
+  if (d.codeClass.length !== d.codes.length) fail('codeClass differs in length from the codes');
+  if (d.decisionNames.length !== d.decisions.length) fail('decisionNames differs in length from decisions');
+  const small: [Uint8Array, number, string][] = [
+    [d.docPanel, d.panels.length, 'docPanel'],
+    [d.docDecision, d.decisions.length, 'docDecision'],
+    [d.docType, d.types.length, 'docType'],
+    [d.codeClass, d.classes.length, 'codeClass'],
+  ];
+  for (const [column, size, name] of small) {
+    if (size >= NO_SMALL) fail(`${name} has too many values`);
+    for (let i = 0; i < column.length; i++) if (column[i] !== NO_SMALL && column[i]! >= size) fail(`${name} out of range`);
+  }
+  const wide: [Uint16Array, number, string][] = [
+    [d.docCountry, d.countries.length, 'docCountry'],
+    [d.docState, d.states.length, 'docState'],
+  ];
+  for (const [column, size, name] of wide) {
+    if (size >= NO_CODE) fail(`${name} has too many values`);
+    for (let i = 0; i < column.length; i++) if (column[i] !== NO_CODE && column[i]! >= size) fail(`${name} out of range`);
+  }
+  for (let i = 1; i < docs; i++) {
+    const a = d.docDecided[i - 1]!;
+    const b = d.docDecided[i]!;
+    if (b !== 0 && (a === 0 || b > a)) fail('docDecided is not in document order');
+    if ((b === 0) !== (d.docYear[i] === 0)) fail('docDecided and docYear disagree');
+  }
+  const o = d.docSeqOffsets;
+  if (o.length !== docs + 1 || o[0] !== 0 || o[docs] !== d.docSeq.length) fail('docSeq offsets do not fit');
+  for (let i = 1; i < o.length; i++) if (o[i]! < o[i - 1]!) fail('docSeq offsets decrease');
 }
 
 function maxBelow(values: Uint32Array | Uint16Array, bound: number, name: string, fail: (what: string) => never): void {

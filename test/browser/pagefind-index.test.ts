@@ -23,6 +23,14 @@ const fields = (over: Partial<ClearanceFields>): ClearanceFields => ({
   thirdParty: false,
   expeditedReview: null,
   countryCode: 'US',
+  contact: null,
+  street1: null,
+  street2: null,
+  city: null,
+  state: null,
+  zipCode: null,
+  postalCode: null,
+  decisionCode: null,
   ...over,
 });
 

@@ -51,6 +51,8 @@ describe('ingest of real fixture rows', () => {
       'id', 'kNumber', 'title', 'deviceName', 'applicant', 'productCode', 'decisionDate', 'decisionDescription',
       'receivedDate', 'advisoryCommittee', 'classificationCommittee', 'statementOrSummary', 'submissionType',
       'thirdParty', 'expeditedReview', 'countryCode', 'evidenceStatus', 'source',
+      // Extensions, after the contract's members.
+      'contact', 'street1', 'street2', 'city', 'state', 'zipCode', 'postalCode', 'decisionCode', 'reviewDays',
     ]);
   });
 
@@ -95,7 +97,35 @@ describe('ingest of real fixture rows', () => {
         textOrigin: 'metadata',
         sourceUrl: 'https://www.accessdata.fda.gov/scripts/cdrh/cfdocs/cfpmn/pmn.cfm?ID=K802527',
       },
+      contact: 'KEVIN T MCGOURTY',
+      street1: 'P.O. Box 3093',
+      street2: null,
+      city: 'Bellevue',
+      state: 'WA',
+      zipCode: '98009',
+      postalCode: '98009',
+      decisionCode: 'SESE',
+      reviewDays: 82,
     });
+  });
+
+  it('maps the applicant\'s address and the decision code from openFDA JSON, and counts review days', () => {
+    const r = byK('K801853');
+    expect(r).toMatchObject({
+      contact: null,
+      street1: '803 N. Front St. Suite 3',
+      street2: null,
+      city: 'Mchenry',
+      state: 'IL',
+      zipCode: '60050',
+      postalCode: '60050',
+      decisionCode: 'SESE',
+      receivedDate: '1980-08-04',
+      decisionDate: '1980-08-13',
+      reviewDays: 9,
+    });
+    // The glitch row has no decision date left, so no review time.
+    expect(byK('K261915')?.reviewDays).toBeNull();
   });
 
   it('skips De Novo rows with file, line and reason', () => {
@@ -132,5 +162,31 @@ describe('ingest of real fixture rows', () => {
     expect(codes).not.toContain('BSP');
     const dtb = result.classifications.find((c) => c.productCode === 'DTB');
     expect(dtb).toMatchObject({ deviceType: expect.stringMatching(/pacemaker/i), deviceClass: '3', reviewPanel: 'Cardiovascular' });
+  });
+
+  it('reads foiclass flags and codes, naming the codes FDA documents', () => {
+    // DTB|...|3||N|N||870.3680|2|||||Y|N|Ineligible
+    expect(result.classifications.find((c) => c.productCode === 'DTB')).toMatchObject({
+      submissionType: 'PMA',
+      unclassifiedReason: null,
+      gmpExempt: false,
+      thirdPartyEligible: false,
+      thirdPartyReviewCode: null,
+      implant: true,
+      lifeSustaining: false,
+      summaryMalfunctionReporting: 'Ineligible',
+      physicalState: null,
+      technicalMethod: null,
+      targetArea: null,
+    });
+    // BZC|...|2||N|Y||868.1880|1|||||N|N|Eligible
+    expect(result.classifications.find((c) => c.productCode === 'BZC')).toMatchObject({
+      submissionType: '510(k)',
+      thirdPartyEligible: true,
+      implant: false,
+      summaryMalfunctionReporting: 'Eligible',
+    });
+    // KJJ|...|U|1|N|N|||1|...: unclassified, pre-amendment.
+    expect(result.classifications.find((c) => c.productCode === 'KJJ')).toMatchObject({ deviceClass: 'U', unclassifiedReason: 'Pre-Amendment' });
   });
 });

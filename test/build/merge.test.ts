@@ -15,7 +15,14 @@ const empty: ClearanceFields = {
   submissionType: null,
   thirdParty: null,
   expeditedReview: null,
-  countryCode: null,
+  countryCode: null,  contact: null,
+  street1: null,
+  street2: null,
+  city: null,
+  state: null,
+  zipCode: null,
+  postalCode: null,
+  decisionCode: null,
 };
 
 describe('mergeFields', () => {

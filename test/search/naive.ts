@@ -127,6 +127,14 @@ export function record(
     thirdParty: null,
     expeditedReview: null,
     countryCode: null,
+    contact: null,
+    street1: null,
+    street2: null,
+    city: null,
+    state: null,
+    zipCode: null,
+    postalCode: null,
+    decisionCode: null,
   };
   return toClearanceRecord(kNumber, fields);
 }

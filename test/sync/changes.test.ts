@@ -21,7 +21,14 @@ const base: ClearanceFields = {
   submissionType: 'Traditional',
   thirdParty: false,
   expeditedReview: null,
-  countryCode: 'US',
+  countryCode: 'US',  contact: null,
+  street1: null,
+  street2: null,
+  city: null,
+  state: null,
+  zipCode: null,
+  postalCode: null,
+  decisionCode: null,
 };
 const rec = (k: string, f: Partial<ClearanceFields> = {}): ClearanceRecord => toClearanceRecord(k, { ...base, ...f });
 
