@@ -128,6 +128,7 @@ export function buildSearchIndexData(
     countries: countries.values,
     states: states.values,
     classes: classes.values,
+    codeTypes: codes.map((c) => deviceTypes.get(c) ?? ''),
   };
 }
 

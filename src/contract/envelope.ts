@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ClearanceRecord } from './record.ts';
 import { Classification, ProductCodeCount, ProductCodeEntry } from './classification.ts';
+import { FacetField } from './operations.ts';
 
 /** CONTRACT.md section 7. */
 export const SourceState = z.strictObject({
@@ -27,6 +28,7 @@ export const Page = z.strictObject({
 });
 export type Page = z.infer<typeof Page>;
 
+/** Without the `facets` input: the contract's three facets of at most ten values. */
 export const FacetValue = z.strictObject({
   value: z.union([z.string(), z.int()]),
   count: z.int().min(1),
@@ -37,7 +39,32 @@ export const Facet = z.strictObject({
 });
 export type Facet = z.infer<typeof Facet>;
 
-export const SearchData = z.strictObject({ items: z.array(ClearanceRecord).max(50) });
+/** With the `facets` input (an extension): the fields asked for, as many values as asked, labels where known. */
+export const RequestedFacetValue = z.strictObject({
+  value: z.union([z.string(), z.int(), z.boolean()]),
+  count: z.int().min(1),
+  /** The device type of a product code, the name of a decision code. */
+  label: z.string().optional(),
+});
+export const RequestedFacet = z.strictObject({ field: FacetField, values: z.array(RequestedFacetValue) });
+export type RequestedFacet = z.infer<typeof RequestedFacet>;
+
+const ReviewFigures = {
+  count: z.int().min(1),
+  min: z.int(),
+  median: z.int(),
+  p90: z.int(),
+  max: z.int(),
+};
+/** `data.stats`, with the `stats` input (an extension). */
+export const SearchStats = z.strictObject({
+  reviewDays: z
+    .strictObject({ ...ReviewFigures, byDecisionYear: z.array(z.strictObject({ year: z.int(), ...ReviewFigures })) })
+    .nullable(),
+});
+export type SearchStats = z.infer<typeof SearchStats>;
+
+export const SearchData = z.strictObject({ items: z.array(ClearanceRecord).max(50), stats: SearchStats.optional() });
 export const DetailData = z.strictObject({ record: ClearanceRecord });
 export const ClassificationData = Classification;
 export const TopProductCodesData = z.strictObject({ codes: z.array(ProductCodeCount).max(100) });
@@ -64,7 +91,7 @@ const envelope = <Op extends string, D extends z.ZodType>(operation: Op, data: D
 export const ResponseSchemas = {
   'device-510k.search': envelope('device-510k.search', SearchData).extend({
     page: Page,
-    facets: z.array(Facet).length(3),
+    facets: z.union([z.array(Facet).length(3), z.array(RequestedFacet)]),
   }),
   'device-510k.detail': envelope('device-510k.detail', DetailData),
   'device-510k.classification': envelope('device-510k.classification', ClassificationData),

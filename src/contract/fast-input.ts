@@ -53,6 +53,8 @@ export const FAST_INPUTS: Readonly<Record<OperationName, Fast>> = {
     const { query, applicant, productCode, yearFrom, yearTo, page, pageSize } = input;
     // At most 2,048 UTF-16 units is at most 2,048 code points; longer strings are left to the schema's count.
     if (typeof query !== 'string' || query.length > 2048) return undefined;
+    // A qualifier or a quote may break the query grammar, which the schema words.
+    if (query.includes(':') || query.includes('"')) return undefined;
     let trimmed: string | null = null;
     if (applicant !== null) {
       if (typeof applicant !== 'string') return undefined;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseQuery, QueryError } from '../search/grammar.ts';
 
 /** Input schemas of the six operations (spec "Endpoints" and CONTRACT.md section 3). */
 
@@ -35,11 +36,51 @@ export const KNumberInput = z
 
 const Year = int(1900, 9999).nullable();
 
+/** The orders `search.sort` accepts (docs/search.md, "Sorts"); `relevance` is the order without it. */
+export const SORTS = ['relevance', 'decisionDate:desc', 'decisionDate:asc', 'receivedDate:desc', 'reviewDays:desc', 'kNumber:asc'] as const;
+export const SortInput = z.enum(SORTS, { error: `must be one of ${SORTS.map((s) => `"${s}"`).join(', ')}` });
+
+/** Every field `search.facets` can count, by its record member's name (receivedYear: the year of receivedDate). */
+export const FACET_FIELDS = [
+  'productCode',
+  'applicant',
+  'decisionYear',
+  'receivedYear',
+  'advisoryCommittee',
+  'deviceClass',
+  'decisionCode',
+  'submissionType',
+  'thirdParty',
+  'expeditedReview',
+  'statementOrSummary',
+  'countryCode',
+  'state',
+] as const;
+export const FacetField = z.enum(FACET_FIELDS, { error: `must be one of ${FACET_FIELDS.map((f) => `"${f}"`).join(', ')}` });
+export const MAX_FACET_SIZE = 100_000;
+
+/** A field to count, how many values (null: all of them; 10 when absent) and in which order (count when absent). */
+export const FacetRequestInput = z
+  .strictObject({
+    field: FacetField,
+    size: int(1, MAX_FACET_SIZE).nullable().optional(),
+    order: z.enum(['count', 'value'], { error: 'must be "count" or "value"' }).optional(),
+  })
+  .transform((f) => ({ field: f.field, size: f.size === undefined ? 10 : f.size, order: f.order ?? 'count' }));
+
 export const SearchInput = z
   .strictObject({
     query: z
       .string(required('a string'))
-      .refine((s) => codePoints(s) <= 2048, { error: 'must be at most 2048 characters' }),
+      .refine((s) => codePoints(s) <= 2048, { error: 'must be at most 2048 characters' })
+      .superRefine((s, ctx) => {
+        try {
+          parseQuery(s);
+        } catch (err) {
+          if (!(err instanceof QueryError)) throw err;
+          ctx.addIssue({ code: 'custom', message: err.message });
+        }
+      }),
     applicant: z
       .string(required('a string or null'))
       .transform((s) => s.trim())
@@ -51,11 +92,21 @@ export const SearchInput = z
     yearTo: Year,
     page: int(1),
     pageSize: int(1, 50),
+    // Extensions (docs/contract.md): absent means the contract's answer.
+    sort: SortInput.optional(),
+    facets: z
+      .array(FacetRequestInput, required('a list of facet requests'))
+      .min(1, { error: 'must name at least one field' })
+      .max(FACET_FIELDS.length, { error: `must have at most ${FACET_FIELDS.length} entries` })
+      .optional(),
+    stats: z.boolean(required('true or false')).optional(),
   })
   .superRefine((input, ctx) => {
     if (input.yearFrom !== null && input.yearTo !== null && input.yearTo < input.yearFrom) {
       ctx.addIssue({ code: 'custom', path: ['yearTo'], message: 'must not be before yearFrom' });
     }
+    const fields = input.facets?.map((f) => f.field) ?? [];
+    if (new Set(fields).size !== fields.length) ctx.addIssue({ code: 'custom', path: ['facets'], message: 'must name each field once' });
   });
 export type SearchInput = z.output<typeof SearchInput>;
 

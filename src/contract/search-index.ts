@@ -46,6 +46,7 @@ import { z } from 'zod';
  *   the document's own ascending term list (`docTermIds`), for phrases. 255 stands for a word past the 255th distinct.
  * - `panels`, `decisions`, `decisionNames`, `types`, `countries`, `states`, `classes`: json, sorted by UTF-16 code
  *   units (`decisionNames[i]` is the most frequent description of `decisions[i]`).
+ * - `codeTypes`: json, the device type of each of `codes` ("" when the classification file has none), for facet labels.
  */
 export const SEARCH_INDEX_FORMAT = 'device-510k-search';
 export const SEARCH_INDEX_VERSION = 3;
@@ -109,6 +110,7 @@ export const SEARCH_SECTIONS = {
   countries: 'json',
   states: 'json',
   classes: 'json',
+  codeTypes: 'json',
 } as const satisfies Record<string, SectionType>;
 export type SearchSectionName = keyof typeof SEARCH_SECTIONS;
 export const SEARCH_SECTION_NAMES = Object.keys(SEARCH_SECTIONS) as SearchSectionName[];

@@ -57,7 +57,7 @@ export async function search(input: SearchInput, ctx: OperationContext): Promise
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
   const offset = (input.page - 1) * input.pageSize;
   return {
-    data: JsonBytes.join('{"items":[', items, ']}'),
+    data: JsonBytes.join('{"items":[', items, outcome.stats ? `],"stats":${JSON.stringify(outcome.stats)}}` : ']}'),
     page: {
       itemsReturned: items.length,
       total: outcome.total,

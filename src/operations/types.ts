@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Facet, OperationName, Page, ResponseSchemas } from '../contract/index.ts';
+import type { Facet, OperationName, Page, RequestedFacet, ResponseSchemas } from '../contract/index.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { CursorCodec } from './cursor.ts';
 
@@ -55,7 +55,7 @@ export type DataOf<N extends OperationName> = z.output<(typeof ResponseSchemas)[
 export type OperationResult<D = unknown> = {
   data: D | JsonBytes<D>;
   page?: Page;
-  facets?: Facet[];
+  facets?: Facet[] | RequestedFacet[];
   warnings?: string[];
 };
 

@@ -48,6 +48,7 @@ export type SearchIndexData = {
   countries: string[];
   states: string[];
   classes: string[];
+  codeTypes: string[];
 };
 
 export class SearchIndexFormatError extends Error {
@@ -189,6 +190,7 @@ export function decodeSearchIndex(headerValue: unknown, parts: readonly Uint8Arr
     countries: strings('countries'),
     states: strings('states'),
     classes: strings('classes'),
+    codeTypes: strings('codeTypes'),
   };
   checkShape(data, header.counts);
   return data;
@@ -251,6 +253,7 @@ function checkColumns(d: SearchIndexData, docs: number, fail: (what: string) => 
   for (const [name, column] of perDoc) if (column.length !== docs) fail(`${name} differs in length from the documents`);
   if (d.codeClass.length !== d.codes.length) fail('codeClass differs in length from the codes');
   if (d.decisionNames.length !== d.decisions.length) fail('decisionNames differs in length from decisions');
+  if (d.codeTypes.length !== d.codes.length) fail('codeTypes differs in length from the codes');
   const small: [Uint8Array, number, string][] = [
     [d.docPanel, d.panels.length, 'docPanel'],
     [d.docDecision, d.decisions.length, 'docDecision'],

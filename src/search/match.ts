@@ -188,7 +188,20 @@ export type MatchRequest = {
   productCode: string | null;
   yearFrom: number | null;
   yearTo: number | null;
+  /** Documents outside this id range never match (a decision-date qualifier); the whole index when absent. */
+  ids?: { lo: number; hi: number };
+  /** Further conditions (qualifiers, phrases, OR, exclusions: src/search/evaluate.ts); each adds its points. */
+  extra?: readonly Condition[];
+  /** The n of `pointsFor`: the number of scoring units (words, phrases, OR groups); `words.length` when absent. */
+  units?: number;
 };
+
+/**
+ * One condition on documents beyond the words: `points(d)` is -1 when `d` fails it, else the points it adds.
+ * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell);
+ * `cost` is its length, used to pick the cheapest source of candidates.
+ */
+export type Condition = { cost: number; list: (() => Uint32Array) | null; points: (d: number) => number };
 
 /** Every matching document, ascending by id (the tie order), and its relevance score when there are query words. */
 export type Matches = { docs: Uint32Array; scores: Uint32Array | null };
@@ -216,7 +229,8 @@ const CHECK_COST = 4;
  * postings are fewer than that, scans them and intersects.
  */
 export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
-  const n = req.words.length;
+  const n = req.units ?? req.words.length;
+  const extra = req.extra ?? [];
   const empty: Matches = { docs: new Uint32Array(0), scores: n > 0 ? new Uint32Array(0) : null };
 
   const code = req.productCode === null ? null : findCode(index, req.productCode);
@@ -224,6 +238,10 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   const applicant = req.applicant === null ? null : findApplicant(index, req.applicant);
   if (req.applicant !== null && applicant === null) return empty;
   const years = yearRange(index, req.yearFrom, req.yearTo);
+  if (req.ids) {
+    years.lo = Math.max(years.lo, req.ids.lo);
+    years.hi = Math.min(years.hi, req.ids.hi);
+  }
   if (years.hi <= years.lo) return empty;
 
   // A word that reaches nothing empties the answer (AND): stop before preparing the rest.
@@ -241,6 +259,10 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   if (code !== null) sources.push({ cost: rowLength(index.codeDocs, code), docs: () => row(index.codeDocs, code), word: null });
   if (applicant !== null) {
     sources.push({ cost: rowLength(index.applicantDocs, applicant), docs: () => row(index.applicantDocs, applicant), word: null });
+  }
+  for (const c of extra) {
+    const list = c.list;
+    if (list) sources.push({ cost: c.cost, docs: () => list().slice(), word: null });
   }
   const firstWord = words[0];
   let firstTiers: Uint8Array | null = null;
@@ -261,11 +283,18 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
 
   // Filters first: they are one comparison each.
   let kept = 0;
-  for (let i = 0; i < docs.length; i++) {
+  outer: for (let i = 0; i < docs.length; i++) {
     const d = docs[i]!;
     if (d < years.lo || d >= years.hi) continue;
     if (code !== null && index.docCode[d] !== code) continue;
     if (applicant !== null && index.docApplicant[d] !== applicant) continue;
+    let points = 0;
+    for (const c of extra) {
+      const p = c.points(d);
+      if (p < 0) continue outer;
+      points += p;
+    }
+    if (scores) scores[kept] = points;
     docs[kept++] = d;
   }
   docs = docs.subarray(0, kept);
@@ -275,7 +304,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
     kept = 0;
     const s = scores!;
     if (w === source.word) {
-      for (let i = 0; i < docs.length; i++) s[i] = pointsFor(firstTiers![docs[i]!]! as Tier, n);
+      for (let i = 0; i < docs.length; i++) s[i]! += pointsFor(firstTiers![docs[i]!]! as Tier, n);
       continue;
     }
     if (w.scanCost < docs.length * CHECK_COST) {

@@ -1,8 +1,13 @@
 import type { Facet } from '../contract/envelope.ts';
-import { countFacets } from './facets.ts';
-import { matchDocuments } from './match.ts';
+import { matchParsed } from './evaluate.ts';
+import { countFacetFields, type FacetOut, type FacetRequest } from './facet-fields.ts';
+import { countFacets, type DocSet } from './facets.ts';
+import { parseQuery } from './grammar.ts';
+import { matchDocuments, type Matches } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
+import { orderPage, type Sort } from './sort.ts';
+import { reviewStats, type ReviewStats } from './stats.ts';
 import { queryWords } from './tokenize.ts';
 
 export type SearchRequest = {
@@ -13,6 +18,10 @@ export type SearchRequest = {
   yearTo: number | null;
   page: number;
   pageSize: number;
+  /** Extensions (docs/search.md); each absent means today's answer. */
+  sort?: Sort;
+  facets?: readonly FacetRequest[];
+  stats?: boolean;
 };
 
 export type SearchOutcome = {
@@ -20,11 +29,42 @@ export type SearchOutcome = {
   total: number;
   /** The page's K numbers, in answer order. */
   kNumbers: string[];
-  facets: Facet[];
+  facets: Facet[] | FacetOut[];
+  stats?: ReviewStats;
 };
+
+/** Every match, ascending by id, with relevance points (null without scoring words); or one id range. */
+export type MatchSet = { docs: Uint32Array; scores: Uint32Array | null } | { lo: number; hi: number };
+
+/** The matches of a request: plain requests take the paths they always took. Throws QueryError on a bad query. */
+export function matchesOf(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
+  const parsed = parseQuery(req.query);
+  const filters = { applicant: req.applicant, productCode: req.productCode, yearFrom: req.yearFrom, yearTo: req.yearTo };
+  if (parsed.plain) {
+    const words = queryWords(req.query);
+    if (words.length === 0 && req.applicant === null && req.productCode === null) {
+      const { lo, hi } = yearRange(index, req.yearFrom, req.yearTo);
+      return { lo, hi: Math.max(lo, hi) };
+    }
+    return matchDocuments(index, { words, ...filters });
+  }
+  return matchParsed(index, parsed, filters);
+}
+
+const asDocSet = (m: MatchSet): DocSet => ('docs' in m ? m.docs : m);
+
+/** Matches as a list, in id order (a range becomes its ids). */
+export function matchList(m: MatchSet): Matches {
+  if ('docs' in m) return m;
+  return { docs: Uint32Array.from({ length: m.hi - m.lo }, (_, i) => m.lo + i), scores: null };
+}
+
+const isExtended = (req: SearchRequest): boolean =>
+  (req.sort !== undefined && req.sort !== 'relevance') || req.facets !== undefined || req.stats === true || !parseQuery(req.query).plain;
 
 /** One search over a loaded index: pure, synchronous, and the same request always gives the same outcome. */
 export function runSearch(index: SearchIndex, req: SearchRequest): SearchOutcome {
+  if (isExtended(req)) return runExtended(index, req);
   const words = queryWords(req.query);
   const offset = (req.page - 1) * req.pageSize;
   if (words.length === 0 && req.applicant === null && req.productCode === null) return browse(index, req, offset);
@@ -56,6 +96,32 @@ function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchO
   const everything = lo === 0 && hi === index.docCount;
   const facets = everything ? structuredClone(facetsOfEverything(index)) : countFacets(index, { lo, hi: lo + total });
   return { total, kNumbers, facets };
+}
+
+function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
+  const matches = matchesOf(index, req);
+  const offset = (req.page - 1) * req.pageSize;
+  const set = asDocSet(matches);
+  let page: Uint32Array;
+  let total: number;
+  if ('docs' in matches) {
+    total = matches.docs.length;
+    page = orderPage(index, matches.docs, matches.scores, req.sort ?? 'relevance', offset, req.pageSize);
+  } else {
+    total = matches.hi - matches.lo;
+    const sort = req.sort ?? 'relevance';
+    page =
+      sort === 'relevance' || sort === 'decisionDate:desc'
+        ? Uint32Array.from({ length: Math.max(0, Math.min(req.pageSize, total - offset)) }, (_, i) => matches.lo + offset + i)
+        : orderPage(index, matchList(matches).docs, null, sort, offset, req.pageSize);
+  }
+  const outcome: SearchOutcome = {
+    total,
+    kNumbers: Array.from(page, (d) => kNumberText(index.docKNumber[d]!)),
+    facets: req.facets === undefined ? countFacets(index, set) : countFacetFields(index, set, req.facets),
+  };
+  if (req.stats) outcome.stats = reviewStats(index, set);
+  return outcome;
 }
 
 const everythingFacets = new WeakMap<SearchIndex, Facet[]>();

@@ -209,7 +209,7 @@ describe('device-510k.search against the running server', () => {
     ['a blank applicant', { applicant: '   ' }],
     ['a query over 2,048 characters', { query: 'a'.repeat(2049) }],
     ['a string page', { page: '1' }],
-    ['a field the operation does not list', { sort: 'relevance' }],
+    ['a field the operation does not list', { orderBy: 'relevance' }],
   ])('refuses %s with 400 invalid_input', async (_what, change) => {
     const { status, json } = await post({ ...NONE, page: 1, pageSize: 10, ...change });
     expect(status).toBe(400);

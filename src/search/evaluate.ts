@@ -1,0 +1,333 @@
+import { NO_APPLICANT, NO_CODE, NO_SMALL } from '../contract/search-index.ts';
+import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
+import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Matches, type MatchRequest } from './match.ts';
+import { findApplicant, findCode, lowerBound, type SearchIndex } from './model.ts';
+import { foldText } from './tokenize.ts';
+
+/**
+ * A parsed query with qualifiers, phrases, OR or exclusions, turned into conditions for `matchDocuments`:
+ * - positive plain words stay words (they may give the first candidates, and score as always);
+ * - a positive `decided:` range narrows the id range (ids run in decision date order);
+ * - every other clause is a condition: its points are the best of its terms (OR), -1 when none matches.
+ * Scoring units (n of `pointsFor`) are the distinct plain words plus each clause that can score (a phrase, or an OR
+ * group with a word or phrase in it), so one primary match still outweighs every secondary one.
+ */
+export function matchParsed(index: SearchIndex, parsed: ParsedQuery, filters: Omit<MatchRequest, 'words' | 'extra' | 'units' | 'ids'>): Matches {
+  const words: string[] = [];
+  const rest: Clause[] = [];
+  let ids = { lo: 0, hi: index.docCount };
+  for (const clause of parsed.clauses) {
+    const only = clause.length === 1 ? clause[0]! : null;
+    if (only && !only.negate && only.kind === 'words') {
+      for (const w of only.words) if (!words.includes(w)) words.push(w);
+    } else if (only && !only.negate && only.kind === 'field' && only.qualifier.field === 'decided') {
+      const r = decidedIds(index, only.qualifier.range);
+      ids = { lo: Math.max(ids.lo, r.lo), hi: Math.min(ids.hi, r.hi) };
+    } else rest.push(clause);
+  }
+  const scoring = rest.filter((c) => c.some((t) => !t.negate && t.kind !== 'field')).length;
+  const units = words.length + scoring;
+  const extra = rest.map((c) => clauseCondition(index, c, units));
+  return matchDocuments(index, { ...filters, words, ids, extra, units });
+}
+
+/** Documents decided within the range: one id range, since docDecided does not increase over ids (0 last). */
+export function decidedIds(index: SearchIndex, range: Range): { lo: number; hi: number } {
+  const decided = index.docDecided;
+  const dated = lowerBound(index.docCount, (d) => decided[d]! !== 0);
+  const lo = lowerBound(dated, (d) => decided[d]! > range.hi);
+  const hi = lowerBound(dated, (d) => decided[d]! >= range.lo);
+  return { lo, hi: Math.max(lo, hi) };
+}
+
+function clauseCondition(index: SearchIndex, clause: Clause, units: number): Condition {
+  const terms = clause.map((t) => termCondition(index, t, units));
+  if (terms.length === 1) return terms[0]!;
+  const listable = terms.every((t) => t.list !== null);
+  return {
+    cost: listable ? terms.reduce((sum, t) => sum + t.cost, 0) : Infinity,
+    list: listable ? () => union(terms.map((t) => t.list!()), index.docCount) : null,
+    points: (d) => {
+      let best = -1;
+      for (const t of terms) {
+        const p = t.points(d);
+        if (p > best) best = p;
+      }
+      return best;
+    },
+  };
+}
+
+function termCondition(index: SearchIndex, term: Term, units: number): Condition {
+  const positive = positiveCondition(index, term, units);
+  if (!term.negate) return positive;
+  return { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
+}
+
+const NOTHING: Condition = { cost: 0, list: () => new Uint32Array(0), points: () => -1 };
+
+function positiveCondition(index: SearchIndex, term: Term, units: number): Condition {
+  switch (term.kind) {
+    case 'words':
+      return wordsCondition(index, term.words, units);
+    case 'phrase':
+      return phraseCondition(index, term.words, units + 2);
+    case 'field':
+      return qualifierCondition(index, term.qualifier);
+  }
+}
+
+/** All the words must match, as plain words do; the points are the weakest word's. */
+function wordsCondition(index: SearchIndex, words: readonly string[], units: number): Condition {
+  const scratch = newScratch(index);
+  const prepared = words.map((w) => prepareWord(index, w, scratch));
+  if (prepared.some((w) => w.scanCost === 0)) return NOTHING;
+  const cheapest = prepared.reduce((a, b) => (b.scanCost < a.scanCost ? b : a));
+  return {
+    cost: cheapest.scanCost,
+    list: () => {
+      const tiers = new Uint8Array(index.docCount);
+      return scanWord(index, cheapest, tiers).sort();
+    },
+    points: (d) => {
+      let least = Infinity;
+      for (const w of prepared) {
+        const t = tierOf(index, w, d);
+        if (t === Tier.none) return -1;
+        least = Math.min(least, pointsFor(t, units));
+      }
+      return least;
+    },
+  };
+}
+
+/** The term id of a whole word, or -1. */
+function termId(index: SearchIndex, word: string): number {
+  const t = lowerBound(index.terms.length, (i) => index.terms[i]! < word);
+  return index.terms[t] === word ? t : -1;
+}
+
+/** The words, whole and consecutive, in the device name. */
+function phraseCondition(index: SearchIndex, words: readonly string[], points: number): Condition {
+  const ids = words.map((w) => termId(index, w));
+  if (ids.some((t) => t < 0)) return NOTHING;
+  let rarest = ids[0]!;
+  for (const t of ids) if (postings(index, t) < postings(index, rarest)) rarest = t;
+  const { docTermOffsets, docTermIds, docSeqOffsets, docSeq } = index;
+  const at = new Int32Array(ids.length);
+  return {
+    cost: postings(index, rarest),
+    list: () => index.termDocs.slice(index.termDocOffsets[rarest]!, index.termDocOffsets[rarest + 1]!),
+    points: (d) => {
+      const lo = docTermOffsets[d]!;
+      const hi = docTermOffsets[d + 1]!;
+      for (let k = 0; k < ids.length; k++) {
+        const p = lowerBound(hi - lo, (i) => docTermIds[lo + i]! < ids[k]!);
+        if (lo + p >= hi || docTermIds[lo + p] !== ids[k] || p >= 255) return -1;
+        at[k] = p;
+      }
+      const start = docSeqOffsets[d]!;
+      const end = docSeqOffsets[d + 1]!;
+      for (let s = start; s + ids.length <= end; s++) {
+        let k = 0;
+        while (k < ids.length && docSeq[s + k] === at[k]) k++;
+        if (k === ids.length) return points;
+      }
+      return -1;
+    },
+  };
+}
+
+const postings = (index: SearchIndex, t: number): number => index.termDocOffsets[t + 1]! - index.termDocOffsets[t]!;
+
+/** A per-id mask of a dictionary: the ids whose value passes `test`. */
+function mask(values: readonly string[], test: (v: string) => boolean): Uint8Array {
+  const out = new Uint8Array(values.length + 1);
+  values.forEach((v, i) => {
+    if (test(v)) out[i] = 1;
+  });
+  return out;
+}
+
+/** Filters only: a qualifier passes (0 points) or fails (-1); it never changes the order. */
+function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
+  const column = (col: ArrayLike<number>, ok: Uint8Array, none: number): Condition => ({
+    cost: Infinity,
+    list: null,
+    points: (d) => {
+      const v = col[d]!;
+      return v !== none && ok[v] === 1 ? 0 : -1;
+    },
+  });
+  const rows = (rowsOf: { offsets: Uint32Array; values: Uint32Array }, ok: Uint8Array, col: ArrayLike<number>, none: number): Condition => {
+    let cost = 0;
+    for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) cost += rowsOf.offsets[i + 1]! - rowsOf.offsets[i]!;
+    return {
+      cost,
+      list: () => {
+        const parts: Uint32Array[] = [];
+        for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) parts.push(rowsOf.values.subarray(rowsOf.offsets[i]!, rowsOf.offsets[i + 1]!));
+        return union(parts, index.docCount);
+      },
+      points: column(col, ok, none).points,
+    };
+  };
+  switch (q.field) {
+    case 'applicant': {
+      const ok = new Uint8Array(index.applicants.length + 1);
+      if ('exact' in q) {
+        const g = findApplicant(index, q.exact);
+        if (g === null) return NOTHING;
+        ok[g] = 1;
+      } else applicantMask(index, q.words, ok);
+      return rows(index.applicantDocs, ok, index.docApplicant, NO_APPLICANT);
+    }
+    case 'code': {
+      const c = findCode(index, q.code);
+      if (c === null) return NOTHING;
+      const ok = new Uint8Array(index.codes.length + 1);
+      ok[c] = 1;
+      return rows(index.codeDocs, ok, index.docCode, NO_CODE);
+    }
+    case 'device':
+      return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
+    case 'class': {
+      const classes = mask(index.classes, (v) => v.toUpperCase() === q.deviceClass);
+      const ok = new Uint8Array(index.codes.length + 1);
+      for (let c = 0; c < index.codes.length; c++) {
+        const k = index.codeClass[c]!;
+        if (k !== NO_SMALL && classes[k]) ok[c] = 1;
+      }
+      return rows(index.codeDocs, ok, index.docCode, NO_CODE);
+    }
+    case 'panel':
+      return column(index.docPanel, mask(index.panels, (v) => startsWithText(v, q.text)), NO_SMALL);
+    case 'type':
+      return column(index.docType, mask(index.types, (v) => startsWithText(v, q.text)), NO_SMALL);
+    case 'decision': {
+      const ok = mask(index.decisions, (v) => v.toLowerCase() === q.text);
+      index.decisionNames.forEach((name, i) => {
+        if (startsWithText(name, q.text)) ok[i] = 1;
+      });
+      return column(index.docDecision, ok, NO_SMALL);
+    }
+    case 'country':
+      return column(index.docCountry, mask(index.countries, (v) => v === q.code), NO_CODE);
+    case 'state':
+      return column(index.docState, mask(index.states, (v) => v === q.code), NO_CODE);
+    case 'thirdparty':
+    case 'expedited':
+    case 'summary': {
+      const shift = q.field === 'thirdparty' ? 0 : q.field === 'expedited' ? 2 : 4;
+      const want = q.yes ? 2 : 1;
+      const flags = index.docFlags;
+      return { cost: Infinity, list: null, points: (d) => (((flags[d]! >> shift) & 3) === want ? 0 : -1) };
+    }
+    case 'decided': {
+      const r = decidedIds(index, q.range);
+      return {
+        cost: r.hi - r.lo,
+        list: () => Uint32Array.from({ length: r.hi - r.lo }, (_, i) => r.lo + i),
+        points: (d) => (d >= r.lo && d < r.hi ? 0 : -1),
+      };
+    }
+    case 'received': {
+      const { lo, hi } = q.range;
+      const received = index.docReceived;
+      return { cost: Infinity, list: null, points: (d) => (received[d] !== 0 && received[d]! >= lo && received[d]! <= hi ? 0 : -1) };
+    }
+    case 'reviewdays': {
+      const { lo, hi } = q.range;
+      const { docDecided, docReceived } = index;
+      return {
+        cost: Infinity,
+        list: null,
+        points: (d) => {
+          const a = docReceived[d]!;
+          const b = docDecided[d]!;
+          if (a === 0 || b === 0) return -1;
+          const days = b - a;
+          return days >= lo && days <= hi ? 0 : -1;
+        },
+      };
+    }
+  }
+}
+
+/** Folded `value` starts with `text` (already folded, spaces collapsed). */
+function startsWithText(value: string, text: string): boolean {
+  return foldText(value).replace(/\s+/g, ' ').startsWith(text);
+}
+
+/**
+ * Applicant groups whose name, without legal suffixes, has a word starting with each of `words`. A term that is a
+ * legal suffix reaches no group: "co" finds Cook and Covidien, not every "Co.".
+ */
+export function applicantMask(index: SearchIndex, words: readonly string[], ok: Uint8Array): void {
+  const hits = new Uint8Array(index.applicants.length);
+  words.forEach((word, i) => {
+    const lo = lowerBound(index.terms.length, (t) => index.terms[t]! < word);
+    for (let t = lo; t < index.terms.length && index.terms[t]!.startsWith(word); t++) {
+      if (LEGAL_SUFFIXES.has(index.terms[t]!)) continue;
+      for (let j = index.termApplicantOffsets[t]!, end = index.termApplicantOffsets[t + 1]!; j < end; j++) {
+        const g = index.termApplicants[j]!;
+        if (hits[g] === i) hits[g] = i + 1;
+      }
+    }
+  });
+  for (let g = 0; g < hits.length; g++) if (hits[g] === words.length) ok[g] = 1;
+}
+
+/** Every word is a word of the device name or the start of one. */
+function deviceWords(index: SearchIndex, words: readonly string[]): Condition {
+  const ranges = words.map((word) => {
+    const lo = lowerBound(index.terms.length, (t) => index.terms[t]! < word);
+    const hi = lo + lowerBound(index.terms.length - lo, (t) => index.terms[lo + t]!.startsWith(word));
+    return { lo, hi, cost: index.termDocOffsets[hi]! - index.termDocOffsets[lo]! };
+  });
+  if (ranges.some((r) => r.cost === 0)) return NOTHING;
+  const cheapest = ranges.reduce((a, b) => (b.cost < a.cost ? b : a));
+  const { offsets, values } = index.docTerms;
+  return {
+    cost: cheapest.cost,
+    list: () => union([index.termDocs.subarray(index.termDocOffsets[cheapest.lo]!, index.termDocOffsets[cheapest.hi]!)], index.docCount),
+    points: (d) => {
+      for (const r of ranges) {
+        let found = false;
+        for (let i = offsets[d]!, end = offsets[d + 1]!; i < end && !found; i++) {
+          const t = values[i]!;
+          if (t >= r.hi) break;
+          if (t >= r.lo) found = true;
+        }
+        if (!found) return -1;
+      }
+      return 0;
+    },
+  };
+}
+
+/** The distinct documents of several lists, ascending. */
+function union(lists: readonly Uint32Array[], docCount: number): Uint32Array {
+  let total = 0;
+  for (const l of lists) total += l.length;
+  if (total * 16 >= docCount) {
+    const seen = new Uint8Array(docCount);
+    for (const l of lists) for (let i = 0; i < l.length; i++) seen[l[i]!] = 1;
+    let n = 0;
+    for (let d = 0; d < docCount; d++) n += seen[d]!;
+    const out = new Uint32Array(n);
+    let at = 0;
+    for (let d = 0; d < docCount; d++) if (seen[d]) out[at++] = d;
+    return out;
+  }
+  const all = new Uint32Array(total);
+  let at = 0;
+  for (const l of lists) {
+    all.set(l, at);
+    at += l.length;
+  }
+  all.sort();
+  let n = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[n++] = all[i]!;
+  return all.subarray(0, n);
+}
