@@ -146,7 +146,8 @@ function qualifierOf(field: QualifierName, raw: string, quoted: boolean): Qualif
   switch (field) {
     case 'applicant': {
       if (quoted) return { field, exact: applicantKey(value) };
-      const words = applicantWords(value);
+      // The name loses its legal suffixes, the query keeps its words: applicant:co finds Cook, not every "Co.".
+      const words = tokenize(value);
       return words.length === 0 ? bad() : { field, words };
     }
     case 'device': {
@@ -195,10 +196,6 @@ export const LEGAL_SUFFIXES: ReadonlySet<string> = new Set([
   'gmbh', 'ag', 'kg', 'sa', 'sas', 'sarl', 'srl', 'spa', 'bv', 'nv', 'ab', 'oy', 'as', 'aps', 'pty', 'kk', 'pte',
 ]);
 
-/** A company name as applicant: matching sees it: folded words without legal suffixes. */
-export function applicantWords(name: string): string[] {
-  return tokenize(name).filter((w) => !LEGAL_SUFFIXES.has(w));
-}
 
 /** `A..B`, `..B`, `A..`, `>=A`, `>A`, `<=A`, `<A`, `=A` or `A`, each A or B read by `bounds` as an inclusive range. */
 function rangeOf(value: string, bounds: (s: string) => Range | null): Range | null {

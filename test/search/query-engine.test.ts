@@ -1,0 +1,164 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { buildSearchIndexData } from '../../build/index/search.ts';
+import { FACET_FIELDS, SORTS, toClearanceRecord, type ClearanceRecord } from '../../src/contract/index.ts';
+import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts';
+import { parseQuery, QueryError } from '../../src/search/grammar.ts';
+import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
+import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { naiveExtended } from './naive-query.ts';
+
+/** Builds, encodes in small parts, decodes and opens, as a server does. */
+function indexOf(records: ClearanceRecord[], types: ReadonlyMap<string, string | null>, classes: ReadonlyMap<string, string | null>): SearchIndex {
+  const sorted = [...records].sort((a, b) => (a.kNumber < b.kNumber ? -1 : 1));
+  const { header, parts } = encodeSearchIndex(buildSearchIndexData(sorted, types, classes), 64);
+  return openSearchIndex(decodeSearchIndex(JSON.parse(JSON.stringify(header)), parts.map((p) => p.slice())));
+}
+
+const TYPES = new Map<string, string | null>([
+  ['DTB', 'Implantable Pacemaker Pulse Generator'],
+  ['DQY', 'Catheter, Percutaneous'],
+  ['FRN', 'Pump, Infusion'],
+  ['QQQ', null],
+]);
+const CLASSES = new Map<string, string | null>([
+  ['DTB', '3'],
+  ['DQY', '2'],
+  ['FRN', '2'],
+  ['QQQ', 'U'],
+]);
+const DECISIONS: Record<string, string> = { SESE: 'Substantially Equivalent', SESK: 'Substantially Equivalent - Kit', SESU: 'Substantially Equivalent - With Limitations' };
+
+const words = ['foley', 'catheter', 'balloon', 'pump', 'infusion', 'lead', 'pacemaker', 'x-ray', 'kit', 'urethral'];
+const arbRecord = (k: number) =>
+  fc
+    .record({
+      name: fc.array(fc.constantFrom(...words), { minLength: 0, maxLength: 4 }).map((ws) => ws.join(' ')),
+      applicant: fc.constantFrom(null, 'C.R. Bard, Inc.', 'BARD ACCESS SYSTEMS', 'Bard Co', 'Cook Inc', 'Covidien LLC', 'Acme Corp', 'Inc Partners'),
+      productCode: fc.constantFrom(null, 'DTB', 'DQY', 'FRN', 'QQQ'),
+      decisionDate: fc.constantFrom(null, '1976-07-15', '2023-12-31', '2024-01-01', '2024-02-29', '2024-03-31', '2024-04-01'),
+      receivedDate: fc.constantFrom(null, '1976-01-02', '2023-06-01', '2023-12-01', '2024-01-01'),
+      advisoryCommittee: fc.constantFrom(null, 'Cardiovascular', 'Gastroenterology/Urology', 'General Hospital'),
+      decisionCode: fc.constantFrom(null, 'SESE', 'SESK', 'SESU'),
+      submissionType: fc.constantFrom(null, 'Traditional', 'Special', 'Abbreviated'),
+      thirdParty: fc.constantFrom(null, true, false),
+      expeditedReview: fc.constantFrom(null, true, false),
+      statementOrSummary: fc.constantFrom(null, 'Summary', 'Statement'),
+      countryCode: fc.constantFrom(null, 'US', 'DE', 'IE'),
+      state: fc.constantFrom(null, 'MN', 'UT', 'NY'),
+    })
+    .map((f) =>
+      toClearanceRecord(`K${String(k).padStart(6, '0')}`, {
+        ...f,
+        deviceName: f.name,
+        decisionDescription: f.decisionCode === null ? null : DECISIONS[f.decisionCode]!,
+        classificationCommittee: null,
+        contact: null,
+        street1: null,
+        street2: null,
+        city: null,
+        zipCode: null,
+        postalCode: null,
+      }),
+    );
+const arbCorpus = fc.uniqueArray(fc.integer({ min: 0, max: 999_999 }), { minLength: 1, maxLength: 40 }).chain((ks) => fc.tuple(...ks.map(arbRecord)));
+
+/** Clauses of every kind, each of which decides something on the corpus above. */
+const CLAUSES = [
+  'catheter', 'cath', '-foley', '-"balloon catheter"', '"balloon catheter"', '"foley"', 'foley OR pump', 'x-ray', '-x-ray',
+  'applicant:bard', 'applicant:"c.r. bard, inc."', 'applicant:co', 'applicant:inc', '-applicant:cook', 'applicant:"bard access"',
+  'device:cath', 'device:"foley catheter"', 'code:DQY', 'code:dtb OR code:frn', '-code:QQQ', 'panel:cardio', 'panel:"general hospital"',
+  'class:2', 'class:III', 'class:u', 'decision:SESE', 'decision:"substantially equivalent - kit"', 'decision:substantially',
+  'type:special', 'type:trad', 'thirdparty:yes', 'thirdparty:no', 'expedited:no', 'summary:yes', 'summary:no', 'country:DE',
+  '-country:US', 'state:mn', 'decided:2024-01-01..2024-03-31', 'decided:2024', 'decided:<2024', 'decided:>=2024-02', 'decided:..2023',
+  'received:>=2023-06', 'received:2023-06-01', 'reviewdays:>180', 'reviewdays:<=90', 'reviewdays:0..31', 'pacemaker OR code:DQY',
+  'lead OR "infusion pump"', 'kit', 'k0',
+];
+const arbQuery = fc.array(fc.constantFrom(...CLAUSES), { maxLength: 3 }).map((cs) => cs.join(' '));
+const arbFacets = fc.option(
+  fc.uniqueArray(fc.constantFrom(...FACET_FIELDS), { minLength: 1, maxLength: 4 }).chain((fields) =>
+    fc.tuple(...fields.map((field) => fc.record({ field: fc.constant(field), size: fc.constantFrom(null, 1, 2, 10), order: fc.constantFrom('count' as const, 'value' as const) }))),
+  ),
+  { nil: undefined },
+);
+
+describe('the query language against a plain scan', () => {
+  it('gives the same matches, order, total, facets and stats for every qualifier, sort and facet', () => {
+    fc.assert(
+      fc.property(
+        arbCorpus,
+        arbQuery,
+        fc.constantFrom(undefined, ...SORTS),
+        arbFacets,
+        fc.boolean(),
+        fc.constantFrom<[string | null, string | null, number | null]>([null, null, null], ['c.r. bard, inc.', null, null], [null, 'DQY', 2024]),
+        (corpus, query, sort, facets, stats, [applicant, productCode, yearFrom]) => {
+          const ix = indexOf(corpus, TYPES, CLASSES);
+          const req = { query, applicant, productCode, yearFrom, yearTo: null };
+          const expected = naiveExtended(corpus, TYPES, CLASSES, { ...req, sort, facets, stats });
+          const got = runSearch(ix, { ...req, page: 1, pageSize: 50, ...(sort && { sort }), ...(facets && { facets }), ...(stats && { stats }) } as SearchRequest);
+          expect(got.kNumbers).toEqual(expected.kNumbers);
+          expect(got.total).toBe(expected.kNumbers.length);
+          if (facets) expect(got.facets).toEqual(expected.facets);
+          if (stats) expect(got.stats).toEqual(expected.stats);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('pages a sorted order into the same whole', () => {
+    fc.assert(
+      fc.property(arbCorpus, arbQuery, fc.constantFrom(...SORTS), (corpus, query, sort) => {
+        const ix = indexOf(corpus, TYPES, CLASSES);
+        const base = { query, applicant: null, productCode: null, yearFrom: null, yearTo: null, sort };
+        const whole = naiveExtended(corpus, TYPES, CLASSES, base).kNumbers;
+        const seen: string[] = [];
+        for (let page = 1; page <= Math.ceil(whole.length / 3) + 1; page++) seen.push(...runSearch(ix, { ...base, page, pageSize: 3 }).kNumbers);
+        expect(seen).toEqual(whole);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('the query grammar', () => {
+  it.each([
+    ['catheter pump', true],
+    ['x-ray OR', true],
+    ['-foley', false],
+    ['"two words"', false],
+    ['a OR b', false],
+    ['code:DQY', false],
+  ])('%s is plain: %s', (q, plain) => {
+    expect(parseQuery(q).plain).toBe(plain);
+  });
+
+  it.each([
+    ['colour:red', /"colour:" is not a qualifier; the qualifiers are applicant:, device:/],
+    ['code:DQ1', /code:DQ1 is not a valid value; code: takes a product code, three letters/],
+    ['class:4', /class: takes the device class/],
+    ['thirdparty:maybe', /thirdparty: takes yes or no/],
+    ['decided:2024-13', /decided: takes a decision date or range/],
+    ['decided:2024-02-30', /decided: takes/],
+    ['received:..', /received: takes/],
+    ['reviewdays:>many', /reviewdays: takes days/],
+    ['country:USA', /country: takes/],
+    ['code: DQY', /code: is not a valid value/],
+  ])('refuses %s, naming it and the accepted forms', (q, message) => {
+    expect(() => parseQuery(q)).toThrow(QueryError);
+    expect(() => parseQuery(q)).toThrow(message);
+  });
+
+  it('reads OR between terms, a leading minus as exclusion and quotes as a phrase', () => {
+    expect(parseQuery('catheter -foley "balloon tip" code:DQY OR code:DTB').clauses).toEqual([
+      [{ negate: false, kind: 'words', words: ['catheter'] }],
+      [{ negate: true, kind: 'words', words: ['foley'] }],
+      [{ negate: false, kind: 'phrase', words: ['balloon', 'tip'] }],
+      [
+        { negate: false, kind: 'field', qualifier: { field: 'code', code: 'DQY' } },
+        { negate: false, kind: 'field', qualifier: { field: 'code', code: 'DTB' } },
+      ],
+    ]);
+  });
+});
