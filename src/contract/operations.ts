@@ -110,6 +110,33 @@ export const SearchInput = z
   });
 export type SearchInput = z.output<typeof SearchInput>;
 
+/**
+ * GET /v1/export (docs/contract.md, "Export"): search's filters and sort, every match in the search's order, as CSV
+ * or NDJSON. `limit` cuts a walk into parts; `cursor` (from the previous part's X-Next-Cursor) or `after` (the last
+ * K number received) resumes after a record.
+ */
+export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+export const ExportInput = z
+  .strictObject({
+    query: SearchInput.shape.query,
+    applicant: SearchInput.shape.applicant,
+    productCode: SearchInput.shape.productCode,
+    yearFrom: Year,
+    yearTo: Year,
+    sort: SortInput.optional(),
+    format: z.enum(EXPORT_FORMATS, { error: 'must be "csv" or "ndjson"' }),
+    limit: int(1).nullable(),
+    cursor: z.string(required('a string')).nullable(),
+    after: KNumberInput.nullable(),
+  })
+  .superRefine((input, ctx) => {
+    if (input.yearFrom !== null && input.yearTo !== null && input.yearTo < input.yearFrom) {
+      ctx.addIssue({ code: 'custom', path: ['yearTo'], message: 'must not be before yearFrom' });
+    }
+    if (input.cursor !== null && input.after !== null) ctx.addIssue({ code: 'custom', path: ['after'], message: 'must not be given with cursor' });
+  });
+export type ExportInput = z.output<typeof ExportInput>;
+
 export const DetailInput = z.strictObject({ id: KNumberInput });
 export type DetailInput = z.output<typeof DetailInput>;
 

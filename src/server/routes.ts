@@ -3,6 +3,7 @@ import polka, { type Polka } from 'polka';
 import type { Snapshot, SnapshotSource } from '../snapshot/index.ts';
 import { ApiError } from './errors.ts';
 import { logWhenDone } from './log.ts';
+import { exportHandler } from './export.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { queryHandler, sendError, type QueryDeps } from './query.ts';
 import { sendJson } from './respond.ts';
@@ -63,6 +64,7 @@ export function mountRoutes(ctx: RouteContext): { polka: Polka; dispatch: Handle
       if (snapshot) return sendJson(req, res, 200, { status: 'ok', sourceState });
       return sendJson(req, res, 503, { status: 'unavailable', reason: snapshots.problem ?? 'no valid snapshot is loaded', sourceState });
     })
+    .get('/v1/export', exportHandler({ current: () => snapshots.current, fail }))
     .get('/v1/openapi.json', (req, res) => {
       openapi ??= buildOpenApiDocument();
       return sendJson(req, res, 200, openapi);

@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
+import { SORTS } from '../contract/index.ts';
+import type { SearchIndex } from '../search/model.ts';
+import { kNumberText, matchesOf, matchList } from '../search/query.ts';
+import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
+import type { Snapshot } from '../snapshot/index.ts';
+import { ApiError, SearchUnavailable } from './errors.ts';
+import { searchIndexOf } from './search.ts';
+
+/**
+ * The export of a whole filtered result set (docs/search.md, "Export"): every match of a search, in the search's
+ * order, as CSV or NDJSON. Everything here is node-free; src/server/export.ts streams the chunks. Memory is the list
+ * of matching ids (4 bytes a match) and one batch of records, whatever the size of the set.
+ */
+export type PreparedExport = {
+  /** Matches of the whole search, and how many this answer holds (after the cursor, up to the limit). */
+  total: number;
+  count: number;
+  /** Where the next part starts when `limit` cut this one short, else null. */
+  nextCursor: string | null;
+  contentType: string;
+  chunks: AsyncIterable<Uint8Array>;
+};
+
+/** Records are read this many at a time, K number order within a batch, so neighbours in a shard are read together. */
+export const EXPORT_BATCH = 512;
+
+/** The cursor: the sort it belongs to and the sort key of the last record sent (src/search/sort.ts). */
+const ExportCursor = z.strictObject({ v: z.literal(1), s: z.enum(SORTS), k: z.array(z.number()).min(1).max(4) });
+type ExportCursor = z.infer<typeof ExportCursor>;
+
+const encoder = new TextEncoder();
+
+export function encodeExportCursor(cursor: ExportCursor): string {
+  let binary = '';
+  for (const b of encoder.encode(JSON.stringify(cursor))) binary += String.fromCharCode(b);
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+function decodeExportCursor(text: string, sort: Sort): ExportCursor {
+  let value: unknown;
+  try {
+    const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
+  } catch {
+    value = null;
+  }
+  const parsed = ExportCursor.safeParse(value);
+  if (!parsed.success) throw new ApiError('invalid_cursor', 'This export cursor was not issued by this service or was altered.');
+  if (parsed.data.s !== sort) {
+    throw new ApiError('invalid_cursor', `This export cursor belongs to sort ${parsed.data.s}; ask with the same sort to resume.`);
+  }
+  return parsed.data;
+}
+
+export async function prepareExport(input: ExportInput, snapshot: Snapshot): Promise<PreparedExport> {
+  const loaded = await searchIndexOf(snapshot);
+  if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
+  const index = loaded.index;
+  const sort: Sort = input.sort ?? 'relevance';
+  const { docs, scores } = matchList(matchesOf(index, { ...input, sort }));
+  const ordered = orderPage(index, docs, scores, sort, 0, docs.length);
+  const scoreOf = (d: number): number => {
+    if (scores === null) return 0;
+    let lo = 0;
+    let hi = docs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[mid]! < d) lo = mid + 1;
+      else hi = mid;
+    }
+    return scores[lo]!;
+  };
+  const keyAt = (i: number) => sortKey(index, ordered[i]!, sort, scoreOf(ordered[i]!));
+
+  let after: number[] | null = null;
+  if (input.cursor !== null) after = decodeExportCursor(input.cursor, sort).k;
+  else if (input.after !== null) after = keyOfKNumber(index, input.after, sort, scoreOf);
+  let start = 0;
+  if (after !== null) {
+    const key = after;
+    let hi = ordered.length;
+    while (start < hi) {
+      const mid = (start + hi) >>> 1;
+      if (compareKeys(keyAt(mid), key) <= 0) start = mid + 1;
+      else hi = mid;
+    }
+  }
+  const end = input.limit === null ? ordered.length : Math.min(ordered.length, start + input.limit);
+  const nextCursor = end < ordered.length && end > start ? encodeExportCursor({ v: 1, s: sort, k: keyAt(end - 1) }) : null;
+  const csv = input.format === 'csv';
+  return {
+    total: ordered.length,
+    count: end - start,
+    nextCursor,
+    contentType: csv ? 'text/csv; charset=utf-8; header=present' : 'application/x-ndjson; charset=utf-8',
+    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv),
+  };
+}
+
+/** The sort key of the record `after` names; an error when this snapshot has no such record. */
+function keyOfKNumber(index: SearchIndex, kNumber: string, sort: Sort, scoreOf: (d: number) => number): number[] {
+  const digits = Number(kNumber.slice(1));
+  const { byKNumber, docKNumber } = index;
+  let lo = 0;
+  let hi = byKNumber.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (docKNumber[byKNumber[mid]!]! < digits) lo = mid + 1;
+    else hi = mid;
+  }
+  const d = byKNumber[lo];
+  if (d === undefined || docKNumber[d] !== digits) {
+    throw new ApiError('invalid_cursor', `${kNumber} is not in this snapshot, so the export cannot resume after it; use the cursor of the last part.`);
+  }
+  return sortKey(index, d, sort, scoreOf(d));
+}
+
+async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint32Array, csv: boolean): AsyncGenerator<Uint8Array> {
+  if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
+  for (let at = 0; at < docs.length; at += EXPORT_BATCH) {
+    const batch = Array.from(docs.subarray(at, at + EXPORT_BATCH), (d) => kNumberText(index.docKNumber[d]!));
+    const byK = [...batch].sort();
+    const bytes = await snapshot.recordsJson(byK);
+    const found = new Map(byK.map((k, i) => [k, bytes[i]!]));
+    const lines = batch.map((k) => found.get(k)!);
+    yield csv ? csvLines(lines) : ndjsonLines(lines);
+  }
+}
+
+function ndjsonLines(records: readonly Uint8Array[]): Uint8Array {
+  let size = records.length;
+  for (const r of records) size += r.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const r of records) {
+    out.set(r, at);
+    at += r.length;
+    out[at++] = 0x0a;
+  }
+  return out;
+}
+
+/** The CSV's columns: every member of a record, `source` as its URL; `id` and `title` repeat kNumber and deviceName. */
+export const CSV_COLUMNS = [
+  'kNumber', 'deviceName', 'applicant', 'productCode', 'decisionDate', 'decisionCode', 'decisionDescription', 'receivedDate',
+  'reviewDays', 'advisoryCommittee', 'classificationCommittee', 'statementOrSummary', 'submissionType', 'thirdParty',
+  'expeditedReview', 'contact', 'street1', 'street2', 'city', 'state', 'zipCode', 'postalCode', 'countryCode', 'sourceUrl',
+] as const;
+
+const decoder = new TextDecoder();
+
+function csvLines(records: readonly Uint8Array[]): Uint8Array {
+  let text = '';
+  for (const bytes of records) {
+    const r = JSON.parse(decoder.decode(bytes)) as ClearanceRecord;
+    const cells = CSV_COLUMNS.map((c) => csvCell(c === 'sourceUrl' ? r.source.sourceUrl : r[c]));
+    text += `${cells.join(',')}\r\n`;
+  }
+  return encoder.encode(text);
+}
+
+/** RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled; null is an empty field. */
+export function csvCell(value: string | number | boolean | null): string {
+  if (value === null) return '';
+  const s = String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
