@@ -6,6 +6,8 @@ import type {
   ProductCodeCount,
   ProductCodeEntry,
 } from '../../src/contract/index.ts';
+import { FACET_FIELDS, SORTS } from '../../src/contract/index.ts';
+import { QUALIFIER_NAMES, QUALIFIERS } from '../../src/search/grammar.ts';
 
 /** Clearances per product code. */
 export function countByProductCode(records: readonly ClearanceRecord[]): Map<string, number> {
@@ -112,8 +114,17 @@ export function sourceNotes(
 
 export const META_TITLE = 'FDA 510(k) Premarket Notifications';
 export const SUPPORTED_FILTERS = ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'];
-export const SUPPORTED_SORTS = ['relevance', 'decisionDate:desc'];
+/** Every value search's `sort` accepts (the contract's two first). */
+export const SUPPORTED_SORTS: string[] = [...SORTS];
 
 export function metaData(totalRecords: number, notes: string[]): MetaData {
-  return { title: META_TITLE, totalRecords, supportedFilters: SUPPORTED_FILTERS, supportedSorts: SUPPORTED_SORTS, sourceNotes: notes };
+  return {
+    title: META_TITLE,
+    totalRecords,
+    supportedFilters: SUPPORTED_FILTERS,
+    supportedSorts: SUPPORTED_SORTS,
+    sourceNotes: notes,
+    qualifiers: QUALIFIER_NAMES.map((name) => ({ name: `${name}:`, accepts: QUALIFIERS[name] })),
+    facetFields: [...FACET_FIELDS],
+  };
 }

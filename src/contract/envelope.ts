@@ -76,6 +76,9 @@ export const MetaData = z.strictObject({
   supportedFilters: z.array(z.string()),
   supportedSorts: z.array(z.string()),
   sourceNotes: z.array(z.string()),
+  // Extensions (docs/contract.md): the qualifiers `query` understands and the fields `facets` can count.
+  qualifiers: z.array(z.strictObject({ name: z.string(), accepts: z.string() })),
+  facetFields: z.array(z.string()),
 });
 export type MetaData = z.infer<typeof MetaData>;
 

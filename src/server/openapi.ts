@@ -4,6 +4,7 @@ import {
   Classification,
   ErrorBody,
   ErrorDetail,
+  ExportInput,
   Facet,
   MetaData,
   OPERATIONS,
@@ -11,7 +12,9 @@ import {
   Page,
   ProductCodeCount,
   ProductCodeEntry,
+  RequestedFacet,
   ResponseSchemas,
+  SearchStats,
   SourceRef,
   SourceState,
   type OperationName,
@@ -63,6 +66,14 @@ function componentsOf(registry: z.core.$ZodRegistry<{ id: string }>, io: 'input'
   return out;
 }
 
+/** The export's query parameters, each with the JSON schema of its value (numbers are sent as digits). */
+function exportParameters(): Record<string, unknown>[] {
+  return Object.entries(ExportInput.shape).map(([name, schema]) => {
+    const { $schema: _s, ...json } = z.toJSONSchema(schema as z.ZodType, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    return { name, in: 'query', required: false, schema: json };
+  });
+}
+
 export function buildOpenApiDocument(): Record<string, unknown> {
   const requests = z.registry<{ id: string }>();
   for (const name of OPERATION_NAMES) {
@@ -76,6 +87,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     [SourceState, 'SourceState'],
     [Page, 'Page'],
     [Facet, 'Facet'],
+    [RequestedFacet, 'RequestedFacet'],
+    [SearchStats, 'SearchStats'],
     [Classification, 'Classification'],
     [ProductCodeEntry, 'ProductCodeEntry'],
     [ProductCodeCount, 'ProductCodeCount'],
@@ -137,6 +150,35 @@ export function buildOpenApiDocument(): Record<string, unknown> {
                 'Access-Control-Allow-Headers': { schema: { type: 'string', const: 'Content-Type' } },
               },
             },
+          },
+        },
+      },
+      '/v1/export': {
+        get: {
+          operationId: 'export',
+          summary: "Every match of a search, in the search's order, as CSV (RFC 4180, UTF-8 with a BOM) or NDJSON (one record a line).",
+          description:
+            'Takes the inputs of device-510k.search but page and pageSize, as query parameters (omitted ones are null), and streams ' +
+            'every match with no cap. `limit` cuts the walk into parts: the next part is at X-Next-Cursor (and Link rel="next"). ' +
+            '`after` resumes after the last K number received.',
+          parameters: exportParameters(),
+          responses: {
+            '200': {
+              description: 'The matches, streamed.',
+              headers: {
+                ...cors,
+                'X-Total-Count': { description: 'Matches of the whole search.', schema: { type: 'integer' } },
+                'X-Export-Count': { description: 'Records in this answer.', schema: { type: 'integer' } },
+                'X-Next-Cursor': { description: 'The cursor of the next part, when limit cut this one short.', schema: { type: 'string' } },
+                'X-Snapshot-Token': { description: 'The snapshot the records come from.', schema: { type: 'string' } },
+              },
+              content: {
+                'text/csv': { schema: { type: 'string', description: 'A header row, then one row per record.' } },
+                'application/x-ndjson': { schema: ref('ClearanceRecord') },
+              },
+            },
+            '400': errorResponse('invalid_input (a parameter breaks a rule) or invalid_cursor.'),
+            '503': errorResponse('source_unavailable: no valid snapshot is loaded, or search is not available yet.'),
           },
         },
       },

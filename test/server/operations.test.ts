@@ -105,7 +105,11 @@ describe('classification', () => {
     const onlyOnClearances = [...new Set(records.map((r) => r.productCode).filter((c): c is string => c !== null))].filter((c) => !classified.has(c));
     expect(onlyOnClearances).toContain('BSP');
     const body = expectOk(await ask(server.url, 'device-510k.classification', { productCode: 'BSP' }), 'device-510k.classification');
-    expect(body.data).toEqual({ productCode: 'BSP', deviceType: null, deviceClass: null, regulationNumber: null, medicalSpecialty: null, reviewPanel: null, definition: null });
+    expect(body.data).toEqual({
+      productCode: 'BSP', deviceType: null, deviceClass: null, regulationNumber: null, medicalSpecialty: null, reviewPanel: null, definition: null,
+      submissionType: null, unclassifiedReason: null, gmpExempt: null, thirdPartyEligible: null, thirdPartyReviewCode: null, implant: null,
+      lifeSustaining: null, summaryMalfunctionReporting: null, physicalState: null, technicalMethod: null, targetArea: null,
+    });
   });
 });
 
@@ -131,8 +135,11 @@ describe('meta', () => {
       title: 'FDA 510(k) Premarket Notifications',
       totalRecords: records.length,
       supportedFilters: ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'],
-      supportedSorts: ['relevance', 'decisionDate:desc'],
+      // The contract's two sorts first, then the ones the sort input adds.
+      supportedSorts: ['relevance', 'decisionDate:desc', 'decisionDate:asc', 'receivedDate:desc', 'reviewDays:desc', 'kNumber:asc'],
     });
+    expect(body.data.qualifiers.map((q) => q.name)).toEqual(expect.arrayContaining(['applicant:', 'code:', 'class:', 'decided:', 'reviewdays:']));
+    expect(body.data.facetFields).toEqual(expect.arrayContaining(['productCode', 'applicant', 'decisionYear', 'deviceClass']));
     expect(body.data.sourceNotes.length).toBeGreaterThan(0);
   });
 });
