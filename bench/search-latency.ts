@@ -17,7 +17,7 @@ import { search, searchIndexOf } from '../src/operations/search.ts';
 import { loadSearchIndex } from '../src/search/load.ts';
 import { runSearch } from '../src/search/query.ts';
 import { Snapshot } from '../src/snapshot/index.ts';
-import { makeQueries, sampleRecords } from './lib/queries.ts';
+import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
 const { values } = parseArgs({
   options: {
@@ -110,6 +110,24 @@ async function main(): Promise<void> {
   line('engine (match+rank+facets)', engine);
   if (operation.length > 0) line('operation (+ records)', operation);
   for (const [kind, xs] of [...byKind].sort()) line(`  ${kind}`, xs);
+
+  // The search extensions: qualifier and sorted queries (plus facets and stats), engine alone.
+  const extended = makeExtendedQueries(records, Math.max(110, Math.round(queryCount / 2)), Number(values.seed));
+  for (const q of extended.slice(0, 30)) runSearch(index!, q.input);
+  const ext: number[] = [];
+  const extByKind = new Map<string, number[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const q of extended) {
+      const t0 = performance.now();
+      runSearch(index!, q.input);
+      const t = performance.now() - t0;
+      ext.push(t);
+      if (!extByKind.has(q.kind)) extByKind.set(q.kind, []);
+      extByKind.get(q.kind)!.push(t);
+    }
+  }
+  line('engine, qualifiers and sorts', ext);
+  for (const [kind, xs] of [...extByKind].sort()) line(`  ${kind}`, xs);
 }
 
 await main();

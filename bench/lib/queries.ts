@@ -101,3 +101,47 @@ export function makeQueries(records: ClearanceRecord[], n: number, seed: number)
   }
   return out;
 }
+
+/**
+ * Queries that use the search extensions (qualifiers, exclusions, OR, phrases, sorts, facets, stats), drawn from the
+ * snapshot's own records like `makeQueries`. Kept apart from it so that the contract's query mix stays comparable
+ * across runs.
+ */
+export function makeExtendedQueries(records: ClearanceRecord[], n: number, seed: number): Query[] {
+  const rnd = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const base = (): SearchInput => ({ query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: pick([10, 25, 50]) });
+  const nameWords = (r: ClearanceRecord) => tokenize(r.deviceName).filter((w) => w.length >= 3 && !/^\d+$/.test(w));
+  const withWords = records.filter((r) => nameWords(r).length > 0);
+  const withCode = records.filter((r) => r.productCode);
+  const withApplicant = records.filter((r) => r.applicant && tokenize(r.applicant).length > 0);
+  const dated = records.filter((r) => r.decisionDate !== null);
+  const month = () => pick(dated).decisionDate!.slice(0, 7);
+  const sorts = ['decisionDate:asc', 'receivedDate:desc', 'reviewDays:desc', 'kNumber:asc'] as const;
+  const kinds: [string, () => SearchInput][] = [
+    ['qualifier: class+panel+decided', () => ({ ...base(), query: `class:2 panel:${pick(['cardio', 'general', 'radiology', 'orthopedic'])} decided:${month()}..` })],
+    ['qualifier: applicant prefix', () => ({ ...base(), query: `applicant:${tokenize(pick(withApplicant).applicant!)[0]!.slice(0, 4)}` })],
+    ['qualifier: word -word', () => {
+      const ws = nameWords(pick(withWords));
+      return { ...base(), query: `${pick(ws)} -${pick(nameWords(pick(withWords)))}` };
+    }],
+    ['qualifier: OR codes', () => ({ ...base(), query: `code:${pick(withCode).productCode} OR code:${pick(withCode).productCode}` })],
+    ['qualifier: phrase', () => {
+      const ws = tokenize(pick(withWords).deviceName);
+      const at = Math.floor(rnd() * Math.max(1, ws.length - 1));
+      return { ...base(), query: `"${ws.slice(at, at + 2).join(' ')}"` };
+    }],
+    ['qualifier: flags+country', () => ({ ...base(), query: `thirdparty:${pick(['yes', 'no'])} ${pick(['-country:US', 'country:DE', 'summary:yes', 'expedited:no'])}` })],
+    ['qualifier: reviewdays+received', () => ({ ...base(), query: `reviewdays:>${pick([90, 180, 365])} received:>=${month()}` })],
+    ['sorted: everything', () => ({ ...base(), sort: pick(sorts) })],
+    ['sorted: word', () => ({ ...base(), query: pick(nameWords(pick(withWords))), sort: pick(sorts) })],
+    ['sorted: code', () => ({ ...base(), productCode: pick(withCode).productCode, sort: pick(sorts) })],
+    ['facets+stats: code', () => ({ ...base(), query: `code:${pick(withCode).productCode}`, facets: [{ field: 'decisionYear', size: null, order: 'value' }, { field: 'deviceClass', size: 10, order: 'count' }], stats: true })],
+  ];
+  const out: Query[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = kinds[i % kinds.length]!;
+    out.push({ kind: kind[0], input: kind[1]() });
+  }
+  return out;
+}
