@@ -4,6 +4,12 @@ import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tie
 import { findApplicant, findCode, lowerBound, type SearchIndex } from './model.ts';
 import { foldText } from './tokenize.ts';
 
+const idRange = (lo: number, hi: number): Uint32Array => {
+  const out = new Uint32Array(Math.max(0, hi - lo));
+  for (let i = 0; i < out.length; i++) out[i] = lo + i;
+  return out;
+};
+
 /**
  * A parsed query with qualifiers, phrases, OR or exclusions, turned into conditions for `matchDocuments`:
  * - positive plain words stay words (they may give the first candidates, and score as always);
@@ -227,7 +233,7 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
       const r = decidedIds(index, q.range);
       return {
         cost: r.hi - r.lo,
-        list: () => Uint32Array.from({ length: r.hi - r.lo }, (_, i) => r.lo + i),
+        list: () => idRange(r.lo, r.hi),
         points: (d) => (d >= r.lo && d < r.hi ? 0 : -1),
       };
     }

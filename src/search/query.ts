@@ -51,12 +51,19 @@ export function matchesOf(index: SearchIndex, req: Omit<SearchRequest, 'page' | 
   return matchParsed(index, parsed, filters);
 }
 
+/** The ids lo..hi-1 (a plain loop: Uint32Array.from with a mapping function is many times slower). */
+export function idRange(lo: number, hi: number): Uint32Array {
+  const out = new Uint32Array(Math.max(0, hi - lo));
+  for (let i = 0; i < out.length; i++) out[i] = lo + i;
+  return out;
+}
+
 const asDocSet = (m: MatchSet): DocSet => ('docs' in m ? m.docs : m);
 
 /** Matches as a list, in id order (a range becomes its ids). */
 export function matchList(m: MatchSet): Matches {
   if ('docs' in m) return m;
-  return { docs: Uint32Array.from({ length: m.hi - m.lo }, (_, i) => m.lo + i), scores: null };
+  return { docs: idRange(m.lo, m.hi), scores: null };
 }
 
 const isExtended = (req: SearchRequest): boolean =>
@@ -112,7 +119,7 @@ function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
     const sort = req.sort ?? 'relevance';
     page =
       sort === 'relevance' || sort === 'decisionDate:desc'
-        ? Uint32Array.from({ length: Math.max(0, Math.min(req.pageSize, total - offset)) }, (_, i) => matches.lo + offset + i)
+        ? idRange(matches.lo + offset, matches.lo + offset + Math.max(0, Math.min(req.pageSize, total - offset)))
         : orderPage(index, matchList(matches).docs, null, sort, offset, req.pageSize);
   }
   const outcome: SearchOutcome = {
