@@ -47,7 +47,7 @@ describe('diffRecords', () => {
       name: 'a renamed device (title follows the name)',
       prev: [rec('K760003')],
       next: [rec('K760003', { deviceName: 'ARCH SUPPORT', decisionDate: null })],
-      expected: { added: [], removed: [], changed: [{ kNumber: 'K760003', fields: ['title', 'deviceName', 'decisionDate'] }] },
+      expected: { added: [], removed: [], changed: [{ kNumber: 'K760003', fields: ['title', 'deviceName', 'decisionDate', 'reviewDays'] }] }, // reviewDays follows the dates
     },
     {
       name: 'all three at once, in K-number order',
