@@ -1,0 +1,39 @@
+/**
+ * Export throughput: starts the server over a snapshot, warms the search index, then streams an export of up to
+ * `--limit` matches and prints records/s and the server's RSS growth (bench/lib/measure-export.ts).
+ *
+ *   npx tsx bench/export-throughput.ts --snapshot /tmp/query-bench/snapshot [--limit 100000] [--format ndjson|csv] [--query ""] [--sort relevance]
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { parseArgs } from 'node:util';
+import { measureExport } from './lib/measure-export.ts';
+import { freePort, startTsx, stop, waitForHttp } from './lib/procs.ts';
+
+const { values } = parseArgs({
+  options: {
+    snapshot: { type: 'string', default: 'snapshot' },
+    limit: { type: 'string', default: '100000' },
+    format: { type: 'string', default: 'ndjson' },
+    query: { type: 'string', default: '' },
+    sort: { type: 'string', default: 'relevance' },
+  },
+});
+const port = await freePort();
+const server = startTsx('src/main.ts', [], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SNAPSHOT_PATH: values.snapshot, WORKERS: '1' }, stdio: 'ignore' });
+try {
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/healthz`, 200, 120_000);
+  // Load the search index first, so the figure is the export's own.
+  await fetch(`${url}/v1/export?limit=1&format=ndjson`).then((r) => r.text());
+  const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+  for (const format of [values.format as 'csv' | 'ndjson']) {
+    const m = await measureExport(url, server.pid!, { query: values.query, format, limit: Number(values.limit), sort: values.sort });
+    console.log(
+      `export ${format}: ${m.records.toLocaleString('en-US')} records, ${mib(m.bytes)} in ${m.seconds.toFixed(2)} s = ${Math.round(m.recordsPerSecond).toLocaleString('en-US')} records/s; ` +
+        `server RSS ${mib(m.rssBefore)} before, ${mib(m.rssPeak)} at peak (+${mib(m.rssGrowth)})`,
+    );
+  }
+} finally {
+  await stop(server);
+}
