@@ -32,8 +32,8 @@ const pascal = (operation: OperationName): string =>
     .join('');
 
 export const HealthBody = z.strictObject({
-  status: z.enum(['ok', 'degraded', 'unavailable']),
-  /** Why no snapshot is serving, or which of its files failed its check (only with 503). */
+  status: z.enum(['ok', 'unavailable']),
+  /** Why no snapshot is serving (only with 503). */
   reason: z.string().optional(),
   sourceState: SourceState,
 });

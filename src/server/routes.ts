@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import polka, { type Polka } from 'polka';
-import { UNREADABLE, type Snapshot, type SnapshotSource } from '../snapshot/index.ts';
+import type { Snapshot, SnapshotSource } from '../snapshot/index.ts';
 import { ApiError } from './errors.ts';
 import { logWhenDone } from './log.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -60,14 +60,6 @@ export function mountRoutes(ctx: RouteContext): { polka: Polka; dispatch: Handle
     .get('/healthz', (req, res) => {
       const snapshot = snapshots.current;
       const sourceState = deps.sourceState(snapshot, deps.now());
-      // An unreadable file is for the snapshot source to judge (a vanished file drops the whole snapshot).
-      const damaged = snapshot?.damagedFile;
-      if (damaged && damaged.actual !== UNREADABLE) {
-        // Answers that do not need the damaged file still go out, but a load balancer should prefer an instance whose
-        // files are whole: 503, with the file named.
-        const reason = `${damaged.path} of snapshot ${damaged.snapshotId} does not match its sha256 in the manifest (expected ${damaged.expected}, found ${damaged.actual}); requests that need it answer 503`;
-        return sendJson(req, res, 503, { status: 'degraded', reason, sourceState });
-      }
       if (snapshot) return sendJson(req, res, 200, { status: 'ok', sourceState });
       return sendJson(req, res, 503, { status: 'unavailable', reason: snapshots.problem ?? 'no valid snapshot is loaded', sourceState });
     })

@@ -104,8 +104,6 @@ export class Snapshot {
   private readonly verified = new Set<string>();
   /** Files already reported as damaged, so the log says it once per file and snapshot. */
   private readonly reported = new Set<string>();
-  /** Files whose last check failed, until a later read of them matches (a repair in place). */
-  private readonly damage = new Map<string, CorruptFileReport>();
   private readonly onCorrupt: ((report: CorruptFileReport) => void) | undefined;
 
   private constructor(init: {
@@ -235,7 +233,6 @@ export class Snapshot {
     const bytes = await this.storage.read(safe).catch(() => this.corrupt(safe, entry.sha256, UNREADABLE));
     const actual = toHex(this.storage.sha256(bytes));
     if (actual !== entry.sha256 || bytes.length !== entry.bytes) return this.corrupt(safe, entry.sha256, actual);
-    if (this.damage.size > 0) this.damage.delete(safe);
     return bytes;
   }
 
@@ -254,11 +251,6 @@ export class Snapshot {
     return bytes;
   }
 
-  /** A file whose last check failed and that has not matched since, or null: what /healthz reports. */
-  get damagedFile(): CorruptFileReport | null {
-    return this.damage.size > 0 ? (this.damage.values().next().value as CorruptFileReport) : null;
-  }
-
   /** Reports a file that failed a check made outside this class (a file streamed from disk): throws CorruptFile. */
   reportCorrupt(rel: string, actual: string): never {
     const entry = this.files.get(rel);
@@ -268,7 +260,6 @@ export class Snapshot {
 
   private corrupt(path: string, expected: string, actual: string): never {
     const report: CorruptFileReport = { snapshotId: this.id, dir: this.dir, path, expected, actual };
-    this.damage.set(path, report);
     if (!this.reported.has(path)) {
       this.reported.add(path);
       this.onCorrupt?.(report);
@@ -352,7 +343,6 @@ export class Snapshot {
     const lines = indexLines(bytes);
     if (lines.starts.length !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines.starts.length} lines for ${shard.count} entries`);
     this.verified.add(shard.path);
-    if (this.damage.size > 0) this.damage.delete(shard.path);
     this.cache.set(key, lines);
     return lines;
   }
