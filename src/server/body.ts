@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../api/errors.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 

@@ -13,8 +13,8 @@ import {
   type ProductCodeEntry,
 } from '../../src/contract/index.ts';
 import { CursorCodec, JsonBytes, OPERATION_REGISTRY, type OperationRegistry } from '../../src/operations/index.ts';
-import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from '../../src/server/envelope.ts';
-import { ApiError } from '../../src/server/errors.ts';
+import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from '../../src/api/envelope.ts';
+import { ApiError } from '../../src/api/errors.ts';
 import { MAX_BODY_BYTES } from '../../src/server/body.ts';
 import { Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
