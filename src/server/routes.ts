@@ -3,7 +3,7 @@ import polka, { type Polka } from 'polka';
 import type { Snapshot, SnapshotSource } from '../snapshot/index.ts';
 import { ApiError } from '../api/errors.ts';
 import { logWhenDone } from './log.ts';
-import { buildOpenApiDocument } from './openapi.ts';
+import { buildOpenApiDocument } from '../api/openapi.ts';
 import { queryHandler, sendError, type QueryDeps } from './query.ts';
 import { sendJson } from './respond.ts';
 import { snapshotFile } from './static.ts';
