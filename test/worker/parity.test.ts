@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS, OPERATION_NAMES, type ErrorCode, type OperationName } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, allProductCodes, allRecords, envelope, expectError, expectOk, post, startServer, type Answer, type Running } from '../server/helpers.ts';
-import { startWorker, type WorkerTarget } from './workerd.ts';
+import { startWorker, type WorkerTarget } from '../../build/worker/local.ts';
 
 /**
  * The contract's core against both hosts: every answer of the Worker under workerd (over R2 and over static
@@ -102,10 +102,10 @@ describe('every operation answers the same bytes on Node and on the Worker', () 
       let pages = 0;
       let turn = 0;
       do {
-        const answers = await ok('device-510k.catalog', { kind, limit: 37, cursor });
+        const answers: { page: { nextCursor: string | null } }[] = await ok('device-510k.catalog', { kind, limit: 37, cursor });
         // The cursor to follow comes from Node, then from each Worker in turn: all of them sign it the same way.
         const from = answers[turn++ % answers.length];
-        cursor = from?.page?.nextCursor ?? null;
+        cursor = from?.page.nextCursor ?? null;
         pages++;
       } while (cursor !== null);
       expect(pages).toBeGreaterThan(1);

@@ -1,12 +1,20 @@
-import { cp, mkdtemp, readdir, readFile, realpath } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Miniflare } from 'miniflare';
-import { bundleWorker } from '../../build/worker/bundle.ts';
+import { prepareAssets } from './assets.ts';
+import { bundleWorker } from './bundle.ts';
+
+/** The R2 bucket as the tests use it (Miniflare types it with a package this project does not install). */
+export type LocalBucket = {
+  put(key: string, value: ArrayBuffer | string): Promise<unknown>;
+  delete(key: string): Promise<void>;
+};
 
 export type WorkerTarget = {
   url: string;
   mf: Miniflare;
+  bucket: () => Promise<LocalBucket>;
   /** Copies a snapshot folder into the target's storage under `snapshot/`, the manifest last (the publish order). */
   publish: (snapshotDir: string, options?: { manifest?: boolean }) => Promise<void>;
   close: () => Promise<void>;
@@ -33,28 +41,31 @@ export async function startWorker(options: {
   storage: 'r2' | 'assets';
   publicDir?: string;
   vars?: Record<string, string>;
+  /** The assets folder to fill (default: a fresh temporary one). */
+  assetsDir?: string;
+  port?: number;
 }): Promise<WorkerTarget> {
   const script = await workerCode();
-  const assetsDir = await mkdtemp(join(tmpdir(), 'device-510k-assets-'));
+  const assetsDir = options.assetsDir ?? (await mkdtemp(join(tmpdir(), 'device-510k-assets-')));
   if (options.storage === 'assets') {
-    if (options.publicDir) await cp(options.publicDir, assetsDir, { recursive: true });
-    if (options.snapshotPath) await cp(await realpath(options.snapshotPath), join(assetsDir, 'snapshot'), { recursive: true });
+    await prepareAssets({ snapshotPath: options.snapshotPath ?? null, publicDir: options.publicDir ?? null, out: assetsDir });
   }
   const mf = new Miniflare({
     modules: true,
     script,
     compatibilityDate: '2025-09-01',
     host: '127.0.0.1',
-    port: 0,
+    port: options.port ?? 0,
     bindings: options.vars ?? {},
     ...(options.storage === 'r2'
       ? { r2Buckets: ['SNAPSHOT_BUCKET'], r2Persist: false }
       : { assets: { directory: assetsDir, binding: 'ASSETS', routerConfig: { has_user_worker: true } } }),
   });
   const url = (await mf.ready).toString().replace(/\/$/, '');
+  const bucketOf = async () => (await mf.getR2Bucket('SNAPSHOT_BUCKET')) as unknown as LocalBucket;
   const publish = async (snapshotDir: string, { manifest = true } = {}) => {
     if (options.storage !== 'r2') throw new Error('publish() is for the R2 target; the assets are fixed at start');
-    const bucket = await mf.getR2Bucket('SNAPSHOT_BUCKET');
+    const bucket = await bucketOf();
     const dir = await realpath(snapshotDir);
     // As an ArrayBuffer: Miniflare's proxy does not take Node's Buffer.
     const put = async (rel: string) => {
@@ -65,5 +76,5 @@ export async function startWorker(options: {
     if (manifest) await put('manifest.json');
   };
   if (options.storage === 'r2' && options.snapshotPath) await publish(options.snapshotPath);
-  return { url, mf, publish, close: () => mf.dispose() };
+  return { url, mf, bucket: bucketOf, publish, close: () => mf.dispose() };
 }
