@@ -72,7 +72,8 @@ export async function startWorker(options: {
       const bytes = await readFile(join(dir, rel));
       await bucket.put(`snapshot/${rel}`, bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     };
-    for (const rel of await filesUnder(dir)) if (rel !== 'manifest.json') await put(rel);
+    const files = (await filesUnder(dir)).filter((rel) => rel !== 'manifest.json');
+    for (let i = 0; i < files.length; i += 16) await Promise.all(files.slice(i, i + 16).map(put));
     if (manifest) await put('manifest.json');
   };
   if (options.storage === 'r2' && options.snapshotPath) await publish(options.snapshotPath);

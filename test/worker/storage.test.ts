@@ -1,6 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LAYOUT, Manifest, ShardIndex } from '../../src/contract/index.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { ask, expectError, expectOk } from '../server/helpers.ts';
@@ -10,6 +10,9 @@ import { startWorker, type WorkerTarget } from '../../build/worker/local.ts';
  * The Worker's snapshot in R2: what is published and when it is seen, and what a missing or damaged object does
  * (503 source_unavailable for the answers that need it, never a wrong answer).
  */
+// Each test publishes the fixture (a few hundred files) into a local bucket once or twice.
+vi.setConfig({ testTimeout: 120_000 });
+
 let first: string;
 let second: string;
 let firstId: string;
