@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { LAYOUT, type OperationName } from '../../src/contract/index.ts';
-import { HealthBody } from '../../src/server/openapi.ts';
+import { HealthBody } from '../../src/api/openapi.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, allRecords, ask, expectError, expectOk, rawRequest, startServer, type Running } from './helpers.ts';
 
