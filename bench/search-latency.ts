@@ -16,7 +16,7 @@ import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../src/contract/search-ind
 import { search, searchIndexOf } from '../src/operations/search.ts';
 import { loadSearchIndex } from '../src/search/load.ts';
 import { runSearch } from '../src/search/query.ts';
-import { Snapshot } from '../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../src/snapshot/index.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
 const { values } = parseArgs({
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   console.log(`queries        ${queries.length} (from ${records.length.toLocaleString('en-US')} sampled records, seed ${values.seed}), ${rounds} rounds`);
 
   // Without a manifest (a build still staging) only the engine is measured.
-  const snapshot = (await stat(join(dir, LAYOUT.manifest)).catch(() => null)) ? await Snapshot.open(dir) : null;
+  const snapshot = (await stat(join(dir, LAYOUT.manifest)).catch(() => null)) ? await openSnapshotDirectory(dir) : null;
   if (snapshot) {
     const loadOp = performance.now();
     await searchIndexOf(snapshot);

@@ -1,5 +1,6 @@
 import type { CatalogInput, CatalogKind, ShardIndex } from '../contract/index.ts';
-import { firstShardAfter, lineKey, type ShardLines } from '../snapshot/index.ts';
+import { firstShardAfter } from '../snapshot/keys.ts';
+import { lineKey, type ShardLines } from '../snapshot/lines.ts';
 import type { CursorCodec, CursorPayload } from './cursor.ts';
 import { ApiError } from './errors.ts';
 import { JsonBytes, type DataOf, type OperationContext, type OperationResult, type PrepareContext } from './types.ts';

@@ -10,7 +10,7 @@ import { createTurns } from './turns.ts';
 import { precompressedCopy } from './public-dir.ts';
 import type { QueryDeps } from './query.ts';
 import { mountRoutes } from './routes.ts';
-import { SourceStateJson, sourceStateOf } from './source-state.ts';
+import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { publicFiles } from './static.ts';
 
 export type { AppOptions } from './app-options.ts';

@@ -1,19 +1,12 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from './errors.ts';
+import { bodyTooLarge, MAX_BODY_BYTES } from '../api/body.ts';
 
-export const MAX_BODY_BYTES = 64 * 1024;
+export { MAX_BODY_BYTES };
 
 /** Thrown when the client goes away before its body arrived; there is no one left to answer. */
 export class ClientGone extends Error {
   override readonly name = 'ClientGone';
 }
-
-const tooLarge = (limit: number) =>
-  new ApiError('request_too_large', `The request body is larger than ${limit / 1024} KiB.`, {
-    details: [{ path: 'body', message: `must be at most ${limit} bytes` }],
-    // The rest of the body is not read, so the connection cannot carry another request.
-    headers: { Connection: 'close' },
-  });
 
 /**
  * Reads a request body into memory, refusing it as soon as it passes `limit` bytes: by its Content-Length before
@@ -23,7 +16,7 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     req.resume();
-    return Promise.reject(tooLarge(limit));
+    return Promise.reject(bodyTooLarge(limit));
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -38,7 +31,7 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
         settled = true;
         chunks.length = 0;
         req.resume();
-        reject(tooLarge(limit));
+        reject(bodyTooLarge(limit));
         return;
       }
       chunks.push(chunk);

@@ -1,5 +1,6 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 
 /** Everything the server can be told, read once: from createApp's options, or from the environment by `configFromEnv`. */
 export type ServerConfig = {
@@ -37,12 +38,11 @@ export type ListenConfig = { port: number; host: string };
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEFAULT_PUBLIC_DIR = join(REPO_ROOT, 'public');
-export const DEFAULT_FRESHNESS_MAX_AGE_HOURS = 48;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
 export const DEFAULT_PIPELINE_DEPTH = 4;
 export const DEFAULT_TURN_BUDGET_MS = 2;
+export { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS };
 
 export function defaultSyncStatePath(snapshotPath: string): string {
   return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');

@@ -4,7 +4,7 @@ import { ExportInput } from '../contract/index.ts';
 import { ApiError } from '../operations/errors.ts';
 import { prepareExport } from '../operations/export.ts';
 import type { Snapshot } from '../snapshot/index.ts';
-import { issuesToDetails, ruleOf, sentenceOf } from './issues.ts';
+import { issuesToDetails, ruleOf, sentenceOf } from '../api/issues.ts';
 
 export type ExportDeps = {
   current: () => Snapshot | null;

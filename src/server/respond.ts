@@ -39,7 +39,7 @@ export async function sendBytes(
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
-  raw: Buffer,
+  raw: Uint8Array,
   headers: Readonly<Record<string, string>> = {},
 ): Promise<void> {
   const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : 'identity';

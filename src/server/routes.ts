@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import polka, { type Polka } from 'polka';
 import type { Snapshot, SnapshotSource } from '../snapshot/index.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { logWhenDone } from './log.ts';
 import { exportHandler } from './export.ts';
-import { buildOpenApiDocument } from './openapi.ts';
+import { buildOpenApiDocument } from '../api/openapi.ts';
 import { queryHandler, sendError, type QueryDeps } from './query.ts';
 import { sendJson } from './respond.ts';
 import { snapshotFile } from './static.ts';

@@ -38,7 +38,7 @@ export const UNREADABLE = 'unreadable';
 /** 48 MiB: at 1,000,000 records it holds about 35,000 records or 650 whole shards, and keeps the server small. */
 export const DEFAULT_CACHE_BYTES = 48 * 1024 * 1024;
 
-/** Thrown by `Snapshot.open` when a directory is not a complete, valid snapshot; the message lists why. */
+/** Thrown when a directory is not a complete, valid snapshot; the message lists why. */
 export class InvalidSnapshot extends Error {
   override readonly name = 'InvalidSnapshot';
   readonly dir: string;
@@ -135,12 +135,6 @@ export class Snapshot {
     });
     this.cache = new LruCache(Math.max(1, Math.floor(init.options.cacheBytes ?? DEFAULT_CACHE_BYTES)), weightOf);
     this.onCorrupt = init.options.onCorrupt;
-  }
-
-  /** Opens a snapshot folder on the local disk (Node only): see `openSnapshotDirectory`. */
-  static async open(path: string, options: SnapshotOptions = {}): Promise<Snapshot> {
-    const { openSnapshotDirectory } = await import('./node-open.ts');
-    return openSnapshotDirectory(path, options);
   }
 
   /**

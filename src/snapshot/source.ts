@@ -3,7 +3,8 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LAYOUT } from '../contract/index.ts';
 import { checkListedFiles } from './files.ts';
-import { Snapshot, type SnapshotOptions } from './snapshot.ts';
+import { openSnapshotDirectory } from './node-open.ts';
+import type { Snapshot, SnapshotOptions } from './snapshot.ts';
 
 export type SnapshotSourceOptions = {
   snapshot?: SnapshotOptions;
@@ -175,7 +176,7 @@ export class SnapshotSource {
     // (SIGHUP), and on the poll after a delay that doubles, so a broken folder is not re-read every second.
     if (key === this.refusedKey && !retry && Date.now() < this.retryAt) return 'refused';
     try {
-      const next = await Snapshot.open(target, this.options.snapshot);
+      const next = await openSnapshotDirectory(target, this.options.snapshot);
       if (this.options.prepare) {
         await this.options.prepare(next).catch((err: unknown) => this.options.onPrepareError?.(next, err instanceof Error ? err : new Error(String(err))));
       }

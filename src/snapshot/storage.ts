@@ -27,3 +27,17 @@ export function bytesEqual(a: Uint8Array, aAt: number, b: Uint8Array, bAt: numbe
   for (let i = 0; i < length; i++) if (a[aAt + i] !== b[bAt + i]) return false;
   return true;
 }
+
+/**
+ * Thrown by a storage when a file the manifest lists is not there or cannot be fetched (an object store that lost an
+ * object, a static-assets version without it). Not a bug: the answer that needs the file cannot be given from this
+ * snapshot now, which the API says with 503 `source_unavailable`.
+ */
+export class UnavailableFile extends Error {
+  override readonly name = 'UnavailableFile';
+  readonly path: string;
+  constructor(location: string, path: string, reason: string) {
+    super(`${path} of the snapshot at ${location} cannot be read: ${reason}`);
+    this.path = path;
+  }
+}

@@ -13,10 +13,10 @@ import {
   type ProductCodeEntry,
 } from '../../src/contract/index.ts';
 import { CursorCodec, JsonBytes, OPERATION_REGISTRY, type OperationRegistry } from '../../src/operations/index.ts';
-import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from '../../src/server/envelope.ts';
-import { ApiError } from '../../src/server/errors.ts';
+import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from '../../src/api/envelope.ts';
+import { ApiError } from '../../src/api/errors.ts';
 import { MAX_BODY_BYTES } from '../../src/server/body.ts';
-import { Snapshot } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory, type Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, envelope, rawRequest, startServer, type Running } from '../server/helpers.ts';
 import { SEED, figure } from './helpers.ts';
@@ -46,7 +46,7 @@ const count = (key: string) => tally.set(key, (tally.get(key) ?? 0) + 1);
 
 beforeAll(async () => {
   const path = await buildFixtureSnapshot();
-  snapshot = await Snapshot.open(path);
+  snapshot = await openSnapshotDirectory(path);
   operations = OPERATION_REGISTRY;
   server = await startServer({ snapshotPath: path });
   const all = await allRecords(path);

@@ -3,7 +3,7 @@ import type { SearchInput } from '../../src/contract/index.ts';
 import { SEARCH_INDEX_PATH } from '../../src/contract/search-index.ts';
 import { search, warmSearch } from '../../src/operations/search.ts';
 import type { OperationContext } from '../../src/operations/index.ts';
-import { ApiError } from '../../src/server/errors.ts';
+import { ApiError } from '../../src/api/errors.ts';
 import type { Snapshot } from '../../src/snapshot/index.ts';
 
 /** Just what search uses of a Snapshot: file listing, file reads, and the memo slot. */

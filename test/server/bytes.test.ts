@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, RECORD_TABLE, ResponseSchemas, ShardIndex, recordTablePartPath, type OperationName } from '../../src/contract/index.ts';
 import { JsonBytes, type Operation } from '../../src/operations/index.ts';
-import { Snapshot } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectError, startServer, type Answer, type Running } from './helpers.ts';
 
@@ -175,7 +175,7 @@ describe('damaged bytes are refused, never sent', () => {
 describe('the cache is bounded by bytes', () => {
   it('holds at most its budget after every record and shard was read', async () => {
     const budget = 64 * 1024;
-    const snapshot = await Snapshot.open(snapshotPath, { cacheBytes: budget });
+    const snapshot = await openSnapshotDirectory(snapshotPath, { cacheBytes: budget });
     const records = await allRecords(snapshotPath);
     let peak = 0;
     for (const r of records) {

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_NAMES, type OperationName } from '../../src/contract/index.ts';
-import { SearchUnavailable } from '../../src/server/errors.ts';
+import { SearchUnavailable } from '../../src/api/errors.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, allProductCodes, ask, envelope, expectError, post, rawRequest, startServer, type Running } from './helpers.ts';
 

@@ -6,7 +6,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LAYOUT, Manifest, OPERATION_NAMES, ShardIndex, type OperationName } from '../../src/contract/index.ts';
-import { HealthBody } from '../../src/server/openapi.ts';
+import { HealthBody } from '../../src/api/openapi.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, ask, envelope, expectJsonHeaders, post, rawRequest, startServer, type Running } from './helpers.ts';
 

@@ -9,9 +9,9 @@ import { jsonLinesBytes } from '../../build/write/json.ts';
 import { parseSyncState } from '../../src/snapshot/sync-state.ts';
 import { safeRelPath } from '../../src/snapshot/files.ts';
 import { CursorCodec } from '../../src/operations/index.ts';
-import { pathOf } from '../../src/server/issues.ts';
-import { isJsonContentType, pickEncoding } from '../../src/server/media.ts';
-import { failedLastSync, sourceStateOf } from '../../src/server/source-state.ts';
+import { pathOf } from '../../src/api/issues.ts';
+import { isJsonContentType, pickEncoding } from '../../src/api/media.ts';
+import { failedLastSync, sourceStateOf } from '../../src/api/source-state.ts';
 import { cacheControlFor } from '../../src/server/static.ts';
 
 /** The server's pure parts, with tables of cases and properties. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, snapshotIdOf } from '../../src/contract/index.ts';
-import { InvalidSnapshot, Snapshot } from '../../src/snapshot/index.ts';
+import { InvalidSnapshot, openSnapshotDirectory } from '../../src/snapshot/index.ts';
 import { sha256Hex } from '../../src/snapshot/files.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 
@@ -20,13 +20,13 @@ async function copyWithManifest(edit: (m: Manifest) => Manifest): Promise<string
 describe('opening a snapshot checks its manifest against its own id', () => {
   it('opens an intact snapshot, whose id is the digest of its file list', async () => {
     const copy = await copyWithManifest((m) => m);
-    const snapshot = await Snapshot.open(copy);
+    const snapshot = await openSnapshotDirectory(copy);
     expect(snapshot.manifest.snapshotId).toBe(snapshotIdOf(snapshot.manifest.files, sha256Hex));
   });
 
   it('refuses a manifest whose file list was edited without its id', async () => {
     const copy = await copyWithManifest((m) => ({ ...m, files: m.files.filter((f) => f.path !== LAYOUT.report) }));
-    await expect(Snapshot.open(copy)).rejects.toThrow(InvalidSnapshot);
-    await expect(Snapshot.open(copy)).rejects.toThrow(/snapshotId does not match its file list/);
+    await expect(openSnapshotDirectory(copy)).rejects.toThrow(InvalidSnapshot);
+    await expect(openSnapshotDirectory(copy)).rejects.toThrow(/snapshotId does not match its file list/);
   });
 });

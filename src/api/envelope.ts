@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
 import { FAST_INPUTS, OPERATIONS, OPERATION_NAMES, isOperationName, type ErrorDetail, type OperationName } from '../contract/index.ts';
 import { ApiError } from './errors.ts';
@@ -15,11 +14,17 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 
 /** UTF-8 text to a string, or null when it is not UTF-8 (a BOM at the start is dropped, as a decoder would). */
 function utf8Text(body: Uint8Array): string | null {
-  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  if (!isUtf8(bytes)) return null;
-  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  return bytes.toString('utf8', start);
+  try {
+    return strictUtf8.decode(body);
+  } catch {
+    return null;
+  }
 }
+
+/** Throws on bytes that are not UTF-8 (overlong forms and surrogates included), and drops a BOM at the start. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const encoder = new TextEncoder();
+const byteLength = (text: string): number => encoder.encode(text).length;
 
 /**
  * Where JSON.parse stopped, as a byte offset into the body, when the engine says: its messages name a character
@@ -28,8 +33,8 @@ function utf8Text(body: Uint8Array): string | null {
 function failedAt(err: unknown, text: string): number | null {
   const message = err instanceof Error ? err.message : '';
   const position = /at position (\d+)/.exec(message);
-  if (position) return Buffer.byteLength(text.slice(0, Number(position[1])), 'utf8');
-  if (/end of JSON input/i.test(message)) return Buffer.byteLength(text, 'utf8');
+  if (position) return byteLength(text.slice(0, Number(position[1])));
+  if (/end of JSON input/i.test(message)) return byteLength(text);
   return null;
 }
 

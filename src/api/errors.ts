@@ -1,10 +1,13 @@
 import type { ErrorBody, SourceState } from '../contract/index.ts';
-import { ApiError } from '../operations/index.ts';
-import { CorruptFile } from '../snapshot/index.ts';
+import { ApiError } from '../operations/errors.ts';
+import { CorruptFile } from '../snapshot/snapshot.ts';
+import { UnavailableFile } from '../snapshot/storage.ts';
 
-export { ApiError, SearchUnavailable } from '../operations/index.ts';
+export { ApiError, SearchUnavailable } from '../operations/errors.ts';
 
 export const CORRUPT_FILE_MESSAGE = 'Part of the snapshot this answer needs failed its integrity check; the failure has been logged.';
+
+export const UNAVAILABLE_FILE_MESSAGE = 'Part of the snapshot this answer needs cannot be read right now; the failure has been logged.';
 
 export const INTERNAL_ERROR_MESSAGE = 'The server failed while answering this request; the failure has been logged.';
 
@@ -17,6 +20,8 @@ export function toApiError(err: unknown): { error: ApiError; bug: boolean } {
   // A snapshot file that fails its sha256 check: not a bug but damaged data, reported by the snapshot when found.
   // 503 says what it is to a client (this answer cannot be given from this snapshot now; try again later).
   if (err instanceof CorruptFile) return { error: new ApiError('source_unavailable', CORRUPT_FILE_MESSAGE, { cause: err }), bug: false };
+  // A file the storage cannot give (an object store without it): the same, for the same reason.
+  if (err instanceof UnavailableFile) return { error: new ApiError('source_unavailable', UNAVAILABLE_FILE_MESSAGE, { cause: err }), bug: false };
   return { error: new ApiError('internal_error', INTERNAL_ERROR_MESSAGE, { cause: err }), bug: true };
 }
 

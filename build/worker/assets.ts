@@ -1,0 +1,15 @@
+import { cp, mkdir, realpath, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * The Worker's static-assets folder: the page (public/) at the root and the snapshot's files (the link followed)
+ * under `snapshot/`, as wrangler.toml's `[assets]` expects. Rebuilt from scratch so that no file of an earlier
+ * snapshot stays behind.
+ */
+export async function prepareAssets(options: { snapshotPath: string | null; publicDir: string | null; out: string }): Promise<string> {
+  await rm(options.out, { recursive: true, force: true });
+  await mkdir(options.out, { recursive: true });
+  if (options.publicDir) await cp(options.publicDir, options.out, { recursive: true });
+  if (options.snapshotPath) await cp(await realpath(options.snapshotPath), join(options.out, 'snapshot'), { recursive: true });
+  return options.out;
+}

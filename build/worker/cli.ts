@@ -1,0 +1,23 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startWorker } from './local.ts';
+
+/**
+ * npm run worker: the Worker under workerd on this machine (no account, no network), over ./snapshot (or
+ * SNAPSHOT_PATH) as static assets with the page, on PORT (default 8787). The assets folder is dist/worker-assets,
+ * the one wrangler.toml deploys.
+ */
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const port = Number(process.env.PORT || 8787);
+const worker = await startWorker({
+  storage: 'assets',
+  snapshotPath: resolve(process.env.SNAPSHOT_PATH || 'snapshot'),
+  publicDir: resolve(root, 'public'),
+  assetsDir: resolve(root, 'dist/worker-assets'),
+  port,
+  vars: process.env.CURSOR_SECRET ? { CURSOR_SECRET: process.env.CURSOR_SECRET } : {},
+});
+console.log(`The Worker answers at ${worker.url}/ (workerd, assets in dist/worker-assets); Ctrl-C stops it.`);
+const stop = () => void worker.close().then(() => process.exit(0));
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

@@ -1,0 +1,115 @@
+import type { OperationName, SourceState } from '../contract/index.ts';
+import type { CursorCodec } from '../operations/cursor.ts';
+import type { OperationRegistry } from '../operations/registry.ts';
+import { JsonBytes, type OperationResult } from '../operations/types.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from './envelope.ts';
+import { ApiError, errorBody, toApiError } from './errors.ts';
+import { isJsonContentType } from './media.ts';
+
+/**
+ * POST /v1/query below the HTTP layer, the same for every host (the Node server, the Worker): bytes of a body in,
+ * bytes of an answer out. Each host reads the body (and refuses one that is too large) its own way, and sends what
+ * this returns its own way.
+ */
+export type QueryDeps = {
+  operations: OperationRegistry;
+  cursors: CursorCodec;
+  now: () => Date;
+  sourceState: (snapshot: Snapshot | null, now: Date, warnings?: readonly string[]) => SourceState;
+  /** The same, as JSON text: serialized once per snapshot and sync state, with only `servedAt` written per answer. */
+  sourceStateJson: (snapshot: Snapshot | null, now: Date, warnings?: readonly string[]) => string;
+  /** Bounds an operation's run: a host's own timer (an operation still running long after its time is a bug). */
+  deadline?: <T>(work: Promise<T>, operation: OperationName) => Promise<T>;
+};
+
+/** What to send: the status, the JSON bytes, the headers an error adds, and what failed when it was not a plain ApiError. */
+export type QueryAnswer = {
+  status: number;
+  body: Uint8Array;
+  headers: Readonly<Record<string, string>>;
+  operation: string | null;
+  /** The thrown value behind an error answer; `bug` says whether the host should log its stack. */
+  failure?: { cause: unknown; bug: boolean };
+};
+
+/**
+ * The checks run in the order of CONTRACT.md section 2's table, each only when the ones before it passed: JSON,
+ * envelope, version, operation, input, cursor, then the content type, then whether a snapshot is loaded, then the
+ * operation itself. Nothing escapes: every failure, including a bug, becomes the canonical error body.
+ * `snapshot` is the one the request started on; `onOperation` hears the operation's name as soon as it is known.
+ */
+export async function answerQuery(
+  deps: QueryDeps,
+  snapshot: Snapshot | null,
+  body: Uint8Array,
+  contentType: string | null | undefined,
+  onOperation?: (operation: OperationName) => void,
+): Promise<QueryAnswer> {
+  let operation: OperationName | null = null;
+  try {
+    const value = parseJsonBody(body);
+    operation = knownOperationOf(value);
+    if (operation) onOperation?.(operation);
+    const envelope = checkEnvelope(value);
+    const op = deps.operations[envelope.operation];
+    const input = parseInput(op.input, envelope.input, envelope.operation);
+    const prepared = op.prepare ? op.prepare(input, { cursors: deps.cursors }) : input;
+    if (!isJsonContentType(contentType ?? undefined)) {
+      throw new ApiError('unsupported_media_type', 'The request body must be sent with Content-Type: application/json.', {
+        details: [{ path: 'headers.content-type', message: 'must be application/json' }],
+      });
+    }
+    if (!snapshot) {
+      throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
+    }
+    const servedAt = deps.now();
+    const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors });
+    const result = await (deps.deadline ? deps.deadline(work, envelope.operation) : work);
+    const answer = answerBytes(envelope.operation, result, deps.sourceStateJson(snapshot, deps.now(), result.warnings));
+    return { status: 200, body: answer, headers: {}, operation: envelope.operation };
+  } catch (err) {
+    return errorAnswer(deps, err, operation, snapshot);
+  }
+}
+
+/** The canonical error answer for any thrown value (bugs get a generic sentence; their stack is for the host's log). */
+export function errorAnswer(
+  deps: Pick<QueryDeps, 'sourceState' | 'now'>,
+  err: unknown,
+  operation: string | null,
+  snapshot: Snapshot | null,
+): QueryAnswer {
+  const { error, bug } = toApiError(err);
+  const body = encoder.encode(JSON.stringify(errorBody(error, operation, deps.sourceState(snapshot, deps.now()))));
+  return { status: error.status, body, headers: error.headers, operation, failure: err instanceof ApiError ? undefined : { cause: err, bug } };
+}
+
+const encoder = new TextEncoder();
+/** Each operation's fixed head of an answer, encoded once. */
+const heads = new Map<string, Uint8Array>();
+const headOf = (operation: OperationName): Uint8Array => {
+  let head = heads.get(operation);
+  if (!head) heads.set(operation, (head = encoder.encode(`{"version":1,"operation":${JSON.stringify(operation)},"data":`)));
+  return head;
+};
+
+/**
+ * The response envelope as bytes: the fixed head, the operation's data (its bytes as they are when it already is
+ * bytes), the source state's text, then page and facets. The members come in the order JSON.stringify of the
+ * envelope object would give, so the bytes are the same as before answers were spliced.
+ */
+export function answerBytes(operation: OperationName, result: OperationResult, sourceStateJson: string): Uint8Array {
+  const data = result.data instanceof JsonBytes ? result.data.bytes : encoder.encode(JSON.stringify(result.data));
+  let tail = `,"sourceState":${sourceStateJson}`;
+  if (result.page) tail += `,"page":${JSON.stringify(result.page)}`;
+  if (result.facets) tail += `,"facets":${JSON.stringify(result.facets)}`;
+  tail += '}';
+  const head = headOf(operation);
+  const tailBytes = encoder.encode(tail);
+  const out = new Uint8Array(head.length + data.length + tailBytes.length);
+  out.set(head, 0);
+  out.set(data, head.length);
+  out.set(tailBytes, head.length + data.length);
+  return out;
+}

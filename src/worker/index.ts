@@ -1,0 +1,226 @@
+import { MAX_BODY_BYTES, readRequestBody } from '../api/body.ts';
+import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
+import { ApiError } from '../api/errors.ts';
+import { buildOpenApiDocument } from '../api/openapi.ts';
+import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps } from '../api/query.ts';
+import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
+import type { OperationName } from '../contract/operations.ts';
+import { LAYOUT } from '../contract/snapshot.ts';
+import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../operations/cursor.ts';
+import { OPERATION_REGISTRY } from '../operations/registry.ts';
+import { safeRelPath } from '../snapshot/paths.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+import { CorruptFile } from '../snapshot/snapshot.ts';
+import { UnavailableFile, type SnapshotStorage } from '../snapshot/storage.ts';
+import { ManifestWatch } from './source.ts';
+import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
+
+/**
+ * The API as a Cloudflare Worker: POST /v1/query, GET /healthz, GET /v1/openapi.json and the snapshot's files under
+ * /snapshot/, answered by the same code as the Node server (src/api, src/operations, src/search, src/snapshot) over
+ * a snapshot in the Worker's static assets or in an R2 bucket. Everything else goes to the static assets (the page).
+ */
+type Env = {
+  /** Workers static assets: the page, and the snapshot under SNAPSHOT_PREFIX unless SNAPSHOT_BUCKET is bound. */
+  ASSETS?: AssetsBinding;
+  /** An R2 bucket holding the snapshot under SNAPSHOT_PREFIX; read instead of the assets when bound. */
+  SNAPSHOT_BUCKET?: R2BucketBinding;
+  /** Where the snapshot's files are (`manifest.json` and the rest), default `snapshot/`. */
+  SNAPSHOT_PREFIX?: string;
+  /** Seconds a manifest read is trusted before it is read again, default 60. */
+  MANIFEST_CHECK_SECONDS?: string;
+  /** Signs catalog cursors; give every instance (Node or Worker) the same one so cursors go from one to another. */
+  CURSOR_SECRET?: string;
+  FRESHNESS_MAX_AGE_HOURS?: string;
+  /** Bytes of verified shards and records kept per isolate, default 16 MiB (an isolate has 128 MB in all). */
+  SHARD_CACHE_BYTES?: string;
+  OPERATION_TIMEOUT_MS?: string;
+};
+
+const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
+const DEFAULT_WORKER_CACHE_BYTES = 16 * 1024 * 1024;
+
+type Service = {
+  watch: ManifestWatch;
+  deps: QueryDeps;
+};
+
+/** One per isolate and configuration: bindings and variables are the same for every request of a deployment. */
+let service: { env: Env; value: Service } | null = null;
+
+function serviceOf(env: Env): Service {
+  if (service?.env === env) return service.value;
+  const value = createService(env);
+  service = { env, value };
+  return value;
+}
+
+const numberVar = (env: Env, name: keyof Env, fallback: number): number => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`Expected \`${name}\` to be a number from 0 and up, got "${String(raw)}"`);
+  return n;
+};
+
+const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}) =>
+  console[level === 'error' ? 'error' : 'log'](JSON.stringify({ level, message, ...fields }));
+
+function storageOf(env: Env): SnapshotStorage {
+  const prefix = env.SNAPSHOT_PREFIX ?? 'snapshot/';
+  if (env.SNAPSHOT_BUCKET) return new R2Storage(env.SNAPSHOT_BUCKET, prefix);
+  if (env.ASSETS) return new AssetsStorage(env.ASSETS, prefix);
+  throw new Error('Bind SNAPSHOT_BUCKET (an R2 bucket) or ASSETS (static assets) to the Worker: it has no snapshot to read');
+}
+
+function createService(env: Env): Service {
+  const maxAgeHours = numberVar(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS);
+  const operationTimeoutMs = numberVar(env, 'OPERATION_TIMEOUT_MS', DEFAULT_OPERATION_TIMEOUT_MS);
+  const watch = new ManifestWatch(storageOf(env), {
+    checkEveryMs: numberVar(env, 'MANIFEST_CHECK_SECONDS', DEFAULT_MANIFEST_CHECK_SECONDS) * 1000,
+    cacheBytes: numberVar(env, 'SHARD_CACHE_BYTES', DEFAULT_WORKER_CACHE_BYTES),
+    onCorrupt: (r) => log('error', 'snapshot file does not match its sha256; it is not served', { ...r }),
+    onRefuse: (reason) => log('error', 'snapshot refused; the current one keeps serving', { reason }),
+    onSwitch: (next, previous) =>
+      log('info', 'snapshot loaded', { snapshotId: next.id, records: next.manifest.counts.records, previousSnapshotId: previous?.id ?? null }),
+  });
+  const stateJson = new SourceStateJson();
+  // A Worker has no sync state file: freshness comes from the manifest, as on a mirror.
+  const deps: QueryDeps = {
+    operations: OPERATION_REGISTRY,
+    cursors: new CursorCodec(env.CURSOR_SECRET || BUILT_IN_CURSOR_SECRET),
+    now: () => new Date(),
+    sourceState: (snapshot, now, warnings) => sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
+    sourceStateJson: (snapshot, now, warnings) => stateJson.json({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
+    deadline: (work, operation) => withDeadline(work, operationTimeoutMs, operation),
+  };
+  return { watch, deps };
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, operation: OperationName): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${operation} did not finish within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Access-Control-Allow-Origin': '*', Vary: 'Accept-Encoding' };
+/** Hop-by-hop headers are the platform's to set. */
+const PLATFORM_HEADERS = new Set(['connection']);
+
+function jsonResponse(request: Request, status: number, body: Uint8Array, headers: Readonly<Record<string, string>> = {}): Response {
+  const out = new Headers(JSON_HEADERS);
+  for (const [name, value] of Object.entries(headers)) if (!PLATFORM_HEADERS.has(name.toLowerCase())) out.set(name, value);
+  return new Response(request.method === 'HEAD' ? null : (body as Uint8Array<ArrayBuffer>), { status, headers: out });
+}
+
+const encoder = new TextEncoder();
+const jsonBytes = (value: unknown) => encoder.encode(JSON.stringify(value));
+
+function answered(request: Request, answer: QueryAnswer, watch: ManifestWatch, path: string): Response {
+  const failure = answer.failure;
+  if (failure) {
+    if (failure.bug) {
+      log('error', 'internal error', {
+        method: request.method,
+        path,
+        operation: answer.operation,
+        stack: failure.cause instanceof Error ? failure.cause.stack : String(failure.cause),
+      });
+    } else if (failure.cause instanceof UnavailableFile) {
+      log('error', 'snapshot file cannot be read; it is not served', { reason: failure.cause.message });
+    }
+    // A file that is gone or changed may belong to a newer publication: read the manifest on the next request.
+    if (failure.cause instanceof UnavailableFile || failure.cause instanceof CorruptFile) watch.recheckSoon();
+  }
+  return jsonResponse(request, answer.status, answer.body, answer.headers);
+}
+
+async function query(request: Request, { watch, deps }: Service): Promise<Response> {
+  let snapshot: Snapshot | null = null;
+  try {
+    snapshot = await watch.current(Date.now());
+    const body = await readRequestBody(request, MAX_BODY_BYTES);
+    return answered(request, await answerQuery(deps, snapshot, body, request.headers.get('content-type')), watch, '/v1/query');
+  } catch (err) {
+    return answered(request, errorAnswer(deps, err, null, snapshot), watch, '/v1/query');
+  }
+}
+
+const CONTENT_TYPES: Record<string, string> = { json: 'application/json; charset=utf-8', bin: 'application/octet-stream' };
+
+/** A file of the snapshot, checked against the manifest it was read with (R2 only: assets serve their own files). */
+async function snapshotFile(request: Request, rel: string, { watch, deps }: Service): Promise<Response> {
+  const snapshot = await watch.current(Date.now());
+  if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
+  const safe = safeRelPath(rel);
+  if (safe === null || (safe !== LAYOUT.manifest && !snapshot.fileEntry(safe))) {
+    return answered(request, errorAnswer(deps, new ApiError('not_found', 'Nothing is served at this path.'), null, snapshot), watch, request.url);
+  }
+  try {
+    const bytes = await snapshot.readFile(safe);
+    const type = CONTENT_TYPES[safe.slice(safe.lastIndexOf('.') + 1)] ?? 'application/octet-stream';
+    return new Response(request.method === 'HEAD' ? null : (bytes as Uint8Array<ArrayBuffer>), {
+      headers: { 'Content-Type': type, 'Cache-Control': 'public, no-cache', 'Access-Control-Allow-Origin': '*' },
+    });
+  } catch (err) {
+    return answered(request, errorAnswer(deps, err, null, snapshot), watch, request.url);
+  }
+}
+
+async function route(request: Request, env: Env, svc: Service): Promise<Response> {
+  const url = new URL(request.url);
+  const path = url.pathname;
+  if (path === '/v1/query') {
+    if (request.method === 'POST') return query(request, svc);
+    if (request.method === 'OPTIONS') {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': 'POST, OPTIONS',
+          'Access-Control-Allow-Headers': 'Content-Type',
+          'Access-Control-Max-Age': '86400',
+        },
+      });
+    }
+    throw new ApiError('method_not_allowed', `${request.method} is not allowed on /v1/query; send a POST.`, { headers: { Allow: 'POST, OPTIONS' } });
+  }
+  const isRead = request.method === 'GET' || request.method === 'HEAD';
+  if (isRead && path === '/healthz') {
+    const snapshot = await svc.watch.current(Date.now());
+    const state = svc.deps.sourceState(snapshot, svc.deps.now());
+    return jsonResponse(request, snapshot ? 200 : 503, jsonBytes({ status: snapshot ? 'ok' : 'unavailable', sourceState: state }));
+  }
+  if (isRead && path === '/v1/openapi.json') {
+    openapi ??= jsonBytes(buildOpenApiDocument());
+    return jsonResponse(request, 200, openapi);
+  }
+  if (isRead && path.startsWith('/snapshot/') && env.SNAPSHOT_BUCKET) return snapshotFile(request, decodeURIComponent(path.slice('/snapshot/'.length)), svc);
+  if (env.ASSETS) return env.ASSETS.fetch(request);
+  throw new ApiError('not_found', 'Nothing is served at this path.');
+}
+
+let openapi: Uint8Array | null = null;
+
+// The Workers runtime finds the handlers on the default export, and refuses any other export of the entry module.
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    let svc: Service;
+    try {
+      svc = serviceOf(env);
+    } catch (err) {
+      log('error', 'the Worker is not configured', { reason: err instanceof Error ? err.message : String(err) });
+      const unconfigured = { now: () => new Date(), sourceState: (_: Snapshot | null, now: Date) => sourceStateOf({ manifest: null, sync: null, now, maxAgeHours: 1 }) };
+      const answer = errorAnswer(unconfigured, new ApiError('internal_error', 'The service is not configured; the failure has been logged.'), null, null);
+      return jsonResponse(request, answer.status, answer.body);
+    }
+    try {
+      return await route(request, env, svc);
+    } catch (err) {
+      const answer = errorAnswer(svc.deps, err, null, await svc.watch.current(Date.now()).catch(() => null));
+      return answered(request, answer, svc.watch, new URL(request.url).pathname);
+    }
+  },
+};

@@ -1,0 +1,77 @@
+import { LAYOUT } from '../contract/snapshot.ts';
+import { warmSearch } from '../operations/search.ts';
+import { InvalidSnapshot, Snapshot, type SnapshotOptions } from '../snapshot/snapshot.ts';
+import { toHex, type SnapshotStorage } from '../snapshot/storage.ts';
+
+export type ManifestWatchOptions = SnapshotOptions & {
+  /** How long a manifest read is trusted before the next request reads it again; 0 reads it on every request. */
+  checkEveryMs: number;
+  /** Told when a published manifest is refused (the snapshot before it, if any, keeps serving). */
+  onRefuse?: (reason: string) => void;
+  /** Told when a new snapshot starts serving. */
+  onSwitch?: (next: Snapshot, previous: Snapshot | null) => void;
+};
+
+/**
+ * The snapshot a Worker isolate serves, from the manifest published in its storage. The manifest is read again at
+ * most every `checkEveryMs`; when its bytes changed, the snapshot it names is opened (its manifest parsed, its small
+ * files checked against their sha256) and requests that start afterwards use it. Each request keeps the Snapshot it
+ * started on, so it is answered from one manifest only. A manifest that cannot be read or is not valid leaves the
+ * previous snapshot serving (none at all: 503), as a broken link does on Node.
+ *
+ * Publishers upload the files first and the manifest last, so a manifest never names a file that is not there yet.
+ */
+export class ManifestWatch {
+  private readonly storage: SnapshotStorage;
+  private readonly options: ManifestWatchOptions;
+  private snapshot: Snapshot | null = null;
+  private checkedAt = Number.NEGATIVE_INFINITY;
+  private checking: Promise<Snapshot | null> | null = null;
+
+  constructor(storage: SnapshotStorage, options: ManifestWatchOptions) {
+    this.storage = storage;
+    this.options = options;
+  }
+
+  /** The snapshot for a request starting at `now` (ms): the current one, after reading the manifest when it is due. */
+  async current(now: number): Promise<Snapshot | null> {
+    if (this.snapshot && now - this.checkedAt < this.options.checkEveryMs) return this.snapshot;
+    // One read at a time; requests that arrive meanwhile keep the snapshot they would have had, or wait for the first.
+    if (this.checking) return this.snapshot ?? this.checking;
+    this.checking = this.check(now).finally(() => {
+      this.checking = null;
+    });
+    return this.checking;
+  }
+
+  /** Makes the next request read the manifest (after a file failed its check: a newer manifest may be out). */
+  recheckSoon(): void {
+    this.checkedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  private async check(now: number): Promise<Snapshot | null> {
+    const previous = this.snapshot;
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.storage.read(LAYOUT.manifest);
+    } catch (err) {
+      this.options.onRefuse?.(`${LAYOUT.manifest} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+      this.checkedAt = now;
+      return previous;
+    }
+    this.checkedAt = now;
+    if (previous && toHex(this.storage.sha256(bytes)) === previous.manifestSha256) return previous;
+    try {
+      const next = await Snapshot.fromStorage(this.storage, bytes, this.options);
+      // The search index is read ahead, as on Node, so the first search on the new snapshot does not wait for it.
+      await warmSearch(next).catch(() => undefined);
+      this.snapshot = next;
+      this.options.onSwitch?.(next, previous);
+      return next;
+    } catch (err) {
+      if (!(err instanceof InvalidSnapshot)) throw err;
+      this.options.onRefuse?.(err.message);
+      return previous;
+    }
+  }
+}

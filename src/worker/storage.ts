@@ -1,0 +1,98 @@
+import { sha256 } from '../operations/sha256.ts';
+import { UnavailableFile, type SnapshotStorage } from '../snapshot/storage.ts';
+
+/**
+ * Snapshot storages of a Cloudflare Worker: the Worker's static assets, or an R2 bucket. Both read `prefix + path`
+ * (the snapshot's files as `npm run build` wrote them, `manifest.json` beside them), and neither checks anything:
+ * the Snapshot checks every byte against the manifest, exactly as on Node. A file that is not there or cannot be
+ * fetched throws UnavailableFile (503 for the answers that need it), never an empty or partial read.
+ *
+ * Only the few members used are typed here, so the project needs no Workers type package.
+ */
+export type AssetsBinding = { fetch(request: Request): Promise<Response> };
+
+export type R2Range = { offset: number; length: number };
+export type R2ObjectBodyLike = { arrayBuffer(): Promise<ArrayBuffer> };
+export type R2BucketBinding = { get(key: string, options?: { range?: R2Range }): Promise<R2ObjectBodyLike | null> };
+
+/** SHA-256 on the request path: Web Crypto's digest is asynchronous, and the interface is not (see storage.ts). */
+const digest = (bytes: Uint8Array): Uint8Array => sha256(bytes);
+
+/** Workers static assets, through the ASSETS binding: plain GETs, with a Range header for a record. */
+export class AssetsStorage implements SnapshotStorage {
+  readonly location: string;
+  private readonly assets: AssetsBinding;
+  private readonly base: string;
+
+  constructor(assets: AssetsBinding, prefix: string) {
+    this.assets = assets;
+    this.base = `https://assets.invalid/${prefix}`;
+    this.location = `assets:/${prefix}`;
+  }
+
+  async read(path: string): Promise<Uint8Array> {
+    return this.get(path, null);
+  }
+
+  async readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+    if (length <= 0) return new Uint8Array(0);
+    const bytes = await this.get(path, `bytes=${offset}-${offset + length - 1}`);
+    // A host that ignores Range sends the whole file (200): cut the range from it.
+    return bytes.length > length ? bytes.subarray(offset, offset + length) : bytes;
+  }
+
+  sha256(bytes: Uint8Array): Uint8Array {
+    return digest(bytes);
+  }
+
+  private async get(path: string, range: string | null): Promise<Uint8Array> {
+    let response: Response;
+    try {
+      response = await this.assets.fetch(new Request(this.base + path, range ? { headers: { Range: range } } : {}));
+    } catch (err) {
+      throw new UnavailableFile(this.location, path, err instanceof Error ? err.message : String(err));
+    }
+    if (response.status !== 200 && response.status !== 206) {
+      await response.body?.cancel();
+      throw new UnavailableFile(this.location, path, `the assets answered ${response.status}`);
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  }
+}
+
+/** An R2 bucket through its binding: `get`, with a range for a record. */
+export class R2Storage implements SnapshotStorage {
+  readonly location: string;
+  private readonly bucket: R2BucketBinding;
+  private readonly prefix: string;
+
+  constructor(bucket: R2BucketBinding, prefix: string) {
+    this.bucket = bucket;
+    this.prefix = prefix;
+    this.location = `r2:/${prefix}`;
+  }
+
+  read(path: string): Promise<Uint8Array> {
+    return this.get(path);
+  }
+
+  readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+    if (length <= 0) return Promise.resolve(new Uint8Array(0));
+    return this.get(path, { offset, length });
+  }
+
+  sha256(bytes: Uint8Array): Uint8Array {
+    return digest(bytes);
+  }
+
+  private async get(path: string, range?: R2Range): Promise<Uint8Array> {
+    let object: R2ObjectBodyLike | null;
+    try {
+      object = await this.bucket.get(this.prefix + path, range ? { range } : undefined);
+      if (object) return new Uint8Array(await object.arrayBuffer());
+    } catch (err) {
+      throw new UnavailableFile(this.location, path, err instanceof Error ? err.message : String(err));
+    }
+    throw new UnavailableFile(this.location, path, 'no such object in the bucket');
+  }
+}
