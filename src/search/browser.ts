@@ -1,0 +1,8 @@
+/**
+ * What the browser page needs of the engine, bundled into public/js/search-engine.js (npm run build:page) so that the
+ * static page answers with the same code, the same index and therefore the same totals and order as the API.
+ */
+export { loadSearchIndex, type ReadSnapshotFile } from './load.ts';
+export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './query.ts';
+export type { SearchIndex } from './model.ts';
+export { yearCounts } from './years.ts';
