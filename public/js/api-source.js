@@ -1,5 +1,6 @@
 // Server mode: every answer comes from POST /v1/query (the envelope of the spec and CONTRACT.md).
-import { searchInput } from './state.js';
+import { capsOf, searchInput } from './state.js';
+import { readSnapshotHead } from './snapshot-head.js';
 
 export class ApiFailure extends Error {
   constructor(message, code = null, status = 0) {
@@ -47,10 +48,17 @@ export async function probeApi(endpoint, signal) {
   }
 }
 
-export function apiSource({ endpoint, metaBody }) {
+export function apiSource({ endpoint, metaBody, snapshotBase }) {
   let meta = metaBody;
+  const caps = capsOf(metaBody);
+  let head = null;
+  // The server serves the snapshot's manifest too: the coverage note reads its sources from the same bytes as static mode.
+  const readHead = () => (head ??= readSnapshotHead(snapshotBase).catch(() => null));
   return {
     mode: 'server',
+    engine: 'api',
+    caps,
+    async init() {},
 
     async about() {
       meta ??= await query(endpoint, 'device-510k.meta', {});
@@ -67,26 +75,34 @@ export function apiSource({ endpoint, metaBody }) {
         freshnessEvidence: s.freshnessEvidence,
         availability: s.availability,
         warnings: s.warnings,
+        decisionDateMin: (await readHead())?.decisionDateMin ?? null,
+        sources: (await readHead())?.sources ?? [],
       };
     },
 
+    /**
+     * Decision years over the whole snapshot, ascending. The contract's search counts only the ten most frequent
+     * years, so this asks one year at a time (a query without words is a range of the index: no scan).
+     */
+    async yearCounts() {
+      const h = await readHead();
+      const lo = Number((h?.decisionDateMin ?? '1976').slice(0, 4));
+      const hi = Number((h?.decisionDateMax ?? String(new Date().getUTCFullYear())).slice(0, 4));
+      const years = [];
+      for (let y = lo; y <= hi; y++) years.push(y);
+      const out = [];
+      for (let i = 0; i < years.length; i += 8) {
+        const batch = years.slice(i, i + 8);
+        const totals = await Promise.all(batch.map((y) =>
+          query(endpoint, 'device-510k.search', { query: '', applicant: null, productCode: null, yearFrom: y, yearTo: y, page: 1, pageSize: 1 }).then((b) => b.page.total)));
+        batch.forEach((year, j) => out.push({ year, count: totals[j] }));
+      }
+      return out;
+    },
+
     async search(state, signal) {
-      const body = await query(endpoint, 'device-510k.search', searchInput(state), signal);
-      return {
-        items: body.data.items.map((r) => ({
-          kNumber: r.kNumber,
-          deviceName: r.deviceName,
-          applicant: r.applicant,
-          productCode: r.productCode,
-          decisionDate: r.decisionDate,
-          decisionYear: r.decisionDate ? r.decisionDate.slice(0, 4) : null,
-          decisionDescription: r.decisionDescription,
-        })),
-        total: body.page.total,
-        facets: body.facets,
-        loadFacets: null,
-        warnings: body.sourceState.warnings,
-      };
+      const body = await query(endpoint, 'device-510k.search', searchInput(state, caps), signal);
+      return { items: body.data.items, total: body.page.total, facets: body.facets, warnings: body.sourceState.warnings };
     },
 
     async record(kNumber, signal) {

@@ -1,7 +1,8 @@
 // The search page: reads its state from the location hash, asks a data source (the API, or the snapshot's static
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
-import { kNumberIn, parseHash, searchKey, toHash, withChanges, PAGE_SIZE } from './state.js';
+import { toCsv } from './csv.js';
+import { SORT_LABELS, dateBound, kNumberIn, parseHash, rangeNeedsDays, searchKey, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -10,8 +11,10 @@ const { h, num } = view;
 const params = new URLSearchParams(location.search);
 const snapshotBase = new URL(params.get('snapshot') ?? 'snapshot/', document.baseURI);
 const endpoint = new URL('v1/query', document.baseURI);
-const wide = matchMedia('(min-width: 52rem)').matches;
+const isWide = () => matchMedia('(min-width: 52rem)').matches;
 const BASE_TITLE = document.title;
+/** Records a CSV built by paging the search (no export URL) holds at most. */
+const PAGED_EXPORT_LIMIT = 5_000;
 
 let source = null;
 let current = parseHash(location.hash);
@@ -22,18 +25,44 @@ let recordSeq = 0;
 let firstResults = true;
 let typing = false;
 let typingTimer = 0;
+let lastTotal = 0;
+let focusResultsNext = false;
 
-// Static mode's module is loaded only when needed: a page served by the API never downloads it.
-const staticSource = async (options) => (await import('./static-source.js')).staticSource(options);
+/** Device types by product code, for facets and records; filled as classifications arrive. */
+const codeNames = new Map();
+const codeLoads = new Map();
+function loadCodeName(code) {
+  if (!codeLoads.has(code)) {
+    codeLoads.set(code, source.classification(code).then(
+      (c) => (c?.deviceType ? codeNames.set(code, c.deviceType) : null, c),
+      () => (codeLoads.delete(code), undefined),
+    ));
+  }
+  return codeLoads.get(code);
+}
 
 async function chooseSource() {
   const forced = params.get('mode');
-  if (forced === 'static') return staticSource({ snapshotBase });
-  // One probe: a server answers the meta query; a static host answers 404/405 or its own error page.
-  const meta = await probeApi(endpoint);
-  if (meta) return apiSource({ endpoint, metaBody: meta });
-  if (forced === 'server') throw new Error('The API did not answer at this address, and server mode was asked for.');
-  return staticSource({ snapshotBase });
+  if (forced !== 'static') {
+    // service.json says whether an API answers beside the page (the server's copy names it; a static host's copy
+    // says null), so a static host never sees a POST it must refuse with an error in the console.
+    const service = await fetch(new URL('service.json', document.baseURI)).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+    const api = service && 'api' in service ? service.api : undefined;
+    if (api !== null || forced === 'server') {
+      const meta = await probeApi(api ? new URL(api, document.baseURI) : endpoint);
+      if (meta) return apiSource({ endpoint: api ? new URL(api, document.baseURI) : endpoint, metaBody: meta, snapshotBase });
+      if (forced === 'server') throw new Error('The API did not answer at this address, and server mode was asked for.');
+    }
+  }
+  return staticSourceFor();
+}
+
+/** Static mode: the API's engine over the snapshot's own index, or Pagefind for an index too large to download. */
+async function staticSourceFor() {
+  const { engineHeader, staticSource } = await import('./static-source.js');
+  const header = params.get('engine') === 'pagefind' ? null : await engineHeader(snapshotBase);
+  if (header) return staticSource({ snapshotBase, header });
+  return (await import('./pagefind-source.js')).staticSource({ snapshotBase });
 }
 
 function showAlert(message) {
@@ -46,6 +75,12 @@ function syncForm(state) {
   if (document.activeElement !== $('q') || !typing) $('q').value = state.q;
   if (document.activeElement !== $('from')) $('from').value = state.from ?? '';
   if (document.activeElement !== $('to')) $('to').value = state.to ?? '';
+  $('size').value = String(state.size);
+  if (source?.caps.sorts.length) $('sort').value = state.sort && source.caps.sorts.includes(state.sort) ? state.sort : source.caps.sorts[0];
+  const note = $('date-note');
+  const widened = !source?.caps.decided && (state.from !== null || state.to !== null) && rangeNeedsDays(state);
+  note.hidden = !widened;
+  note.textContent = widened ? 'This service filters decision dates by whole years: the results cover every day of the years chosen.' : '';
 }
 
 /** Moves to a state: a new history entry, or (while typing) a replaced one so back does not replay keystrokes. */
@@ -91,32 +126,25 @@ async function runSearch(state, focusKey, previous) {
   try {
     const res = await source.search(state, abort.signal);
     if (seq !== searchSeq) return;
-    showAlert(res.warnings?.length ? res.warnings.join(' ') : null);
+    showAlert(null);
+    view.renderNotice($('notice'), res.warnings);
     view.renderResults($('list'), res.items, state);
     view.renderPager($('pager'), res.total, state);
+    lastTotal = res.total;
     $('status').replaceChildren(statusText(state, res.total));
     addKNumberShortcut(state);
-    if (res.facets) view.renderFacets($('facets'), res.facets, state);
-    else if (res.loadFacets) {
-      view.renderFacetsPending($('facets'));
-      whenFiltersVisible(() => {
-        if (seq !== searchSeq) return;
-        res
-          .loadFacets()
-          .then((facets) => {
-            if (seq === searchSeq) view.renderFacets($('facets'), facets, state);
-            markFocusKeys();
-          })
-          .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
-      });
-    }
+    showFacets(res, state, seq);
     markFocusKeys();
     if (firstResults) {
       firstResults = false;
       performance.mark('first-results');
       document.documentElement.dataset.ready = 'true';
+      void showCoverage();
     }
-    if (previous && previous.page !== state.page && !state.record) $('results-heading').focus();
+    if (focusResultsNext) {
+      focusResultsNext = false;
+      $('results-heading').focus();
+    } else if (previous && previous.page !== state.page && !state.record) $('results-heading').focus();
     else restoreFocus(focusKey);
   } catch (err) {
     if (err?.name === 'AbortError' || seq !== searchSeq) return;
@@ -126,6 +154,27 @@ async function runSearch(state, focusKey, previous) {
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
   }
+}
+
+function showFacets(res, state, seq) {
+  const render = (facets) => {
+    view.renderFacets($('facets'), facets, state, codeNames);
+    markFocusKeys();
+    const codes = facets.find((f) => f.field === 'productCode')?.values.map((v) => String(v.value)) ?? [];
+    for (const code of codes.filter((c) => !codeNames.has(c))) {
+      loadCodeName(code).then(() => seq === searchSeq && view.nameProductCodes($('facets'), codeNames));
+    }
+  };
+  if (res.facets) return render(res.facets);
+  if (!res.loadFacets) return;
+  view.renderFacetsPending($('facets'));
+  whenFiltersVisible(() => {
+    if (seq !== searchSeq) return;
+    res
+      .loadFacets()
+      .then((facets) => seq === searchSeq && render(facets))
+      .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
+  });
 }
 
 /** Runs `fn` now if the filters panel is open, else when it is first opened (a folded panel on a phone). */
@@ -141,7 +190,7 @@ function whenFiltersVisible(fn) {
 }
 
 function statusText(state, total) {
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const pages = Math.max(1, Math.ceil(total / state.size));
   const q = state.q.trim();
   const what = `${num(total)} ${total === 1 ? 'clearance' : 'clearances'}`;
   const frag = document.createDocumentFragment();
@@ -165,7 +214,7 @@ function addKNumberShortcut(state) {
 
 /** Links that are re-rendered get a stable key so focus can return to the same control after a search. */
 function markFocusKeys() {
-  for (const a of document.querySelectorAll('#facets a, #active a, #pager a')) a.dataset.focusKey = a.getAttribute('aria-label') ?? a.textContent;
+  for (const a of document.querySelectorAll('#facets a, #active a, #pager a')) a.dataset.focusKey = a.dataset.value ? `${a.closest('details')?.className}:${a.dataset.value}` : a.getAttribute('aria-label') ?? a.textContent;
 }
 
 async function showRecord(state, previous) {
@@ -185,7 +234,7 @@ async function showRecord(state, previous) {
   const seq = ++recordSeq;
   const k = state.record;
   // On a phone an open filters panel would push the record below the fold.
-  if (!matchMedia('(min-width: 52rem)').matches) $('filters-panel').open = false;
+  if (!isWide()) $('filters-panel').open = false;
   const backHref = toHash({ ...state, record: null });
   section.hidden = false;
   results.hidden = true;
@@ -199,16 +248,21 @@ async function showRecord(state, previous) {
       $('record-heading').focus();
       return;
     }
-    const filterHref = record.productCode ? toHash(withChanges(state, { productCode: record.productCode, q: '', applicant: null, from: null, to: null })) : null;
-    view.renderRecord(section, record, backHref, filterHref);
+    const fresh = { q: '', productCode: null, applicant: null, from: null, to: null, page: 1, size: state.size, sort: null, record: null };
+    const filterHref = record.productCode ? toHash({ ...fresh, productCode: record.productCode }) : null;
+    const classification = record.productCode ? loadCodeName(record.productCode) : Promise.resolve(null);
+    view.renderRecord(section, record, { backHref, filterHref, codeName: codeNames.get(record.productCode) ?? null });
     document.title = `${record.deviceName || k} (${k}) · FDA 510(k) clearances`;
     $('record-heading').focus();
+    void showRelated(record, fresh, seq);
     if (record.productCode) {
-      const classification = await source.classification(record.productCode).catch(() => undefined);
+      const c = await classification;
       if (seq !== recordSeq) return;
       const box = $('classification');
-      if (classification === undefined) box.replaceChildren(h('h3', {}, `Product code ${record.productCode}`), h('p', {}, 'The classification could not be loaded.'));
-      else view.renderClassification(box, record.productCode, classification);
+      if (c === undefined) box.replaceChildren(h('h3', {}, `Product code ${record.productCode}`), h('p', {}, 'The classification could not be loaded.'));
+      else view.renderClassification(box, record.productCode, c);
+      const dd = section.querySelector('dd[data-field="productCode"] > span');
+      if (c?.deviceType && dd && !dd.textContent.includes(c.deviceType)) dd.firstChild.textContent = `${record.productCode} (${c.deviceType}) `;
     }
   } catch (err) {
     if (seq !== recordSeq) return;
@@ -216,16 +270,97 @@ async function showRecord(state, previous) {
   }
 }
 
-function renderAbout(about) {
-  const total = about.totalRecords;
+/** Other clearances of the record's product code and of its applicant: the newest few, and a link to all. */
+async function showRelated(record, fresh, seq) {
+  const box = $('related');
+  const lists = [];
+  if (record.productCode) lists.push({ heading: `Other clearances with product code ${record.productCode}`, state: { ...fresh, productCode: record.productCode } });
+  if (record.applicant) lists.push({ heading: `Other clearances from ${record.applicant}`, state: { ...fresh, applicant: record.applicant } });
+  const answers = await Promise.all(lists.map((l) => source.search({ ...l.state, size: 6 }).catch(() => null)));
+  if (seq !== recordSeq || !box) return;
+  lists.forEach((l, i) => {
+    const res = answers[i];
+    if (!res) return box.append(h('p', { class: 'muted' }, `${l.heading}: could not be loaded.`));
+    view.renderRelated(box, { heading: l.heading, items: res.items, total: res.total, allHref: toHash(l.state), exclude: record.kNumber, state: current });
+  });
+}
+
+let aboutCache = null;
+const about = () => (aboutCache ??= source.about());
+
+async function showCoverage() {
+  try {
+    const [a, years] = await Promise.all([about(), source.yearCounts().catch(() => null)]);
+    view.renderCoverage($('coverage'), { about: a, years });
+  } catch {
+    // The note is an aid; the results stand without it.
+  }
+}
+
+function renderAbout(a) {
+  const total = a.totalRecords;
   if (typeof total === 'number') $('tagline').textContent = `${num(total)} medical device clearances from the US Food and Drug Administration's 510(k) database.`;
-  view.renderFreshness($('freshness'), about);
+  view.renderFreshness($('freshness'), a);
   $('mode').textContent =
-    source.mode === 'server' ? 'Answers come from this service’s API.' : 'Static copy: answers come from the snapshot’s files.';
-  const coverage = $('coverage');
-  if (source.mode === 'static' && typeof about.indexedRecords === 'number' && typeof total === 'number' && about.indexedRecords < total) {
-    coverage.hidden = false;
-    coverage.textContent = `Text search in this static copy covers the newest ${num(about.indexedRecords)} of ${num(total)} clearances; any clearance opens by its K number.`;
+    source.mode === 'server'
+      ? 'Answers come from this service’s API.'
+      : source.engine === 'pagefind'
+        ? 'Static copy: text search runs on Pagefind, whose word matching and order differ from the service’s; totals may differ.'
+        : 'Static copy: answers come from the snapshot’s files, by the same rules as the service.';
+}
+
+function setupControls() {
+  const sorts = source.caps.sorts;
+  $('sort-field').hidden = sorts.length === 0;
+  $('sort').replaceChildren(...sorts.map((s) => h('option', { value: s }, SORT_LABELS[s] ?? s)));
+  if (source.engine === 'pagefind') $('q-hint').textContent = 'Every word must match; Pagefind also matches other forms of a word (“catheters” for “catheter”).';
+}
+
+async function download() {
+  const button = $('download');
+  const status = $('download-status');
+  const state = current;
+  if (source.caps.exportUrl) {
+    // The service streams every match itself: a plain link, so the browser saves it as it arrives.
+    const { searchInput } = await import('./state.js');
+    const url = new URL(source.caps.exportUrl, endpoint);
+    for (const [k, v] of Object.entries(searchInput(state, source.caps))) if (v !== null && k !== 'page' && k !== 'pageSize') url.searchParams.set(k, String(v));
+    url.searchParams.set('format', 'csv');
+    location.assign(url.href);
+    status.textContent = `Downloading all ${num(lastTotal)} clearances as CSV.`;
+    return;
+  }
+  button.disabled = true;
+  try {
+    let records;
+    let total;
+    if (source.exportRecords) {
+      ({ records, total } = await source.exportRecords(state, (n, of) => (status.textContent = `Collecting ${num(n)} of ${num(of)}…`)));
+    } else {
+      records = [];
+      total = lastTotal;
+      const size = 50;
+      for (let page = 1; records.length < Math.min(total, PAGED_EXPORT_LIMIT); page++) {
+        const res = await source.search({ ...state, page, size });
+        if (res.items.length === 0) break;
+        records.push(...res.items.slice(0, PAGED_EXPORT_LIMIT - records.length));
+        status.textContent = `Collecting ${num(records.length)} of ${num(Math.min(total, PAGED_EXPORT_LIMIT))}…`;
+      }
+    }
+    const blob = new Blob([toCsv(records)], { type: 'text/csv;charset=utf-8' });
+    const a = h('a', { href: URL.createObjectURL(blob), download: `510k-${new Date().toISOString().slice(0, 10)}.csv` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    status.textContent =
+      records.length < total
+        ? `Downloaded the first ${num(records.length)} of ${num(total)} clearances: this page collects at most ${num(records.length)} records one file at a time. Narrow the search to get the rest.`
+        : `Downloaded all ${num(records.length)} ${records.length === 1 ? 'clearance' : 'clearances'} as CSV.`;
+  } catch (err) {
+    status.textContent = `The download failed: ${err?.message ?? err}`;
+  } finally {
+    button.disabled = false;
   }
 }
 
@@ -248,16 +383,28 @@ function wire() {
       typing = true;
     }, 250);
   });
-  $('years').addEventListener('submit', (e) => {
+  $('dates').addEventListener('submit', (e) => {
     e.preventDefault();
-    const read = (id) => {
-      const v = $(id).value.trim();
-      return /^\d{4}$/.test(v) && Number(v) >= 1900 ? Number(v) : null;
-    };
-    let from = read('from');
-    let to = read('to');
+    let from = dateBound($('from').value, false);
+    let to = dateBound($('to').value, true);
     if (from !== null && to !== null && to < from) [from, to] = [to, from];
+    if (!isWide()) {
+      $('filters-panel').open = false;
+      focusResultsNext = true;
+    }
     navigate(withChanges(current, { from, to }));
+  });
+  $('size').addEventListener('change', () => navigate(withChanges(current, { size: Number($('size').value) })));
+  $('sort').addEventListener('change', () => {
+    const sort = $('sort').value;
+    navigate(withChanges(current, { sort: sort === source.caps.sorts[0] ? null : sort }));
+  });
+  $('download').addEventListener('click', () => void download());
+  // On a phone the filters sit above the results: after choosing one, fold them so the new results are in view.
+  $('facets').addEventListener('click', (e) => {
+    if (!e.target.closest?.('a.facet-value') || isWide()) return;
+    $('filters-panel').open = false;
+    focusResultsNext = true;
   });
   addEventListener('hashchange', () => route({ fromHistory: true }));
   addEventListener('popstate', () => route({ fromHistory: true }));
@@ -266,20 +413,23 @@ function wire() {
 async function start() {
   wire();
   // Wide screens show the filters beside the results; on a phone they stay folded until asked for.
-  if (wide) $('filters-panel').open = true;
+  if (isWide()) $('filters-panel').open = true;
   $('filters-panel').querySelector('summary').addEventListener('click', (e) => {
-    if (matchMedia('(min-width: 52rem)').matches) e.preventDefault();
+    if (isWide()) e.preventDefault();
   });
   try {
     source = await chooseSource();
+    await source.init();
   } catch (err) {
     $('status').textContent = 'The page could not start.';
     showAlert(err?.message ?? String(err));
     return;
   }
   document.documentElement.dataset.mode = source.mode;
+  document.documentElement.dataset.engine = source.engine;
+  setupControls();
   route();
-  source.about().then(renderAbout, () => {
+  about().then(renderAbout, () => {
     $('freshness').textContent = 'Data freshness: unknown (the snapshot description could not be loaded).';
   });
 }

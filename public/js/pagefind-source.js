@@ -1,6 +1,8 @@
-// Static mode: no server, only the snapshot's files from any static host or CDN. Pagefind answers text search and
-// the three filters; the record shards and product-code shards answer the record view.
-import { PAGE_SIZE, freshnessOf, kNumberIn, topValues, yearsBetween } from './state.js';
+// Static mode over Pagefind: for a snapshot whose own search index is too large for a browser (see
+// ENGINE_MAX_BYTES in static-source.js), or when asked for with ?engine=pagefind. Pagefind answers text search and
+// the three filters by its own rules (it stems words and ranks by its own score), so totals and order can differ
+// from the API's; the page says so. The record shards and product-code shards answer the record view.
+import { freshnessOf, kNumberIn, topValues, yearsBetween } from './state.js';
 import { fetchJson, readSnapshotHead } from './snapshot-head.js';
 
 const FACET_FIELDS = ['productCode', 'applicant', 'decisionYear'];
@@ -51,6 +53,17 @@ export function staticSource({ snapshotBase }) {
 
   return {
     mode: 'static',
+    engine: 'pagefind',
+    caps: { sorts: [], decided: false, qualifiers: [], exportUrl: null },
+    async init() {},
+
+    /** Decision years over the whole snapshot (as far as Pagefind covers it), from its filter counts. */
+    async yearCounts() {
+      const filters = await loadFilters();
+      return Object.entries(filters?.decisionYear ?? {})
+        .map(([year, count]) => ({ year: Number(year), count }))
+        .sort((a, b) => a.year - b.year);
+    },
 
     async about() {
       const [meta, head, list] = await Promise.all([
@@ -84,7 +97,8 @@ export function staticSource({ snapshotBase }) {
       if (state.applicant) filters.applicant = state.applicant;
       if (state.from !== null || state.to !== null) {
         // Years without clearances are simply values no record has; the range only needs an upper bound.
-        const years = yearsBetween(state.from, state.to, 1900, new Date().getUTCFullYear() + 1);
+        const year = (d) => (d === null ? null : Number(d.slice(0, 4)));
+        const years = yearsBetween(year(state.from), year(state.to), 1900, new Date().getUTCFullYear() + 1);
         if (years.length === 0) return { items: [], total: 0, facets: facetsOf({}), loadFacets: null, warnings: [] };
         filters.decisionYear = { any: years };
       }
@@ -95,8 +109,8 @@ export function staticSource({ snapshotBase }) {
         return res;
       };
       const res = await run();
-      const start = (state.page - 1) * PAGE_SIZE;
-      const page = await Promise.all(res.results.slice(start, start + PAGE_SIZE).map((r) => r.data()));
+      const start = (state.page - 1) * state.size;
+      const page = await Promise.all(res.results.slice(start, start + state.size).map((r) => r.data()));
       signal?.throwIfAborted();
       return {
         items: page.map((d) => ({
@@ -133,8 +147,8 @@ export function staticSource({ snapshotBase }) {
         r !== null &&
         (!state.productCode || r.productCode === state.productCode) &&
         (!state.applicant || (r.applicant !== null && norm(r.applicant) === norm(state.applicant))) &&
-        (state.from === null || (year !== null && year >= state.from)) &&
-        (state.to === null || (year !== null && year <= state.to));
+        (state.from === null || (year !== null && year >= Number(state.from.slice(0, 4)))) &&
+        (state.to === null || (year !== null && year <= Number(state.to.slice(0, 4))));
       const items = passes && state.page === 1 ? [r] : [];
       const counts = (value) => (passes && value !== null ? { [value]: 1 } : {});
       return {

@@ -1,9 +1,11 @@
-// The footer needs the snapshot's generation time and newest decision date. They are in manifest.json, whose first
-// members come before the list of every file (megabytes at scale), so the page asks for its first 4 KB with a Range
+// The footer and the coverage note need the snapshot's generation time, date range and sources. They are in
+// manifest.json, whose first members come before the list of every file (megabytes at scale), so the page asks for
+// its first 32 KB with a Range
 // request (any CDN or static host honours it); a host that answers with the whole file is read as a stream and cut
 // off once those members have arrived.
 
-const HEAD_END = ',"counts":';
+// The list of files, not counts.files (a number).
+const HEAD_END = ',"files":[';
 
 let cached = null;
 
@@ -16,7 +18,7 @@ export function readSnapshotHead(snapshotBase) {
 }
 
 async function readHead(url, ranged = true) {
-  const res = await fetch(url, ranged ? { headers: { Range: 'bytes=0-4095' } } : {});
+  const res = await fetch(url, ranged ? { headers: { Range: 'bytes=0-32767' } } : {});
   if (!res.ok) throw new Error(`manifest.json: HTTP ${res.status}`);
   if (res.status === 206) {
     const text = await res.text();
@@ -46,6 +48,10 @@ function pick(m) {
     lastSuccessfulSyncAt: m.lastSuccessfulSyncAt ?? null,
     decisionDateMin: m.decisionDateMin ?? null,
     decisionDateMax: m.decisionDateMax ?? null,
+    records: m.counts?.records ?? null,
+    sources: Array.isArray(m.sources)
+      ? m.sources.map((s) => ({ name: s.name, kind: s.kind, records: s.records, rows: s.rows, decisionDateMin: s.decisionDateMin, decisionDateMax: s.decisionDateMax }))
+      : [],
   };
 }
 

@@ -1,24 +1,54 @@
 // The page's whole state lives in the location hash, so links, reloads and back/forward all work without a server
 // that knows about routes. Pure functions only: no DOM, no fetch.
 
-export const PAGE_SIZE = 10;
+export const PAGE_SIZES = [10, 25, 50];
+export const PAGE_SIZE = PAGE_SIZES[0];
 
-/** @typedef {{ q: string, productCode: string|null, applicant: string|null, from: number|null, to: number|null, page: number, record: string|null }} State */
+/**
+ * @typedef {{ q: string, productCode: string|null, applicant: string|null, from: string|null, to: string|null,
+ *   page: number, size: number, sort: string|null, record: string|null }} State
+ * `from` and `to` bound the decision date, as YYYY-MM-DD, both ends included.
+ */
 
 /** @type {State} */
-export const EMPTY_STATE = Object.freeze({ q: '', productCode: null, applicant: null, from: null, to: null, page: 1, record: null });
+export const EMPTY_STATE = Object.freeze({ q: '', productCode: null, applicant: null, from: null, to: null, page: 1, size: PAGE_SIZE, sort: null, record: null });
 
-const year = (v) => (v !== null && /^\d{4}$/.test(v) && Number(v) >= 1900 ? Number(v) : null);
+const validDay = (s) => {
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+};
 
-/** Reads a hash such as `#q=stent&code=DTB&from=1990&page=2&record=K123456`; anything malformed is dropped. */
+/**
+ * A date bound from a link or a form: "1990" (the year's first or last day, by `end`) or "1990-02-03"; years
+ * before 1900 are dropped like the API's year filter drops them.
+ */
+export function dateBound(value, end) {
+  const v = String(value ?? '').trim();
+  if (/^\d{4}$/.test(v)) return Number(v) >= 1900 ? `${v}-${end ? '12-31' : '01-01'}` : null;
+  return /^\d{4}-\d{2}-\d{2}$/.test(v) && Number(v.slice(0, 4)) >= 1900 && validDay(v) ? v : null;
+}
+
+/** Sorts the page offers: the API's, by the names `meta.supportedSorts` uses. */
+export const SORT_LABELS = {
+  relevance: 'Best match',
+  'decisionDate:desc': 'Newest decision first',
+  'decisionDate:asc': 'Oldest decision first',
+  'receivedDate:desc': 'Newest received first',
+  'reviewDays:desc': 'Longest review first',
+  'kNumber:asc': '510(k) number',
+};
+
+/** Reads a hash such as `#q=stent&code=DTB&from=1990&to=2024-03-31&page=2&size=25&record=K123456`; anything malformed is dropped. */
 export function parseHash(hash) {
   const p = new URLSearchParams(String(hash).replace(/^#/, ''));
   const code = p.get('code')?.trim().toUpperCase() ?? '';
   const applicant = p.get('applicant')?.trim() ?? '';
   const record = p.get('record')?.trim().toUpperCase() ?? '';
   const page = Number(p.get('page'));
-  let from = year(p.get('from'));
-  let to = year(p.get('to'));
+  const size = Number(p.get('size'));
+  const sort = p.get('sort') ?? '';
+  let from = dateBound(p.get('from'), false);
+  let to = dateBound(p.get('to'), true);
   if (from !== null && to !== null && to < from) [from, to] = [to, from];
   return {
     q: (p.get('q') ?? '').slice(0, 2048),
@@ -27,9 +57,14 @@ export function parseHash(hash) {
     from,
     to,
     page: Number.isInteger(page) && page >= 1 ? page : 1,
+    size: PAGE_SIZES.includes(size) ? size : PAGE_SIZE,
+    sort: Object.hasOwn(SORT_LABELS, sort) ? sort : null,
     record: /^K\d{6}$/.test(record) ? record : null,
   };
 }
+
+/** A bound as the hash writes it: a whole year's first (or last) day is just the year, so links stay short. */
+const shortBound = (date, end) => (date.endsWith(end ? '-12-31' : '-01-01') ? date.slice(0, 4) : date);
 
 /** The hash for a state; defaults are left out so that links stay short. */
 export function toHash(state) {
@@ -37,15 +72,17 @@ export function toHash(state) {
   if (state.q) p.set('q', state.q);
   if (state.productCode) p.set('code', state.productCode);
   if (state.applicant) p.set('applicant', state.applicant);
-  if (state.from !== null) p.set('from', String(state.from));
-  if (state.to !== null) p.set('to', String(state.to));
+  if (state.from !== null) p.set('from', shortBound(state.from, false));
+  if (state.to !== null) p.set('to', shortBound(state.to, true));
+  if (state.sort) p.set('sort', state.sort);
+  if (state.size !== PAGE_SIZE) p.set('size', String(state.size));
   if (state.page > 1) p.set('page', String(state.page));
   if (state.record) p.set('record', state.record);
   const s = p.toString();
   return s ? `#${s}` : '#';
 }
 
-const SEARCH_KEYS = ['q', 'productCode', 'applicant', 'from', 'to'];
+const SEARCH_KEYS = ['q', 'productCode', 'applicant', 'from', 'to', 'sort', 'size'];
 
 /** A new state with `changes`; changing what is searched goes back to page 1 and closes the record. */
 export function withChanges(state, changes) {
@@ -59,20 +96,42 @@ export function withChanges(state, changes) {
 
 /** What identifies a result list: two states with the same key show the same results. */
 export function searchKey(state) {
-  return JSON.stringify([state.q.trim(), state.productCode, state.applicant, state.from, state.to, state.page]);
+  return JSON.stringify([state.q.trim(), state.productCode, state.applicant, state.from, state.to, state.sort, state.size, state.page]);
 }
 
-/** The API's search input for a state (CONTRACT section 3). */
-export function searchInput(state) {
-  return {
-    query: state.q,
+/** The state a facet's year selects: that whole year. */
+export const yearChanges = (year) => ({ from: `${year}-01-01`, to: `${year}-12-31` });
+
+/** The single year a state's date range is, or null. */
+export function wholeYear(state) {
+  if (state.from === null || state.to === null) return null;
+  const y = state.from.slice(0, 4);
+  return state.from === `${y}-01-01` && state.to === `${y}-12-31` ? Number(y) : null;
+}
+
+/** True when the range does not start and end on a year's bounds, so a whole-year filter would widen it. */
+export function rangeNeedsDays(state) {
+  return (state.from !== null && !state.from.endsWith('-01-01')) || (state.to !== null && !state.to.endsWith('-12-31'));
+}
+
+/**
+ * The API's search input for a state (CONTRACT section 3). `caps` says what the service accepts beyond the
+ * contract's fields: `decided` (a day-precise `decided:` qualifier in the query) and `sorts`.
+ */
+export function searchInput(state, caps = {}) {
+  const days = caps.decided && (state.from !== null || state.to !== null) && rangeNeedsDays(state);
+  const query = days ? `${state.q} decided:${state.from ?? ''}..${state.to ?? ''}`.trim() : state.q;
+  const input = {
+    query,
     applicant: state.applicant,
     productCode: state.productCode,
-    yearFrom: state.from,
-    yearTo: state.to,
+    yearFrom: days || state.from === null ? null : Number(state.from.slice(0, 4)),
+    yearTo: days || state.to === null ? null : Number(state.to.slice(0, 4)),
     page: state.page,
-    pageSize: PAGE_SIZE,
+    pageSize: state.size,
   };
+  if (state.sort && caps.sorts?.includes(state.sort)) input.sort = state.sort;
+  return input;
 }
 
 /** A query that is just a K number: the page offers to open it directly, even if text search does not list it. */
@@ -107,4 +166,67 @@ export function freshnessOf(lastSuccessfulSyncAt, now, maxAgeHours = 48) {
   if (!lastSuccessfulSyncAt) return 'unknown';
   const age = now - Date.parse(lastSuccessfulSyncAt);
   return age <= maxAgeHours * 3_600_000 ? 'current' : 'stale';
+}
+
+/** Whole days from `received` to `decided` (YYYY-MM-DD each), or null when either is missing. */
+export function reviewDays(received, decided) {
+  if (!received || !decided) return null;
+  return Math.round((Date.parse(`${decided}T00:00:00Z`) - Date.parse(`${received}T00:00:00Z`)) / 86_400_000);
+}
+
+/**
+ * FDA's PDF of a clearance's 510(k) summary or statement: FDA files them by the K number's receipt year, in
+ * `pdf2/`…`pdf25/` from 2002 and in `pdf/` before. Clearances received before 1996 have no published document.
+ */
+export function summaryPdfUrl(kNumber, statementOrSummary) {
+  if (!statementOrSummary || !/^K\d{6}$/.test(kNumber)) return null;
+  const yy = Number(kNumber.slice(1, 3));
+  const year = yy >= 76 ? 1900 + yy : 2000 + yy;
+  if (year < 1996) return null;
+  const folder = year >= 2002 ? `pdf${year - 2000}` : 'pdf';
+  return `https://www.accessdata.fda.gov/cdrh_docs/${folder}/${kNumber}.pdf`;
+}
+
+/**
+ * Runs of years whose counts are far below the snapshot's typical year (under a tenth of the median of the years
+ * that have any), so the page can say plainly that absence there means little. `counts` is [{ year, count }]
+ * ascending; years with no entry count as zero. Returns [{ from, to, count }].
+ */
+export function thinYears(counts, { minYear = null, maxYear = null } = {}) {
+  const byYear = new Map(counts.filter((c) => c.year !== null).map((c) => [c.year, c.count]));
+  if (byYear.size === 0) return [];
+  const years = [...byYear.keys()];
+  const lo = minYear ?? Math.min(...years);
+  const hi = maxYear ?? Math.max(...years);
+  const sorted = [...byYear.values()].filter((n) => n > 0).sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+  const limit = median / 10;
+  const runs = [];
+  for (let y = lo; y <= hi; y++) {
+    const n = byYear.get(y) ?? 0;
+    if (n >= limit) continue;
+    const last = runs.at(-1);
+    if (last && last.to === y - 1) {
+      last.to = y;
+      last.count += n;
+    } else runs.push({ from: y, to: y, count: n });
+  }
+  return runs;
+}
+
+/** What a meta answer (the API's or the snapshot's meta.json) says the search accepts beyond the contract. */
+export function capsOf(meta) {
+  const data = meta?.data ?? meta ?? {};
+  const sorts = Array.isArray(data.supportedSorts) ? data.supportedSorts.filter((s) => typeof s === 'string') : [];
+  const qualifiers = Array.isArray(data.supportedQualifiers)
+    ? data.supportedQualifiers.map((q) => (typeof q === 'string' ? q : q?.name)).filter((q) => typeof q === 'string')
+    : [];
+  const filters = Array.isArray(data.supportedFilters) ? data.supportedFilters : [];
+  return {
+    // A sort is only offered when a request can choose it: the contract's search input has no `sort` until it lists one.
+    sorts: filters.includes('sort') || qualifiers.length > 0 ? sorts : [],
+    decided: qualifiers.includes('decided'),
+    qualifiers,
+    exportUrl: typeof data.exportUrl === 'string' ? data.exportUrl : null,
+  };
 }

@@ -1,6 +1,6 @@
 // Rendering: builds DOM nodes from plain values. Text always goes in as text nodes, never as HTML, because every
 // string here comes from FDA's files.
-import { PAGE_SIZE, toHash, withChanges } from './state.js';
+import { reviewDays, summaryPdfUrl, thinYears, toHash, wholeYear, withChanges, yearChanges } from './state.js';
 
 /** h('a', { href: '#' }, 'text', child): a tiny element builder. */
 export function h(tag, attrs = {}, ...children) {
@@ -20,48 +20,74 @@ export const num = (n) => nf.format(n);
 
 const FACET_LABELS = { productCode: 'Product code', applicant: 'Applicant', decisionYear: 'Decision year' };
 
-/** The state a facet value selects (a year selects the range of that one year); clicking it again clears it. */
+/** The state a facet value selects (a year selects that whole year); clicking it again clears it. */
 function facetState(state, field, value) {
   if (field === 'decisionYear') {
-    const y = Number(value);
-    const on = state.from === y && state.to === y;
-    return { on, next: withChanges(state, on ? { from: null, to: null } : { from: y, to: y }) };
+    const on = wholeYear(state) === Number(value);
+    return { on, next: withChanges(state, on ? { from: null, to: null } : yearChanges(value)) };
   }
   const on = state[field] === String(value);
   return { on, next: withChanges(state, { [field]: on ? null : String(value) }) };
 }
 
-export function renderFacets(container, facets, state) {
+/**
+ * The facets. Product codes carry their device type (`names`: code → name, filled in as classifications arrive);
+ * decision years are a histogram in year order.
+ */
+export function renderFacets(container, facets, state, names = new Map()) {
   container.replaceChildren(
     ...facets.map((facet) => {
       const id = `facet-${facet.field}`;
-      const details = h('details', { class: 'facet', open: true },
-        h('summary', { id }, FACET_LABELS[facet.field] ?? facet.field),
-      );
+      const years = facet.field === 'decisionYear';
+      const label = years ? 'Decision year' : FACET_LABELS[facet.field] ?? facet.field;
+      const details = h('details', { class: `facet facet-${facet.field}`, open: true }, h('summary', { id }, label));
       if (facet.values.length === 0) {
         details.append(h('p', { class: 'muted' }, 'No values among these results.'));
         return details;
       }
+      const values = years ? [...facet.values].sort((a, b) => Number(a.value) - Number(b.value)) : facet.values;
+      const max = Math.max(...values.map((v) => v.count));
       details.append(
-        h('ul', { class: 'facet-values', 'aria-labelledby': id },
-          facet.values.map((v) => {
+        h('ul', { class: years ? 'facet-values histogram' : 'facet-values', 'aria-labelledby': id },
+          values.map((v) => {
             const { on, next } = facetState(state, facet.field, v.value);
-            const label = `${v.value}`;
+            const name = facet.field === 'productCode' ? names.get(String(v.value)) : null;
+            const text = `${v.value}`;
             return h('li', {},
-              h('a', { class: on ? 'facet-value on' : 'facet-value', href: toHash(next), 'aria-current': on ? 'true' : null,
-                'aria-label': `${FACET_LABELS[facet.field]} ${label}, ${num(v.count)} clearances${on ? ', selected; select to remove' : ''}` },
-                h('span', { class: 'facet-label' }, label), h('span', { class: 'count' }, num(v.count))),
+              h('a', { class: on ? 'facet-value on' : 'facet-value', href: toHash(next), 'aria-current': on ? 'true' : null, 'data-value': text,
+                'aria-label': `${label} ${text}${name ? ` (${name})` : ''}, ${num(v.count)} clearances${on ? ', selected; select to remove' : ''}` },
+                h('span', { class: 'facet-label' }, h('span', { class: 'facet-code' }, text), name ? h('span', { class: 'facet-name' }, name) : null),
+                years ? h('span', { class: 'bar', 'aria-hidden': 'true' }, h('span', { style: `width:${Math.max(2, Math.round((v.count / max) * 100))}%` })) : null,
+                h('span', { class: 'count' }, num(v.count))),
             );
           }),
         ),
       );
+      if (years && facet.values.length >= 10) details.append(h('p', { class: 'hint' }, 'The ten years with the most of these clearances, in year order.'));
       return details;
     }),
   );
 }
 
+/** Fills in device types on product-code facet values already on screen. */
+export function nameProductCodes(container, names) {
+  for (const a of container.querySelectorAll('.facet-productCode a.facet-value')) {
+    const name = names.get(a.dataset.value);
+    if (!name || a.querySelector('.facet-name')) continue;
+    a.querySelector('.facet-label').append(h('span', { class: 'facet-name' }, name));
+    a.setAttribute('aria-label', a.getAttribute('aria-label').replace(/^(Product code \w+)/, `$1 (${name})`));
+  }
+}
+
 export function renderFacetsPending(container) {
   container.replaceChildren(h('p', { class: 'muted' }, 'Loading filter counts…'));
+}
+
+function dateRangeLabel(state) {
+  const y = wholeYear(state);
+  if (y !== null) return `Decided in ${y}`;
+  const short = (d, end) => (d.endsWith(end ? '-12-31' : '-01-01') ? d.slice(0, 4) : d);
+  return `Decided ${state.from ? short(state.from, false) : '…'} to ${state.to ? short(state.to, true) : '…'}`;
 }
 
 export function renderActive(container, state) {
@@ -69,24 +95,20 @@ export function renderActive(container, state) {
   const chip = (label, changes) => chips.push(h('li', {}, h('a', { class: 'chip', href: toHash(withChanges(state, changes)), 'aria-label': `Remove filter ${label}` }, label, h('span', { 'aria-hidden': 'true' }, '×'))));
   if (state.productCode) chip(`Product code ${state.productCode}`, { productCode: null });
   if (state.applicant) chip(`Applicant ${state.applicant}`, { applicant: null });
-  if (state.from !== null || state.to !== null) {
-    const label = state.from === state.to ? `Year ${state.from}` : `Years ${state.from ?? '…'}–${state.to ?? '…'}`;
-    chip(label, { from: null, to: null });
-  }
+  if (state.from !== null || state.to !== null) chip(dateRangeLabel(state), { from: null, to: null });
   container.replaceChildren(...(chips.length ? [h('h3', { class: 'sr-only' }, 'Active filters'), h('ul', { class: 'chips' }, chips)] : []));
 }
 
 export function renderResults(list, items, state) {
-  list.start = (state.page - 1) * PAGE_SIZE + 1;
+  list.start = (state.page - 1) * state.size + 1;
   list.replaceChildren(
     ...items.map((item) => {
       const href = toHash({ ...state, record: item.kNumber });
-      const when = item.decisionDate ?? item.decisionYear;
       return h('li', { class: 'result' },
         h('a', { class: 'result-title', href }, item.deviceName || item.kNumber),
         h('p', { class: 'result-meta' },
           h('span', { class: 'k' }, item.kNumber),
-          when ? h('span', {}, `Decided ${when}`) : h('span', {}, 'No decision date'),
+          item.decisionDate ? h('span', { class: 'date' }, `Decided ${item.decisionDate}`) : h('span', {}, 'No decision date'),
           item.applicant ? h('span', {}, item.applicant) : null,
           item.productCode ? h('span', {}, `Code ${item.productCode}`) : null,
         ),
@@ -96,8 +118,8 @@ export function renderResults(list, items, state) {
 }
 
 export function renderPager(nav, total, state) {
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-  if (total <= PAGE_SIZE && state.page === 1) return nav.replaceChildren();
+  const pages = Math.max(1, Math.ceil(total / state.size));
+  if (total <= state.size && state.page === 1) return nav.replaceChildren();
   const link = (label, page, rel) =>
     page >= 1 && page <= pages && page !== state.page
       ? h('a', { class: 'page-link', href: toHash({ ...state, page, record: null }), rel }, label)
@@ -111,52 +133,63 @@ export function renderPager(nav, total, state) {
 
 const yesNo = (v) => (v === true ? 'Yes' : v === false ? 'No' : null);
 
-/** Every member of a clearance record, in the contract's order, with a label a person understands. */
-const RECORD_FIELDS = [
-  ['kNumber', '510(k) number'],
-  ['deviceName', 'Device name'],
-  ['applicant', 'Applicant'],
-  ['productCode', 'Product code'],
-  ['decisionDate', 'Decision date'],
-  ['decisionDescription', 'Decision'],
-  ['receivedDate', 'Received'],
-  ['advisoryCommittee', 'Review advisory committee'],
-  ['classificationCommittee', 'Classification advisory committee'],
-  ['statementOrSummary', 'Statement or summary'],
-  ['submissionType', 'Submission type'],
-  ['thirdParty', 'Third-party review', yesNo],
-  ['expeditedReview', 'Expedited review', yesNo],
-  ['countryCode', 'Country'],
-  ['evidenceStatus', 'Evidence status'],
-  ['id', 'Record id'],
-  ['title', 'Title'],
-];
-const SOURCE_FIELDS = [
-  ['sourceId', 'Source id'],
-  ['collection', 'Collection'],
-  ['recordId', 'Record id in collection'],
-  ['textOrigin', 'Text origin'],
-  ['schemaVersion', 'Source schema version'],
-];
-const CLASSIFICATION_FIELDS = [
-  ['deviceType', 'Device type'],
-  ['deviceClass', 'Device class'],
-  ['regulationNumber', 'Regulation (21 CFR)'],
-  ['medicalSpecialty', 'Medical specialty'],
-  ['reviewPanel', 'Review panel'],
-  ['definition', 'Definition'],
-  ['clearanceCount', 'Clearances in this snapshot', (n) => (typeof n === 'number' ? num(n) : null)],
-];
+const regionNames = typeof Intl.DisplayNames === 'function' ? new Intl.DisplayNames(['en'], { type: 'region' }) : null;
+const countryName = (code) => {
+  if (!code) return null;
+  try {
+    const name = regionNames?.of(code);
+    return name && name !== code ? `${name} (${code})` : code;
+  } catch {
+    return code;
+  }
+};
 
-function fieldList(obj, fields, extra = {}) {
+/** The applicant's address as FDA publishes it (members added by the build when the source has them). */
+function addressOf(r) {
+  const lines = [r.contact ? `Contact: ${r.contact}` : null, r.street1, r.street2, [r.city, r.state, r.zipCode ?? r.postalCode].filter(Boolean).join(', ') || null]
+    .filter(Boolean);
+  const address = r.address;
+  if (address && typeof address === 'object') {
+    for (const v of Object.values(address)) if (typeof v === 'string' && v && !lines.includes(v)) lines.push(v);
+  }
+  return lines.length ? lines : null;
+}
+
+/**
+ * A clearance's fields for a person, in the order a regulatory reader looks for them. Bookkeeping members of the
+ * API's record (id, title, evidenceStatus, source) are left out: they say nothing about the clearance.
+ */
+function recordRows(r, { codeName, filterHref }) {
+  const days = r.reviewDays ?? reviewDays(r.receivedDate, r.decisionDate);
+  const decision = r.decisionDescription ? `${r.decisionDescription}${r.decisionCode ? ` (${r.decisionCode})` : ''}` : r.decisionCode ?? null;
+  const address = addressOf(r);
+  return [
+    ['kNumber', '510(k) number', r.kNumber],
+    ['deviceName', 'Device name', r.deviceName || null],
+    ['applicant', 'Applicant', r.applicant],
+    ['address', 'Applicant address', address ? h('span', { class: 'lines' }, address.map((l) => h('span', {}, l))) : undefined],
+    ['productCode', 'Product code', r.productCode
+      ? h('span', {}, `${r.productCode}${codeName ? ` (${codeName})` : ''} `, h('a', { href: filterHref }, `all clearances with code ${r.productCode}`))
+      : null],
+    ['decisionDescription', 'Decision', decision],
+    ['decisionDate', 'Decision date', r.decisionDate],
+    ['receivedDate', 'Received', r.receivedDate],
+    ['reviewDays', 'Review time', days === null ? null : `${num(days)} ${days === 1 ? 'day' : 'days'} from receipt to decision`],
+    ['submissionType', 'Submission type', r.submissionType],
+    ['statementOrSummary', '510(k) summary or statement', r.statementOrSummary],
+    ['advisoryCommittee', 'Review advisory committee', r.advisoryCommittee],
+    ['classificationCommittee', 'Classification advisory committee', r.classificationCommittee],
+    ['thirdParty', 'Reviewed by a third party', yesNo(r.thirdParty)],
+    ['expeditedReview', 'Expedited review', yesNo(r.expeditedReview)],
+    ['countryCode', 'Applicant country', countryName(r.countryCode)],
+  ].filter(([, , v]) => v !== undefined);
+}
+
+function fieldRows(rows) {
   return h('dl', { class: 'fields' },
-    fields.map(([key, label, fmt]) => {
-      if (!(key in obj)) return null;
-      const raw = obj[key];
-      const shown = fmt ? fmt(raw) : raw;
-      const value = extra[key] ?? (shown === null || shown === undefined || shown === '' ? h('span', { class: 'muted' }, 'Not given') : String(shown));
-      return h('div', { class: 'field' }, h('dt', {}, label), h('dd', { 'data-field': key }, value));
-    }),
+    rows.map(([key, label, value]) =>
+      h('div', { class: 'field' }, h('dt', {}, label),
+        h('dd', { 'data-field': key }, value === null || value === '' ? h('span', { class: 'muted' }, 'Not given') : value instanceof Node ? value : String(value)))),
   );
 }
 
@@ -176,30 +209,72 @@ export function renderRecordMissing(section, kNumber, backHref) {
   );
 }
 
-export function renderRecord(section, record, backHref, filterHref) {
-  const fdaUrl = record.source?.sourceUrl;
-  const extra = {};
-  if (record.productCode) {
-    extra.productCode = h('span', {}, record.productCode, ' ', h('a', { href: filterHref }, `(all clearances with code ${record.productCode})`));
-  }
+const external = (href, text) => h('a', { href, rel: 'noopener', target: '_blank' }, text, h('span', { class: 'sr-only' }, ' (opens in a new tab)'));
+
+export function renderRecord(section, record, { backHref, filterHref, codeName = null }) {
+  const fdaUrl = record.source?.sourceUrl ?? `https://www.accessdata.fda.gov/scripts/cdrh/cfdocs/cfpmn/pmn.cfm?ID=${record.kNumber}`;
+  const pdf = summaryPdfUrl(record.kNumber, record.statementOrSummary);
+  const doc = /statement/i.test(record.statementOrSummary ?? '') ? 'statement' : 'summary';
   section.replaceChildren(
     ...[
-    h('p', {}, h('a', { class: 'back', href: backHref }, '← Back to results')),
-    h('h2', { id: 'record-heading', tabindex: '-1' }, record.deviceName || record.kNumber),
-    h('p', { class: 'record-sub' }, h('span', { class: 'k' }, record.kNumber),
-      record.applicant ? ` · ${record.applicant}` : '',
-      record.decisionDate ? ` · decided ${record.decisionDate}` : ''),
-    fdaUrl ? h('p', {}, h('a', { class: 'fda', href: fdaUrl, rel: 'noopener', target: '_blank' }, `View ${record.kNumber} on FDA's site`, h('span', { class: 'sr-only' }, ' (opens in a new tab)'))) : null,
-    h('h3', {}, 'Clearance'),
-    fieldList(record, RECORD_FIELDS, extra),
-    h('h3', {}, 'Source'),
-    fieldList(record.source ?? {}, [...SOURCE_FIELDS, ['sourceUrl', 'Source URL']], fdaUrl ? { sourceUrl: h('a', { href: fdaUrl, rel: 'noopener' }, fdaUrl) } : {}),
-    h('div', { id: 'classification', class: 'classification' },
-      h('h3', {}, record.productCode ? `Product code ${record.productCode}` : 'Product code'),
-      h('p', { class: 'muted' }, record.productCode ? 'Loading the classification…' : 'This clearance has no product code.'),
-    ),
+      h('p', {}, h('a', { class: 'back', href: backHref }, '← Back to results')),
+      h('h2', { id: 'record-heading', tabindex: '-1' }, record.deviceName || record.kNumber),
+      h('p', { class: 'record-sub' }, h('span', { class: 'k' }, record.kNumber),
+        record.applicant ? ` · ${record.applicant}` : '',
+        record.decisionDate ? ` · decided ${record.decisionDate}` : ''),
+      h('ul', { class: 'record-links' },
+        h('li', {}, external(fdaUrl, `${record.kNumber} on FDA's site`)),
+        pdf ? h('li', {}, external(pdf, `The 510(k) ${doc} (PDF on FDA's site)`)) : null),
+      h('h3', {}, 'Clearance'),
+      fieldRows(recordRows(record, { codeName, filterHref })),
+      h('div', { id: 'classification', class: 'classification' },
+        h('h3', {}, record.productCode ? `Product code ${record.productCode}` : 'Product code'),
+        h('p', { class: 'muted' }, record.productCode ? 'Loading the classification…' : 'This clearance has no product code.'),
+      ),
+      h('div', { id: 'related', class: 'related' }),
     ].filter(Boolean),
   );
+}
+
+/** Classification members in words; members the build adds later (FDA's flags) are shown by these labels. */
+const CLASSIFICATION_LABELS = {
+  deviceType: 'Device type',
+  deviceClass: 'Device class',
+  regulationNumber: 'Regulation (21 CFR)',
+  medicalSpecialty: 'Medical specialty',
+  reviewPanel: 'Review panel',
+  definition: 'Definition',
+  implant: 'Implant',
+  lifeSustaining: 'Life-sustaining or life-supporting',
+  gmpExempt: 'Exempt from good manufacturing practice',
+  thirdPartyEligible: 'Eligible for third-party review',
+  thirdPartyReviewCode: 'Third-party review code',
+  submissionType: 'Submission type',
+  unclassifiedReason: 'Why unclassified',
+  reviewCode: 'Review code',
+  summaryMalfunctionReporting: 'Summary malfunction reporting',
+  physicalState: 'Physical state',
+  technicalMethod: 'Technical method',
+  targetArea: 'Target area',
+  clearanceCount: 'Clearances in this snapshot',
+};
+
+const words = (key) => key.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase());
+
+function classificationValue(key, value) {
+  if (value === null || value === undefined || value === '') return null;
+  if (typeof value === 'boolean') return yesNo(value);
+  if (key === 'deviceClass' && /^[123]$/.test(String(value))) return `Class ${'I'.repeat(Number(value))}`;
+  if (key === 'clearanceCount' && typeof value === 'number') return num(value);
+  if (key === 'regulationNumber' && /^\d{3}\.\d+$/.test(value)) {
+    return h('a', { href: `https://www.ecfr.gov/current/title-21/section-${value}`, rel: 'noopener' }, `21 CFR ${value}`);
+  }
+  if (typeof value === 'object') {
+    // A code with its name ({ code, name }), as FDA's layout documents some of them.
+    if ('name' in value || 'code' in value) return [value.code, value.name].filter(Boolean).join(': ') || null;
+    return JSON.stringify(value);
+  }
+  return String(value);
 }
 
 export function renderClassification(container, productCode, classification) {
@@ -208,18 +283,30 @@ export function renderClassification(container, productCode, classification) {
     container.replaceChildren(heading, h('p', {}, `FDA's classification file has no entry for ${productCode}.`));
     return;
   }
-  const known = CLASSIFICATION_FIELDS.some(([k]) => k !== 'clearanceCount' && classification[k] !== null && classification[k] !== undefined);
-  const extra = {};
-  const reg = classification.regulationNumber;
-  if (reg && /^\d{3}\.\d+$/.test(reg)) {
-    extra.regulationNumber = h('a', { href: `https://www.ecfr.gov/current/title-21/section-${reg}`, rel: 'noopener' }, `21 CFR ${reg}`);
-  }
+  const keys = [...Object.keys(CLASSIFICATION_LABELS).filter((k) => k in classification), ...Object.keys(classification).filter((k) => !(k in CLASSIFICATION_LABELS) && k !== 'productCode')];
+  const known = keys.some((k) => k !== 'clearanceCount' && classification[k] !== null && classification[k] !== undefined);
   container.replaceChildren(
     ...[
       heading,
       known ? null : h('p', {}, `${productCode} appears on clearances but not in FDA's classification file.`),
-      fieldList(classification, CLASSIFICATION_FIELDS, extra),
+      fieldRows(keys.map((k) => [k, CLASSIFICATION_LABELS[k] ?? words(k), classificationValue(k, classification[k])])),
     ].filter(Boolean),
+  );
+}
+
+/** One list of other clearances (of the same product code, or the same applicant), with a link to all of them. */
+export function renderRelated(container, { heading, items, total, allHref, exclude, state }) {
+  const others = items.filter((r) => r.kNumber !== exclude);
+  container.append(
+    h('section', { class: 'related-list' },
+      h('h3', {}, heading),
+      others.length === 0
+        ? h('p', { class: 'muted' }, 'None in this snapshot.')
+        : h('ul', {}, others.map((r) => h('li', {},
+          h('a', { href: toHash({ ...state, record: r.kNumber }) }, r.deviceName || r.kNumber),
+          ` · ${r.kNumber}${r.decisionDate ? ` · ${r.decisionDate}` : ''}`))),
+      total > items.length ? h('p', {}, h('a', { href: allHref }, `All ${num(total)} of them, this one included`)) : null,
+    ),
   );
 }
 
@@ -231,4 +318,72 @@ export function renderFreshness(p, about) {
   if (about.lastSuccessfulSyncAt) parts.push(`last sync ${about.lastSuccessfulSyncAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`);
   p.replaceChildren(h('span', { class: `fresh ${about.freshness}` }, parts.join(' · ')));
   p.dataset.freshness = about.freshness;
+}
+
+const KIND_NAMES = { pmn: "FDA's 510(k) file", 'openfda-json': 'openFDA 510(k) download', foiclass: "FDA's product classification file" };
+
+/**
+ * The coverage note: what the snapshot holds, where a user judges what a missing clearance means. One plain line
+ * (and a warning for thin years) always in view; the sources, the years and the sync's operator detail behind
+ * "details".
+ */
+export function renderCoverage(container, { about, years }) {
+  const total = about.totalRecords;
+  const thin = years ? thinYears(years) : [];
+  const span = about.decisionDateMin && about.decisionDateMax ? ` decided ${about.decisionDateMin} to ${about.decisionDateMax}` : '';
+  const lines = [h('p', { class: 'coverage-line' }, `This snapshot holds ${typeof total === 'number' ? num(total) : 'the'} clearances${span}.`)];
+  for (const run of thin) {
+    const when = run.from === run.to ? `${run.from}` : `${run.from}–${run.to}`;
+    lines.push(h('p', { class: 'coverage-warn', 'data-thin': when },
+      `It has only ${num(run.count)} ${run.count === 1 ? 'clearance' : 'clearances'} decided in ${when}, far fewer than FDA cleared: `,
+      'a clearance missing from those years here is not evidence that FDA never cleared it.'));
+  }
+  const sources = about.sources ?? [];
+  const details = h('details', { class: 'coverage-details' },
+    h('summary', {}, 'About this data'),
+    sources.length
+      ? h('table', {},
+        h('caption', {}, 'Sources, in precedence order'),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'File'), h('th', { scope: 'col' }, 'Kind'), h('th', { scope: 'col' }, 'Records'), h('th', { scope: 'col' }, 'Decision dates'))),
+        h('tbody', {}, sources.map((s) => h('tr', {},
+          h('td', {}, s.name.split('/').pop()),
+          h('td', {}, KIND_NAMES[s.kind] ?? s.kind),
+          h('td', { class: 'num' }, s.kind === 'foiclass' ? '–' : num(s.records)),
+          h('td', {}, s.decisionDateMin ? `${s.decisionDateMin} to ${s.decisionDateMax}` : '–')))))
+      : null,
+    years?.length
+      ? h('p', { class: 'years-line' }, 'Clearances per decision year: ', years.filter((y) => y.year !== null).map((y) => `${y.year}: ${num(y.count)}`).join(', '), '.')
+      : null,
+    h('p', {}, about.lastSuccessfulSyncAt
+      ? `Last successful update from FDA: ${about.lastSuccessfulSyncAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')} (${about.freshness}).`
+      : 'This snapshot was built from files; no update from FDA is recorded.'),
+  );
+  container.replaceChildren(...lines, details);
+  container.hidden = false;
+}
+
+/**
+ * Service warnings (a failed nightly update, a cursor from an older snapshot): one plain sentence for the reader, the
+ * operator's text (error codes, file names) only behind "details".
+ */
+/** A service warning in a reader's words; the operator's wording stays behind "details". */
+export function plainWarning(warning) {
+  if (/sync\b.*\bfailed/i.test(warning)) return 'The last update from FDA did not complete, so the newest clearances may be missing. The data shown is the last complete snapshot.';
+  if (/more than \d+ hours ago/i.test(warning)) return 'The data has not been updated from FDA recently, so the newest clearances may be missing.';
+  if (/cursor/i.test(warning)) return 'The data changed while you were paging; the pages may overlap or skip a few clearances.';
+  return 'The service added a note to these answers.';
+}
+
+export function renderNotice(container, warnings) {
+  if (!warnings?.length) {
+    container.hidden = true;
+    container.replaceChildren();
+    return;
+  }
+  const plain = [...new Set(warnings.map(plainWarning))];
+  container.replaceChildren(
+    ...plain.map((text) => h('p', {}, text)),
+    h('details', {}, h('summary', {}, 'Details'), h('ul', { class: 'operator' }, warnings.map((w) => h('li', {}, w)))),
+  );
+  container.hidden = false;
 }

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
+export const SERVICE_FILE = 'service.json';
+
 const COMPRESSIBLE = /\.(html|js|mjs|css|json|svg|txt|map)$/i;
 
 /**
@@ -26,6 +28,10 @@ export async function precompressedCopy(dir: string): Promise<string | null> {
     }
   };
   await walk(dir);
+  // The page asks service.json whether an API answers beside it: the repository's copy says no (what a static host
+  // serves), the server's copy names the endpoint, so neither mode needs a probe that fails with an HTTP error.
+  const service = files.find((f) => f.rel === SERVICE_FILE);
+  if (service) service.bytes = Buffer.from(`${JSON.stringify({ api: 'v1/query' })}\n`);
   const hash = createHash('sha256');
   for (const f of files) hash.update(`${f.rel}\0`).update(f.bytes).update('\0');
   const target = join(tmpdir(), `device-510k-public-${hash.digest('hex').slice(0, 16)}`);

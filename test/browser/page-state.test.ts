@@ -1,52 +1,101 @@
 import { describe, expect, test } from 'vitest';
 
-// The page's pure state module is plain JavaScript (no build step); the cast keeps the typecheck off it.
-type State = { q: string; productCode: string | null; applicant: string | null; from: number | null; to: number | null; page: number; record: string | null };
+// The page's pure modules are plain JavaScript (no build step); the casts keep the typecheck off them.
+type State = {
+  q: string;
+  productCode: string | null;
+  applicant: string | null;
+  from: string | null;
+  to: string | null;
+  page: number;
+  size: number;
+  sort: string | null;
+  record: string | null;
+};
+type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; exportUrl: string | null };
 type StateModule = {
   EMPTY_STATE: State;
   parseHash(hash: string): State;
   toHash(state: State): string;
   withChanges(state: State, changes: Partial<State>): State;
-  searchInput(state: State): Record<string, unknown>;
+  searchInput(state: State, caps?: Partial<Caps>): Record<string, unknown>;
   kNumberIn(query: string): string | null;
   topValues(counts: Record<string, number>, limit?: number, numeric?: boolean): { value: string | number; count: number }[];
   yearsBetween(from: number | null, to: number | null, minYear: number, maxYear: number): string[];
   freshnessOf(lastSuccessfulSyncAt: string | null, now: number, maxAgeHours?: number): string;
+  dateBound(value: string | null, end: boolean): string | null;
+  wholeYear(state: State): number | null;
+  rangeNeedsDays(state: State): boolean;
+  reviewDays(received: string | null, decided: string | null): number | null;
+  summaryPdfUrl(kNumber: string, statementOrSummary: string | null): string | null;
+  thinYears(counts: { year: number | null; count: number }[], bounds?: { minYear?: number; maxYear?: number }): { from: number; to: number; count: number }[];
+  capsOf(meta: unknown): Caps;
 };
+type CsvModule = { toCsv(records: Record<string, unknown>[]): string; csvCell(v: unknown): string; CSV_COLUMNS: [string, unknown][] };
+type ViewModule = { plainWarning(w: string): string };
 const m = (await import('../../public/js/state.js' as string)) as StateModule;
+const csv = (await import('../../public/js/csv.js' as string)) as CsvModule;
+const view = (await import('../../public/js/view.js' as string)) as ViewModule;
 
 describe('the page state in the location hash', () => {
   test.each([
     ['#', m.EMPTY_STATE],
     ['', m.EMPTY_STATE],
-    ['#q=balloon+catheter&code=dqy&applicant=Acme%20Corp&from=1990&to=1995&page=3&record=k123456',
-      { q: 'balloon catheter', productCode: 'DQY', applicant: 'Acme Corp', from: 1990, to: 1995, page: 3, record: 'K123456' }],
-    ['#code=DQ1&from=abc&to=1850&page=0&record=K12', m.EMPTY_STATE],
+    ['#q=balloon+catheter&code=dqy&applicant=Acme%20Corp&from=1990&to=1995&page=3&size=25&sort=decisionDate%3Aasc&record=k123456',
+      { q: 'balloon catheter', productCode: 'DQY', applicant: 'Acme Corp', from: '1990-01-01', to: '1995-12-31', page: 3, size: 25, sort: 'decisionDate:asc', record: 'K123456' }],
+    ['#from=2024-01-15&to=2024-03-31', { ...m.EMPTY_STATE, from: '2024-01-15', to: '2024-03-31' }],
+    ['#code=DQ1&from=abc&to=1850&page=0&size=20&sort=price&record=K12', m.EMPTY_STATE],
+    ['#from=2023-02-30&to=2024-13-01', m.EMPTY_STATE],
     ['#page=2.5&applicant=%20%20', m.EMPTY_STATE],
-    ['#from=2000&to=1990', { ...m.EMPTY_STATE, from: 1990, to: 2000 }],
+    ['#from=2000&to=1990', { ...m.EMPTY_STATE, from: '1990-12-31', to: '2000-01-01' }],
   ])('%s', (hash, expected) => {
     expect(m.parseHash(hash)).toEqual(expected);
   });
 
-  test('toHash and parseHash round-trip, leaving defaults out', () => {
-    const state = { q: 'stent & graft', productCode: 'MAF', applicant: 'A, B & C', from: null, to: 2001, page: 2, record: null };
+  test('toHash and parseHash round-trip, leaving defaults out and whole years short', () => {
+    const state = { ...m.EMPTY_STATE, q: 'stent & graft', productCode: 'MAF', applicant: 'A, B & C', to: '2001-12-31', page: 2, size: 50, sort: 'kNumber:asc' };
     const hash = m.toHash(state);
     expect(hash).not.toContain('from=');
+    expect(hash).toContain('to=2001&');
     expect(m.parseHash(hash)).toEqual(state);
+    const days = { ...m.EMPTY_STATE, from: '2024-01-15', to: '2024-03-31' };
+    expect(m.toHash(days)).toBe('#from=2024-01-15&to=2024-03-31');
+    expect(m.parseHash(m.toHash(days))).toEqual(days);
     expect(m.toHash(m.EMPTY_STATE)).toBe('#');
   });
 
-  test('changing what is searched goes back to page 1 and closes the record; paging keeps the search', () => {
+  test('changing what is searched (page size and sort included) goes back to page 1 and closes the record', () => {
     const s = { ...m.EMPTY_STATE, q: 'stent', page: 4, record: 'K123456' };
     expect(m.withChanges(s, { productCode: 'MAF' })).toEqual({ ...s, productCode: 'MAF', page: 1, record: null });
+    expect(m.withChanges(s, { size: 25 })).toEqual({ ...s, size: 25, page: 1, record: null });
+    expect(m.withChanges(s, { sort: 'decisionDate:asc' })).toEqual({ ...s, sort: 'decisionDate:asc', page: 1, record: null });
     expect(m.withChanges(s, { page: 5 })).toEqual({ ...s, page: 5 });
     expect(m.withChanges(s, { q: 'stent' })).toEqual(s);
   });
 
-  test('the API input has every field of the search operation', () => {
-    expect(m.searchInput({ ...m.EMPTY_STATE, q: 'x', from: 1990 })).toEqual({
+  test('the API input: whole years for the contract, a decided: qualifier for days when the service takes one', () => {
+    expect(m.searchInput({ ...m.EMPTY_STATE, q: 'x', from: '1990-01-01' })).toEqual({
       query: 'x', applicant: null, productCode: null, yearFrom: 1990, yearTo: null, page: 1, pageSize: 10,
     });
+    const days = { ...m.EMPTY_STATE, q: 'stent', from: '2024-01-15', to: '2024-03-31', size: 25, sort: 'decisionDate:asc' };
+    expect(m.searchInput(days)).toMatchObject({ query: 'stent', yearFrom: 2024, yearTo: 2024, pageSize: 25 });
+    expect(m.searchInput(days)).not.toHaveProperty('sort');
+    expect(m.searchInput(days, { decided: true, sorts: ['relevance', 'decisionDate:asc'] })).toMatchObject({
+      query: 'stent decided:2024-01-15..2024-03-31', yearFrom: null, yearTo: null, sort: 'decisionDate:asc',
+    });
+    // Whole years need no qualifier even when the service takes one.
+    expect(m.searchInput({ ...days, from: '2024-01-01', to: '2024-12-31' }, { decided: true })).toMatchObject({ query: 'stent', yearFrom: 2024, yearTo: 2024 });
+    expect(m.rangeNeedsDays({ ...m.EMPTY_STATE, from: '2024-01-01', to: '2025-12-31' })).toBe(false);
+    expect(m.wholeYear({ ...m.EMPTY_STATE, from: '2024-01-01', to: '2024-12-31' })).toBe(2024);
+    expect(m.wholeYear({ ...m.EMPTY_STATE, from: '2024-01-01', to: '2025-12-31' })).toBeNull();
+  });
+
+  test('capabilities: sorts only when a request can choose one, days only with the decided qualifier', () => {
+    const today = { title: 't', totalRecords: 1, supportedFilters: ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'], supportedSorts: ['relevance', 'decisionDate:desc'], sourceNotes: [] };
+    expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], exportUrl: null });
+    expect(m.capsOf(today)).toEqual(m.capsOf({ data: today }));
+    const later = { ...today, supportedFilters: [...today.supportedFilters, 'sort'], supportedQualifiers: [{ name: 'decided' }, 'class'], exportUrl: '/v1/export' };
+    expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], exportUrl: '/v1/export' });
   });
 });
 
@@ -64,17 +113,17 @@ describe('helpers of the page', () => {
       { value: 'A', count: 2 },
       { value: 'B', count: 2 },
     ]);
-    expect(m.topValues({ 1990: 1, 1985: 1 }, 10, true)).toEqual([
-      { value: 1985, count: 1 },
-      { value: 1990, count: 1 },
-    ]);
   });
 
   test('a year range becomes the years it covers, within the bounds', () => {
     expect(m.yearsBetween(1990, 1992, 1900, 2026)).toEqual(['1990', '1991', '1992']);
-    expect(m.yearsBetween(null, 1901, 1900, 2026)).toEqual(['1900', '1901']);
-    expect(m.yearsBetween(2025, null, 1900, 2026)).toEqual(['2025', '2026']);
     expect(m.yearsBetween(3000, null, 1900, 2026)).toEqual([]);
+  });
+
+  test('date bounds: a year is its first or last day, a day must exist, nothing before 1900', () => {
+    expect([m.dateBound('1990', false), m.dateBound('1990', true)]).toEqual(['1990-01-01', '1990-12-31']);
+    expect(m.dateBound('2024-02-29', false)).toBe('2024-02-29');
+    expect([m.dateBound('2023-02-29', false), m.dateBound('1899-12-31', true), m.dateBound('', false), m.dateBound(null, true)]).toEqual([null, null, null, null]);
   });
 
   test('freshness follows the contract: unknown without a sync, current within the maximum age, stale after', () => {
@@ -82,5 +131,53 @@ describe('helpers of the page', () => {
     expect(m.freshnessOf(null, now)).toBe('unknown');
     expect(m.freshnessOf('2026-01-01T00:00:00Z', now)).toBe('current');
     expect(m.freshnessOf('2026-01-01T00:00:00Z', now + 1)).toBe('stale');
+  });
+
+  test('review days: decision minus receipt, null when either is missing', () => {
+    expect(m.reviewDays('2024-01-01', '2024-03-01')).toBe(60);
+    expect(m.reviewDays('2023-12-31', '2024-01-01')).toBe(1);
+    expect([m.reviewDays(null, '2024-01-01'), m.reviewDays('2024-01-01', null)]).toEqual([null, null]);
+  });
+
+  test("FDA's summary PDF: by receipt year from 2002, in pdf/ for 1996-2001, none before 1996 or without a document", () => {
+    expect(m.summaryPdfUrl('K213737', 'Summary')).toBe('https://www.accessdata.fda.gov/cdrh_docs/pdf21/K213737.pdf');
+    expect(m.summaryPdfUrl('K081234', 'Statement')).toBe('https://www.accessdata.fda.gov/cdrh_docs/pdf8/K081234.pdf');
+    expect(m.summaryPdfUrl('K023456', 'Summary')).toBe('https://www.accessdata.fda.gov/cdrh_docs/pdf2/K023456.pdf');
+    expect(m.summaryPdfUrl('K991234', 'Summary')).toBe('https://www.accessdata.fda.gov/cdrh_docs/pdf/K991234.pdf');
+    expect(m.summaryPdfUrl('K011234', 'Summary')).toBe('https://www.accessdata.fda.gov/cdrh_docs/pdf/K011234.pdf');
+    expect([m.summaryPdfUrl('K951234', 'Summary'), m.summaryPdfUrl('K213737', null)]).toEqual([null, null]);
+  });
+
+  test('thin years: runs of years under a tenth of the median year, missing years counted as zero', () => {
+    const counts = [
+      { year: 1988, count: 900 }, { year: 1989, count: 1000 }, { year: 1990, count: 1100 },
+      { year: 1991, count: 5 }, { year: 1993, count: 3 },
+      { year: 2015, count: 800 }, { year: 2016, count: 60 }, { year: 2017, count: 950 }, { year: null, count: 7 },
+    ];
+    expect(m.thinYears(counts)).toEqual([{ from: 1991, to: 2014, count: 8 }, { from: 2016, to: 2016, count: 60 }]);
+    expect(m.thinYears([{ year: 2000, count: 10 }, { year: 2001, count: 12 }])).toEqual([]);
+    expect(m.thinYears([])).toEqual([]);
+  });
+
+  test("service warnings in a reader's words", () => {
+    expect(view.plainWarning('The last sync, at 2026-01-02T03:00:00Z, failed: getaddrinfo ENOTFOUND www.accessdata.fda.gov. Serving the snapshot built at 2026-01-01.')).toMatch(/^The last update from FDA did not complete/);
+    expect(view.plainWarning('The data was last synced from FDA at 2026-01-01T00:00:00Z, more than 48 hours ago, so recent clearances may be missing.')).toMatch(/not been updated from FDA recently/);
+    expect(view.plainWarning('something else')).not.toMatch(/ENOTFOUND|sync/);
+  });
+});
+
+describe('the CSV download', () => {
+  test('RFC 4180: a header row, quoting where needed, CRLF, and a byte-order mark for Excel', () => {
+    const text = csv.toCsv([
+      { kNumber: 'K000001', deviceName: 'Catheter, "Foley"', applicant: 'Ünïcode GmbH', productCode: 'EZL', decisionDate: '2024-03-01', receivedDate: '2024-01-01', thirdParty: false, expeditedReview: null, source: { sourceUrl: 'https://x/K000001' } },
+      { kNumber: 'K000002', deviceName: 'two\nlines', applicant: null, productCode: null, decisionDate: null, receivedDate: null },
+    ]);
+    expect(text.startsWith('\ufeffkNumber,deviceName,applicant,')).toBe(true);
+    const lines = text.slice(1).split('\r\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toBe('');
+    expect(lines[0]!.split(',')).toEqual(csv.CSV_COLUMNS.map(([name]) => name));
+    expect(lines[1]).toBe('K000001,"Catheter, ""Foley""",Ünïcode GmbH,EZL,2024-03-01,,2024-01-01,60,,,,,false,,,https://x/K000001');
+    expect(lines[2]).toBe(`K000002,"two\nlines"${','.repeat(14)}https://www.accessdata.fda.gov/scripts/cdrh/cfdocs/cfpmn/pmn.cfm?ID=K000002`);
   });
 });
