@@ -132,6 +132,8 @@ async function runSearch(state, focusKey, previous) {
     view.renderPager($('pager'), res.total, state);
     lastTotal = res.total;
     $('status').replaceChildren(statusText(state, res.total));
+    // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.
+    $('results').dataset.answers = toHash(state);
     addKNumberShortcut(state);
     showFacets(res, state, seq);
     markFocusKeys();
@@ -288,13 +290,13 @@ async function showRelated(record, fresh, seq) {
 let aboutCache = null;
 const about = () => (aboutCache ??= source.about());
 
+/** The coverage note: what the snapshot holds at once, the thin years once the per-year counts are in. */
 async function showCoverage() {
-  try {
-    const [a, years] = await Promise.all([about(), source.yearCounts().catch(() => null)]);
-    view.renderCoverage($('coverage'), { about: a, years });
-  } catch {
-    // The note is an aid; the results stand without it.
-  }
+  const a = await about().catch(() => null);
+  if (!a) return;
+  view.renderCoverage($('coverage'), { about: a, years: null });
+  const years = await source.yearCounts().catch(() => null);
+  if (years) view.renderCoverage($('coverage'), { about: a, years });
 }
 
 function renderAbout(a) {

@@ -57,12 +57,9 @@ export function staticSource({ snapshotBase }) {
     caps: { sorts: [], decided: false, qualifiers: [], exportUrl: null },
     async init() {},
 
-    /** Decision years over the whole snapshot (as far as Pagefind covers it), from its filter counts. */
+    /** Per-year counts would need all of Pagefind's filter files up front, the largest download it has: not asked for. */
     async yearCounts() {
-      const filters = await loadFilters();
-      return Object.entries(filters?.decisionYear ?? {})
-        .map(([year, count]) => ({ year: Number(year), count }))
-        .sort((a, b) => a.year - b.year);
+      return null;
     },
 
     async about() {
@@ -85,6 +82,7 @@ export function staticSource({ snapshotBase }) {
         freshnessEvidence: head?.lastSuccessfulSyncAt ? null : 'no sync recorded; built from files',
         availability: 'available',
         warnings: [],
+        sources: head?.sources ?? [],
       };
     },
 
@@ -113,14 +111,11 @@ export function staticSource({ snapshotBase }) {
       const page = await Promise.all(res.results.slice(start, start + state.size).map((r) => r.data()));
       signal?.throwIfAborted();
       return {
-        items: page.map((d) => ({
-          kNumber: /K\d{6}/.exec(d.url)?.[0] ?? '',
-          deviceName: d.meta.title ?? '',
-          applicant: d.meta.applicant ?? null,
-          productCode: d.meta.productCode ?? null,
-          decisionDate: null,
-          decisionYear: d.filters?.decisionYear?.[0] ?? null,
-          decisionDescription: null,
+        // Pagefind's fragments hold only the decision year; the page's records come from their shards for the day.
+        items: await Promise.all(page.map(async (d) => {
+          const kNumber = /K\d{6}/.exec(d.url)?.[0] ?? '';
+          const full = await this.record(kNumber).catch(() => null);
+          return full ?? { kNumber, deviceName: d.meta.title ?? '', applicant: d.meta.applicant ?? null, productCode: d.meta.productCode ?? null, decisionDate: null };
         })),
         total: res.results.length,
         facets: filtersLoaded ? facetsOf(res.filters) : null,

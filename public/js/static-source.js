@@ -20,6 +20,28 @@ export async function engineHeader(snapshotBase) {
   return header;
 }
 
+/**
+ * One part of the search index. The build writes a gzip copy beside each part (`part-000.bin.gz`, 45% of the
+ * bytes); a host that serves files as they are sends binary files uncompressed, so the page asks for the copy and
+ * inflates it itself, and falls back to the part for a snapshot without copies. A host that sends the copy with
+ * `Content-Encoding: gzip` has the browser inflate it already, hence the check of gzip's magic bytes.
+ */
+async function indexPart(url, path) {
+  const failed = (res) => new Error(`The file ${path} of the search index could not be loaded (HTTP ${res.status}).`);
+  if (typeof DecompressionStream === 'function') {
+    const res = await fetch(url(`${path}.gz`));
+    if (res.ok) {
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+      return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+    }
+    if (res.status !== 404) throw failed(res);
+  }
+  const res = await fetch(url(path));
+  if (!res.ok) throw failed(res);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
 export function staticSource({ snapshotBase, header }) {
   const url = (path) => new URL(path, snapshotBase).href;
   const shards = new Map();
@@ -34,11 +56,7 @@ export function staticSource({ snapshotBase, header }) {
     engine ??= (async () => {
       const [mod, parts] = await Promise.all([
         import('./search-engine.js'),
-        Promise.all(header.parts.map(async (p) => {
-          const res = await fetch(url(p.path));
-          if (!res.ok) throw new Error(`The file ${p.path} of the search index could not be loaded (HTTP ${res.status}).`);
-          return new Uint8Array(await res.arrayBuffer());
-        })),
+        Promise.all(header.parts.map((p) => indexPart(url, p.path))),
       ]);
       const files = new Map([['search/index.json', new TextEncoder().encode(JSON.stringify(header))], ...header.parts.map((p, i) => [p.path, parts[i]])]);
       const index = await mod.loadSearchIndex(async (path) => {

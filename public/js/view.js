@@ -54,11 +54,12 @@ export function renderFacets(container, facets, state, names = new Map()) {
             const name = facet.field === 'productCode' ? names.get(String(v.value)) : null;
             const text = `${v.value}`;
             return h('li', {},
-              h('a', { class: on ? 'facet-value on' : 'facet-value', href: toHash(next), 'aria-current': on ? 'true' : null, 'data-value': text,
-                'aria-label': `${label} ${text}${name ? ` (${name})` : ''}, ${num(v.count)} clearances${on ? ', selected; select to remove' : ''}` },
+              // The link's name is its visible text plus a few words for screen readers (no aria-label, which would
+              // hide the device type and differ from what is on screen).
+              h('a', { class: on ? 'facet-value on' : 'facet-value', href: toHash(next), 'aria-current': on ? 'true' : null, 'data-value': text, 'data-count': v.count },
                 h('span', { class: 'facet-label' }, h('span', { class: 'facet-code' }, text), name ? h('span', { class: 'facet-name' }, name) : null),
                 years ? h('span', { class: 'bar', 'aria-hidden': 'true' }, h('span', { style: `width:${Math.max(2, Math.round((v.count / max) * 100))}%` })) : null,
-                h('span', { class: 'count' }, num(v.count))),
+                h('span', { class: 'count' }, h('span', { class: 'sr-only' }, ': '), num(v.count), h('span', { class: 'sr-only' }, ` ${v.count === 1 ? 'clearance' : 'clearances'}${on ? ', selected' : ''}`))),
             );
           }),
         ),
@@ -75,7 +76,6 @@ export function nameProductCodes(container, names) {
     const name = names.get(a.dataset.value);
     if (!name || a.querySelector('.facet-name')) continue;
     a.querySelector('.facet-label').append(h('span', { class: 'facet-name' }, name));
-    a.setAttribute('aria-label', a.getAttribute('aria-label').replace(/^(Product code \w+)/, `$1 (${name})`));
   }
 }
 
@@ -331,16 +331,16 @@ export function renderCoverage(container, { about, years }) {
   const total = about.totalRecords;
   const thin = years ? thinYears(years) : [];
   const span = about.decisionDateMin && about.decisionDateMax ? ` decided ${about.decisionDateMin} to ${about.decisionDateMax}` : '';
-  const lines = [h('p', { class: 'coverage-line' }, `This snapshot holds ${typeof total === 'number' ? num(total) : 'the'} clearances${span}.`)];
-  for (const run of thin) {
-    const when = run.from === run.to ? `${run.from}` : `${run.from}–${run.to}`;
-    lines.push(h('p', { class: 'coverage-warn', 'data-thin': when },
-      `It has only ${num(run.count)} ${run.count === 1 ? 'clearance' : 'clearances'} decided in ${when}, far fewer than FDA cleared: `,
-      'a clearance missing from those years here is not evidence that FDA never cleared it.'));
-  }
+  const when = (run) => (run.from === run.to ? `${run.from}` : `${run.from}–${run.to}`);
   const sources = about.sources ?? [];
+  const summary = h('summary', {},
+    h('span', { class: 'coverage-line' }, `This snapshot holds ${typeof total === 'number' ? num(total) : 'the'} clearances${span}.`),
+    thin.map((run) => [' ', h('span', { class: 'coverage-warn', 'data-thin': when(run) }, `Only ${num(run.count)} for ${when(run)}.`)]));
   const details = h('details', { class: 'coverage-details' },
-    h('summary', {}, 'About this data'),
+    summary,
+    thin.length
+      ? h('p', {}, `FDA cleared thousands of devices a year in ${thin.map(when).join(', ')}; this snapshot's sources hold few of them, so a clearance missing from those years here is not evidence that FDA never cleared it.`)
+      : null,
     sources.length
       ? h('table', {},
         h('caption', {}, 'Sources, in precedence order'),
@@ -358,7 +358,9 @@ export function renderCoverage(container, { about, years }) {
       ? `Last successful update from FDA: ${about.lastSuccessfulSyncAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')} (${about.freshness}).`
       : 'This snapshot was built from files; no update from FDA is recorded.'),
   );
-  container.replaceChildren(...lines, details);
+  const wasOpen = container.querySelector('details')?.open ?? false;
+  details.open = wasOpen;
+  container.replaceChildren(details);
   container.hidden = false;
 }
 

@@ -1,7 +1,8 @@
 /**
  * Page weight and time to first result of the search page, in server mode and static mode, on a cold cache.
  *
- *   npx tsx test/browser/measure.ts [--snapshot snapshot] [--query catheter] [--runs 3] [--modes server,static] [--verbose]
+ *   npx tsx test/browser/measure.ts [--snapshot snapshot] [--query catheter] [--runs 3] [--modes server,static]
+ *     [--page-query '?engine=pagefind'] [--verbose]
  *
  * Each run opens `/#q=<query>` in a fresh browser profile and reports the bytes sent to the browser until the first
  * results are on screen (the page's `first-results` performance mark), then until the facet counts are too (static
@@ -173,6 +174,8 @@ async function main() {
       runs: { type: 'string', default: '3' },
       verbose: { type: 'boolean', default: false },
       modes: { type: 'string', default: 'server,static' },
+      // Appended to the page's address before the hash: `?engine=pagefind` measures static mode's Pagefind fallback.
+      'page-query': { type: 'string', default: '' },
     },
   });
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run .ci/browser-deps.sh`);
@@ -189,7 +192,7 @@ async function main() {
   const server = await app.listen(0, '127.0.0.1');
   const host = await compressingStaticHost(snapshot);
   const proxies = { server: await countingProxy(server.port), static: await countingProxy(host.port) };
-  const hash = `#q=${encodeURIComponent(values.query)}`;
+  const hash = `${values['page-query']}#q=${encodeURIComponent(values.query)}`;
   console.log(`snapshot ${snapshot}\nquery "${values.query}", median of ${runs} cold runs\n`);
   console.log('mode    profile  first result  bytes to first result (requests)  bytes incl. facets  answer');
   try {
