@@ -2,7 +2,7 @@
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
 import { toCsv } from './csv.js';
-import { SORT_LABELS, dateBound, kNumberIn, parseHash, rangeNeedsDays, searchKey, toHash, withChanges } from './state.js';
+import { SORT_LABELS, dateBound, exportUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -160,9 +160,12 @@ async function runSearch(state, focusKey, previous) {
 
 function showFacets(res, state, seq) {
   const render = (facets) => {
-    view.renderFacets($('facets'), facets, state, codeNames);
+    // Asked for with the `facets` input, the years are every year of the matches.
+    const allYears = source.caps.facetFields?.includes('decisionYear');
+    view.renderFacets($('facets'), facets.map((f) => (f.field === 'decisionYear' && allYears ? { ...f, all: true } : f)), state, codeNames);
     markFocusKeys();
-    const codes = facets.find((f) => f.field === 'productCode')?.values.map((v) => String(v.value)) ?? [];
+    // The service labels product codes itself when asked for facets; otherwise the classifications name them.
+    const codes = facets.find((f) => f.field === 'productCode')?.values.filter((v) => !v.label).map((v) => String(v.value)) ?? [];
     for (const code of codes.filter((c) => !codeNames.has(c))) {
       loadCodeName(code).then(() => seq === searchSeq && view.nameProductCodes($('facets'), codeNames));
     }
@@ -197,7 +200,8 @@ function statusText(state, total) {
   const what = `${num(total)} ${total === 1 ? 'clearance' : 'clearances'}`;
   const frag = document.createDocumentFragment();
   if (total === 0) {
-    frag.append(q ? `No clearances match “${q}”` : 'No clearances match', state.productCode || state.applicant || state.from || state.to ? ' with these filters. Try removing a filter.' : '. Try fewer or shorter words.');
+    const filtered = state.productCode || state.applicant || state.from || state.to || Object.keys(state.quals).length > 0;
+    frag.append(q ? `No clearances match “${q}”` : 'No clearances match', filtered ? ' with these filters. Try removing a filter.' : '. Try fewer or shorter words.');
   } else if (state.page > pages) {
     frag.append(`${what}; page ${num(state.page)} is past the last page. `, h('a', { href: toHash({ ...state, page: 1 }) }, 'Go to page 1'));
   } else {
@@ -250,7 +254,7 @@ async function showRecord(state, previous) {
       $('record-heading').focus();
       return;
     }
-    const fresh = { q: '', productCode: null, applicant: null, from: null, to: null, page: 1, size: state.size, sort: null, record: null };
+    const fresh = { q: '', productCode: null, applicant: null, from: null, to: null, quals: {}, page: 1, size: state.size, sort: null, record: null };
     const filterHref = record.productCode ? toHash({ ...fresh, productCode: record.productCode }) : null;
     const classification = record.productCode ? loadCodeName(record.productCode) : Promise.resolve(null);
     view.renderRecord(section, record, { backHref, filterHref, codeName: codeNames.get(record.productCode) ?? null });
@@ -324,10 +328,7 @@ async function download() {
   const state = current;
   if (source.caps.exportUrl) {
     // The service streams every match itself: a plain link, so the browser saves it as it arrives.
-    const { searchInput } = await import('./state.js');
-    const url = new URL(source.caps.exportUrl, endpoint);
-    for (const [k, v] of Object.entries(searchInput(state, source.caps))) if (v !== null && k !== 'page' && k !== 'pageSize') url.searchParams.set(k, String(v));
-    url.searchParams.set('format', 'csv');
+    const url = exportUrlOf(new URL(source.caps.exportUrl, endpoint), searchInput(state, source.caps));
     location.assign(url.href);
     status.textContent = `Downloading all ${num(lastTotal)} clearances as CSV.`;
     return;

@@ -54,7 +54,7 @@ export function staticSource({ snapshotBase }) {
   return {
     mode: 'static',
     engine: 'pagefind',
-    caps: { sorts: [], decided: false, qualifiers: [], exportUrl: null },
+    caps: { sorts: [], decided: false, qualifiers: [], facetFields: [], exportUrl: null },
     async init() {},
 
     /** Per-year counts would need all of Pagefind's filter files up front, the largest download it has: not asked for. */

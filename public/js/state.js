@@ -6,12 +6,40 @@ export const PAGE_SIZE = PAGE_SIZES[0];
 
 /**
  * @typedef {{ q: string, productCode: string|null, applicant: string|null, from: string|null, to: string|null,
- *   page: number, size: number, sort: string|null, record: string|null }} State
- * `from` and `to` bound the decision date, as YYYY-MM-DD, both ends included.
+ *   quals: Record<string, string>, page: number, size: number, sort: string|null, record: string|null }} State
+ * `from` and `to` bound the decision date, as YYYY-MM-DD, both ends included. `quals` are filters the service takes
+ * as qualifiers in the query (panel, class, decision, …), by qualifier name; each also has its own hash key.
  */
 
 /** @type {State} */
-export const EMPTY_STATE = Object.freeze({ q: '', productCode: null, applicant: null, from: null, to: null, page: 1, size: PAGE_SIZE, sort: null, record: null });
+export const EMPTY_STATE = Object.freeze({ q: '', productCode: null, applicant: null, from: null, to: null, quals: Object.freeze({}), page: 1, size: PAGE_SIZE, sort: null, record: null });
+
+/**
+ * The facet fields that filter through a qualifier: the field the service counts, the qualifier that selects one of
+ * its values, how a value is written in the query, and how a person reads it.
+ */
+export const QUALIFIER_FACETS = [
+  { field: 'advisoryCommittee', qualifier: 'panel', title: 'Review committee', term: (v) => quoted(v) },
+  { field: 'deviceClass', qualifier: 'class', title: 'Device class', term: (v) => String(v), label: (v) => (/^[123]$/.test(String(v)) ? `Class ${'I'.repeat(Number(v))}` : ({ U: 'Unclassified', N: 'Not classified', F: 'HDE' })[v] ?? String(v)) },
+  { field: 'decisionCode', qualifier: 'decision', title: 'Decision', term: (v) => String(v) },
+  { field: 'submissionType', qualifier: 'type', title: 'Submission type', term: (v) => quoted(v) },
+  { field: 'thirdParty', qualifier: 'thirdparty', title: 'Third-party review', term: yesNoTerm, label: yesNoLabel },
+  { field: 'expeditedReview', qualifier: 'expedited', title: 'Expedited review', term: yesNoTerm, label: yesNoLabel },
+  { field: 'statementOrSummary', qualifier: 'summary', title: '510(k) summary or statement', term: (v) => (/summary|yes/i.test(String(v)) ? 'yes' : 'no'), label: (v) => (/summary|yes/i.test(String(v)) ? 'Summary' : 'Statement') },
+  { field: 'countryCode', qualifier: 'country', title: 'Applicant country', term: (v) => String(v) },
+  { field: 'state', qualifier: 'state', title: 'Applicant state', term: (v) => String(v) },
+];
+function quoted(v) {
+  const s = String(v).replace(/"/g, '');
+  return /[\s:]/.test(s) ? `"${s}"` : s;
+}
+function yesNoTerm(v) {
+  return v === true || v === 'true' || v === 'yes' ? 'yes' : 'no';
+}
+function yesNoLabel(v) {
+  return yesNoTerm(v) === 'yes' ? 'Yes' : 'No';
+}
+const QUALIFIER_NAMES = QUALIFIER_FACETS.map((f) => f.qualifier);
 
 const validDay = (s) => {
   const d = new Date(`${s}T00:00:00Z`);
@@ -57,10 +85,21 @@ export function parseHash(hash) {
     from,
     to,
     page: Number.isInteger(page) && page >= 1 ? page : 1,
+    quals: qualsOf(p),
     size: PAGE_SIZES.includes(size) ? size : PAGE_SIZE,
     sort: Object.hasOwn(SORT_LABELS, sort) ? sort : null,
     record: /^K\d{6}$/.test(record) ? record : null,
   };
+}
+
+/** Qualifier filters from the hash: a value of at most 100 characters, no quotes (they would break the query). */
+function qualsOf(p) {
+  const quals = {};
+  for (const name of QUALIFIER_NAMES) {
+    const v = p.get(name)?.trim();
+    if (v && v.length <= 100 && !v.includes('"')) quals[name] = v;
+  }
+  return quals;
 }
 
 /** A bound as the hash writes it: a whole year's first (or last) day is just the year, so links stay short. */
@@ -74,6 +113,7 @@ export function toHash(state) {
   if (state.applicant) p.set('applicant', state.applicant);
   if (state.from !== null) p.set('from', shortBound(state.from, false));
   if (state.to !== null) p.set('to', shortBound(state.to, true));
+  for (const name of QUALIFIER_NAMES) if (state.quals?.[name]) p.set(name, state.quals[name]);
   if (state.sort) p.set('sort', state.sort);
   if (state.size !== PAGE_SIZE) p.set('size', String(state.size));
   if (state.page > 1) p.set('page', String(state.page));
@@ -82,7 +122,7 @@ export function toHash(state) {
   return s ? `#${s}` : '#';
 }
 
-const SEARCH_KEYS = ['q', 'productCode', 'applicant', 'from', 'to', 'sort', 'size'];
+const SEARCH_KEYS = ['q', 'productCode', 'applicant', 'from', 'to', 'quals', 'sort', 'size'];
 
 /** A new state with `changes`; changing what is searched goes back to page 1 and closes the record. */
 export function withChanges(state, changes) {
@@ -96,7 +136,7 @@ export function withChanges(state, changes) {
 
 /** What identifies a result list: two states with the same key show the same results. */
 export function searchKey(state) {
-  return JSON.stringify([state.q.trim(), state.productCode, state.applicant, state.from, state.to, state.sort, state.size, state.page]);
+  return JSON.stringify([state.q.trim(), state.productCode, state.applicant, state.from, state.to, state.quals, state.sort, state.size, state.page]);
 }
 
 /** The state a facet's year selects: that whole year. */
@@ -115,14 +155,36 @@ export function rangeNeedsDays(state) {
 }
 
 /**
+ * The facets the page asks for when the service takes a `facets` input: the three of the contract (every decision
+ * year, in year order, for the histogram) and one per qualifier filter, each counted over every match.
+ */
+export function facetRequests(caps) {
+  const fields = caps.facetFields ?? [];
+  if (fields.length === 0) return null;
+  const wanted = [
+    { field: 'productCode', size: 10 },
+    { field: 'applicant', size: 10 },
+    { field: 'decisionYear', size: null, order: 'value' },
+    ...QUALIFIER_FACETS.filter((f) => caps.qualifiers?.includes(f.qualifier)).map((f) => ({ field: f.field, size: f.field === 'countryCode' || f.field === 'state' ? 10 : null })),
+  ];
+  return wanted.filter((f) => fields.includes(f.field));
+}
+
+/**
  * The API's search input for a state (CONTRACT section 3). `caps` says what the service accepts beyond the
- * contract's fields: `decided` (a day-precise `decided:` qualifier in the query) and `sorts`.
+ * contract's fields: `decided` (a day-precise `decided:` qualifier in the query), `qualifiers`, `sorts` and
+ * `facetFields`.
  */
 export function searchInput(state, caps = {}) {
   const days = caps.decided && (state.from !== null || state.to !== null) && rangeNeedsDays(state);
-  const query = days ? `${state.q} decided:${state.from ?? ''}..${state.to ?? ''}`.trim() : state.q;
+  const terms = [state.q.trim()];
+  for (const f of QUALIFIER_FACETS) {
+    const v = state.quals?.[f.qualifier];
+    if (v !== undefined && caps.qualifiers?.includes(f.qualifier)) terms.push(`${f.qualifier}:${/[\s:]/.test(v) ? `"${v}"` : v}`);
+  }
+  if (days) terms.push(`decided:${state.from === null ? `<=${state.to}` : state.to === null ? `>=${state.from}` : `${state.from}..${state.to}`}`);
   const input = {
-    query,
+    query: terms.filter(Boolean).join(' '),
     applicant: state.applicant,
     productCode: state.productCode,
     yearFrom: days || state.from === null ? null : Number(state.from.slice(0, 4)),
@@ -131,7 +193,34 @@ export function searchInput(state, caps = {}) {
     pageSize: state.size,
   };
   if (state.sort && caps.sorts?.includes(state.sort)) input.sort = state.sort;
+  const facets = facetRequests(caps);
+  if (facets) input.facets = facets;
   return input;
+}
+
+/**
+ * The export URL of a search (GET, so a link or a spreadsheet's "from web" import can use it): the search's filters
+ * and sort as query parameters, every match, as CSV.
+ */
+export function exportUrlOf(base, input) {
+  const url = new URL(base);
+  for (const key of ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo', 'sort']) {
+    const v = input[key];
+    if (v !== null && v !== undefined && v !== '') url.searchParams.set(key, String(v));
+  }
+  url.searchParams.set('format', 'csv');
+  return url;
+}
+
+/** The state a qualifier facet's value selects, and whether it is the one selected now (then it clears it). */
+export function qualifierChoice(state, facet, value) {
+  const term = facet.term(value);
+  const plain = term.replace(/^"|"$/g, '');
+  const on = state.quals?.[facet.qualifier] === plain;
+  const quals = { ...state.quals };
+  if (on) delete quals[facet.qualifier];
+  else quals[facet.qualifier] = plain;
+  return { on, next: withChanges(state, { quals }) };
 }
 
 /** A query that is just a K number: the page offers to open it directly, even if text search does not list it. */
@@ -218,15 +307,18 @@ export function thinYears(counts, { minYear = null, maxYear = null } = {}) {
 export function capsOf(meta) {
   const data = meta?.data ?? meta ?? {};
   const sorts = Array.isArray(data.supportedSorts) ? data.supportedSorts.filter((s) => typeof s === 'string') : [];
-  const qualifiers = Array.isArray(data.supportedQualifiers)
-    ? data.supportedQualifiers.map((q) => (typeof q === 'string' ? q : q?.name)).filter((q) => typeof q === 'string')
-    : [];
+  const listed = Array.isArray(data.qualifiers) ? data.qualifiers : Array.isArray(data.supportedQualifiers) ? data.supportedQualifiers : [];
+  const qualifiers = listed.map((q) => (typeof q === 'string' ? q : q?.name)).filter((q) => typeof q === 'string');
   const filters = Array.isArray(data.supportedFilters) ? data.supportedFilters : [];
+  const facetFields = Array.isArray(data.facetFields) ? data.facetFields.filter((f) => typeof f === 'string') : [];
   return {
-    // A sort is only offered when a request can choose it: the contract's search input has no `sort` until it lists one.
+    // A sort is only offered when a request can choose it: the contract's search input has none until the service
+    // lists its extensions (qualifiers), which came with the `sort` input.
     sorts: filters.includes('sort') || qualifiers.length > 0 ? sorts : [],
     decided: qualifiers.includes('decided'),
     qualifiers,
-    exportUrl: typeof data.exportUrl === 'string' ? data.exportUrl : null,
+    facetFields,
+    // GET /v1/export came with the `facets` input; meta names no URL for it, so its presence stands for the export.
+    exportUrl: facetFields.length > 0 ? 'export' : null,
   };
 }

@@ -73,7 +73,7 @@ export function staticSource({ snapshotBase, header }) {
   const meta = () => (metaCache ??= fetchJson(url('meta.json')).catch((err) => ((metaCache = null), Promise.reject(err))));
 
   /** What the engine answers beyond the contract's fields; the same as the API's meta, since it is the same code. */
-  let caps = { sorts: [], decided: false, qualifiers: [] };
+  let caps = { sorts: [], decided: false, qualifiers: [], facetFields: [], exportUrl: null };
 
   const itemsOf = async (kNumbers, signal) => {
     const records = await Promise.all(kNumbers.map(record));
@@ -91,7 +91,8 @@ export function staticSource({ snapshotBase, header }) {
     /** Reads meta.json once for what the engine supports (the snapshot's build wrote it from the same code). */
     async init() {
       const m = await meta().catch(() => null);
-      caps = capsOf(m);
+      // The same engine as the service's, so the same extensions; a static host has no export URL (exportRecords below).
+      caps = { ...capsOf(m), exportUrl: null };
     },
 
     async about() {
@@ -119,7 +120,7 @@ export function staticSource({ snapshotBase, header }) {
       return { items: await itemsOf(outcome.kNumbers, signal), total: outcome.total, facets: outcome.facets, warnings: [] };
     },
 
-    /** Decision years over the whole snapshot, ascending, straight from the index's year column. */
+    /** Decision years over the whole snapshot, ascending, straight from the index's year column (no search needed). */
     async yearCounts() {
       const { mod, index } = await loadEngine();
       return mod.yearCounts(index);
@@ -131,9 +132,10 @@ export function staticSource({ snapshotBase, header }) {
      */
     async exportRecords(state, onProgress) {
       const { mod, index } = await loadEngine();
-      const first = mod.runSearch(index, { ...searchInput(state, caps), page: 1, pageSize: 1 });
+      const { facets: _counted, ...input } = searchInput(state, caps);
+      const first = mod.runSearch(index, { ...input, page: 1, pageSize: 1 });
       const wanted = Math.min(first.total, STATIC_EXPORT_LIMIT);
-      const all = wanted === 0 ? [] : mod.runSearch(index, { ...searchInput(state, caps), page: 1, pageSize: wanted }).kNumbers;
+      const all = wanted === 0 ? [] : mod.runSearch(index, { ...input, page: 1, pageSize: wanted }).kNumbers;
       const out = [];
       for (let i = 0; i < all.length; i += 200) {
         out.push(...(await itemsOf(all.slice(i, i + 200))));

@@ -1,6 +1,6 @@
 // Rendering: builds DOM nodes from plain values. Text always goes in as text nodes, never as HTML, because every
 // string here comes from FDA's files.
-import { reviewDays, summaryPdfUrl, thinYears, toHash, wholeYear, withChanges, yearChanges } from './state.js';
+import { QUALIFIER_FACETS, qualifierChoice, reviewDays, summaryPdfUrl, thinYears, toHash, wholeYear, withChanges, yearChanges } from './state.js';
 
 /** h('a', { href: '#' }, 'text', child): a tiny element builder. */
 export function h(tag, attrs = {}, ...children) {
@@ -30,16 +30,20 @@ function facetState(state, field, value) {
   return { on, next: withChanges(state, { [field]: on ? null : String(value) }) };
 }
 
+const QUALIFIER_FACET = new Map(QUALIFIER_FACETS.map((f) => [f.field, f]));
+
 /**
- * The facets. Product codes carry their device type (`names`: code → name, filled in as classifications arrive);
- * decision years are a histogram in year order.
+ * The facets. Product codes carry their device type (`names`: code → name, filled in as classifications arrive, or
+ * the service's own labels); decision years are a histogram in year order; the fields the service filters by
+ * qualifier (committee, class, decision, …) select that qualifier.
  */
 export function renderFacets(container, facets, state, names = new Map()) {
   container.replaceChildren(
     ...facets.map((facet) => {
       const id = `facet-${facet.field}`;
       const years = facet.field === 'decisionYear';
-      const label = years ? 'Decision year' : FACET_LABELS[facet.field] ?? facet.field;
+      const qualifier = QUALIFIER_FACET.get(facet.field) ?? null;
+      const label = qualifier?.title ?? FACET_LABELS[facet.field] ?? facet.field;
       const details = h('details', { class: `facet facet-${facet.field}`, open: true }, h('summary', { id }, label));
       if (facet.values.length === 0) {
         details.append(h('p', { class: 'muted' }, 'No values among these results.'));
@@ -50,13 +54,13 @@ export function renderFacets(container, facets, state, names = new Map()) {
       details.append(
         h('ul', { class: years ? 'facet-values histogram' : 'facet-values', 'aria-labelledby': id },
           values.map((v) => {
-            const { on, next } = facetState(state, facet.field, v.value);
-            const name = facet.field === 'productCode' ? names.get(String(v.value)) : null;
-            const text = `${v.value}`;
+            const { on, next } = qualifier ? qualifierChoice(state, qualifier, v.value) : facetState(state, facet.field, v.value);
+            const text = qualifier?.label ? qualifier.label(v.value) : `${v.value}`;
+            const name = facet.field === 'productCode' ? v.label ?? names.get(String(v.value)) : qualifier && v.label && v.label !== text ? v.label : null;
+            // The link's name is its visible text plus a few words for screen readers (no aria-label, which would
+            // hide the device type and differ from what is on screen).
             return h('li', {},
-              // The link's name is its visible text plus a few words for screen readers (no aria-label, which would
-              // hide the device type and differ from what is on screen).
-              h('a', { class: on ? 'facet-value on' : 'facet-value', href: toHash(next), 'aria-current': on ? 'true' : null, 'data-value': text, 'data-count': v.count },
+              h('a', { class: on ? 'facet-value on' : 'facet-value', href: toHash(next), 'aria-current': on ? 'true' : null, 'data-value': String(v.value), 'data-count': v.count },
                 h('span', { class: 'facet-label' }, h('span', { class: 'facet-code' }, text), name ? h('span', { class: 'facet-name' }, name) : null),
                 years ? h('span', { class: 'bar', 'aria-hidden': 'true' }, h('span', { style: `width:${Math.max(2, Math.round((v.count / max) * 100))}%` })) : null,
                 h('span', { class: 'count' }, h('span', { class: 'sr-only' }, ': '), num(v.count), h('span', { class: 'sr-only' }, ` ${v.count === 1 ? 'clearance' : 'clearances'}${on ? ', selected' : ''}`))),
@@ -64,7 +68,7 @@ export function renderFacets(container, facets, state, names = new Map()) {
           }),
         ),
       );
-      if (years && facet.values.length >= 10) details.append(h('p', { class: 'hint' }, 'The ten years with the most of these clearances, in year order.'));
+      if (years && facet.values.length === 10 && !facet.all) details.append(h('p', { class: 'hint' }, 'The ten years with the most of these clearances, in year order.'));
       return details;
     }),
   );
@@ -96,6 +100,13 @@ export function renderActive(container, state) {
   if (state.productCode) chip(`Product code ${state.productCode}`, { productCode: null });
   if (state.applicant) chip(`Applicant ${state.applicant}`, { applicant: null });
   if (state.from !== null || state.to !== null) chip(dateRangeLabel(state), { from: null, to: null });
+  for (const f of QUALIFIER_FACETS) {
+    const v = state.quals?.[f.qualifier];
+    if (v === undefined) continue;
+    const quals = { ...state.quals };
+    delete quals[f.qualifier];
+    chip(`${f.title}: ${f.label ? f.label(v) : v}`, { quals });
+  }
   container.replaceChildren(...(chips.length ? [h('h3', { class: 'sr-only' }, 'Active filters'), h('ul', { class: 'chips' }, chips)] : []));
 }
 

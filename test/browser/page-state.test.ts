@@ -7,12 +7,14 @@ type State = {
   applicant: string | null;
   from: string | null;
   to: string | null;
+  quals: Record<string, string>;
   page: number;
   size: number;
   sort: string | null;
   record: string | null;
 };
-type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; exportUrl: string | null };
+type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; facetFields: string[]; exportUrl: string | null };
+type QualifierFacet = { field: string; qualifier: string; title: string; term(v: unknown): string; label?(v: unknown): string };
 type StateModule = {
   EMPTY_STATE: State;
   parseHash(hash: string): State;
@@ -30,6 +32,9 @@ type StateModule = {
   summaryPdfUrl(kNumber: string, statementOrSummary: string | null): string | null;
   thinYears(counts: { year: number | null; count: number }[], bounds?: { minYear?: number; maxYear?: number }): { from: number; to: number; count: number }[];
   capsOf(meta: unknown): Caps;
+  QUALIFIER_FACETS: QualifierFacet[];
+  qualifierChoice(state: State, facet: QualifierFacet, value: unknown): { on: boolean; next: State };
+  exportUrlOf(base: URL, input: Record<string, unknown>): URL;
 };
 type CsvModule = { toCsv(records: Record<string, unknown>[]): string; csvCell(v: unknown): string; CSV_COLUMNS: [string, unknown][] };
 type ViewModule = { plainWarning(w: string): string };
@@ -42,7 +47,9 @@ describe('the page state in the location hash', () => {
     ['#', m.EMPTY_STATE],
     ['', m.EMPTY_STATE],
     ['#q=balloon+catheter&code=dqy&applicant=Acme%20Corp&from=1990&to=1995&page=3&size=25&sort=decisionDate%3Aasc&record=k123456',
-      { q: 'balloon catheter', productCode: 'DQY', applicant: 'Acme Corp', from: '1990-01-01', to: '1995-12-31', page: 3, size: 25, sort: 'decisionDate:asc', record: 'K123456' }],
+      { q: 'balloon catheter', productCode: 'DQY', applicant: 'Acme Corp', from: '1990-01-01', to: '1995-12-31', quals: {}, page: 3, size: 25, sort: 'decisionDate:asc', record: 'K123456' }],
+    ['#panel=General%2C+Plastic+Surgery&class=2&thirdparty=yes&country=DE&decision=%22x%22&nope=1',
+      { ...m.EMPTY_STATE, quals: { panel: 'General, Plastic Surgery', class: '2', thirdparty: 'yes', country: 'DE' } }],
     ['#from=2024-01-15&to=2024-03-31', { ...m.EMPTY_STATE, from: '2024-01-15', to: '2024-03-31' }],
     ['#code=DQ1&from=abc&to=1850&page=0&size=20&sort=price&record=K12', m.EMPTY_STATE],
     ['#from=2023-02-30&to=2024-13-01', m.EMPTY_STATE],
@@ -53,7 +60,7 @@ describe('the page state in the location hash', () => {
   });
 
   test('toHash and parseHash round-trip, leaving defaults out and whole years short', () => {
-    const state = { ...m.EMPTY_STATE, q: 'stent & graft', productCode: 'MAF', applicant: 'A, B & C', to: '2001-12-31', page: 2, size: 50, sort: 'kNumber:asc' };
+    const state = { ...m.EMPTY_STATE, q: 'stent & graft', productCode: 'MAF', applicant: 'A, B & C', to: '2001-12-31', quals: { panel: 'Cardiovascular', summary: 'no' }, page: 2, size: 50, sort: 'kNumber:asc' };
     const hash = m.toHash(state);
     expect(hash).not.toContain('from=');
     expect(hash).toContain('to=2001&');
@@ -69,6 +76,7 @@ describe('the page state in the location hash', () => {
     expect(m.withChanges(s, { productCode: 'MAF' })).toEqual({ ...s, productCode: 'MAF', page: 1, record: null });
     expect(m.withChanges(s, { size: 25 })).toEqual({ ...s, size: 25, page: 1, record: null });
     expect(m.withChanges(s, { sort: 'decisionDate:asc' })).toEqual({ ...s, sort: 'decisionDate:asc', page: 1, record: null });
+    expect(m.withChanges(s, { quals: { class: '3' } })).toEqual({ ...s, quals: { class: '3' }, page: 1, record: null });
     expect(m.withChanges(s, { page: 5 })).toEqual({ ...s, page: 5 });
     expect(m.withChanges(s, { q: 'stent' })).toEqual(s);
   });
@@ -92,10 +100,43 @@ describe('the page state in the location hash', () => {
 
   test('capabilities: sorts only when a request can choose one, days only with the decided qualifier', () => {
     const today = { title: 't', totalRecords: 1, supportedFilters: ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'], supportedSorts: ['relevance', 'decisionDate:desc'], sourceNotes: [] };
-    expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], exportUrl: null });
+    expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], facetFields: [], exportUrl: null });
     expect(m.capsOf(today)).toEqual(m.capsOf({ data: today }));
-    const later = { ...today, supportedFilters: [...today.supportedFilters, 'sort'], supportedQualifiers: [{ name: 'decided' }, 'class'], exportUrl: '/v1/export' };
-    expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], exportUrl: '/v1/export' });
+    const later = { ...today, qualifiers: [{ name: 'decided', accepts: '…' }, { name: 'class', accepts: '…' }], facetFields: ['productCode', 'deviceClass'] };
+    expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], facetFields: ['productCode', 'deviceClass'], exportUrl: 'export' });
+  });
+
+  test('qualifier filters: each goes into the query as its qualifier, when the service takes it, with the facets to count', () => {
+    const s = { ...m.EMPTY_STATE, q: 'catheter', quals: { panel: 'General, Plastic Surgery', class: '2', thirdparty: 'no' } };
+    expect(m.searchInput(s)).toMatchObject({ query: 'catheter' });
+    expect(m.searchInput(s)).not.toHaveProperty('facets');
+    const caps = { qualifiers: ['panel', 'class', 'thirdparty', 'decided'], decided: true, facetFields: ['productCode', 'applicant', 'decisionYear', 'advisoryCommittee', 'deviceClass', 'countryCode'] };
+    const input = m.searchInput({ ...s, from: '2024-02-01' }, caps);
+    expect(input.query).toBe('catheter panel:"General, Plastic Surgery" class:2 thirdparty:no decided:>=2024-02-01');
+    expect(input.facets).toEqual([
+      { field: 'productCode', size: 10 },
+      { field: 'applicant', size: 10 },
+      { field: 'decisionYear', size: null, order: 'value' },
+      { field: 'advisoryCommittee', size: null },
+      { field: 'deviceClass', size: null },
+    ]);
+    expect(m.searchInput({ ...m.EMPTY_STATE, to: '2020-06-30' }, caps).query).toBe('decided:<=2020-06-30');
+  });
+
+  test('a qualifier facet value selects its filter, and selected again clears it', () => {
+    const facet = (field: string) => m.QUALIFIER_FACETS.find((f) => f.field === field)!;
+    const s = { ...m.EMPTY_STATE, q: 'pump', page: 3 };
+    const panel = m.qualifierChoice(s, facet('advisoryCommittee'), 'General, Plastic Surgery');
+    expect(panel).toEqual({ on: false, next: { ...s, page: 1, quals: { panel: 'General, Plastic Surgery' } } });
+    expect(m.qualifierChoice(panel.next, facet('advisoryCommittee'), 'General, Plastic Surgery')).toEqual({ on: true, next: { ...panel.next, quals: {} } });
+    expect(m.qualifierChoice(s, facet('thirdParty'), true).next.quals).toEqual({ thirdparty: 'yes' });
+    expect(m.qualifierChoice(s, facet('statementOrSummary'), 'Statement').next.quals).toEqual({ summary: 'no' });
+    expect(facet('deviceClass').label!('2')).toBe('Class II');
+  });
+
+  test('the export URL carries the search and asks for CSV', () => {
+    const url = m.exportUrlOf(new URL('http://h/v1/export'), { query: 'stent class:2', applicant: null, productCode: 'DQY', yearFrom: 2020, yearTo: null, page: 2, pageSize: 25, sort: 'decisionDate:asc', facets: [] });
+    expect(url.href).toBe('http://h/v1/export?query=stent+class%3A2&productCode=DQY&yearFrom=2020&sort=decisionDate%3Aasc&format=csv');
   });
 });
 
