@@ -1,18 +1,46 @@
 /**
- * The part of zod that src/contract/search-index.ts uses, for the browser bundle only: the page's engine would
- * otherwise ship all of zod (about 90 KB gzipped) to validate one small header. It validates for real (the bundle test
- * runs the page's engine over real and damaged headers); a schema that uses anything else fails the bundle's build
- * loudly, since the missing method is called when the module loads.
+ * The part of zod the search engine parses with, for the browser bundle only: the page's engine would otherwise ship
+ * all of zod (about 90 KB gzipped) to validate one small header. The header's schema (src/contract/search-index.ts)
+ * validates for real; the bundle test runs the page's engine over real and damaged headers.
+ *
+ * Modules the engine imports for their constants also define other schemas when they load (src/contract/
+ * operations.ts). Any method this subset lacks gives an "unsupported" schema, so those definitions load; parsing
+ * with one throws, so a schema the engine does parse can never pass unchecked.
  */
 type Result = { success: true; data: unknown } | { success: false; error: { issues: { message: string }[] } };
 type Check = (value: unknown, path: string) => string | null;
+
+const unsupported = (): never => {
+  throw new Error('this schema uses a part of zod the browser bundle does not carry (build/page/zod-subset.ts)');
+};
+
+/**
+ * What a missing part of zod gives: callable (a method: `z.iso.datetime()`) and with members (`.shape.query`), each
+ * giving itself again, except that parsing or checking with it throws.
+ */
+const UNSUPPORTED: unknown = new Proxy(function unsupportedSchema() {}, {
+  apply: () => UNSUPPORTED,
+  get: (t, key) => {
+    if (typeof key === 'symbol' || key === 'then') return Reflect.get(t, key);
+    return key === 'check' || key === 'parse' || key === 'safeParse' ? unsupported : UNSUPPORTED;
+  },
+});
+
+/** Unknown members of a schema (zod methods this subset lacks) give the unsupported schema above. */
+const lenient = <T extends object>(target: T): T =>
+  new Proxy(target, {
+    get(t, key, receiver) {
+      if (key in t || typeof key === 'symbol' || key === 'then') return Reflect.get(t, key, receiver);
+      return UNSUPPORTED;
+    },
+  });
 
 class Schema {
   constructor(private readonly checks: Check[]) {}
   protected with(check: Check): this {
     const next = Object.create(Object.getPrototypeOf(this)) as this;
     Object.assign(next, this, { checks: [...this.checks, check] });
-    return next;
+    return lenient(next);
   }
   check(value: unknown, path: string): string | null {
     for (const c of this.checks) {
@@ -36,10 +64,9 @@ class NumberSchema extends Schema {
   }
 }
 
-const of = (check: Check) => new Schema([check]);
+const of = (check: Check) => lenient(new Schema([check]));
 
-export const z = {
-  int: () => new NumberSchema([(v, p) => (Number.isSafeInteger(v) ? null : `${p} must be an integer`)]),
+export const z = lenient({
   string: () => of((v, p) => (typeof v === 'string' ? null : `${p} must be a string`)),
   literal: (value: unknown) => of((v, p) => (v === value ? null : `${p} must be ${JSON.stringify(value)}`)),
   enum: (values: readonly string[]) => of((v, p) => (values.includes(v as string) ? null : `${p} must be one of ${values.join(', ')}`)),
@@ -62,4 +89,5 @@ export const z = {
       }
       return null;
     }),
-};
+  int: () => lenient(new NumberSchema([(v, p) => (Number.isSafeInteger(v) ? null : `${p} must be an integer`)])),
+});

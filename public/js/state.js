@@ -161,11 +161,12 @@ export function rangeNeedsDays(state) {
 export function facetRequests(caps) {
   const fields = caps.facetFields ?? [];
   if (fields.length === 0) return null;
+  // Size and order always given: the static page hands this input to the engine as it is, with no schema to fill in defaults.
   const wanted = [
-    { field: 'productCode', size: 10 },
-    { field: 'applicant', size: 10 },
+    { field: 'productCode', size: 10, order: 'count' },
+    { field: 'applicant', size: 10, order: 'count' },
     { field: 'decisionYear', size: null, order: 'value' },
-    ...QUALIFIER_FACETS.filter((f) => caps.qualifiers?.includes(f.qualifier)).map((f) => ({ field: f.field, size: f.field === 'countryCode' || f.field === 'state' ? 10 : null })),
+    ...QUALIFIER_FACETS.filter((f) => caps.qualifiers?.includes(f.qualifier)).map((f) => ({ field: f.field, size: f.field === 'countryCode' || f.field === 'state' ? 10 : null, order: 'count' })),
   ];
   return wanted.filter((f) => fields.includes(f.field));
 }
@@ -308,7 +309,8 @@ export function capsOf(meta) {
   const data = meta?.data ?? meta ?? {};
   const sorts = Array.isArray(data.supportedSorts) ? data.supportedSorts.filter((s) => typeof s === 'string') : [];
   const listed = Array.isArray(data.qualifiers) ? data.qualifiers : Array.isArray(data.supportedQualifiers) ? data.supportedQualifiers : [];
-  const qualifiers = listed.map((q) => (typeof q === 'string' ? q : q?.name)).filter((q) => typeof q === 'string');
+  // Named as written in a query ("panel:") or bare ("panel").
+  const qualifiers = listed.map((q) => (typeof q === 'string' ? q : q?.name)).filter((q) => typeof q === 'string').map((q) => q.replace(/:$/, ''));
   const filters = Array.isArray(data.supportedFilters) ? data.supportedFilters : [];
   const facetFields = Array.isArray(data.facetFields) ? data.facetFields.filter((f) => typeof f === 'string') : [];
   return {

@@ -77,6 +77,12 @@ export function collectErrors(page: Page, into: string[]): void {
   });
 }
 
+/** Whether the service behind `url` advertises the search extensions (qualifiers, sorts, facets, export) in meta. */
+export async function advertisesExtensions(url: string): Promise<boolean> {
+  const meta = (await fetch(new URL('snapshot/meta.json', url)).then((r) => r.json())) as { qualifiers?: unknown[] };
+  return Array.isArray(meta.qualifiers) && meta.qualifiers.length > 0;
+}
+
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 /** axe-core's audit of the page as it is now: the violations of serious or critical impact, as short strings. */

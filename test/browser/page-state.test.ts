@@ -102,7 +102,7 @@ describe('the page state in the location hash', () => {
     const today = { title: 't', totalRecords: 1, supportedFilters: ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'], supportedSorts: ['relevance', 'decisionDate:desc'], sourceNotes: [] };
     expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], facetFields: [], exportUrl: null });
     expect(m.capsOf(today)).toEqual(m.capsOf({ data: today }));
-    const later = { ...today, qualifiers: [{ name: 'decided', accepts: '…' }, { name: 'class', accepts: '…' }], facetFields: ['productCode', 'deviceClass'] };
+    const later = { ...today, qualifiers: [{ name: 'decided:', accepts: '…' }, { name: 'class:', accepts: '…' }], facetFields: ['productCode', 'deviceClass'] };
     expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], facetFields: ['productCode', 'deviceClass'], exportUrl: 'export' });
   });
 
@@ -114,11 +114,11 @@ describe('the page state in the location hash', () => {
     const input = m.searchInput({ ...s, from: '2024-02-01' }, caps);
     expect(input.query).toBe('catheter panel:"General, Plastic Surgery" class:2 thirdparty:no decided:>=2024-02-01');
     expect(input.facets).toEqual([
-      { field: 'productCode', size: 10 },
-      { field: 'applicant', size: 10 },
+      { field: 'productCode', size: 10, order: 'count' },
+      { field: 'applicant', size: 10, order: 'count' },
       { field: 'decisionYear', size: null, order: 'value' },
-      { field: 'advisoryCommittee', size: null },
-      { field: 'deviceClass', size: null },
+      { field: 'advisoryCommittee', size: null, order: 'count' },
+      { field: 'deviceClass', size: null, order: 'count' },
     ]);
     expect(m.searchInput({ ...m.EMPTY_STATE, to: '2020-06-30' }, caps).query).toBe('decided:<=2020-06-30');
   });
