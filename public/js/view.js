@@ -346,7 +346,7 @@ export function renderCoverage(container, { about, years }) {
   const sources = about.sources ?? [];
   const summary = h('summary', {},
     h('span', { class: 'coverage-line' }, `This snapshot holds ${typeof total === 'number' ? num(total) : 'the'} clearances${span}.`),
-    thin.map((run) => [' ', h('span', { class: 'coverage-warn', 'data-thin': when(run) }, `Only ${num(run.count)} for ${when(run)}.`)]));
+    thin.flatMap((run) => [' ', h('span', { class: 'coverage-warn', 'data-thin': when(run) }, `Only ${num(run.count)} for ${when(run)}.`)]));
   const details = h('details', { class: 'coverage-details' },
     summary,
     thin.length
