@@ -1,4 +1,4 @@
-import { cp, mkdir, realpath, rm } from 'node:fs/promises';
+import { cp, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -9,7 +9,11 @@ import { join } from 'node:path';
 export async function prepareAssets(options: { snapshotPath: string | null; publicDir: string | null; out: string }): Promise<string> {
   await rm(options.out, { recursive: true, force: true });
   await mkdir(options.out, { recursive: true });
-  if (options.publicDir) await cp(options.publicDir, options.out, { recursive: true });
+  if (options.publicDir) {
+    await cp(options.publicDir, options.out, { recursive: true });
+    // The page asks service.json whether an API answers beside it; here the Worker does (see src/server/public-dir.ts).
+    await writeFile(join(options.out, 'service.json'), `${JSON.stringify({ api: 'v1/query' })}\n`);
+  }
   if (options.snapshotPath) await cp(await realpath(options.snapshotPath), join(options.out, 'snapshot'), { recursive: true });
   return options.out;
 }
