@@ -311,7 +311,7 @@ function renderAbout(a) {
     source.mode === 'server'
       ? 'Answers come from this service’s API.'
       : source.engine === 'pagefind'
-        ? 'Static copy: text search runs on Pagefind, whose word matching and order differ from the service’s; totals may differ.'
+        ? 'Static copy: text search runs on Pagefind, whose word matching and order differ from the service’s; totals may differ. Sorting and qualifier filters need the service.'
         : 'Static copy: answers come from the snapshot’s files, by the same rules as the service.';
 }
 
