@@ -79,9 +79,10 @@ function followSnapshots(settings: ResolvedOptions): { snapshots: SnapshotSource
       cacheBytes: settings.cacheBytes,
       onCorrupt: (r) => {
         logger.error(r.actual === UNREADABLE ? 'snapshot file cannot be read; it is not served' : 'snapshot file does not match its sha256; it is not served', { ...r });
-        // A file that vanished may be the first sign of a snapshot that is gone: look at all of its files now.
+        // A file that vanished may be the first sign of a snapshot that is gone: look at all of its files now. A file
+        // that is there but does not match is not (and a check racing its repair in place would drop the snapshot).
         const serving = snapshots.current;
-        if (serving?.id === r.snapshotId && serving.dir === r.dir) snapshots.fileFailed(serving);
+        if (r.actual === UNREADABLE && serving?.id === r.snapshotId && serving.dir === r.dir) snapshots.fileFailed(serving);
       },
     },
     pollMs: settings.pollMs,
