@@ -15,7 +15,7 @@ import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { naiveSearch, type NaiveRequest } from './naive.ts';
 
 /**
- * Every search rule of CONTRACT.md section 6, against the real server over the fixture snapshot. Expected answers are
+ * Every search rule of docs/contract.md section 6, against the real server over the fixture snapshot. Expected answers are
  * computed here by a plain scan of the fixture's records (test/search/naive.ts), never written down by hand.
  */
 let app: App;

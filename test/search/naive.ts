@@ -3,7 +3,7 @@ import { toClearanceRecord, type ClearanceFields } from '../../src/contract/reco
 import { tokenize } from '../../src/search/tokenize.ts';
 
 /**
- * Search as CONTRACT.md section 6 and docs/search.md state it, by a plain scan over every record: the reference the
+ * Search as docs/contract.md section 6 and docs/search.md state it, by a plain scan over every record: the reference the
  * index is checked against. Deliberately written without any of the engine's code but the tokenizer.
  */
 export type NaiveRequest = {
