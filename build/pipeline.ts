@@ -27,7 +27,8 @@ import { makeStagingDir, publishSnapshot } from './publish/publish.ts';
 import { readLookups } from './sources/lookups.ts';
 import { readSources } from './sources/read.ts';
 import { RecordTableBuilder } from './write/record-table.ts';
-import { SnapshotWriter, sha256Hex } from './write/writer.ts';
+import { sha256Hex } from '../src/snapshot/files.ts';
+import { SnapshotWriter } from './write/writer.ts';
 
 export type BuildOptions = {
   /** Source files, folders or zips, in precedence order (a later one overrides an earlier one). */

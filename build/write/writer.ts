@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
@@ -6,10 +5,9 @@ import type { z } from 'zod';
 import type { FileEntry } from '../../src/contract/index.ts';
 import { SIBLING_MIN_BYTES, siblingsOf, wantsSiblings } from './compress.ts';
 import { jsonBytes, jsonLinesBytes, type LineSpan } from './json.ts';
+import { sha256Hex } from '../../src/snapshot/files.ts';
 
 const DEDUPE_MAX_BYTES = 1024 * 1024;
-
-export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * Writes files into a snapshot directory that is not yet published, with bounded concurrency, and remembers each
