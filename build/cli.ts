@@ -1,4 +1,4 @@
-import { parseCommandLine, runCommand, UsageError } from './cli/args.ts';
+import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
 import { runBuild } from './pipeline.ts';
 import { defaultSources } from './sources/default.ts';
 import { SYNC_ARGS, SYNC_USAGE, syncOptionsFrom } from './sync/cli.ts';

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseCommandLine, runCommand, UsageError } from './cli/args.ts';
+import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
 import { buildPool, parsePmnText, type PmnFile } from './generate/pool.ts';
 import { DEFAULT_ROWS_PER_FILE, DEFAULT_SEED, generatePmnFiles } from './generate/rows.ts';
 

@@ -1,4 +1,4 @@
-import { parseCommandLine, runCommand, UsageError } from './cli/args.ts';
+import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
 import { MIRROR_DEFAULTS, runMirror } from './mirror/run.ts';
 
 const USAGE = `Usage: npm run mirror -- --from URL --to DIR [options]

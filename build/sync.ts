@@ -1,4 +1,4 @@
-import { parseCommandLine, runCommand } from './cli/args.ts';
+import { parseCommandLine, runCommand } from '../src/cli/args.ts';
 import { SYNC_ARGS, SYNC_USAGE, syncOptionsFrom } from './sync/cli.ts';
 import { reportSyncOutcome, runSync } from './sync/run.ts';
 
