@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { snapshotFiles } from '../../src/client/index.ts';
 import type { FileEntry, Manifest } from '../../src/contract/index.ts';
 
 /** Pure parts of the mirror: which file comes from where, and which paths a manifest may name. */
@@ -52,7 +53,7 @@ export function snapshotDirName(manifest: Manifest): string {
   return `${manifest.generatedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${manifest.snapshotId}`;
 }
 
-/** A file's URL under `from`, each path segment escaped. */
+/** A file's URL under `from`, each path segment escaped, as the package's client spells it. */
 export function fileUrl(from: string, path: string): string {
-  return `${from.replace(/\/+$/, '')}/${path.split('/').map(encodeURIComponent).join('/')}`;
+  return snapshotFiles(from).url(path);
 }
