@@ -64,11 +64,6 @@ export function* pipeRows(text: string): Generator<PipeRow> {
   }
 }
 
-/** The header of a pipe file, upper-cased, for validating downloads. */
-export function pipeHeader(text: string): string[] {
-  return (text.split(/\r?\n/, 1)[0] ?? '').split('|').map((c) => c.trim().toUpperCase());
-}
-
 /** The `results` of an openFDA download (`{meta, results}`); throws with a plain reason when it is not one. */
 export function openFdaResults(text: string): unknown[] {
   const doc: unknown = JSON.parse(text);
