@@ -1,5 +1,5 @@
 import type { ClearanceRecord } from '../../src/contract/index.ts';
-import { toClearanceRecord, type ClearanceFields } from '../../src/contract/record.ts';
+import { makeRecord } from '../helpers/records.ts';
 import { tokenize } from '../../src/search/tokenize.ts';
 
 /**
@@ -113,28 +113,5 @@ export function record(
   deviceName: string,
   more: { applicant?: string | null; productCode?: string | null; decisionDate?: string | null } = {},
 ): ClearanceRecord {
-  const fields: ClearanceFields = {
-    deviceName,
-    applicant: more.applicant ?? null,
-    productCode: more.productCode ?? null,
-    decisionDate: more.decisionDate ?? null,
-    decisionDescription: null,
-    receivedDate: null,
-    advisoryCommittee: null,
-    classificationCommittee: null,
-    statementOrSummary: null,
-    submissionType: null,
-    thirdParty: null,
-    expeditedReview: null,
-    countryCode: null,
-    contact: null,
-    street1: null,
-    street2: null,
-    city: null,
-    state: null,
-    zipCode: null,
-    postalCode: null,
-    decisionCode: null,
-  };
-  return toClearanceRecord(kNumber, fields);
+  return makeRecord(kNumber, { deviceName, ...more });
 }

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedFields, changeLogOf, changeSummary, diffRecords } from '../../build/changes/diff.ts';
 import { ChangeLog, CHANGES_PATH } from '../../src/contract/changes.ts';
-import { LAYOUT, MetaFile, toClearanceRecord, type ClearanceFields, type ClearanceRecord } from '../../src/contract/index.ts';
+import { LAYOUT, MetaFile, type ClearanceFields, type ClearanceRecord } from '../../src/contract/index.ts';
+import { makeRecord } from '../helpers/records.ts';
 import { buildFixture, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { PMN, writeEditedPmn } from './edit-fixture.ts';
 
-const base: ClearanceFields = {
+const base: Partial<ClearanceFields> = {
   deviceName: 'KNEE AID',
   applicant: 'Zimmer, Inc.',
   productCode: 'IQI',
@@ -30,7 +31,7 @@ const base: ClearanceFields = {
   postalCode: null,
   decisionCode: null,
 };
-const rec = (k: string, f: Partial<ClearanceFields> = {}): ClearanceRecord => toClearanceRecord(k, { ...base, ...f });
+const rec = (k: string, f: Partial<ClearanceFields> = {}): ClearanceRecord => makeRecord(k, { ...base, ...f });
 
 describe('diffRecords', () => {
   it.each([
