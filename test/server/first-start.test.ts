@@ -1,32 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorBody } from '../../src/contract/index.ts';
 import { needsFirstBuild } from '../../src/server/bootstrap.ts';
-
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
-
-type Started = { child: ChildProcess; lines: string[]; exited: Promise<number | null> };
-
-/** `npm start` in `cwd` with the given environment; its log lines (stdout and stderr) are collected as they come. */
-function start(cwd: string, env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const lines: string[] = [];
-  for (const stream of [child.stdout, child.stderr]) {
-    let rest = '';
-    stream?.setEncoding('utf8').on('data', (chunk: string) => {
-      const parts = (rest + chunk).split('\n');
-      rest = parts.pop() ?? '';
-      lines.push(...parts);
-    });
-  }
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return { child, lines, exited };
-}
+import { MainProcess } from '../helpers/main-process.ts';
 
 async function waitFor<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
   const until = Date.now() + ms;
@@ -38,12 +16,16 @@ async function waitFor<T>(what: string, probe: () => T | undefined, ms = 60_000)
   }
 }
 
-let running: Started | null = null;
+let running: MainProcess | null = null;
 const dirs: string[] = [];
 afterEach(async () => {
   if (running && running.child.exitCode === null) {
     // Its own process group: the build's helpers (Pagefind) stop with it.
-    process.kill(-(running.child.pid as number), 'SIGKILL');
+    try {
+      process.kill(-(running.child.pid as number), 'SIGKILL');
+    } catch {
+      running.child.kill('SIGKILL');
+    }
     await running.exited;
   }
   running = null;
@@ -54,9 +36,9 @@ describe('the first start', () => {
   it('listens at once and answers 503 source_unavailable, healthz too, while it builds the first snapshot', async () => {
     const cwd = await mkdtemp(join(tmpdir(), 'device-510k-first-'));
     dirs.push(cwd);
-    running = start(cwd, {});
-    const listening = await waitFor('the listening line', () => running?.lines.map((l) => JSON.parse(l) as { msg?: string; message?: string; url?: string }).find((l) => l.url !== undefined));
-    const url = listening.url as string;
+    running = new MainProcess({}, { cwd, detached: true });
+    // The log is JSON lines; the build's progress lines between them are not.
+    const url = await waitFor('the listening line', () => running?.lines.map((l) => /"msg":"listening","url":"([^"]+)"/.exec(l)?.[1]).find((u) => u !== undefined));
     const built = () => running?.lines.some((l) => l.includes('snapshot built'));
 
     const health = await fetch(`${url}/healthz`);
@@ -81,7 +63,7 @@ describe('the first start', () => {
     const cwd = await mkdtemp(join(tmpdir(), 'device-510k-first-'));
     dirs.push(cwd);
     const missing = join(cwd, 'mistyped', 'snapshot');
-    running = start(cwd, { SNAPSHOT_PATH: missing });
+    running = new MainProcess({ SNAPSHOT_PATH: missing }, { cwd });
     expect(await running.exited).toBe(1);
     expect(running.lines.join('\n')).toContain(`SNAPSHOT_PATH ${missing} does not exist`);
     expect(await readdir(cwd)).toEqual([]);
