@@ -23,7 +23,7 @@ import { writeSearchIndex } from './index/search.ts';
 import { countByProductCode, decisionDateRange, metaData, productCodeEntries, sourceNotes, topProductCodes } from './merge/assemble.ts';
 import { ingest } from './merge/ingest.ts';
 import { createReporter, silentReporter, type Reporter } from './progress/reporter.ts';
-import { makeStagingDir, publishSnapshot } from './publish/publish.ts';
+import { makeStagingDir, publishSnapshot, snapshotDirName } from './publish/publish.ts';
 import { readLookups } from './sources/lookups.ts';
 import { readSources } from './sources/read.ts';
 import { RecordTableBuilder } from './write/record-table.ts';
@@ -189,8 +189,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     // The manifest is written last: a snapshot without one is never published.
     writer.writeJson(LAYOUT.manifest, Manifest, manifest);
     await writer.flush();
-    const name = `${generatedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${snapshotId}`;
-    const dir = await publishSnapshot(staging, options.out, name);
+    const dir = await publishSnapshot(staging, options.out, snapshotDirName({ generatedAt, snapshotId }));
     staging = null;
     reporter.end(`${files.length + 1} files, ${(bytes / 1e6).toFixed(1)} MB`);
     sampleRss();

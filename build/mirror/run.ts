@@ -3,11 +3,11 @@ import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile }
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
-import { activeSnapshotDir, buildsDirFor, makeStagingDir, publishSnapshot } from '../publish/publish.ts';
+import { activeSnapshotDir, buildsDirFor, makeStagingDir, publishSnapshot, snapshotDirName } from '../publish/publish.ts';
 import { getWithRetry, type HttpOptions } from '../io/http.ts';
 import { compressTo } from '../write/compress.ts';
 import { acquireLock } from '../io/lock.ts';
-import { checkManifestPaths, fileUrl, reusableLocal, snapshotDirName, type FileSource } from './plan.ts';
+import { checkManifestPaths, fileUrl, reusableLocal, type FileSource } from './plan.ts';
 import { sha256Hex } from '../../src/snapshot/files.ts';
 
 export type MirrorOptions = {

@@ -9,6 +9,14 @@ const utf8 = new TextDecoder('utf-8');
 
 export type SourceKind = 'pmn' | 'openfda-json' | 'foiclass';
 
+/** FDA's 22 columns of the 510(k) pipe files (pmn*.txt), in order: what the sync checks downloads against and the generator writes. */
+export const PMN_COLUMNS = [
+  'KNUMBER', 'APPLICANT', 'CONTACT', 'STREET1', 'STREET2', 'CITY', 'STATE', 'COUNTRY_CODE', 'ZIP', 'POSTAL_CODE',
+  'DATERECEIVED', 'DECISIONDATE', 'DECISION', 'REVIEWADVISECOMM', 'PRODUCTCODE', 'STATEORSUMM', 'CLASSADVISECOMM',
+  'SSPINDICATOR', 'TYPE', 'THIRDPARTY', 'EXPEDITEDREVIEW', 'DEVICENAME',
+] as const;
+
+
 /** FDA's pipe files are Windows-1252 and may hold NUL padding; both are undone here. */
 export function decodePipeText(bytes: Uint8Array): string {
   return stripNul(decodeCp1252(bytes));

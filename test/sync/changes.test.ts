@@ -113,6 +113,20 @@ describe('changes.json in a build', () => {
     await rm(work, { recursive: true, force: true });
   });
 
+  it('compares with nothing when a shard it must read from the published snapshot fails its sha256', async () => {
+    const first = await buildFixture({ out: join(work, 'damaged', 'snapshot') });
+    // Same length, still JSON, different bytes: only the manifest's sha256 tells.
+    const shard = join(first.dir, 'records/K7701.json');
+    const text = await readFile(shard, 'utf8');
+    expect(text).toContain('"K770121"');
+    await writeFile(shard, text.replace('"K770121"', '"K770122"'));
+    const sources = FIXTURE_SOURCES.map((s, i) => (i === 1 ? edited : s));
+    const second = await buildFixture({ out: first.out, sources, epoch: 1_800_000_000 });
+    const log = ChangeLog.parse(await readJson(join(second.dir, CHANGES_PATH)));
+    expect(log.previous).toBeNull();
+    expect(log.counts.added).toBe(second.manifest.counts.records);
+  });
+
   it('lists added, removed and changed K numbers since the published snapshot, reads only differing shards, and says so in meta', async () => {
     const first = await buildFixture({ out: join(work, 'a', 'snapshot') });
     const firstLog = ChangeLog.parse(await readJson(join(first.dir, CHANGES_PATH)));
