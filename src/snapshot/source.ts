@@ -192,7 +192,7 @@ export class SnapshotSource {
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       const again = key === this.refusedKey;
-      this.retryDelayMs = again ? Math.min(REFUSED_RETRY_MAX_MS, this.retryDelayMs * 2) : Math.max(REFUSED_RETRY_MIN_MS, this.options.pollMs ?? 1000);
+      this.retryDelayMs = again ? Math.min(REFUSED_RETRY_MAX_MS, this.retryDelayMs * 2) : Math.max(REFUSED_RETRY_MIN_MS, this.options.pollMs);
       this.retryAt = Date.now() + this.retryDelayMs;
       // Reported once per snapshot and reason, however often it is opened again.
       if (!again || error.message !== this.refusedReason) this.options.onRefuse?.(target, error);

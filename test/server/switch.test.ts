@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { cp, mkdtemp, readFile, rename, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
