@@ -40,6 +40,8 @@ describe('the first start', () => {
     // The log is JSON lines; the build's progress lines between them are not.
     const url = await waitFor('the listening line', () => running?.lines.map((l) => /"msg":"listening","url":"([^"]+)"/.exec(l)?.[1]).find((u) => u !== undefined));
     const built = () => running?.lines.some((l) => l.includes('snapshot built'));
+    // The build starts once the build's modules are loaded, after the server listens.
+    await waitFor('the build to start', () => (running?.lines.some((l) => l.includes('no snapshot yet: building one')) ? true : undefined));
 
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(503);
@@ -56,7 +58,6 @@ describe('the first start', () => {
     expect(body.sourceState.availability).toBe('unavailable');
     // Both answers came while the build was still running (it takes far longer than two requests).
     expect(built()).toBe(false);
-    expect(running.lines.some((l) => l.includes('no snapshot yet: building one'))).toBe(true);
   }, 90_000);
 
   it('a SNAPSHOT_PATH that does not exist is an error naming it, and nothing is built', async () => {

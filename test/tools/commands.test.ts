@@ -29,9 +29,12 @@ function runScript(script: string, args: string[]): Promise<Ran> {
   });
 }
 
-describe.concurrent('every command: --help, and one line with exit 2 for an unknown option', () => {
+// One process at a time: the machine has two cores, shared with the rest of the suite.
+describe('every command: --help, and one line with exit 2 for an unknown option', () => {
   it.each(COMMANDS)('%s', async (script, name) => {
-    const [help, short, unknown] = await Promise.all([runScript(script, ['--help']), runScript(script, ['-h']), runScript(script, ['--no-such-option'])]);
+    const help = await runScript(script, ['--help']);
+    const short = await runScript(script, ['-h']);
+    const unknown = await runScript(script, ['--no-such-option']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: /);
     expect(help.stderr).toBe('');
