@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../src/server/openapi.ts';
+import { buildOpenApiDocument } from '../../src/api/openapi.ts';
 
 /**
  * The OpenAPI document as other tools read it: lint-clean under Redocly's recommended rules, and good enough for a

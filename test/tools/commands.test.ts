@@ -11,6 +11,7 @@ const COMMANDS = [
   ['build/sync.ts', 'sync'],
   ['build/mirror.ts', 'mirror'],
   ['build/generate.ts', 'generate'],
+  ['build/worker/cli.ts', 'worker'],
   ['src/main.ts', 'start'],
   ['bench/run.ts', 'bench'],
   ['bench/server-load.ts', 'server-load'],
