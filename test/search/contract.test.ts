@@ -1,17 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ErrorBody,
-  LAYOUT,
-  ProductCodeShard,
-  RecordShard,
   ResponseSchemas,
-  ShardIndex,
   type ClearanceRecord,
 } from '../../src/contract/index.ts';
 import { createApp, type App } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allProductCodes, allRecords } from '../server/helpers.ts';
 import { naiveSearch, type NaiveRequest } from './naive.ts';
 
 /**
@@ -43,18 +38,11 @@ async function search(input: SearchInputJson) {
   return SearchResponse.parse(json);
 }
 
-const readJson = async (dir: string, rel: string): Promise<unknown> => JSON.parse(await readFile(join(dir, rel), 'utf8'));
 
 beforeAll(async () => {
   const snapshotPath = await buildFixtureSnapshot();
-  const recordIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.recordIndex));
-  records = [];
-  for (const s of recordIndex.shards) records.push(...RecordShard.parse(await readJson(snapshotPath, s.path)));
-  const codeIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.productCodeIndex));
-  deviceTypes = new Map();
-  for (const s of codeIndex.shards) {
-    for (const e of ProductCodeShard.parse(await readJson(snapshotPath, s.path))) deviceTypes.set(e.productCode, e.deviceType);
-  }
+  records = await allRecords(snapshotPath);
+  deviceTypes = new Map((await allProductCodes(snapshotPath)).map((e) => [e.productCode, e.deviceType]));
   app = await createApp({ snapshotPath, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: silentLogger() });
   url = (await app.listen(0, '127.0.0.1')).url;
 });

@@ -22,14 +22,7 @@ const base: Partial<ClearanceFields> = {
   submissionType: 'Traditional',
   thirdParty: false,
   expeditedReview: null,
-  countryCode: 'US',  contact: null,
-  street1: null,
-  street2: null,
-  city: null,
-  state: null,
-  zipCode: null,
-  postalCode: null,
-  decisionCode: null,
+  countryCode: 'US',
 };
 const rec = (k: string, f: Partial<ClearanceFields> = {}): ClearanceRecord => makeRecord(k, { ...base, ...f });
 
