@@ -10,7 +10,7 @@ import {
 import { CSV_COLUMNS } from '../../src/operations/export.ts';
 import { createApp, type App } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { allProductCodes, allRecords } from '../server/helpers.ts';
+import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
 import { naiveExtended, type NaiveExtendedRequest } from './naive-query.ts';
 
 /**
@@ -25,14 +25,7 @@ const deviceClasses = new Map<string, string | null>();
 const SearchResponse = ResponseSchemas['device-510k.search'];
 const NONE = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null };
 
-async function post(input: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ version: 1, operation: 'device-510k.search', input }),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const post = (input: unknown) => ask(url, 'device-510k.search', input);
 
 
 beforeAll(async () => {

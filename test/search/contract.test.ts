@@ -6,7 +6,7 @@ import {
 } from '../../src/contract/index.ts';
 import { createApp, type App } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { allProductCodes, allRecords } from '../server/helpers.ts';
+import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
 import { naiveSearch, type NaiveRequest } from './naive.ts';
 
 /**
@@ -23,14 +23,7 @@ const NONE: NaiveRequest = { query: '', applicant: null, productCode: null, year
 
 type SearchInputJson = NaiveRequest & { page: number; pageSize: number };
 
-async function post(input: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ version: 1, operation: 'device-510k.search', input }),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const post = (input: unknown) => ask(url, 'device-510k.search', input);
 
 async function search(input: SearchInputJson) {
   const { status, json } = await post(input);
