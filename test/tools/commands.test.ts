@@ -12,6 +12,7 @@ const COMMANDS = [
   ['build/mirror.ts', 'mirror'],
   ['build/generate.ts', 'generate'],
   ['build/worker/cli.ts', 'worker'],
+  ['build/page/bundle.ts', 'build:page'],
   ['src/main.ts', 'start'],
   ['bench/run.ts', 'bench'],
   ['bench/server-load.ts', 'server-load'],
