@@ -12,7 +12,7 @@ import { closeSync, openSync } from 'node:fs';
 import { readdir, readFile, mkdir } from 'node:fs/promises';
 import { join, resolve, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, usageFailure } from '../src/cli/args.ts';
 import { findGenerator, runLoad, type LoadRequest } from './lib/load.ts';
 import { lookupTargets, type LookupOperation } from './lib/lookups.ts';
 import { freePort, startTsx, stop, waitForHttp } from './lib/procs.ts';
@@ -32,33 +32,17 @@ const USAGE = `Usage: npx tsx bench/profile.ts --snapshot DIR [options]
   --top N            functions to list (25)
   --out DIR          where the .cpuprofile goes (bench/out/profile)`;
 
-let parsed;
-try {
-  parsed = parseArgs({
-    options: {
-      snapshot: { type: 'string' },
-      operation: { type: 'string', default: 'detail' },
-      seconds: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '50' },
-      top: { type: 'string', default: '25' },
-      out: { type: 'string', default: join(ROOT, 'bench/out/profile') },
-      help: { type: 'boolean', default: false },
-    },
-  });
-} catch (err) {
-  console.error(`${(err as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-const { values } = parsed;
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = parseCommandLine('profile', USAGE, {
+  snapshot: { type: 'string' },
+  operation: { type: 'string', default: 'detail' },
+  seconds: { type: 'string', default: '10' },
+  connections: { type: 'string', default: '50' },
+  top: { type: 'string', default: '25' },
+  out: { type: 'string', default: join(ROOT, 'bench/out/profile') },
+});
 const kind = values.operation as Kind;
-if (!values.snapshot || !KINDS.includes(kind)) {
-  console.error(USAGE);
-  process.exit(2);
-}
+if (!values.snapshot) usageFailure('profile', new Error('Expected `--snapshot` to name the snapshot to serve'));
+if (!KINDS.includes(kind)) usageFailure('profile', new Error(`Expected \`--operation\` to be one of ${KINDS.join(', ')}, got "${values.operation}"`));
 const snapshot = resolve(values.snapshot);
 const outDir = resolve(values.out);
 await mkdir(outDir, { recursive: true });

@@ -18,7 +18,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { DEFAULT_SEED } from '../build/generate/rows.ts';
 import { compareSearch, sqliteProblem } from './lib/compare-search.ts';
 import { checkTarget, lookupTargets } from './lib/lookups.ts';
@@ -44,6 +44,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --seconds N           seconds per load round (5; 2 with --quick)
   --connections N       connections of the load generator (50)
   --queries N           search queries (400; 200 with --quick)
+  --seed TEXT           the generator's seed for the larger sizes (${DEFAULT_SEED})
   --generator NAME      auto (wrk if installed, else autocannon), wrk or autocannon
   --nginx PATH|none     the nginx binary, or none to skip that column (default: found on PATH or in /usr/sbin)
   --all-cores yes|no    also measure WORKERS=auto against nginx with a worker per core (yes when there are 2+ cores)
@@ -53,31 +54,24 @@ const USAGE = `Usage: npm run bench -- [options]
   --max-minutes N       stop the whole run after N minutes (45; 10 with --quick)
   --out FILE, --svg FILE  where the results and the plot go (bench/results.json, docs/performance.svg)`;
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    sizes: { type: 'string' },
-    rounds: { type: 'string' },
-    seconds: { type: 'string' },
-    connections: { type: 'string', default: '50' },
-    queries: { type: 'string' },
-    seed: { type: 'string', default: DEFAULT_SEED },
-    fresh: { type: 'boolean', default: false },
-    prepare: { type: 'boolean', default: false },
-    generator: { type: 'string', default: 'auto' },
-    nginx: { type: 'string' },
-    'all-cores': { type: 'string' },
-    'work-dir': { type: 'string', default: '/tmp/device-510k-bench' },
-    'max-minutes': { type: 'string' },
-    out: { type: 'string' },
-    svg: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
+const values = parseCommandLine('bench', USAGE, {
+  quick: { type: 'boolean', default: false },
+  sizes: { type: 'string' },
+  rounds: { type: 'string' },
+  seconds: { type: 'string' },
+  connections: { type: 'string', default: '50' },
+  queries: { type: 'string' },
+  seed: { type: 'string', default: DEFAULT_SEED },
+  fresh: { type: 'boolean', default: false },
+  prepare: { type: 'boolean', default: false },
+  generator: { type: 'string', default: 'auto' },
+  nginx: { type: 'string' },
+  'all-cores': { type: 'string' },
+  'work-dir': { type: 'string', default: '/tmp/device-510k-bench' },
+  'max-minutes': { type: 'string' },
+  out: { type: 'string' },
+  svg: { type: 'string' },
 });
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
 
 const quick = values.quick;
 const allCores = values['all-cores'] === undefined ? cpus().length > 1 : values['all-cores'] === 'yes';

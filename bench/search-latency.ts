@@ -10,7 +10,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { LAYOUT } from '../src/contract/index.ts';
 import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../src/contract/search-index.ts';
 import { search, searchIndexOf } from '../src/operations/search.ts';
@@ -19,14 +19,23 @@ import { runSearch } from '../src/search/query.ts';
 import { openSnapshotDirectory } from '../src/snapshot/index.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
-const { values } = parseArgs({
-  options: {
-    snapshot: { type: 'string', default: 'snapshot' },
-    queries: { type: 'string', default: '400' },
-    rounds: { type: 'string', default: '3' },
-    seed: { type: 'string', default: '510' },
-    'sample-shards': { type: 'string', default: '200' },
-  },
+const USAGE = `Usage: npx tsx bench/search-latency.ts [options]
+
+Search latency over a built snapshot: the index's size, load time and memory, then p50/p90/p99 of the engine alone
+and of the whole operation, over queries drawn from the snapshot's own records.
+
+  --snapshot DIR        the snapshot (snapshot)
+  --queries N           how many queries (400)
+  --rounds N            rounds over the queries (3)
+  --seed TEXT           seed of the query draw (510)
+  --sample-shards N     record shards sampled for query words (200)`;
+
+const values = parseCommandLine('search-latency', USAGE, {
+  snapshot: { type: 'string', default: 'snapshot' },
+  queries: { type: 'string', default: '400' },
+  rounds: { type: 'string', default: '3' },
+  seed: { type: 'string', default: '510' },
+  'sample-shards': { type: 'string', default: '200' },
 });
 const dir = values.snapshot;
 const queryCount = Number(values.queries);

@@ -14,20 +14,28 @@ import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { runBuild } from '../build/pipeline.ts';
 import { defaultSources } from '../build/sources/default.ts';
 import { LAYOUT, ShardIndex } from '../src/contract/index.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({
-  options: {
-    snapshot: { type: 'string' },
-    connections: { type: 'string', default: '50' },
-    duration: { type: 'string', default: '10' },
-    only: { type: 'string' },
-  },
+const USAGE = `Usage: npx tsx bench/server-load.ts [options]
+
+Load on the query server from a second process: requests per second and p50/p99 latency for detail, meta and
+catalog, with the machine's load average beside the figures.
+
+  --snapshot PATH     the snapshot to serve (default: the bundled data, built once into bench/out/snapshot)
+  --connections N     connections of the load generator (50)
+  --duration S        seconds of load per operation (10)
+  --only WORD         only the operations whose name contains WORD`;
+
+const values = parseCommandLine('server-load', USAGE, {
+  snapshot: { type: 'string' },
+  connections: { type: 'string', default: '50' },
+  duration: { type: 'string', default: '10' },
+  only: { type: 'string' },
 });
 const connections = Number(values.connections);
 const duration = Number(values.duration);

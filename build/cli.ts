@@ -1,50 +1,49 @@
-import { parseArgs } from 'node:util';
+import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
 import { runBuild } from './pipeline.ts';
 import { defaultSources } from './sources/default.ts';
+import { SYNC_ARGS, SYNC_USAGE, syncOptionsFrom } from './sync/cli.ts';
 import { reportSyncOutcome, runSync } from './sync/run.ts';
 
-const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--fetch] [--quiet]
+const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--quiet]
+       npm run build -- --fetch [sync options]
 
   --source PATH   a pmn*.txt, foiclass.txt, openFDA .json or .zip file, or a folder of them; repeatable,
                   in precedence order (a later source overrides an earlier one). Default: the bundled files
                   listed in data/fda/sources.json.
   --out DIR       where the snapshot is published (a symbolic link to the build). Default: snapshot
-  --fetch         download FDA's current files first and build from them: the same as \`npm run sync\`
-                  (see \`npm run sync -- --help\` for its options)
   --quiet         no progress lines
+  --fetch         download FDA's current files first and build from them, exactly as \`npm run sync\`;
+                  it takes the sync's options and environment variables instead of --source:
+${SYNC_USAGE.replace(/^/gm, '  ')}
 Environment: SOURCE_DATE_EPOCH fixes the generation time, for reproducible builds.`;
 
+/** Options that only a sync understands: with --fetch they go to it, without it they are a mistake. */
+const SYNC_ONLY = Object.keys(SYNC_ARGS).filter((name) => name !== 'out' && name !== 'quiet');
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      source: { type: 'string', multiple: true },
-      out: { type: 'string', default: 'snapshot' },
-      quiet: { type: 'boolean', default: false },
-      fetch: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
+  const values = parseCommandLine('build', USAGE, {
+    ...SYNC_ARGS,
+    source: { type: 'string', multiple: true },
+    fetch: { type: 'boolean' },
   });
-  if (values.help) {
-    console.log(USAGE);
-    return;
-  }
   if (values.fetch) {
-    if (values.source?.length) throw new Error('--fetch builds from the downloaded files; leave out --source');
-    const result = await runSync({ out: values.out, log: values.quiet ? undefined : (line) => console.error(line) });
-    reportSyncOutcome(result);
+    if (values.source?.length) throw new UsageError('--fetch builds from the downloaded files; leave out --source');
+    reportSyncOutcome(await runSync(syncOptionsFrom(values)));
     return;
   }
+  const stray = SYNC_ONLY.find((name) => values[name as keyof typeof values] !== undefined);
+  if (stray) throw new UsageError(`--${stray} is a sync option; it applies only with --fetch`);
+  const out = values.out ?? 'snapshot';
   const bundled = values.source?.length ? null : await defaultSources();
   const result = await runBuild({
     sources: values.source ?? bundled?.sources ?? [],
     notes: bundled?.notes ?? [],
-    out: values.out,
+    out,
     progress: !values.quiet,
   });
   const s = result.stats;
   const lines = [
-    `snapshot ${result.manifest.snapshotId} published at ${values.out}`,
+    `snapshot ${result.manifest.snapshotId} published at ${out}`,
     `  records        ${s.records.toLocaleString('en-US')}`,
     `  files          ${s.files.toLocaleString('en-US')} (${(s.bytes / 1e6).toFixed(1)} MB)`,
     `  skipped rows   ${s.skippedRows.toLocaleString('en-US')}${Object.entries(s.skippedByReason).map(([r, c]) => `\n    ${c.toLocaleString('en-US').padStart(8)}  ${r}`).join('')}`,
@@ -52,13 +51,9 @@ async function main(): Promise<void> {
     `  field issues   ${result.report.fieldIssues.length.toLocaleString('en-US')}${Object.entries(result.report.fieldIssuesByReason).map(([r, c]) => `\n    ${c.toLocaleString('en-US').padStart(8)}  ${r}`).join('')}`,
     `  seconds        ${s.seconds.toFixed(1)}`,
     `  peak memory    ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
-    `  full report    ${values.out}/report.json`,
+    `  full report    ${out}/report.json`,
   ];
   console.log(lines.join('\n'));
 }
 
-main().catch((err: unknown) => {
-  console.error(`build failed: ${err instanceof Error ? err.message : String(err)}`);
-  console.error('the published snapshot, if any, was left as it was');
-  process.exitCode = 1;
-});
+runCommand('build', main, ['the published snapshot, if any, was left as it was']);

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
 import { buildPool, parsePmnText, type PmnFile } from './generate/pool.ts';
 import { DEFAULT_ROWS_PER_FILE, DEFAULT_SEED, generatePmnFiles } from './generate/rows.ts';
 
@@ -53,19 +53,28 @@ async function findPmnFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
+const USAGE = `Usage: npm run generate -- --records N --out DIR [options]
+
+Writes N realistic 510(k) rows in FDA's pipe layout, derived from the real pmn files, for measuring the build and
+the server at scale. The same seed and sources always give the same files.
+
+  --records N         how many records to write (required)
+  --out DIR           the folder to write pmn-generated-*.txt into (required)
+  --seed TEXT         the random seed (default ${DEFAULT_SEED})
+  --source DIR        the real pmn*.txt files to draw from (default ${DEFAULT_SOURCE})
+  --rows-per-file N   rows per written file (default ${DEFAULT_ROWS_PER_FILE})`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      records: { type: 'string' },
-      out: { type: 'string' },
-      seed: { type: 'string', default: DEFAULT_SEED },
-      source: { type: 'string', default: DEFAULT_SOURCE },
-      'rows-per-file': { type: 'string', default: String(DEFAULT_ROWS_PER_FILE) },
-    },
+  const values = parseCommandLine('generate', USAGE, {
+    records: { type: 'string' },
+    out: { type: 'string' },
+    seed: { type: 'string', default: DEFAULT_SEED },
+    source: { type: 'string', default: DEFAULT_SOURCE },
+    'rows-per-file': { type: 'string', default: String(DEFAULT_ROWS_PER_FILE) },
   });
   const records = Number(values.records);
-  if (values.records === undefined || !Number.isInteger(records)) throw new Error('Expected `--records` to be an integer, for example --records 175000');
-  if (!values.out) throw new Error('Expected `--out` to name the directory to write into');
+  if (values.records === undefined || !Number.isInteger(records)) throw new UsageError('Expected `--records` to be an integer, for example --records 175000');
+  if (!values.out) throw new UsageError('Expected `--out` to name the directory to write into');
   const result = await runGenerate({
     records,
     out: values.out,
@@ -78,9 +87,4 @@ async function main(): Promise<void> {
   console.log(`generated ${rows} records in ${result.files.length} file(s) in ${(result.ms / 1000).toFixed(2)} s`);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exitCode = 1;
-  });
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) runCommand('generate', main);

@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
-import { runMirror } from './mirror/run.ts';
+import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
+import { MIRROR_DEFAULTS, runMirror } from './mirror/run.ts';
 
 const USAGE = `Usage: npm run mirror -- --from URL --to DIR [options]
 
@@ -9,34 +9,26 @@ atomically (DIR becomes a symbolic link, like the build's --out). Serve it with 
 with any static host.
 
   --from URL        where manifest.json is, e.g. https://data.example.org/snapshot
-  --to DIR          the local snapshot link (default snapshot)
-  --concurrency N   downloads at once (default 8)
-  --timeout MS      per request (default 60000)
-  --retries N       retries after the first attempt (default 4)
+  --to DIR          the local snapshot link (default ${MIRROR_DEFAULTS.to})
+  --concurrency N   downloads at once (default ${MIRROR_DEFAULTS.concurrency})
+  --timeout MS      per request (default ${MIRROR_DEFAULTS.timeoutMs})
+  --retries N       retries after the first attempt (default ${MIRROR_DEFAULTS.retries})
   --quiet           print only the closing line`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      from: { type: 'string' },
-      to: { type: 'string', default: 'snapshot' },
-      concurrency: { type: 'string' },
-      timeout: { type: 'string' },
-      retries: { type: 'string' },
-      quiet: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
+  const values = parseCommandLine('mirror', USAGE, {
+    from: { type: 'string' },
+    to: { type: 'string', default: MIRROR_DEFAULTS.to },
+    concurrency: { type: 'string' },
+    timeout: { type: 'string' },
+    retries: { type: 'string' },
+    quiet: { type: 'boolean', default: false },
   });
-  if (values.help) {
-    console.log(USAGE);
-    return;
-  }
-  if (!values.from) throw new Error('Expected `--from` to be the URL of a snapshot (where its manifest.json is)');
+  if (!values.from) throw new UsageError('Expected `--from` to be the URL of a snapshot (where its manifest.json is)');
   const num = (name: string, v: string | undefined) => {
     if (v === undefined) return undefined;
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`Expected \`--${name}\` to be a whole number, got "${v}"`);
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`Expected \`--${name}\` to be a whole number, got "${v}"`);
     return n;
   };
   const result = await runMirror({
@@ -55,8 +47,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
-  console.error(`mirror failed: ${err instanceof Error ? err.message : String(err)}`);
-  console.error('the local copy, if any, was left as it was; run again to resume');
-  process.exitCode = 1;
-});
+runCommand('mirror', main, ['the local copy, if any, was left as it was; run again to resume']);

@@ -1,33 +1,17 @@
 import { rm } from 'node:fs/promises';
-import {
-  BuildReport,
-  LAYOUT,
-  Manifest,
-  MetaFile,
-  ProductCodeShard,
-  RecordShard,
-  SNAPSHOT_SCHEMA_VERSION,
-  ShardIndex,
-  TopProductCodesFile,
-  productCodeShardId,
-  productCodeShardPath,
-  recordShardId,
-  recordShardPath,
-  snapshotIdOf,
-  type ClearanceRecord,
-  type ProductCodeEntry,
-} from '../src/contract/index.ts';
+import { BuildReport, LAYOUT, Manifest, MetaFile, SNAPSHOT_SCHEMA_VERSION, TopProductCodesFile, snapshotIdOf, type ProductCodeEntry } from '../src/contract/index.ts';
 import { writeChangeLog } from './changes/changes.ts';
 import { writePagefindIndex } from './index/pagefind.ts';
 import { writeSearchIndex } from './index/search.ts';
 import { countByProductCode, decisionDateRange, metaData, productCodeEntries, sourceNotes, topProductCodes } from './merge/assemble.ts';
 import { ingest } from './merge/ingest.ts';
 import { createReporter, silentReporter, type Reporter } from './progress/reporter.ts';
-import { makeStagingDir, publishSnapshot } from './publish/publish.ts';
+import { makeStagingDir, publishSnapshot, snapshotDirName } from './publish/publish.ts';
 import { readLookups } from './sources/lookups.ts';
 import { readSources } from './sources/read.ts';
-import { RecordTableBuilder } from './write/record-table.ts';
-import { SnapshotWriter, sha256Hex } from './write/writer.ts';
+import { recordShards, writeProductCodeShards, writeRecordShards } from './write/shards.ts';
+import { sha256Hex } from '../src/snapshot/files.ts';
+import { SnapshotWriter } from './write/writer.ts';
 
 export type BuildOptions = {
   /** Source files, folders or zips, in precedence order (a later one overrides an earlier one). */
@@ -58,18 +42,6 @@ export type BuildStats = {
 
 export type BuildResult = { dir: string; manifest: Manifest; report: BuildReport; stats: BuildStats };
 
-/** Shard ids cut from a sorted list of keys, each with its items in order. */
-function shardsOf<T>(items: readonly T[], keyOf: (item: T) => string, shardOf: (key: string) => string): { id: string; items: T[] }[] {
-  const shards: { id: string; items: T[] }[] = [];
-  for (const item of items) {
-    const id = shardOf(keyOf(item));
-    const last = shards[shards.length - 1];
-    if (last && last.id === id) last.items.push(item);
-    else shards.push({ id, items: [item] });
-  }
-  return shards;
-}
-
 function generationTime(epoch: number | undefined): string {
   const fromEnv = process.env.SOURCE_DATE_EPOCH;
   const seconds = epoch ?? (fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : undefined);
@@ -77,72 +49,116 @@ function generationTime(epoch: number | undefined): string {
   return new Date(seconds !== undefined ? seconds * 1000 : Date.now()).toISOString();
 }
 
+/** What the first stages make of the sources: every record and classification, and the build report. */
+type Merged = Awaited<ReturnType<typeof readAndMerge>>;
+
+/** Stage 1 and 2: read every source, normalize its rows and merge them by K number. */
+async function readAndMerge(sources: readonly string[], reporter: Reporter) {
+  reporter.stage('read sources');
+  const { inputs, sourceRevision, inputBytes } = await readSources(sources);
+  const lookups = await readLookups();
+  reporter.end(`${inputs.length} files, ${(inputBytes / 1e6).toFixed(1)} MB`);
+
+  reporter.stage('normalize and merge');
+  let rowsSoFar = 0;
+  const ingested = ingest(inputs, lookups, (e) => {
+    if (e.done) rowsSoFar += e.rows;
+    reporter.update(rowsSoFar + (e.done ? 0 : e.rows), e.file);
+  });
+  const { records, classifications } = ingested;
+  const report: BuildReport = { sourceRevision, ...ingested.report };
+  reporter.end(`${records.length.toLocaleString('en-US')} records, ${report.skipped.length} rows skipped, ${report.merged.length} merged`);
+  return { records, classifications, report, sourceRevision };
+}
+
+/** The answers besides the records: product codes, top product codes, meta and the build report. */
+async function writeAnswers(merged: Merged, notes: readonly string[], writer: SnapshotWriter): Promise<ProductCodeEntry[]> {
+  const { records, classifications, report } = merged;
+  const counts = countByProductCode(records);
+  const entries = productCodeEntries(classifications, counts);
+  writeProductCodeShards(entries, writer);
+  writer.writeJson(LAYOUT.topProductCodes, TopProductCodesFile, { codes: topProductCodes(counts) });
+  writer.writeJson(LAYOUT.meta, MetaFile, metaData(records.length, sourceNotes(records, entries, report, notes)));
+  writer.writeJson(LAYOUT.report, BuildReport, report);
+  await writer.flush();
+  return entries;
+}
+
+/** The manifest of what `writer` wrote: every file with its sha256, the counts, and the content id. */
+function manifestOf(merged: Merged, entries: readonly ProductCodeEntry[], writer: SnapshotWriter, generatedAt: string, lastSuccessfulSyncAt: string | null): Manifest {
+  const { records, classifications, report, sourceRevision } = merged;
+  const files = writer.files();
+  const { min, max } = decisionDateRange(records);
+  return {
+    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+    snapshotId: snapshotIdOf(files, sha256Hex),
+    sourceRevision,
+    generatedAt,
+    lastSuccessfulSyncAt,
+    decisionDateMin: min,
+    decisionDateMax: max,
+    counts: {
+      records: records.length,
+      productCodes: entries.length,
+      classifiedProductCodes: classifications.length,
+      sourceRows: report.sources.reduce((s, x) => s + x.rows, 0),
+      mergedRows: report.merged.length,
+      skippedRows: report.skipped.length,
+      fieldIssues: report.fieldIssues.length,
+      files: files.length + 1,
+      bytes: files.reduce((sum, f) => sum + f.bytes, 0),
+    },
+    sources: report.sources,
+    files,
+  };
+}
+
+/** The peak resident memory of this process, sampled every 200 ms and at each stage's end. */
+function peakMemory(): { sample(): void; stop(): number } {
+  let peak = process.memoryUsage.rss();
+  const sample = () => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  };
+  const timer = setInterval(sample, 200);
+  return {
+    sample,
+    stop() {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
 /**
- * read sources → normalize → merge → write shards → index → publish. The snapshot is written into a staging
- * directory and switched in with one atomic rename; on any failure the staging directory is removed and the
- * published snapshot is left as it was.
+ * read sources → normalize → merge → write shards → change log → answers → index → publish, one stage each. The
+ * snapshot is written into a staging directory and switched in with one atomic rename; on any failure the staging
+ * directory is removed and the published snapshot is left as it was.
  */
 export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   const started = Date.now();
-  let peakRss = process.memoryUsage.rss();
-  const sampleRss = () => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-  };
-  const rssTimer = setInterval(sampleRss, 200);
+  const memory = peakMemory();
   const reporter = options.progress === true ? createReporter() : options.progress || silentReporter;
   const generatedAt = generationTime(options.sourceDateEpoch);
   let staging: string | null = null;
   try {
-    reporter.stage('read sources');
-    const { inputs, sourceRevision, inputBytes } = await readSources(options.sources);
-    const lookups = await readLookups();
-    reporter.end(`${inputs.length} files, ${(inputBytes / 1e6).toFixed(1)} MB`);
-
-    reporter.stage('normalize and merge');
-    let rowsSoFar = 0;
-    const ingested = ingest(inputs, lookups, (e) => {
-      if (e.done) rowsSoFar += e.rows;
-      reporter.update(rowsSoFar + (e.done ? 0 : e.rows), e.file);
-    });
-    const { records, classifications } = ingested;
-    const report: BuildReport = { sourceRevision, ...ingested.report };
-    reporter.end(`${records.length.toLocaleString('en-US')} records, ${report.skipped.length} rows skipped, ${report.merged.length} merged`);
-    sampleRss();
+    const merged = await readAndMerge(options.sources, reporter);
+    const { records, report } = merged;
+    memory.sample();
 
     staging = await makeStagingDir(options.out);
     const writer = new SnapshotWriter(staging, options.concurrency ?? 16);
 
-    const recordShards = shardsOf(records, (r) => r.kNumber, recordShardId);
-    reporter.stage('write record shards', recordShards.length);
-    let written = 0;
-    const table = new RecordTableBuilder(records.length);
-    for (const shard of recordShards) {
-      const { bytes, spans } = writer.writeJsonLines(recordShardPath(shard.id), RecordShard, shard.items);
-      table.addShard(shard.items.map((r) => r.kNumber), bytes, spans);
-      if (++written % 256 === 0) {
-        await writer.flush(); // bounds the memory held by queued buffers
-        reporter.update(written);
-      }
-    }
-    for (const part of table.parts()) writer.writeBytes(part.path, part.bytes);
-    writer.writeJson(LAYOUT.recordIndex, ShardIndex, shardIndex(recordShards, (r: ClearanceRecord) => r.kNumber, recordShardPath, records.length));
-    await writer.flush();
-    reporter.end(`${recordShards.length} shards`);
+    const shards = recordShards(records);
+    reporter.stage('write record shards', shards.length);
+    await writeRecordShards(shards, records.length, writer, (written) => reporter.update(written));
+    reporter.end(`${shards.length} shards`);
 
     reporter.stage('change log');
     const changes = await writeChangeLog({ out: options.out, records, writer });
     reporter.end(`${changes.log.counts.added} added, ${changes.log.counts.removed} removed, ${changes.log.counts.changed} changed`);
 
     reporter.stage('write answers');
-    const counts = countByProductCode(records);
-    const entries = productCodeEntries(classifications, counts);
-    const codeShards = shardsOf(entries, (e) => e.productCode, productCodeShardId);
-    for (const shard of codeShards) writer.writeJsonLines(productCodeShardPath(shard.id), ProductCodeShard, shard.items);
-    writer.writeJson(LAYOUT.productCodeIndex, ShardIndex, shardIndex(codeShards, (e: ProductCodeEntry) => e.productCode, productCodeShardPath, entries.length));
-    writer.writeJson(LAYOUT.topProductCodes, TopProductCodesFile, { codes: topProductCodes(counts) });
-    writer.writeJson(LAYOUT.meta, MetaFile, metaData(records.length, sourceNotes(records, entries, report, [...(options.notes ?? []), changes.summary])));
-    writer.writeJson(LAYOUT.report, BuildReport, report);
-    await writer.flush();
+    const entries = await writeAnswers(merged, [...(options.notes ?? []), changes.summary], writer);
     reporter.end(`${entries.length} product codes`);
 
     const deviceTypes = new Map(entries.map((e) => [e.productCode, e.deviceType]));
@@ -150,49 +166,23 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     await writeSearchIndex(records, deviceTypes, writer, new Map(entries.map((e) => [e.productCode, e.deviceClass])));
     await writer.flush();
     reporter.end();
-    sampleRss();
+    memory.sample();
 
     reporter.stage('browser index');
     await writePagefindIndex(records, deviceTypes, writer);
     await writer.flush();
     reporter.end();
-    sampleRss();
+    memory.sample();
 
     reporter.stage('manifest and publish');
-    const files = writer.files();
-    const bytes = files.reduce((sum, f) => sum + f.bytes, 0);
-    const snapshotId = snapshotIdOf(files, sha256Hex);
-    const { min, max } = decisionDateRange(records);
-    const manifest: Manifest = {
-      schemaVersion: SNAPSHOT_SCHEMA_VERSION,
-      snapshotId,
-      sourceRevision,
-      generatedAt,
-      lastSuccessfulSyncAt: options.lastSuccessfulSyncAt ?? null,
-      decisionDateMin: min,
-      decisionDateMax: max,
-      counts: {
-        records: records.length,
-        productCodes: entries.length,
-        classifiedProductCodes: classifications.length,
-        sourceRows: report.sources.reduce((s, x) => s + x.rows, 0),
-        mergedRows: report.merged.length,
-        skippedRows: report.skipped.length,
-        fieldIssues: report.fieldIssues.length,
-        files: files.length + 1,
-        bytes,
-      },
-      sources: report.sources,
-      files,
-    };
+    const manifest = manifestOf(merged, entries, writer, generatedAt, options.lastSuccessfulSyncAt ?? null);
     // The manifest is written last: a snapshot without one is never published.
     writer.writeJson(LAYOUT.manifest, Manifest, manifest);
     await writer.flush();
-    const name = `${generatedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${snapshotId}`;
-    const dir = await publishSnapshot(staging, options.out, name);
+    const dir = await publishSnapshot(staging, options.out, snapshotDirName(manifest));
     staging = null;
-    reporter.end(`${files.length + 1} files, ${(bytes / 1e6).toFixed(1)} MB`);
-    sampleRss();
+    reporter.end(`${manifest.counts.files} files, ${(manifest.counts.bytes / 1e6).toFixed(1)} MB`);
+    memory.sample();
     return {
       dir,
       manifest,
@@ -200,33 +190,15 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
       stats: {
         seconds: (Date.now() - started) / 1000,
         records: records.length,
-        files: files.length + 1,
-        bytes,
+        files: manifest.counts.files,
+        bytes: manifest.counts.bytes,
         skippedRows: report.skipped.length,
         skippedByReason: report.skippedByReason,
-        peakRssBytes: peakRss,
+        peakRssBytes: memory.stop(),
       },
     };
   } finally {
-    clearInterval(rssTimer);
+    memory.stop();
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
   }
-}
-
-function shardIndex<T>(
-  shards: { id: string; items: T[] }[],
-  keyOf: (item: T) => string,
-  pathOf: (id: string) => string,
-  total: number,
-): ShardIndex {
-  return {
-    total,
-    shards: shards.map((s) => ({
-      id: s.id,
-      path: pathOf(s.id),
-      count: s.items.length,
-      first: keyOf(s.items[0] as T),
-      last: keyOf(s.items[s.items.length - 1] as T),
-    })),
-  };
 }

@@ -3,6 +3,7 @@ import { LAYOUT, recordShardId, recordShardPath, type ClearanceRecord } from '..
 import type { SnapshotWriter } from '../write/writer.ts';
 import { changeLogOf, changeSummary, diffRecords, type RecordDiff } from './diff.ts';
 import { openPreviousSnapshot } from './previous.ts';
+import { CorruptFile } from '../../src/snapshot/index.ts';
 
 export type ChangeLogResult = { log: ChangeLog; summary: string };
 
@@ -21,14 +22,17 @@ export async function writeChangeLog(options: {
   const nextShards = new Map(writer.files().filter((f) => isShard(f.path)).map((f) => [f.path, f.sha256]));
   const previous = await openPreviousSnapshot(options.out);
 
-  let log: ChangeLog;
-  if (previous === null) {
-    log = changeLogOf({
+  const fresh = (): ChangeLog =>
+    changeLogOf({
       previous: null,
       records: records.length,
       shards: [...nextShards.keys()].sort(),
       diffs: [{ added: records.map((r) => r.kNumber), removed: [], changed: [] }],
     });
+
+  let log: ChangeLog;
+  if (previous === null) {
+    log = fresh();
   } else {
     const prevShards = new Map(previous.manifest.files.filter((f) => isShard(f.path)).map((f) => [f.path, f.sha256]));
     const differing = [...new Set([...prevShards.keys(), ...nextShards.keys()])]
@@ -40,18 +44,24 @@ export async function writeChangeLog(options: {
     } else {
       const byShard = shardRanges(records);
       const diffs: RecordDiff[] = [];
-      for (const path of differing) {
-        const before = prevShards.has(path) ? await previous.readShard(path) : [];
-        const range = byShard.get(path);
-        diffs.push(diffRecords(before, range ? records.slice(range[0], range[1]) : []));
+      try {
+        for (const path of differing) {
+          const before = prevShards.has(path) ? await previous.readShard(path) : [];
+          const range = byShard.get(path);
+          diffs.push(diffRecords(before, range ? records.slice(range[0], range[1]) : []));
+        }
+        const m = previous.manifest;
+        log = changeLogOf({
+          previous: { snapshotId: m.snapshotId, sourceRevision: m.sourceRevision, generatedAt: m.generatedAt },
+          records: records.length,
+          shards: differing,
+          diffs,
+        });
+      } catch (err) {
+        // A damaged shard of the old snapshot: comparing with it would be wrong, comparing with nothing is safe.
+        if (!(err instanceof CorruptFile)) throw err;
+        log = fresh();
       }
-      const m = previous.manifest;
-      log = changeLogOf({
-        previous: { snapshotId: m.snapshotId, sourceRevision: m.sourceRevision, generatedAt: m.generatedAt },
-        records: records.length,
-        shards: differing,
-        diffs,
-      });
     }
   }
   writer.writeJson(CHANGES_PATH, ChangeLog, log);

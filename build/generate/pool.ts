@@ -1,15 +1,10 @@
+import { PMN_COLUMNS } from '../sources/parse.ts';
 import { dayOf, parseFdaDate } from './dates.ts';
 
-/**
+/*
  * The real rows a generated set is drawn from. Text stays in "latin1" strings (one char per byte), so every byte of
  * FDA's Windows-1252 files goes back out unchanged and the output can hold nothing cp1252 cannot encode.
  */
-export const PMN_COLUMNS = [
-  'KNUMBER', 'APPLICANT', 'CONTACT', 'STREET1', 'STREET2', 'CITY', 'STATE', 'COUNTRY_CODE', 'ZIP', 'POSTAL_CODE',
-  'DATERECEIVED', 'DECISIONDATE', 'DECISION', 'REVIEWADVISECOMM', 'PRODUCTCODE', 'STATEORSUMM', 'CLASSADVISECOMM',
-  'SSPINDICATOR', 'TYPE', 'THIRDPARTY', 'EXPEDITEDREVIEW', 'DEVICENAME',
-] as const;
-
 const col = (name: (typeof PMN_COLUMNS)[number]): number => PMN_COLUMNS.indexOf(name);
 const RECEIVED = col('DATERECEIVED');
 const DECISION_DATE = col('DECISIONDATE');

@@ -13,6 +13,7 @@ import { encodeSearchIndex, type SearchIndexData } from '../../src/search/codec.
 import { invertRows } from '../../src/search/csr.ts';
 import { applicantKey, tokenize } from '../../src/search/tokenize.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
+import { partitionPoint } from '../../src/utils/bisect.ts';
 
 /**
  * Writes the API's search index under `search/` of the snapshot being built (format: src/contract/search-index.ts).
@@ -189,13 +190,7 @@ function sequencePositions(
     const hi = forward.offsets[d + 1]!;
     for (let i = offsets[d]!; i < offsets[d + 1]!; i++) {
       const t = finalId[provisional[i]!]!;
-      let a = lo;
-      let b = hi;
-      while (a < b) {
-        const mid = (a + b) >>> 1;
-        if (forward.values[mid]! < t) a = mid + 1;
-        else b = mid;
-      }
+      const a = partitionPoint(lo, hi, (j) => forward.values[j]! < t);
       out[i] = Math.min(a - lo, SEQ_OVERFLOW);
     }
   }

@@ -1,6 +1,6 @@
 import { CLEARANCE_FIELDS, type ClearanceFields } from '../../src/contract/index.ts';
 
-/** An empty value never overrides a non-empty one (CONTRACT.md section 4). */
+/** An empty value never overrides a non-empty one (docs/contract.md section 4). */
 function isEmpty(value: unknown): boolean {
   return value === null || value === '';
 }

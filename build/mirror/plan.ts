@@ -1,5 +1,6 @@
-import { posix } from 'node:path';
-import type { FileEntry, Manifest } from '../../src/contract/index.ts';
+import { snapshotFiles } from '../../src/client/index.ts';
+import { LAYOUT, type FileEntry, type Manifest } from '../../src/contract/index.ts';
+import { safeRelPath } from '../../src/snapshot/paths.ts';
 
 /** Pure parts of the mirror: which file comes from where, and which paths a manifest may name. */
 
@@ -17,18 +18,8 @@ export function checkManifestPaths(manifest: Manifest): void {
   const seen = new Set<string>();
   for (const f of manifest.files) {
     const p = f.path;
-    const normal = posix.normalize(p);
-    if (
-      p === '' ||
-      normal !== p ||
-      p.startsWith('/') ||
-      p.startsWith('../') ||
-      p === '..' ||
-      p.includes('\\') ||
-      p.includes('\0') ||
-      p.split('/').some((seg) => seg.startsWith('.')) ||
-      p === 'manifest.json'
-    ) {
+    // The snapshot's own rule for a path inside it, plus the mirror's: no hidden segment, not the manifest.
+    if (safeRelPath(p) === null || p.split('/').some((seg) => seg.startsWith('.')) || p === LAYOUT.manifest) {
       throw new Error(`the manifest names a path a mirror will not write: ${JSON.stringify(p)}`);
     }
     if (seen.has(p)) throw new Error(`the manifest names ${p} twice`);
@@ -47,12 +38,7 @@ export function reusableLocal(remote: Manifest, local: Manifest | null): Map<str
   return out;
 }
 
-/** The published folder's name, as the build names it: generation time and snapshot id. */
-export function snapshotDirName(manifest: Manifest): string {
-  return `${manifest.generatedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${manifest.snapshotId}`;
-}
-
-/** A file's URL under `from`, each path segment escaped. */
+/** A file's URL under `from`, each path segment escaped, as the package's client spells it. */
 export function fileUrl(from: string, path: string): string {
-  return `${from.replace(/\/+$/, '')}/${path.split('/').map(encodeURIComponent).join('/')}`;
+  return snapshotFiles(from).url(path);
 }

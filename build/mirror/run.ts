@@ -1,13 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
-import { activeSnapshotDir, buildsDirFor, makeStagingDir, publishSnapshot } from '../publish/publish.ts';
-import { getWithRetry, type HttpOptions } from '../sync/http.ts';
+import { activeSnapshotDir, buildsDirFor, makeStagingDir, publishSnapshot, snapshotDirName } from '../publish/publish.ts';
+import { getWithRetry, type HttpOptions } from '../io/http.ts';
 import { compressTo } from '../write/compress.ts';
-import { acquireLock } from '../sync/lock.ts';
-import { checkManifestPaths, fileUrl, reusableLocal, snapshotDirName, type FileSource } from './plan.ts';
+import { acquireLock } from '../io/lock.ts';
+import { checkManifestPaths, fileUrl, reusableLocal, type FileSource } from './plan.ts';
+import { sha256Hex } from '../../src/snapshot/files.ts';
 
 export type MirrorOptions = {
   /** The snapshot's base URL: where `manifest.json` is (for this server, `http://host/snapshot`). */
@@ -36,13 +37,22 @@ export type MirrorResult = {
   downloadedBytes: number;
 };
 
+/** The mirror's defaults, used by runMirror and shown by `npm run mirror -- --help`. */
+export const MIRROR_DEFAULTS = {
+  to: 'snapshot',
+  concurrency: 8,
+  timeoutMs: 60_000,
+  retries: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 15_000,
+  keep: 2,
+} as const;
+
 const MARKER = '.mirror.json';
 /** Files are asked for compressed: a server that compresses on the fly (ours does, for record shards) sends less. */
 const ACCEPT = { 'accept-encoding': 'br, gzip' };
 
 const ROUNDS = 3;
-
-export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * Copies the snapshot at `from` into `to` by its manifest: files whose path and sha256 the local copy already has
@@ -56,15 +66,15 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
   if (!/^https?:\/\//.test(from)) throw new Error(`Expected \`from\` to be an http(s) URL, got "${options.from}"`);
   const log = options.log ?? (() => {});
   const http: HttpOptions = {
-    timeoutMs: options.timeoutMs ?? 60_000,
-    retries: options.retries ?? 4,
-    baseDelayMs: options.baseDelayMs ?? 500,
-    maxDelayMs: options.maxDelayMs ?? 15_000,
+    timeoutMs: options.timeoutMs ?? MIRROR_DEFAULTS.timeoutMs,
+    retries: options.retries ?? MIRROR_DEFAULTS.retries,
+    baseDelayMs: options.baseDelayMs ?? MIRROR_DEFAULTS.baseDelayMs,
+    maxDelayMs: options.maxDelayMs ?? MIRROR_DEFAULTS.maxDelayMs,
     fetch: options.fetch,
     sleep: options.sleep,
     onRetry: ({ url, attempt, delayMs, reason }) => log(`${url}: ${reason}; retry ${attempt} in ${delayMs} ms`),
   };
-  const limit = pLimit(options.concurrency ?? 8);
+  const limit = pLimit(options.concurrency ?? MIRROR_DEFAULTS.concurrency);
   const builds = buildsDirFor(options.to);
   const release = await acquireLock(join(builds, '.mirror.lock'), 'mirror');
   try {
@@ -110,8 +120,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
             return;
           }
         }
-        const res = await getWithRetry(fileUrl(from, f.path), ACCEPT, http);
-        if (res.status !== 200) throw new Error(`${f.path}: unexpected HTTP ${res.status}`);
+        const res = await download(from, f.path, http);
         if (res.body.byteLength !== f.bytes || sha256Hex(res.body) !== f.sha256) {
           mismatched.push(f.path);
           return;
@@ -156,7 +165,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
       // The manifest goes in last and exactly as served, so the copy's manifest.json is the origin's byte for byte.
       await writeAtomically(join(staging, LAYOUT.manifest), manifestBytes);
       await rm(join(staging, MARKER), { force: true });
-      const dir = await publishSnapshot(staging, options.to, snapshotDirName(remote), options.keep ?? 2);
+      const dir = await publishSnapshot(staging, options.to, snapshotDirName(remote), options.keep ?? MIRROR_DEFAULTS.keep);
       log(`snapshot ${remote.snapshotId}: ${counts.origin} downloaded (${downloadedBytes} bytes), ${counts.derived} compressed here, ${counts.local} kept from the local copy, ${counts.staged} from an interrupted run`);
       return { outcome: 'updated', snapshotId: remote.snapshotId, dir, counts, downloadedBytes };
     }
@@ -176,9 +185,21 @@ function compressedFrom(files: readonly FileEntry[]): Map<string, FileEntry> {
   return out;
 }
 
+/** One file of the snapshot from the origin; a failure names the file and its URL. */
+async function download(from: string, path: string, http: HttpOptions): Promise<{ body: Uint8Array }> {
+  const url = fileUrl(from, path);
+  let res: Awaited<ReturnType<typeof getWithRetry>>;
+  try {
+    res = await getWithRetry(url, ACCEPT, http);
+  } catch (err) {
+    throw new Error(`${path} could not be downloaded from ${url}: ${(err as Error).message}`, { cause: err });
+  }
+  if (res.status !== 200) throw new Error(`${path} could not be downloaded from ${url}: unexpected HTTP ${res.status}`);
+  return res;
+}
+
 async function fetchManifest(from: string, http: HttpOptions): Promise<{ manifest: Manifest; bytes: Buffer }> {
-  const res = await getWithRetry(fileUrl(from, LAYOUT.manifest), ACCEPT, http);
-  if (res.status !== 200) throw new Error(`manifest.json: unexpected HTTP ${res.status}`);
+  const res = await download(from, LAYOUT.manifest, http);
   const bytes = Buffer.from(res.body);
   let manifest: Manifest;
   try {

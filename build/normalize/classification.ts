@@ -4,7 +4,7 @@ import { flag, productCodeOf, trimmed, upper } from './text.ts';
 
 export type ClassificationOutcome = { kind: 'classification'; value: Classification } | { kind: 'skip'; reason: string };
 
-/** One row of FDA's foiclass.txt, by column name (CONTRACT.md section 5). */
+/** One row of FDA's foiclass.txt, by column name (docs/contract.md section 5). */
 export function fromFoiclassRow(row: Readonly<Record<string, string>>, lookups: Lookups): ClassificationOutcome {
   const code = productCodeOf(row.PRODUCTCODE);
   if (code.value === null) return { kind: 'skip', reason: code.issue ?? 'no product code' };

@@ -1,4 +1,4 @@
-/** The code → name tables of CONTRACT.md section 4, as plain maps. */
+/** The code → name tables of docs/contract.md section 4, as plain maps. */
 export type Lookups = {
   /** Decision codes, 4-letter (SESE) and 2-letter (SE), to their description. */
   decisions: ReadonlyMap<string, string>;

@@ -1,4 +1,4 @@
-/** Pure text rules of CONTRACT.md section 4, shared by every source layout. */
+/** Pure text rules of docs/contract.md section 4, shared by every source layout. */
 
 /** Trims and collapses runs of white space; null when nothing is left. */
 export function collapsed(value: string | null | undefined): string | null {

@@ -9,6 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { parseCommandLine } from '../../src/cli/args.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 export const ENGINE_BUNDLE = fileURLToPath(new URL('public/js/search-engine.js', ROOT));
@@ -30,9 +31,16 @@ export async function bundleEngine(): Promise<string> {
   return out.outputFiles[0]!.text;
 }
 
+const USAGE = `Usage: npm run build:page [-- --check]
+
+Bundles the search engine (src/search) into public/js/search-engine.js for the static page.
+
+  --check   write nothing; exit 1 if the committed bundle is not what the sources give`;
+
 async function main(): Promise<void> {
+  const values = parseCommandLine('build:page', USAGE, { check: { type: 'boolean', default: false } });
   const text = await bundleEngine();
-  if (process.argv.includes('--check')) {
+  if (values.check) {
     const committed = await readFile(ENGINE_BUNDLE, 'utf8').catch(() => '');
     if (committed !== text) {
       console.error('public/js/search-engine.js is out of date: run npm run build:page');

@@ -7,6 +7,11 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
  * snapshot is one rename(2) of a fresh link over the old one: atomic, so a reader sees the old snapshot or the new
  * one, never a mix, and a build that dies before the rename leaves the served snapshot as it was.
  */
+/** A published snapshot's folder name, for the build and the mirror alike: generation time and snapshot id. */
+export function snapshotDirName(manifest: { generatedAt: string; snapshotId: string }): string {
+  return `${manifest.generatedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${manifest.snapshotId}`;
+}
+
 export function buildsDirFor(out: string): string {
   const abs = resolve(out);
   return join(dirname(abs), `${basename(abs)}-builds`);

@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Lookups } from '../normalize/lookups.ts';
 
-export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const LOOKUPS_DIR = fileURLToPath(new URL('../../data/fda/lookups/', import.meta.url));
 
 /** Splits one delimited line, honouring double quotes (RFC 4180 style) as the lookup tables use them. */

@@ -9,6 +9,14 @@ const utf8 = new TextDecoder('utf-8');
 
 export type SourceKind = 'pmn' | 'openfda-json' | 'foiclass';
 
+/** FDA's 22 columns of the 510(k) pipe files (pmn*.txt), in order: what the sync checks downloads against and the generator writes. */
+export const PMN_COLUMNS = [
+  'KNUMBER', 'APPLICANT', 'CONTACT', 'STREET1', 'STREET2', 'CITY', 'STATE', 'COUNTRY_CODE', 'ZIP', 'POSTAL_CODE',
+  'DATERECEIVED', 'DECISIONDATE', 'DECISION', 'REVIEWADVISECOMM', 'PRODUCTCODE', 'STATEORSUMM', 'CLASSADVISECOMM',
+  'SSPINDICATOR', 'TYPE', 'THIRDPARTY', 'EXPEDITEDREVIEW', 'DEVICENAME',
+] as const;
+
+
 /** FDA's pipe files are Windows-1252 and may hold NUL padding; both are undone here. */
 export function decodePipeText(bytes: Uint8Array): string {
   return stripNul(decodeCp1252(bytes));
@@ -62,11 +70,6 @@ export function* pipeRows(text: string): Generator<PipeRow> {
     for (let c = 0; c < header.length; c++) row[header[c] as string] = fields[c] as string;
     yield { line, row };
   }
-}
-
-/** The header of a pipe file, upper-cased, for validating downloads. */
-export function pipeHeader(text: string): string[] {
-  return (text.split(/\r?\n/, 1)[0] ?? '').split('|').map((c) => c.trim().toUpperCase());
 }
 
 /** The `results` of an openFDA download (`{meta, results}`); throws with a plain reason when it is not one. */

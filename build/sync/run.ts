@@ -7,10 +7,11 @@ import { SYNC_HISTORY_LIMIT, type SyncFileState, type SyncOutcome, type SyncStat
 import { runBuild } from '../pipeline.ts';
 import { activeSnapshotDir } from '../publish/publish.ts';
 import { resolveSyncOptions, type SyncOptions } from './config.ts';
-import { getWithRetry } from './http.ts';
-import { acquireLock } from './lock.ts';
+import { getWithRetry } from '../io/http.ts';
+import { acquireLock } from '../io/lock.ts';
 import { readSyncState, writeSyncState } from './state.ts';
 import { validateDownload } from './validate.ts';
+import { sha256Hex } from '../../src/snapshot/files.ts';
 
 export type FileOutcome = {
   name: string;
@@ -32,8 +33,6 @@ export type SyncResult = {
 };
 
 type Fetched = FileOutcome & { entry: SyncFileState; incoming: string | null };
-
-export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * download → verify → (if anything changed) build and publish → record. A failure at any step records its time and
@@ -58,7 +57,7 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
       state.history = [{ at: attemptAt, outcome, detail }, ...state.history].slice(0, SYNC_HISTORY_LIMIT);
       await writeSyncState(paths.state, state);
       await rm(paths.incoming, { recursive: true, force: true });
-      log(`${outcome}: ${detail}`);
+      // No log line here: the caller prints the outcome once (reportSyncOutcome).
       return { outcome, detail, state, files, snapshot };
     };
     const fail = (reason: string, files: FileOutcome[] = []) => {

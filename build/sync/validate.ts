@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { SyncFileState } from '../../src/contract/sync.ts';
-import { PMN_COLUMNS } from '../generate/pool.ts';
+import { PMN_COLUMNS } from '../sources/parse.ts';
 import { readZip } from './zip.ts';
 
 /**

@@ -1,12 +1,23 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseCommandLine } from '../../src/cli/args.ts';
 import { startWorker } from './local.ts';
+
+const USAGE = `Usage: npm run worker
+
+Runs the Cloudflare Worker under workerd on this machine (no account, no network), over the snapshot as static
+assets with the browser page. Settings come from the environment:
+
+  SNAPSHOT_PATH    the snapshot link or directory (./snapshot)
+  PORT             where it listens (8787)
+  CURSOR_SECRET    the key of catalog cursors (a built-in key)`;
 
 /**
  * npm run worker: the Worker under workerd on this machine (no account, no network), over ./snapshot (or
  * SNAPSHOT_PATH) as static assets with the page, on PORT (default 8787). The assets folder is dist/worker-assets,
  * the one wrangler.toml deploys.
  */
+parseCommandLine('worker', USAGE, {});
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const port = Number(process.env.PORT || 8787);
 const worker = await startWorker({

@@ -1,15 +1,14 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, posix, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import type { z } from 'zod';
 import type { FileEntry } from '../../src/contract/index.ts';
 import { SIBLING_MIN_BYTES, siblingsOf, wantsSiblings } from './compress.ts';
 import { jsonBytes, jsonLinesBytes, type LineSpan } from './json.ts';
+import { sha256Hex } from '../../src/snapshot/files.ts';
+import { safeRelPath } from '../../src/snapshot/paths.ts';
 
 const DEDUPE_MAX_BYTES = 1024 * 1024;
-
-export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * Writes files into a snapshot directory that is not yet published, with bounded concurrency, and remembers each
@@ -132,9 +131,7 @@ function check(path: string, schema: z.ZodType, value: unknown): void {
 }
 
 function normalizeRel(path: string): string {
-  const rel = posix.normalize(path.split(sep).join('/'));
-  if (rel.startsWith('/') || rel.startsWith('..') || rel === '.' || rel.includes('\0')) {
-    throw new Error(`not a path inside the snapshot: ${path}`);
-  }
+  const rel = safeRelPath(path.split(sep).join('/'));
+  if (rel === null) throw new Error(`not a path inside the snapshot: ${path}`);
   return rel;
 }

@@ -1,4 +1,4 @@
-// Server mode: every answer comes from POST /v1/query (the envelope of the spec and CONTRACT.md).
+// Server mode: every answer comes from POST /v1/query (the envelope of the spec and docs/contract.md).
 import { capsOf, searchInput } from './state.js';
 import { readSnapshotHead } from './snapshot-head.js';
 

@@ -172,7 +172,7 @@ export function facetRequests(caps) {
 }
 
 /**
- * The API's search input for a state (CONTRACT section 3). `caps` says what the service accepts beyond the
+ * The API's search input for a state (docs/contract.md section 3). `caps` says what the service accepts beyond the
  * contract's fields: `decided` (a day-precise `decided:` qualifier in the query), `qualifiers`, `sorts` and
  * `facetFields`.
  */
@@ -231,7 +231,7 @@ export function kNumberIn(query) {
 }
 
 /**
- * Facet values as the API orders them (CONTRACT section 6): count descending, then value ascending, at most 10,
+ * Facet values as the API orders them (docs/contract.md section 6): count descending, then value ascending, at most 10,
  * zero counts dropped. `counts` is an object of value → count, as Pagefind gives filter counts.
  */
 export function topValues(counts, limit = 10, numeric = false) {
@@ -251,7 +251,7 @@ export function yearsBetween(from, to, minYear, maxYear) {
   return years;
 }
 
-/** freshness as the server's sourceState computes it (CONTRACT section 7), for the static page's footer. */
+/** freshness as the server's sourceState computes it (docs/contract.md section 7), for the static page's footer. */
 export function freshnessOf(lastSuccessfulSyncAt, now, maxAgeHours = 48) {
   if (!lastSuccessfulSyncAt) return 'unknown';
   const age = now - Date.parse(lastSuccessfulSyncAt);

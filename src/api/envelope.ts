@@ -4,7 +4,7 @@ import { ApiError } from './errors.ts';
 import { issuesToDetails, ruleOf, sentenceOf } from './issues.ts';
 
 /**
- * The request envelope, checked in the order of CONTRACT.md section 2: JSON, then shape, then version, then
+ * The request envelope, checked in the order of docs/contract.md section 2: JSON, then shape, then version, then
  * operation. Pure: bytes in, a known operation and its raw input out, or an ApiError. Members other than the three are
  * ignored, as the contract names no error for them.
  */

@@ -25,7 +25,7 @@ export function toApiError(err: unknown): { error: ApiError; bug: boolean } {
   return { error: new ApiError('internal_error', INTERNAL_ERROR_MESSAGE, { cause: err }), bug: true };
 }
 
-/** The canonical error body (CONTRACT.md section 2); the only place that builds one. */
+/** The canonical error body (docs/contract.md section 2); the only place that builds one. */
 export function errorBody(error: ApiError, operation: string | null, sourceState: SourceState): ErrorBody {
   return {
     version: 1,

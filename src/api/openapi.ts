@@ -110,6 +110,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   const json = (schema: unknown) => ({ 'application/json': { schema } });
   const errorResponse = (description: string) => ({ description, content: json(ref('ErrorBody')) });
   const cors = { 'Access-Control-Allow-Origin': { schema: { type: 'string', const: '*' } } };
+  // Node's HTTP server answers any path so when a client is too slow (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS).
+  const slowClient = { '408': { description: 'The client did not send its whole request in time; the connection is closed.' } };
 
   return {
     openapi: '3.1.0',
@@ -117,11 +119,16 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     info: {
       title: 'device-510k query service',
       version: '1.0.0',
+      license: { name: 'MIT', identifier: 'MIT' },
       summary: 'Read-only queries over the FDA 510(k) premarket notifications.',
       description:
         'Every query is a POST to /v1/query whose body names the operation. Errors share one body shape (ErrorBody); ' +
         `its error.code says what failed. Request bodies are limited to ${MAX_BODY_BYTES} bytes.`,
     },
+    // Relative to where this document is served: the server that serves it answers the queries too.
+    servers: [{ url: '/', description: 'The server that serves this document.' }],
+    // Every path is public: the data is public domain and the service is read-only.
+    security: [],
     paths: {
       '/v1/query': {
         post: {
@@ -132,6 +139,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             '200': { description: 'The operation answered.', headers: cors, content: json(byOperation('Response')) },
             '400': errorResponse('malformed_json, invalid_request, unsupported_version, unknown_operation, invalid_input or invalid_cursor.'),
             '404': errorResponse('record_not_found or product_code_not_found.'),
+            ...slowClient,
             '413': errorResponse('request_too_large: the body is over 64 KiB.'),
             '415': errorResponse('unsupported_media_type: the body was not sent as application/json.'),
             '500': errorResponse('internal_error: a bug; it was logged on the server.'),
@@ -150,6 +158,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
                 'Access-Control-Allow-Headers': { schema: { type: 'string', const: 'Content-Type' } },
               },
             },
+            ...slowClient,
           },
         },
       },
@@ -188,6 +197,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           summary: 'Whether a snapshot is loaded, with its sourceState.',
           responses: {
             '200': { description: 'A snapshot is loaded.', content: json(ref('HealthBody')) },
+            ...slowClient,
             '503': { description: 'No valid snapshot is loaded.', content: json(ref('HealthBody')) },
           },
         },
@@ -196,7 +206,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         get: {
           operationId: 'openapi',
           summary: 'This document.',
-          responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+          responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) }, ...slowClient },
         },
       },
       '/snapshot/{path}': {
@@ -207,6 +217,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'The file; ETag from its content, precompressed when the snapshot holds a .br or .gz copy.' },
             '304': { description: 'Not modified (If-None-Match).' },
+            ...slowClient,
             '404': errorResponse('not_found: the snapshot has no such file.'),
             '503': errorResponse('source_unavailable: no valid snapshot is loaded.'),
           },

@@ -34,7 +34,7 @@ export type QueryAnswer = {
 };
 
 /**
- * The checks run in the order of CONTRACT.md section 2's table, each only when the ones before it passed: JSON,
+ * The checks run in the order of docs/contract.md section 2's table, each only when the ones before it passed: JSON,
  * envelope, version, operation, input, cursor, then the content type, then whether a snapshot is loaded, then the
  * operation itself. Nothing escapes: every failure, including a bug, becomes the canonical error body.
  * `snapshot` is the one the request started on; `onOperation` hears the operation's name as soon as it is known.

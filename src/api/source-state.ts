@@ -1,7 +1,7 @@
 import type { Manifest, SourceState } from '../contract/index.ts';
 import type { SyncStatus } from '../snapshot/index.ts';
 
-/** CONTRACT.md section 7, as a pure function of what is loaded, what the sync recorded, and the time. */
+/** docs/contract.md section 7, as a pure function of what is loaded, what the sync recorded, and the time. */
 export type SourceStateInputs = {
   manifest: Manifest | null;
   sync: SyncStatus | null;

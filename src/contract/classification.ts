@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 export const ProductCode = z.string().regex(/^[A-Z]{3}$/);
 
-/** data of device-510k.classification (CONTRACT.md section 5). */
+/** data of device-510k.classification (docs/contract.md section 5). */
 export const Classification = z.strictObject({
   productCode: ProductCode,
   deviceType: z.string().nullable(),

@@ -3,7 +3,7 @@ import { ClearanceRecord } from './record.ts';
 import { Classification, ProductCodeCount, ProductCodeEntry } from './classification.ts';
 import { FacetField } from './operations.ts';
 
-/** CONTRACT.md section 7. */
+/** docs/contract.md section 7. */
 export const SourceState = z.strictObject({
   mode: z.literal('corpus'),
   availability: z.enum(['available', 'unavailable']),
@@ -105,7 +105,7 @@ export const ResponseSchemas = {
   'device-510k.meta': envelope('device-510k.meta', MetaData),
 } as const;
 
-/** CONTRACT.md section 2: every error code and its HTTP status, in the order checks run. */
+/** docs/contract.md section 2: every error code and its HTTP status, in the order checks run. */
 export const ERROR_STATUS = {
   malformed_json: 400,
   invalid_request: 400,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseQuery, QueryError } from '../search/grammar.ts';
 
-/** Input schemas of the six operations (spec "Endpoints" and CONTRACT.md section 3). */
+/** Input schemas of the six operations (spec "Endpoints" and docs/contract.md section 3). */
 
 const codePoints = (s: string): number => {
   let n = 0;

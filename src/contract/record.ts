@@ -15,7 +15,7 @@ export const SourceRef = z.strictObject({
 });
 export type SourceRef = z.infer<typeof SourceRef>;
 
-/** One 510(k) clearance, members in the contract's order (CONTRACT.md section 4). */
+/** One 510(k) clearance, members in the contract's order (docs/contract.md section 4). */
 export const ClearanceRecord = z.strictObject({
   id: z.string().regex(/^K\d{6}$/),
   kNumber: z.string().regex(/^K\d{6}$/),

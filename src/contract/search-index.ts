@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The API's search index on disk, under `search/` of a snapshot (CONTRACT.md section 6 says what search answers;
+ * The API's search index on disk, under `search/` of a snapshot (docs/contract.md section 6 says what search answers;
  * docs/search.md says how this index answers it).
  *
  * `search/index.json` is the header below. The index itself is one byte blob cut into parts of at most `partBytes`
@@ -69,7 +69,7 @@ export function dayNumber(iso: string): number {
 export function isoOfDay(day: number): string {
   return new Date((day - 25_568) * 86_400_000).toISOString().slice(0, 10);
 }
-/** Decision years are 1900..9999 (CONTRACT.md section 4 nulls earlier dates); 0 stands for no decision date. */
+/** Decision years are 1900..9999 (docs/contract.md section 4 nulls earlier dates); 0 stands for no decision date. */
 export const MAX_YEAR = 9999;
 
 export const SectionType = z.enum(['u8', 'u16', 'u32', 'json']);

@@ -4,7 +4,7 @@ import { ProductCodeCount, ProductCodeEntry } from './classification.ts';
 import { MetaData } from './envelope.ts';
 
 /**
- * The snapshot on disk (CONTRACT.md section 8). Every path here is relative to the snapshot's root, and the same
+ * The snapshot on disk (docs/contract.md section 8). Every path here is relative to the snapshot's root, and the same
  * layout is what a CDN or a mirror hosts, so a static client can find any answer without asking a server.
  */
 /**

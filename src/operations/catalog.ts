@@ -4,6 +4,7 @@ import { lineKey, type ShardLines } from '../snapshot/lines.ts';
 import type { CursorCodec, CursorPayload } from './cursor.ts';
 import { ApiError } from './errors.ts';
 import { JsonBytes, type DataOf, type OperationContext, type OperationResult, type PrepareContext } from './types.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 
 /**
  * device-510k.catalog: a keyset walk over the record shards (kNumber ascending) or the product-code shards (code
@@ -33,14 +34,7 @@ export type KeysetPage = { items: Uint8Array[]; lastKey: string | null; hasMore:
 
 /** Position of the first line whose key is after `key`. */
 function firstLineAfter(lines: ShardLines, key: string): number {
-  let lo = 0;
-  let hi = lines.starts.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (lineKey(lines, mid) <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(0, lines.starts.length, (i) => lineKey(lines, i) <= key);
 }
 
 /**

@@ -7,6 +7,7 @@ import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import { ApiError, SearchUnavailable } from './errors.ts';
 import { searchIndexOf } from './search.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 
 /**
  * The export of a whole filtered result set (docs/search.md, "Export"): every match of a search, in the search's
@@ -63,30 +64,15 @@ export async function prepareExport(input: ExportInput, snapshot: Snapshot): Pro
   const ordered = orderPage(index, docs, scores, sort, 0, docs.length);
   const scoreOf = (d: number): number => {
     if (scores === null) return 0;
-    let lo = 0;
-    let hi = docs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docs[mid]! < d) lo = mid + 1;
-      else hi = mid;
-    }
-    return scores[lo]!;
+    return scores[partitionPoint(0, docs.length, (i) => docs[i]! < d)]!;
   };
   const keyAt = (i: number) => sortKey(index, ordered[i]!, sort, scoreOf(ordered[i]!));
 
   let after: number[] | null = null;
   if (input.cursor !== null) after = decodeExportCursor(input.cursor, sort).k;
   else if (input.after !== null) after = keyOfKNumber(index, input.after, sort, scoreOf);
-  let start = 0;
-  if (after !== null) {
-    const key = after;
-    let hi = ordered.length;
-    while (start < hi) {
-      const mid = (start + hi) >>> 1;
-      if (compareKeys(keyAt(mid), key) <= 0) start = mid + 1;
-      else hi = mid;
-    }
-  }
+  const key = after;
+  const start = key === null ? 0 : partitionPoint(0, ordered.length, (i) => compareKeys(keyAt(i), key) <= 0);
   const end = input.limit === null ? ordered.length : Math.min(ordered.length, start + input.limit);
   const nextCursor = end < ordered.length && end > start ? encodeExportCursor({ v: 1, s: sort, k: keyAt(end - 1) }) : null;
   const csv = input.format === 'csv';
@@ -103,14 +89,7 @@ export async function prepareExport(input: ExportInput, snapshot: Snapshot): Pro
 function keyOfKNumber(index: SearchIndex, kNumber: string, sort: Sort, scoreOf: (d: number) => number): number[] {
   const digits = Number(kNumber.slice(1));
   const { byKNumber, docKNumber } = index;
-  let lo = 0;
-  let hi = byKNumber.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (docKNumber[byKNumber[mid]!]! < digits) lo = mid + 1;
-    else hi = mid;
-  }
-  const d = byKNumber[lo];
+  const d = byKNumber[partitionPoint(0, byKNumber.length, (i) => docKNumber[byKNumber[i]!]! < digits)];
   if (d === undefined || docKNumber[d] !== digits) {
     throw new ApiError('invalid_cursor', `${kNumber} is not in this snapshot, so the export cannot resume after it; use the cursor of the last part.`);
   }

@@ -1,7 +1,8 @@
 import { NO_APPLICANT, NO_CODE, NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
 import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Matches, type MatchRequest } from './match.ts';
-import { findApplicant, findCode, lowerBound, type SearchIndex } from './model.ts';
+import { partitionPoint } from '../utils/bisect.ts';
+import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { foldText } from './tokenize.ts';
 
 const idRange = (lo: number, hi: number): Uint32Array => {
@@ -40,9 +41,9 @@ export function matchParsed(index: SearchIndex, parsed: ParsedQuery, filters: Om
 /** Documents decided within the range: one id range, since docDecided does not increase over ids (0 last). */
 export function decidedIds(index: SearchIndex, range: Range): { lo: number; hi: number } {
   const decided = index.docDecided;
-  const dated = lowerBound(index.docCount, (d) => decided[d]! !== 0);
-  const lo = lowerBound(dated, (d) => decided[d]! > range.hi);
-  const hi = lowerBound(dated, (d) => decided[d]! >= range.lo);
+  const dated = partitionPoint(0, index.docCount, (d) => decided[d]! !== 0);
+  const lo = partitionPoint(0, dated, (d) => decided[d]! > range.hi);
+  const hi = partitionPoint(0, dated, (d) => decided[d]! >= range.lo);
   return { lo, hi: Math.max(lo, hi) };
 }
 
@@ -109,7 +110,7 @@ function wordsCondition(index: SearchIndex, words: readonly string[], units: num
 
 /** The term id of a whole word, or -1. */
 function termId(index: SearchIndex, word: string): number {
-  const t = lowerBound(index.terms.length, (i) => index.terms[i]! < word);
+  const t = partitionPoint(0, index.terms.length, (i) => index.terms[i]! < word);
   return index.terms[t] === word ? t : -1;
 }
 
@@ -128,7 +129,7 @@ function phraseCondition(index: SearchIndex, words: readonly string[], points: n
       const lo = docTermOffsets[d]!;
       const hi = docTermOffsets[d + 1]!;
       for (let k = 0; k < ids.length; k++) {
-        const p = lowerBound(hi - lo, (i) => docTermIds[lo + i]! < ids[k]!);
+        const p = partitionPoint(0, hi - lo, (i) => docTermIds[lo + i]! < ids[k]!);
         if (lo + p >= hi || docTermIds[lo + p] !== ids[k] || p >= 255) return -1;
         at[k] = p;
       }
@@ -272,7 +273,7 @@ function startsWithText(value: string, text: string): boolean {
 export function applicantMask(index: SearchIndex, words: readonly string[], ok: Uint8Array): void {
   const hits = new Uint8Array(index.applicants.length);
   words.forEach((word, i) => {
-    const lo = lowerBound(index.terms.length, (t) => index.terms[t]! < word);
+    const lo = partitionPoint(0, index.terms.length, (t) => index.terms[t]! < word);
     for (let t = lo; t < index.terms.length && index.terms[t]!.startsWith(word); t++) {
       if (LEGAL_SUFFIXES.has(index.terms[t]!)) continue;
       for (let j = index.termApplicantOffsets[t]!, end = index.termApplicantOffsets[t + 1]!; j < end; j++) {
@@ -287,8 +288,8 @@ export function applicantMask(index: SearchIndex, words: readonly string[], ok: 
 /** Every word is a word of the device name or the start of one. */
 function deviceWords(index: SearchIndex, words: readonly string[]): Condition {
   const ranges = words.map((word) => {
-    const lo = lowerBound(index.terms.length, (t) => index.terms[t]! < word);
-    const hi = lo + lowerBound(index.terms.length - lo, (t) => index.terms[lo + t]!.startsWith(word));
+    const lo = partitionPoint(0, index.terms.length, (t) => index.terms[t]! < word);
+    const hi = lo + partitionPoint(0, index.terms.length - lo, (t) => index.terms[lo + t]!.startsWith(word));
     return { lo, hi, cost: index.termDocOffsets[hi]! - index.termDocOffsets[lo]! };
   });
   if (ranges.some((r) => r.cost === 0)) return NOTHING;

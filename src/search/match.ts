@@ -1,5 +1,6 @@
 import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
-import { findApplicant, findCode, lowerBound, yearRange, type SearchIndex } from './model.ts';
+import { partitionPoint } from '../utils/bisect.ts';
+import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
 import { kNumberRange } from './tokenize.ts';
 
 /**
@@ -67,8 +68,8 @@ class TierCollector {
 
 export function prepareWord(index: SearchIndex, word: string, scratch: Scratch = newScratch(index)): PreparedWord {
   const { terms } = index;
-  const termLo = lowerBound(terms.length, (i) => terms[i]! < word);
-  const termHi = termLo + lowerBound(terms.length - termLo, (i) => terms[termLo + i]!.startsWith(word));
+  const termLo = partitionPoint(0, terms.length, (i) => terms[i]! < word);
+  const termHi = termLo + partitionPoint(0, terms.length - termLo, (i) => terms[termLo + i]!.startsWith(word));
   const exact = termLo < termHi && terms[termLo] === word ? termLo : -1;
   let scanCost = index.termDocOffsets[termHi]! - index.termDocOffsets[termLo]!;
 
@@ -76,8 +77,8 @@ export function prepareWord(index: SearchIndex, word: string, scratch: Scratch =
   const kr = kNumberRange(word);
   if (kr) {
     const { byKNumber, docKNumber } = index;
-    const lo = lowerBound(byKNumber.length, (i) => docKNumber[byKNumber[i]!]! < kr.from);
-    const hi = lowerBound(byKNumber.length, (i) => docKNumber[byKNumber[i]!]! <= kr.to);
+    const lo = partitionPoint(0, byKNumber.length, (i) => docKNumber[byKNumber[i]!]! < kr.from);
+    const hi = partitionPoint(0, byKNumber.length, (i) => docKNumber[byKNumber[i]!]! <= kr.to);
     if (hi > lo) {
       k = { lo, hi, from: kr.from, to: kr.to, tier: kr.whole ? Tier.primaryWhole : Tier.primaryPrefix };
       scanCost += hi - lo;
@@ -88,7 +89,7 @@ export function prepareWord(index: SearchIndex, word: string, scratch: Scratch =
   const applicants = new TierCollector(scratch.applicants);
   if (word.length <= 3) {
     const lower = index.codesLower;
-    for (let c = lowerBound(lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
+    for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
       codes.raise(c, lower[c] === word ? Tier.primaryWhole : Tier.primaryPrefix);
     }
   }

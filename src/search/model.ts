@@ -2,6 +2,7 @@ import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import type { SearchIndexData } from './codec.ts';
 import { groupByColumn, type Rows } from './csr.ts';
 import { applicantKey } from './tokenize.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 
 /**
  * A loaded search index: the stored arrays plus lookups derived from them at load time (each a linear pass, cheaper
@@ -50,21 +51,14 @@ function sortByKNumber(kNumbers: Uint32Array): Uint32Array {
 /** The applicant group the applicant filter names, or null when no clearance has that applicant. */
 export function findApplicant(index: SearchIndex, applicant: string): number | null {
   const key = applicantKey(applicant);
-  let lo = 0;
-  let hi = index.applicantsByKey.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = applicantKey(index.applicants[index.applicantsByKey[mid]!]!);
-    if (k < key) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = partitionPoint(0, index.applicantsByKey.length, (i) => applicantKey(index.applicants[index.applicantsByKey[i]!]!) < key);
   const id = index.applicantsByKey[lo];
   return id !== undefined && applicantKey(index.applicants[id]!) === key ? id : null;
 }
 
 /** The product code's index, or null when no clearance carries it. */
 export function findCode(index: SearchIndex, code: string): number | null {
-  const i = lowerBound(index.codes.length, (i) => index.codes[i]! < code);
+  const i = partitionPoint(0, index.codes.length, (i) => index.codes[i]! < code);
   return index.codes[i] === code ? i : null;
 }
 
@@ -74,19 +68,8 @@ export function yearRange(index: SearchIndex, from: number | null, to: number | 
   const upper = to ?? 0xffff;
   const lower = from ?? 1; // year 0 stands for "no decision date", which never passes a year filter
   const years = index.docYear;
-  const lo = lowerBound(index.docCount, (d) => years[d]! > upper);
-  const hi = lowerBound(index.docCount, (d) => years[d]! >= lower);
+  const lo = partitionPoint(0, index.docCount, (d) => years[d]! > upper);
+  const hi = partitionPoint(0, index.docCount, (d) => years[d]! >= lower);
   return { lo, hi: Math.max(lo, hi) };
 }
 
-/** The first i in [0, n) for which `before(i)` is false; `before` must be true then false along the range. */
-export function lowerBound(n: number, before: (i: number) => boolean): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (before(mid)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}

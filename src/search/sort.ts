@@ -2,6 +2,7 @@ import type { SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
 
 import type { SORTS } from '../contract/operations.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 
 /** The orders a search can ask for (docs/search.md, "Sorts"). `relevance` is the default and today's order. */
 export type Sort = (typeof SORTS)[number];
@@ -22,13 +23,7 @@ export function orderPage(index: SearchIndex, docs: Uint32Array, scores: Uint32A
     case 'decisionDate:asc': {
       // Dated documents reversed, then the undated ones reversed (K number ascending among them).
       const decided = index.docDecided;
-      let z = 0;
-      let hi = docs.length;
-      while (z < hi) {
-        const mid = (z + hi) >>> 1;
-        if (decided[docs[mid]!]! !== 0) z = mid + 1;
-        else hi = mid;
-      }
+      const z = partitionPoint(0, docs.length, (i) => decided[docs[i]!]! !== 0);
       const size = Math.min(limit, docs.length - offset);
       const out = new Uint32Array(size);
       for (let i = 0; i < size; i++) {

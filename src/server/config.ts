@@ -43,6 +43,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_PIPELINE_DEPTH = 4;
 export const DEFAULT_TURN_BUDGET_MS = 2;
 export { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS };
+export const DEFAULT_POLL_MS = 1000;
+export const DEFAULT_SYNC_POLL_MS = 5000;
+/** `npm start`'s snapshot link, relative to where it runs; a missing one is built there on the first start. */
+export const DEFAULT_SNAPSHOT_PATH = 'snapshot';
 
 export function defaultSyncStatePath(snapshotPath: string): string {
   return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');
@@ -79,7 +83,7 @@ function byteSize(env: NodeJS.ProcessEnv, name: string): number {
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Expected \`PORT\` to be a port number, got "${env.PORT}"`);
-  const snapshotPath = resolve(env.SNAPSHOT_PATH || 'snapshot');
+  const snapshotPath = resolve(env.SNAPSHOT_PATH || DEFAULT_SNAPSHOT_PATH);
   return {
     port,
     host: env.HOST || '127.0.0.1',

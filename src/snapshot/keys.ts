@@ -1,4 +1,5 @@
 import type { ShardIndex } from '../contract/index.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 
 /**
  * Keyset lookups over sorted shards. Keys (K numbers, product codes) are ASCII, so plain string comparison is the
@@ -8,15 +9,10 @@ type Shard = ShardIndex['shards'][number];
 
 /** Position of the first element whose key is greater than `key` (or equal, with `inclusive`). */
 export function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string, inclusive = true): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = keyOf(items[mid] as T);
-    if (k < key || (!inclusive && k === key)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(0, items.length, (i) => {
+    const k = keyOf(items[i] as T);
+    return k < key || (!inclusive && k === key);
+  });
 }
 
 /** The element with exactly this key in a sorted array, or undefined. */

@@ -18,6 +18,7 @@ import { indexLines, lineKey, type ShardLines } from './lines.ts';
 import { LruCache } from './lru.ts';
 import { safeRelPath } from './paths.ts';
 import { bytesEqual, toHex, type SnapshotStorage } from './storage.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 
 export type SnapshotOptions = {
   /**
@@ -363,26 +364,13 @@ export class Snapshot {
 /** Position of the table entry for the K number digits `digits` among `count` entries from `first`, or -1. */
 function findEntry(table: Uint8Array, first: number, count: number, digits: number): number {
   const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
-  let lo = first;
-  let hi = first + count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = view.getUint32(mid * RECORD_TABLE.entryBytes, true);
-    if (k < digits) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = partitionPoint(first, first + count, (i) => view.getUint32(i * RECORD_TABLE.entryBytes, true) < digits);
   return lo < first + count && view.getUint32(lo * RECORD_TABLE.entryBytes, true) === digits ? lo : -1;
 }
 
 /** The line of a sorted shard whose key is `key`, or -1. */
 function findLine(lines: ShardLines, key: string): number {
-  let lo = 0;
-  let hi = lines.starts.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (lineKey(lines, mid) < key) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = partitionPoint(0, lines.starts.length, (i) => lineKey(lines, i) < key);
   return lo < lines.starts.length && lineKey(lines, lo) === key ? lo : -1;
 }
 

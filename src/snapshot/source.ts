@@ -9,9 +9,9 @@ import type { Snapshot, SnapshotOptions } from './snapshot.ts';
 export type SnapshotSourceOptions = {
   snapshot?: SnapshotOptions;
   /** How often the link is re-read, in milliseconds, in case a file-system event is missed; 0 turns polling off. */
-  pollMs?: number;
+  pollMs: number;
   /** Also react to file-system events on the link's folder (default true). */
-  watch?: boolean;
+  watch: boolean;
   /**
    * Runs on a new, valid snapshot before it is switched in (loading the search index, for example), so that the
    * first requests on it do not pay for the loading. A failure is reported and does not stop the switch.
@@ -58,7 +58,7 @@ export class SnapshotSource {
   private timer: NodeJS.Timeout | null = null;
   private readonly options: SnapshotSourceOptions;
 
-  constructor(path: string, options: SnapshotSourceOptions = {}) {
+  constructor(path: string, options: SnapshotSourceOptions) {
     this.path = resolve(path);
     this.options = options;
   }
@@ -86,12 +86,12 @@ export class SnapshotSource {
   /** Loads the snapshot the path points at now, then starts watching for switches. */
   async start(): Promise<CheckResult> {
     const result = await this.check();
-    const pollMs = this.options.pollMs ?? 1000;
+    const pollMs = this.options.pollMs;
     if (pollMs > 0) {
       this.timer = setInterval(() => void this.check(), pollMs);
       this.timer.unref();
     }
-    if (this.options.watch ?? true) {
+    if (this.options.watch) {
       try {
         const name = basename(this.path);
         this.watcher = watch(dirname(this.path), { persistent: false }, (_event, file) => {
@@ -192,7 +192,7 @@ export class SnapshotSource {
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       const again = key === this.refusedKey;
-      this.retryDelayMs = again ? Math.min(REFUSED_RETRY_MAX_MS, this.retryDelayMs * 2) : Math.max(REFUSED_RETRY_MIN_MS, this.options.pollMs ?? 1000);
+      this.retryDelayMs = again ? Math.min(REFUSED_RETRY_MAX_MS, this.retryDelayMs * 2) : Math.max(REFUSED_RETRY_MIN_MS, this.options.pollMs);
       this.retryAt = Date.now() + this.retryDelayMs;
       // Reported once per snapshot and reason, however often it is opened again.
       if (!again || error.message !== this.refusedReason) this.options.onRefuse?.(target, error);

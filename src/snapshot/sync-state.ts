@@ -20,7 +20,7 @@ export type SyncStatus = {
 
 export type SyncStateReaderOptions = {
   /** How often the file is read again, in milliseconds; 0 turns polling off. */
-  pollMs?: number;
+  pollMs: number;
   onError?: (message: string) => void;
 };
 
@@ -32,7 +32,7 @@ export class SyncStateReader {
   private lastError: string | null = null;
   private readonly options: SyncStateReaderOptions;
 
-  constructor(path: string, options: SyncStateReaderOptions = {}) {
+  constructor(path: string, options: SyncStateReaderOptions) {
     this.path = path;
     this.options = options;
   }
@@ -43,7 +43,7 @@ export class SyncStateReader {
 
   async start(): Promise<void> {
     await this.refresh();
-    const pollMs = this.options.pollMs ?? 5000;
+    const pollMs = this.options.pollMs;
     if (pollMs > 0) {
       this.timer = setInterval(() => void this.refresh(), pollMs);
       this.timer.unref();

@@ -19,7 +19,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, runCommand } from '../../src/cli/args.ts';
 import { gzipSync } from 'node:zlib';
 import { createApp } from '../../src/server/app.ts';
 import { CHROMIUM, launchChromium } from './chromium.ts';
@@ -166,17 +166,27 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, has
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
 
+const USAGE = `Usage: npx tsx test/browser/measure.ts [options]
+
+The browser page's weight and time to its first result, in server and static mode, on a desktop and a throttled
+phone profile, in Debian's Chromium (.ci/browser-deps.sh installs it).
+
+  --snapshot DIR    the snapshot to serve (snapshot)
+  --query TEXT      the search to time (catheter)
+  --runs N          cold runs per figure, the median is kept (3)
+  --modes LIST      server, static or both (server,static)
+  --page-query Q    appended to the page's address before the hash (?engine=pagefind: static mode's Pagefind)
+  --verbose         print every request`;
+
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      snapshot: { type: 'string', default: 'snapshot' },
-      query: { type: 'string', default: 'catheter' },
-      runs: { type: 'string', default: '3' },
-      verbose: { type: 'boolean', default: false },
-      modes: { type: 'string', default: 'server,static' },
-      // Appended to the page's address before the hash: `?engine=pagefind` measures static mode's Pagefind fallback.
-      'page-query': { type: 'string', default: '' },
-    },
+  const values = parseCommandLine('measure', USAGE, {
+    snapshot: { type: 'string', default: 'snapshot' },
+    query: { type: 'string', default: 'catheter' },
+    runs: { type: 'string', default: '3' },
+    verbose: { type: 'boolean', default: false },
+    modes: { type: 'string', default: 'server,static' },
+  // Appended to the page's address before the hash: `?engine=pagefind` measures static mode's Pagefind fallback.
+  'page-query': { type: 'string', default: '' },
   });
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run .ci/browser-deps.sh`);
   const snapshot = realpathSync(values.snapshot);
@@ -220,7 +230,4 @@ async function main() {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+runCommand('measure', main);

@@ -6,10 +6,12 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { browseOrder, kNumberYear, newestBuckets, pagefindBuckets, pagefindRecordOf, PagefindIndexes, writePagefindIndex } from '../../build/index/pagefind.ts';
 import { SnapshotWriter } from '../../build/write/writer.ts';
 import { toClearanceRecord, type ClearanceFields, type ClearanceRecord } from '../../src/contract/index.ts';
+import { fieldsOf } from '../helpers/records.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { readTruth, type Truth } from './fixture-truth.ts';
 
-const fields = (over: Partial<ClearanceFields>): ClearanceFields => ({
+/** A cleared balloon catheter, every field filled; a test overrides what it is about. */
+const CATHETER: Partial<ClearanceFields> = {
   deviceName: 'Balloon catheter',
   applicant: 'Acme Medical, Inc.',
   productCode: 'DQY',
@@ -23,16 +25,8 @@ const fields = (over: Partial<ClearanceFields>): ClearanceFields => ({
   thirdParty: false,
   expeditedReview: null,
   countryCode: 'US',
-  contact: null,
-  street1: null,
-  street2: null,
-  city: null,
-  state: null,
-  zipCode: null,
-  postalCode: null,
-  decisionCode: null,
-  ...over,
-});
+};
+const fields = (over: Partial<ClearanceFields>): ClearanceFields => fieldsOf({ ...CATHETER, ...over });
 
 describe('pagefindRecordOf', () => {
   test('puts the searchable text in meta and content, the facets in filters, and no date words anywhere', () => {

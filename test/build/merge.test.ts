@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ClearanceFields } from '../../src/contract/index.ts';
 import { ClearanceMerger, mergeFields } from '../../build/merge/merge.ts';
+import { fieldsOf } from '../helpers/records.ts';
 
-const empty: ClearanceFields = {
-  deviceName: '',
-  applicant: null,
-  productCode: null,
-  decisionDate: null,
-  decisionDescription: null,
-  receivedDate: null,
-  advisoryCommittee: null,
-  classificationCommittee: null,
-  statementOrSummary: null,
-  submissionType: null,
-  thirdParty: null,
-  expeditedReview: null,
-  countryCode: null,  contact: null,
-  street1: null,
-  street2: null,
-  city: null,
-  state: null,
-  zipCode: null,
-  postalCode: null,
-  decisionCode: null,
-};
+const empty: ClearanceFields = fieldsOf();
 
 describe('mergeFields', () => {
   it('a later value overrides, an empty one never does', () => {

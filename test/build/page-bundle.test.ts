@@ -2,7 +2,9 @@ import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { bundleEngine, ENGINE_BUNDLE } from '../../build/page/bundle.ts';
-import { loadSearchIndex, runSearch, type SearchIndex } from '../../src/search/index.ts';
+import { loadSearchIndex } from '../../src/search/load.ts';
+import type { SearchIndex } from '../../src/search/model.ts';
+import { runSearch } from '../../src/search/query.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 type Engine = {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFdaDate, yearOfDay } from '../../build/generate/dates.ts';
-import { buildPool, parsePmnText, PMN_COLUMNS, type Pool } from '../../build/generate/pool.ts';
+import { buildPool, parsePmnText, type Pool } from '../../build/generate/pool.ts';
+import { PMN_COLUMNS } from '../../build/sources/parse.ts';
 import { generatePmnFiles } from '../../build/generate/rows.ts';
 import { runGenerate } from '../../build/generate.ts';
 

@@ -206,6 +206,25 @@ describe('npm run mirror', () => {
     expect((await readdir(buildsDirFor(mirrorOut))).filter((n) => n.startsWith('.staging-'))).toEqual([]);
   });
 
+  it('names the file and the URL that failed', async () => {
+    const next = await changeUpstream({ set: { K802527: { [PMN.APPLICANT]: 'Named Failure, Inc.' } } });
+    const live = await manifestOf(mirrorOut);
+    const old = new Map(live.files.map((f) => [f.path, f.sha256]));
+    const changed = next.files.filter((f) => old.get(f.path) !== f.sha256).map((f) => f.path);
+    const victim = changed.find((p) => p.startsWith('records/')) ?? (changed[0] as string);
+    const before = await readlink(mirrorOut);
+
+    const noManifest = recordingFetch({ failOn: (p) => p === LAYOUT.manifest });
+    await expect(runMirror(mirrorOptions({ fetch: noManifest.fn }))).rejects.toThrow(
+      `manifest.json could not be downloaded from ${origin.url}/snapshot/manifest.json: fetch failed (connection reset)`,
+    );
+    const noFile = recordingFetch({ failOn: (p) => p === victim });
+    await expect(runMirror(mirrorOptions({ fetch: noFile.fn, concurrency: 1 }))).rejects.toThrow(
+      `${victim} could not be downloaded from ${origin.url}/snapshot/${victim}: fetch failed (connection reset)`,
+    );
+    expect(await readlink(mirrorOut)).toBe(before);
+  });
+
   it('refuses a file whose bytes do not match the manifest and leaves the copy as it was', async () => {
     const next = await changeUpstream({ set: { K760247: { [PMN.APPLICANT]: 'Tampered Test' } } });
     const before = await readlink(mirrorOut);

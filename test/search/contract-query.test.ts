@@ -1,21 +1,16 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ErrorBody,
   FACET_FIELDS,
-  LAYOUT,
-  ProductCodeShard,
-  RecordShard,
   ResponseSchemas,
-  ShardIndex,
   SORTS,
   type ClearanceRecord,
 } from '../../src/contract/index.ts';
 import { CSV_COLUMNS } from '../../src/operations/export.ts';
 import { createApp, type App } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
 import { naiveExtended, type NaiveExtendedRequest } from './naive-query.ts';
 
 /**
@@ -30,28 +25,15 @@ const deviceClasses = new Map<string, string | null>();
 const SearchResponse = ResponseSchemas['device-510k.search'];
 const NONE = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null };
 
-async function post(input: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ version: 1, operation: 'device-510k.search', input }),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const post = (input: unknown) => ask(url, 'device-510k.search', input);
 
-const readJson = async (dir: string, rel: string): Promise<unknown> => JSON.parse(await readFile(join(dir, rel), 'utf8'));
 
 beforeAll(async () => {
   const snapshotPath = await buildFixtureSnapshot();
-  const recordIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.recordIndex));
-  records = [];
-  for (const s of recordIndex.shards) records.push(...RecordShard.parse(await readJson(snapshotPath, s.path)));
-  const codeIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.productCodeIndex));
-  for (const s of codeIndex.shards) {
-    for (const e of ProductCodeShard.parse(await readJson(snapshotPath, s.path))) {
-      deviceTypes.set(e.productCode, e.deviceType);
-      deviceClasses.set(e.productCode, e.deviceClass);
-    }
+  records = await allRecords(snapshotPath);
+  for (const e of await allProductCodes(snapshotPath)) {
+    deviceTypes.set(e.productCode, e.deviceType);
+    deviceClasses.set(e.productCode, e.deviceClass);
   }
   app = await createApp({ snapshotPath, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: { request: () => {}, info: () => {}, error: () => {} } });
   url = (await app.listen(0, '127.0.0.1')).url;

@@ -1,21 +1,16 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ErrorBody,
-  LAYOUT,
-  ProductCodeShard,
-  RecordShard,
   ResponseSchemas,
-  ShardIndex,
   type ClearanceRecord,
 } from '../../src/contract/index.ts';
 import { createApp, type App } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
 import { naiveSearch, type NaiveRequest } from './naive.ts';
 
 /**
- * Every search rule of CONTRACT.md section 6, against the real server over the fixture snapshot. Expected answers are
+ * Every search rule of docs/contract.md section 6, against the real server over the fixture snapshot. Expected answers are
  * computed here by a plain scan of the fixture's records (test/search/naive.ts), never written down by hand.
  */
 let app: App;
@@ -28,14 +23,7 @@ const NONE: NaiveRequest = { query: '', applicant: null, productCode: null, year
 
 type SearchInputJson = NaiveRequest & { page: number; pageSize: number };
 
-async function post(input: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ version: 1, operation: 'device-510k.search', input }),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const post = (input: unknown) => ask(url, 'device-510k.search', input);
 
 async function search(input: SearchInputJson) {
   const { status, json } = await post(input);
@@ -43,18 +31,11 @@ async function search(input: SearchInputJson) {
   return SearchResponse.parse(json);
 }
 
-const readJson = async (dir: string, rel: string): Promise<unknown> => JSON.parse(await readFile(join(dir, rel), 'utf8'));
 
 beforeAll(async () => {
   const snapshotPath = await buildFixtureSnapshot();
-  const recordIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.recordIndex));
-  records = [];
-  for (const s of recordIndex.shards) records.push(...RecordShard.parse(await readJson(snapshotPath, s.path)));
-  const codeIndex = ShardIndex.parse(await readJson(snapshotPath, LAYOUT.productCodeIndex));
-  deviceTypes = new Map();
-  for (const s of codeIndex.shards) {
-    for (const e of ProductCodeShard.parse(await readJson(snapshotPath, s.path))) deviceTypes.set(e.productCode, e.deviceType);
-  }
+  records = await allRecords(snapshotPath);
+  deviceTypes = new Map((await allProductCodes(snapshotPath)).map((e) => [e.productCode, e.deviceType]));
   app = await createApp({ snapshotPath, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: silentLogger() });
   url = (await app.listen(0, '127.0.0.1')).url;
 });

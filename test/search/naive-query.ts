@@ -2,6 +2,7 @@ import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { dayNumber } from '../../src/contract/search-index.ts';
 import { LEGAL_SUFFIXES, parseQuery, type Qualifier, type Term } from '../../src/search/grammar.ts';
 import { foldText, tokenize } from '../../src/search/tokenize.ts';
+import { passesFilters, sameApplicant } from './naive.ts';
 
 /**
  * The extensions of search (qualifiers, phrases, OR, exclusions, sorts, facets, stats) as docs/search.md states
@@ -25,7 +26,6 @@ export type NaiveExtendedResult = {
   stats: unknown;
 };
 
-const sameApplicant = (s: string): string => s.trim().split(/\s+/).join(' ').toLowerCase();
 const folded = (s: string): string => foldText(s).replace(/\s+/g, ' ');
 const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -166,14 +166,7 @@ export function naiveExtended(
 
   const hits: { r: ClearanceRecord; score: number }[] = [];
   for (const r of records) {
-    if (req.productCode !== null && r.productCode !== req.productCode) continue;
-    if (req.applicant !== null && (r.applicant === null || sameApplicant(r.applicant) !== sameApplicant(req.applicant))) continue;
-    if (req.yearFrom !== null || req.yearTo !== null) {
-      if (r.decisionDate === null) continue;
-      const year = Number(r.decisionDate.slice(0, 4));
-      if (req.yearFrom !== null && year < req.yearFrom) continue;
-      if (req.yearTo !== null && year > req.yearTo) continue;
-    }
+    if (!passesFilters(r, req)) continue;
     let score = 0;
     let ok = true;
     for (const w of words) {

@@ -1,9 +1,9 @@
 import type { ClearanceRecord } from '../../src/contract/index.ts';
-import { toClearanceRecord, type ClearanceFields } from '../../src/contract/record.ts';
+import { makeRecord } from '../helpers/records.ts';
 import { tokenize } from '../../src/search/tokenize.ts';
 
 /**
- * Search as CONTRACT.md section 6 and docs/search.md state it, by a plain scan over every record: the reference the
+ * Search as docs/contract.md section 6 and docs/search.md state it, by a plain scan over every record: the reference the
  * index is checked against. Deliberately written without any of the engine's code but the tokenizer.
  */
 export type NaiveRequest = {
@@ -16,7 +16,20 @@ export type NaiveRequest = {
 export type NaiveFacet = { field: string; values: { value: string | number; count: number }[] };
 export type NaiveResult = { kNumbers: string[]; facets: NaiveFacet[] };
 
-const sameApplicant = (s: string): string => s.trim().split(/\s+/).join(' ').toLowerCase();
+export const sameApplicant = (s: string): string => s.trim().split(/\s+/).join(' ').toLowerCase();
+
+/** The contract's filters (section 6): product code equal, applicant equal ignoring case and runs of spaces, decision year within the bounds. */
+export function passesFilters(
+  r: ClearanceRecord,
+  req: { productCode: string | null; applicant: string | null; yearFrom: number | null; yearTo: number | null },
+): boolean {
+  if (req.productCode !== null && r.productCode !== req.productCode) return false;
+  if (req.applicant !== null && (r.applicant === null || sameApplicant(r.applicant) !== sameApplicant(req.applicant))) return false;
+  if (req.yearFrom === null && req.yearTo === null) return true;
+  if (r.decisionDate === null) return false;
+  const year = Number(r.decisionDate.slice(0, 4));
+  return (req.yearFrom === null || year >= req.yearFrom) && (req.yearTo === null || year <= req.yearTo);
+}
 
 /** Points of one query word on one record: n + 2, n + 1, 1 or 0 (primary whole, primary prefix, secondary whole,
  * secondary prefix), or null when the word does not match. */
@@ -37,14 +50,7 @@ export function naiveSearch(
   const n = words.length;
   const hits: { r: ClearanceRecord; score: number }[] = [];
   for (const r of records) {
-    if (req.productCode !== null && r.productCode !== req.productCode) continue;
-    if (req.applicant !== null && (r.applicant === null || sameApplicant(r.applicant) !== sameApplicant(req.applicant))) continue;
-    if (req.yearFrom !== null || req.yearTo !== null) {
-      if (r.decisionDate === null) continue;
-      const year = Number(r.decisionDate.slice(0, 4));
-      if (req.yearFrom !== null && year < req.yearFrom) continue;
-      if (req.yearTo !== null && year > req.yearTo) continue;
-    }
+    if (!passesFilters(r, req)) continue;
     const primary = [...tokenize(r.deviceName), r.kNumber.toLowerCase(), ...(r.productCode ? [r.productCode.toLowerCase()] : [])];
     const deviceType = r.productCode === null ? null : (deviceTypes.get(r.productCode) ?? null);
     const secondary = [...tokenize(r.applicant ?? ''), ...tokenize(deviceType ?? '')];
@@ -113,28 +119,5 @@ export function record(
   deviceName: string,
   more: { applicant?: string | null; productCode?: string | null; decisionDate?: string | null } = {},
 ): ClearanceRecord {
-  const fields: ClearanceFields = {
-    deviceName,
-    applicant: more.applicant ?? null,
-    productCode: more.productCode ?? null,
-    decisionDate: more.decisionDate ?? null,
-    decisionDescription: null,
-    receivedDate: null,
-    advisoryCommittee: null,
-    classificationCommittee: null,
-    statementOrSummary: null,
-    submissionType: null,
-    thirdParty: null,
-    expeditedReview: null,
-    countryCode: null,
-    contact: null,
-    street1: null,
-    street2: null,
-    city: null,
-    state: null,
-    zipCode: null,
-    postalCode: null,
-    decisionCode: null,
-  };
-  return toClearanceRecord(kNumber, fields);
+  return makeRecord(kNumber, { deviceName, ...more });
 }

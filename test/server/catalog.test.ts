@@ -8,7 +8,7 @@ import { CursorCodec } from '../../src/operations/index.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from './helpers.ts';
 
-/** The catalog's keyset walk (CONTRACT.md section 6): every entry exactly once, in order, with any limit. */
+/** The catalog's keyset walk (docs/contract.md section 6): every entry exactly once, in order, with any limit. */
 let server: Running;
 let snapshotPath: string;
 let manifest: Manifest;

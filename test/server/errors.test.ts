@@ -7,7 +7,7 @@ import { SearchUnavailable } from '../../src/api/errors.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, allProductCodes, ask, envelope, expectError, post, rawRequest, startServer, type Running } from './helpers.ts';
 
-/** Every row of CONTRACT.md section 2's error table, against the real server over the fixture snapshot. */
+/** Every row of docs/contract.md section 2's error table, against the real server over the fixture snapshot. */
 let server: Running;
 let empty: Running;
 let snapshotPath: string;

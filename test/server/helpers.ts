@@ -73,14 +73,14 @@ export const VALID_INPUT: Record<OperationName, Record<string, unknown>> = {
   'device-510k.meta': {},
 };
 
-/** Headers every JSON answer carries (CONTRACT.md section 1). */
+/** Headers every JSON answer carries (docs/contract.md section 1). */
 export function expectJsonHeaders(headers: Headers): void {
   expect(headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(headers.get('access-control-allow-origin')).toBe('*');
 }
 
 /**
- * The canonical error shape (CONTRACT.md section 2), checked the same way for every error case: status, headers,
+ * The canonical error shape (docs/contract.md section 2), checked the same way for every error case: status, headers,
  * the ErrorBody schema, the code, the operation, and a message that is one plain sentence with no stack or path.
  */
 export function expectError(answer: Answer, status: number, code: ErrorCode, operation: string | null = null): ErrorBody {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LAYOUT, ResponseSchemas, SNAPSHOT_SCHEMA_VERSION } from '../../src/contract/index.ts';
 import { FIXTURE_EPOCH, FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
+import { MainProcess } from '../helpers/main-process.ts';
 import { ask, envelope, expectError, expectOk, startServer, type Running } from './helpers.ts';
 
 /**
@@ -197,21 +198,13 @@ describe('npm start', () => {
   it('listens on PORT and HOST, and on SIGTERM finishes the request in flight, then exits 0', async () => {
     const out = join(await mkdtemp(join(tmpdir(), 'device-510k-main-')), 'snapshot');
     const built = await buildFixture({ out });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: REPO,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const main = new MainProcess({ SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') }, { cwd: REPO });
+    const { child, exited } = main;
     try {
       const url = await vi.waitFor(
         () => {
-          const m = /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout);
-          if (!m) throw new Error(`not listening yet: ${stdout}${stderr}`);
+          const m = /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(main.stdout);
+          if (!m) throw new Error(`not listening yet: ${main.stdout}${main.stderr}`);
           return m[1] as string;
         },
         { timeout: 20_000, interval: 100 },
@@ -227,11 +220,11 @@ describe('npm start', () => {
       expect(answer.status).toBe(200);
       expect(answer.json.data.totalRecords).toBe(built.manifest.counts.records);
       expect(await exited).toBe(0);
-      expect(stdout).toContain('"msg":"draining"');
+      expect(main.stdout).toContain('"msg":"draining"');
       // One request line for each request, none with a body.
-      const lines = stdout.split('\n').filter((l) => l.includes('"msg":"request"'));
+      const lines = main.stdout.split('\n').filter((l) => l.includes('"msg":"request"'));
       expect(lines).toHaveLength(2);
-      expect(stderr).not.toContain('"level":"error"');
+      expect(main.stderr).not.toContain('"level":"error"');
     } finally {
       child.kill('SIGKILL');
     }
@@ -296,21 +289,13 @@ describe('npm start with WORKERS', () => {
   it('runs that many workers on one port; a published snapshot reaches every one; SIGTERM drains them all and exits 0', async () => {
     const out = join(await mkdtemp(join(tmpdir(), 'device-510k-workers-')), 'snapshot');
     const first = await buildFixture({ out });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: REPO,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WORKERS: '2', SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const main = new MainProcess({ WORKERS: '2', SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') }, { cwd: REPO });
+    const { child, exited } = main;
     try {
       const urls = await vi.waitFor(
         () => {
-          const found = [...stdout.matchAll(/"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/g)].map((m) => m[1] as string);
-          if (found.length < 2) throw new Error(`not listening yet: ${stdout}${stderr}`);
+          const found = [...main.stdout.matchAll(/"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/g)].map((m) => m[1] as string);
+          if (found.length < 2) throw new Error(`not listening yet: ${main.stdout}${main.stderr}`);
           return found;
         },
         { timeout: 30_000, interval: 100 },
@@ -322,14 +307,14 @@ describe('npm start with WORKERS', () => {
       const second = await buildFixture({ out, epoch: FIXTURE_EPOCH + 3600 });
       expect(second.manifest.generatedAt).not.toBe(first.manifest.generatedAt);
       child.kill('SIGHUP'); // forwarded to each worker; each also follows the link by itself
-      await vi.waitFor(() => expect([...stdout.matchAll(/"msg":"snapshot loaded"/g)].length).toBe(4), { timeout: 20_000, interval: 100 });
+      await vi.waitFor(() => expect([...main.stdout.matchAll(/"msg":"snapshot loaded"/g)].length).toBe(4), { timeout: 20_000, interval: 100 });
       for (let i = 0; i < 10; i++) expect(expectOk(await ask(url, 'device-510k.meta', {}), 'device-510k.meta').sourceState.snapshotGeneratedAt).toBe(second.manifest.generatedAt);
 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect([...stdout.matchAll(/"msg":"draining"/g)].length).toBe(3);
-      expect(stdout).toContain('"msg":"all workers stopped"');
-      expect(stderr).not.toContain('"level":"error"');
+      expect([...main.stdout.matchAll(/"msg":"draining"/g)].length).toBe(3);
+      expect(main.stdout).toContain('"msg":"all workers stopped"');
+      expect(main.stderr).not.toContain('"level":"error"');
     } finally {
       child.kill('SIGKILL');
     }

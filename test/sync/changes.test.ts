@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedFields, changeLogOf, changeSummary, diffRecords } from '../../build/changes/diff.ts';
 import { ChangeLog, CHANGES_PATH } from '../../src/contract/changes.ts';
-import { LAYOUT, MetaFile, toClearanceRecord, type ClearanceFields, type ClearanceRecord } from '../../src/contract/index.ts';
+import { LAYOUT, MetaFile, type ClearanceFields, type ClearanceRecord } from '../../src/contract/index.ts';
+import { makeRecord } from '../helpers/records.ts';
 import { buildFixture, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { PMN, writeEditedPmn } from './edit-fixture.ts';
 
-const base: ClearanceFields = {
+const base: Partial<ClearanceFields> = {
   deviceName: 'KNEE AID',
   applicant: 'Zimmer, Inc.',
   productCode: 'IQI',
@@ -21,16 +22,9 @@ const base: ClearanceFields = {
   submissionType: 'Traditional',
   thirdParty: false,
   expeditedReview: null,
-  countryCode: 'US',  contact: null,
-  street1: null,
-  street2: null,
-  city: null,
-  state: null,
-  zipCode: null,
-  postalCode: null,
-  decisionCode: null,
+  countryCode: 'US',
 };
-const rec = (k: string, f: Partial<ClearanceFields> = {}): ClearanceRecord => toClearanceRecord(k, { ...base, ...f });
+const rec = (k: string, f: Partial<ClearanceFields> = {}): ClearanceRecord => makeRecord(k, { ...base, ...f });
 
 describe('diffRecords', () => {
   it.each([
@@ -110,6 +104,20 @@ describe('changes.json in a build', () => {
   });
   afterAll(async () => {
     await rm(work, { recursive: true, force: true });
+  });
+
+  it('compares with nothing when a shard it must read from the published snapshot fails its sha256', async () => {
+    const first = await buildFixture({ out: join(work, 'damaged', 'snapshot') });
+    // Same length, still JSON, different bytes: only the manifest's sha256 tells.
+    const shard = join(first.dir, 'records/K7701.json');
+    const text = await readFile(shard, 'utf8');
+    expect(text).toContain('"K770121"');
+    await writeFile(shard, text.replace('"K770121"', '"K770122"'));
+    const sources = FIXTURE_SOURCES.map((s, i) => (i === 1 ? edited : s));
+    const second = await buildFixture({ out: first.out, sources, epoch: 1_800_000_000 });
+    const log = ChangeLog.parse(await readJson(join(second.dir, CHANGES_PATH)));
+    expect(log.previous).toBeNull();
+    expect(log.counts.added).toBe(second.manifest.counts.records);
   });
 
   it('lists added, removed and changed K numbers since the published snapshot, reads only differing shards, and says so in meta', async () => {

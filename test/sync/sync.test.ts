@@ -301,6 +301,39 @@ describe('the nightly sync against a local origin', () => {
     expect(failed?.stdout).toMatch(/^sync failed: pmn7680\.zip: HTTP 404 Not Found$/m);
     expect(failed?.stdout).toMatch(/the published snapshot, if any, was left as it was/);
   });
+
+  it('prints its closing line once, and build --fetch takes the same options and environment', async () => {
+    const files = ORIGIN_FILE_NAMES.flatMap((f) => ['--file', f]);
+    const common = ['--dir', dir, '--out', out, '--timeout', '5000', '--retries', '0'];
+    const closing = /unchanged: All 3 files are unchanged at the origin/g;
+
+    const sync = await run(process.execPath, ['--import', 'tsx', 'build/sync.ts', '--base-url', origin.url, ...files, ...common], { encoding: 'utf8' });
+    expect(`${sync.stdout}${sync.stderr}`.match(closing)).toHaveLength(1);
+
+    const byOption = await run(process.execPath, ['--import', 'tsx', 'build/cli.ts', '--fetch', '--base-url', origin.url, ...files, ...common], { encoding: 'utf8' });
+    expect(byOption.stdout).toMatch(/^sync unchanged: All 3 files are unchanged at the origin/m);
+    expect(`${byOption.stdout}${byOption.stderr}`.match(closing)).toHaveLength(1);
+
+    origin.requests.length = 0;
+    const env = { ...process.env, SYNC_BASE_URL: origin.url, SYNC_FILES: ORIGIN_FILE_NAMES.join(',') };
+    const byEnv = await run(process.execPath, ['--import', 'tsx', 'build/cli.ts', '--fetch', ...common], { encoding: 'utf8', env });
+    expect(byEnv.stdout).toMatch(/^sync unchanged: All 3 files are unchanged at the origin/m);
+    expect(origin.requests.map((r) => r.path).sort()).toEqual(ORIGIN_FILE_NAMES.map((f) => `/ftparea/${f}`).sort());
+  });
+
+  it('build refuses sync options without --fetch, and --source with it, in one line with exit 2', async () => {
+    const refused = (args: string[]) =>
+      run(process.execPath, ['--import', 'tsx', 'build/cli.ts', ...args], { encoding: 'utf8' }).then(
+        () => null,
+        (err: { code: number; stderr: string }) => err,
+      );
+    const stray = await refused(['--base-url', origin.url, '--out', out]);
+    expect(stray?.code).toBe(2);
+    expect(stray?.stderr.trim()).toBe('build: --base-url is a sync option; it applies only with --fetch (see --help)');
+    const both = await refused(['--fetch', '--source', 'x.txt', '--out', out]);
+    expect(both?.code).toBe(2);
+    expect(both?.stderr.trim()).toBe('build: --fetch builds from the downloaded files; leave out --source (see --help)');
+  });
 });
 
 describe('the state file', () => {

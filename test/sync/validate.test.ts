@@ -1,10 +1,10 @@
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { resolveSyncOptions, FDA_BASE_URL } from '../../build/sync/config.ts';
-import { backoffDelay, isRetryableStatus } from '../../build/sync/http.ts';
+import { backoffDelay, isRetryableStatus } from '../../build/io/http.ts';
 import { countRows, kindOfFile, validateDownload } from '../../build/sync/validate.ts';
 import { crc32, readZip } from '../../build/sync/zip.ts';
-import { PMN_COLUMNS } from '../../build/generate/pool.ts';
+import { PMN_COLUMNS } from '../../build/sources/parse.ts';
 
 const PMN_HEADER = PMN_COLUMNS.join('|');
 const row = (k: string) => `${k}|Zimmer, Inc.||||Walker|MI|US|||05/26/1976|07/26/1976|SESE|PM|IQI||PM||Traditional|N||KNEE AID`;

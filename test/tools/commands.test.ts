@@ -1,0 +1,52 @@
+import { execFile } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Every command a user runs, by its script (npm run build, sync, mirror, generate, start, bench and the measuring scripts). */
+const COMMANDS = [
+  ['build/cli.ts', 'build'],
+  ['build/sync.ts', 'sync'],
+  ['build/mirror.ts', 'mirror'],
+  ['build/generate.ts', 'generate'],
+  ['build/worker/cli.ts', 'worker'],
+  ['build/page/bundle.ts', 'build:page'],
+  ['src/main.ts', 'start'],
+  ['bench/run.ts', 'bench'],
+  ['bench/server-load.ts', 'server-load'],
+  ['bench/search-latency.ts', 'search-latency'],
+  ['bench/profile.ts', 'profile'],
+  ['test/browser/measure.ts', 'measure'],
+] as const;
+
+type Ran = { code: number; stdout: string; stderr: string };
+
+function runScript(script: string, args: string[]): Promise<Ran> {
+  return new Promise((done) => {
+    execFile(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) => {
+      done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+// One process at a time: the machine has two cores, shared with the rest of the suite.
+it('-h is --help (every command reads its arguments through the same helper)', async () => {
+  const [long, short] = [await runScript('build/cli.ts', ['--help']), await runScript('build/cli.ts', ['-h'])];
+  expect(long.code).toBe(0);
+  expect(short).toEqual(long);
+}, 90_000);
+
+describe('every command: --help, and one line with exit 2 for an unknown option', () => {
+  it.each(COMMANDS)('%s', async (script, name) => {
+    const help = await runScript(script, ['--help']);
+    const unknown = await runScript(script, ['--no-such-option']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: /);
+    expect(help.stderr).toBe('');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toBe(`${name}: Unknown option '--no-such-option' (see --help)\n`);
+  }, 90_000);
+});
