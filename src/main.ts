@@ -18,6 +18,7 @@ page. Settings come from the environment, read once at start (see the README):
   CURSOR_SECRET              the key of catalog cursors (a built-in key)
   PUBLIC_DIR                 the browser page's folder (the repository's public/)
   SHARD_CACHE_BYTES          verified shard and record bytes kept in memory (48MiB)
+  ANSWER_CACHE_BYTES         search answers kept as bytes, per snapshot (16MiB; 0 keeps none)
   HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS   slow clients get 408 (10000, 30000)
   WORKERS                    server processes behind the port: a number or auto (1)`;
 

@@ -1,4 +1,5 @@
 import type { OperationName, SourceState } from '../contract/index.ts';
+import { AnswerCache, type AnswerParts } from './answer-cache.ts';
 import type { CursorCodec } from '../operations/cursor.ts';
 import type { OperationRegistry } from '../operations/registry.ts';
 import { JsonBytes, type OperationResult } from '../operations/types.ts';
@@ -21,6 +22,8 @@ export type QueryDeps = {
   sourceStateJson: (snapshot: Snapshot | null, now: Date, warnings?: readonly string[]) => string;
   /** Bounds an operation's run: a host's own timer (an operation still running long after its time is a bug). */
   deadline?: <T>(work: Promise<T>, operation: OperationName) => Promise<T>;
+  /** Keeps the answers of operations marked `cacheable` (search); none are kept when absent. */
+  answerCache?: AnswerCache;
 };
 
 /** What to send: the status, the JSON bytes, the headers an error adds, and what failed when it was not a plain ApiError. */
@@ -63,10 +66,16 @@ export async function answerQuery(
     if (!snapshot) {
       throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
     }
-    const servedAt = deps.now();
-    const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors });
-    const result = await (deps.deadline ? deps.deadline(work, envelope.operation) : work);
-    const answer = answerBytes(envelope.operation, result, deps.sourceStateJson(snapshot, deps.now(), result.warnings));
+    const cache = op.cacheable ? deps.answerCache : undefined;
+    const key = cache ? AnswerCache.keyOf(envelope.operation, prepared) : '';
+    let parts = cache?.get(snapshot, key);
+    if (!parts) {
+      const servedAt = deps.now();
+      const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors });
+      parts = answerParts(await (deps.deadline ? deps.deadline(work, envelope.operation) : work));
+      cache?.set(snapshot, key, parts);
+    }
+    const answer = assemble(envelope.operation, parts, deps.sourceStateJson(snapshot, deps.now(), parts.warnings));
     return { status: 200, body: answer, headers: {}, operation: envelope.operation };
   } catch (err) {
     return errorAnswer(deps, err, operation, snapshot);
@@ -100,16 +109,36 @@ const headOf = (operation: OperationName): Uint8Array => {
  * envelope object would give, so the bytes are the same as before answers were spliced.
  */
 export function answerBytes(operation: OperationName, result: OperationResult, sourceStateJson: string): Uint8Array {
+  return assemble(operation, answerParts(result), sourceStateJson);
+}
+
+/** What an operation's result contributes to its answer, as bytes (all of the answer but its head and sourceState). */
+export function answerParts(result: OperationResult): AnswerParts {
   const data = result.data instanceof JsonBytes ? result.data.bytes : encoder.encode(JSON.stringify(result.data));
-  let tail = `,"sourceState":${sourceStateJson}`;
+  let tail = '';
   if (result.page) tail += `,"page":${JSON.stringify(result.page)}`;
   if (result.facets) tail += `,"facets":${JSON.stringify(result.facets)}`;
   tail += '}';
+  return { data, tail: encoder.encode(tail), warnings: result.warnings };
+}
+
+const SOURCE_STATE = encoder.encode(',"sourceState":');
+
+function assemble(operation: OperationName, parts: AnswerParts, sourceStateJson: string): Uint8Array {
   const head = headOf(operation);
-  const tailBytes = encoder.encode(tail);
-  const out = new Uint8Array(head.length + data.length + tailBytes.length);
-  out.set(head, 0);
-  out.set(data, head.length);
-  out.set(tailBytes, head.length + data.length);
-  return out;
+  const { data, tail } = parts;
+  // sourceState is ASCII-safe JSON text at most a few hundred bytes: encodeInto writes it in place.
+  const stateMax = sourceStateJson.length * 3;
+  const out = new Uint8Array(head.length + data.length + SOURCE_STATE.length + stateMax + tail.length);
+  let at = 0;
+  out.set(head, at);
+  at += head.length;
+  out.set(data, at);
+  at += data.length;
+  out.set(SOURCE_STATE, at);
+  at += SOURCE_STATE.length;
+  at += encoder.encodeInto(sourceStateJson, out.subarray(at)).written;
+  out.set(tail, at);
+  at += tail.length;
+  return out.subarray(0, at);
 }

@@ -15,7 +15,7 @@ type Checked = { readonly [N in OperationName]: Operation<(typeof OPERATIONS)[N]
 
 /** Operation name → input schema (from the contract), optional `prepare`, and handler. */
 const checked = {
-  'device-510k.search': { input: OPERATIONS['device-510k.search'], handler: search },
+  'device-510k.search': { input: OPERATIONS['device-510k.search'], handler: search, cacheable: true },
   'device-510k.detail': { input: OPERATIONS['device-510k.detail'], handler: detail },
   'device-510k.classification': { input: OPERATIONS['device-510k.classification'], handler: classification },
   'device-510k.top-product-codes': { input: OPERATIONS['device-510k.top-product-codes'], handler: topProductCodes },

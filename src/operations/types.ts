@@ -65,5 +65,10 @@ export type PrepareContext = { cursors: CursorCodec };
 export type Operation<S extends z.ZodType = z.ZodType, P = z.output<S>, D = unknown> = {
   input: S;
   prepare?: (input: z.output<S>, ctx: PrepareContext) => P;
+  /**
+   * The answer is a pure function of the snapshot and the input (no cursor, no clock), and costly enough to compute
+   * that keeping it as bytes pays (src/api/answer-cache.ts).
+   */
+  cacheable?: boolean;
   handler: (input: P, ctx: OperationContext) => Promise<OperationResult<D>>;
 };

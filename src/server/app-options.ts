@@ -13,6 +13,7 @@ import {
   defaultSyncStatePath,
   type ServerConfig,
 } from './config.ts';
+import { DEFAULT_ANSWER_CACHE_BYTES } from '../api/answer-cache.ts';
 import { jsonLogger, type Logger } from './log.ts';
 import { MEMORY_MAX_BYTES } from './static.ts';
 
@@ -36,6 +37,7 @@ export type ResolvedOptions = {
   maxAgeHours: number;
   cursorSecret: string | undefined;
   cacheBytes: number | undefined;
+  answerCacheBytes: number;
   pipelineDepth: number;
   turnBudgetMs: number;
   pollMs: number;
@@ -72,6 +74,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     maxAgeHours,
     cursorSecret: options.cursorSecret,
     cacheBytes: options.cacheBytes,
+    answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
     pipelineDepth: options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH,
     turnBudgetMs: options.turnBudgetMs ?? DEFAULT_TURN_BUDGET_MS,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Polka } from 'polka';
+import { AnswerCache } from '../api/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, UNREADABLE, type CheckResult, type Snapshot } from '../snapshot/index.ts';
 import { resolveAppOptions, type AppOptions, type ResolvedOptions } from './app-options.ts';
@@ -121,6 +122,7 @@ function queryDeps(settings: ResolvedOptions, snapshots: SnapshotSource, syncSta
     now: settings.now,
     operationTimeoutMs: settings.operationTimeoutMs,
     turns: createTurns(settings.turnBudgetMs),
+    answerCache: new AnswerCache(settings.answerCacheBytes),
   };
 }
 

@@ -16,6 +16,8 @@ export type ServerConfig = {
   cursorSecret?: string;
   /** Bytes of verified shards and records kept in memory per snapshot (default 48 MiB). */
   cacheBytes?: number;
+  /** Bytes of search answers kept per snapshot (default 16 MiB; 0 keeps none). */
+  answerCacheBytes?: number;
   /** Requests of one connection answered at once; later pipelined ones wait unread until one is sent. Default 4. */
   pipelineDepth?: number;
   /** Milliseconds of operations run per turn of the event loop before it goes back to the network. Default 2. */
@@ -65,12 +67,13 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, 
 const UNITS: Record<string, number> = { '': 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
 
 /** A size in bytes: a whole number, optionally followed by K, KiB, M, MiB, G or GiB (powers of 1024). */
-function byteSize(env: NodeJS.ProcessEnv, name: string): number {
+function byteSize(env: NodeJS.ProcessEnv, name: string, zeroAllowed = false): number {
   const raw = env[name] ?? '';
   const match = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(raw);
   const unit = match ? UNITS[(match[2] ?? '').toLowerCase()] : undefined;
-  if (!match || unit === undefined || Number(match[1]) <= 0) {
-    throw new Error(`Expected \`${name}\` to be a size in bytes above 0 (for example 50000000 or 48MiB), got "${raw}"`);
+  if (!match || unit === undefined || (Number(match[1]) <= 0 && !zeroAllowed)) {
+    const least = zeroAllowed ? 'from 0 and up' : 'above 0';
+    throw new Error(`Expected \`${name}\` to be a size in bytes ${least} (for example 50000000 or 48MiB), got "${raw}"`);
   }
   return Number(match[1]) * unit;
 }
@@ -78,7 +81,7 @@ function byteSize(env: NodeJS.ProcessEnv, name: string): number {
 /**
  * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
- * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000).
+ * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -93,6 +96,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     freshnessMaxAgeHours: positiveNumber(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS),
     ...(env.CURSOR_SECRET ? { cursorSecret: env.CURSOR_SECRET } : {}),
     ...(env.SHARD_CACHE_BYTES ? { cacheBytes: byteSize(env, 'SHARD_CACHE_BYTES') } : {}),
+    ...(env.ANSWER_CACHE_BYTES ? { answerCacheBytes: byteSize(env, 'ANSWER_CACHE_BYTES', true) } : {}),
     headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
     requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),
   };

@@ -1,3 +1,4 @@
+import { AnswerCache } from '../api/answer-cache.ts';
 import { MAX_BODY_BYTES, readRequestBody } from '../api/body.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 import { ApiError } from '../api/errors.ts';
@@ -34,11 +35,14 @@ type Env = {
   FRESHNESS_MAX_AGE_HOURS?: string;
   /** Bytes of verified shards and records kept per isolate, default 16 MiB (an isolate has 128 MB in all). */
   SHARD_CACHE_BYTES?: string;
+  /** Bytes of search answers kept per isolate, default 4 MiB (0 keeps none). */
+  ANSWER_CACHE_BYTES?: string;
   OPERATION_TIMEOUT_MS?: string;
 };
 
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
 const DEFAULT_WORKER_CACHE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_WORKER_ANSWER_CACHE_BYTES = 4 * 1024 * 1024;
 
 type Service = {
   watch: ManifestWatch;
@@ -93,6 +97,7 @@ function createService(env: Env): Service {
     sourceState: (snapshot, now, warnings) => sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
     sourceStateJson: (snapshot, now, warnings) => stateJson.json({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
     deadline: (work, operation) => withDeadline(work, operationTimeoutMs, operation),
+    answerCache: new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES))),
   };
   return { watch, deps };
 }
