@@ -183,6 +183,8 @@ async function measureSize(
     const [http] = await measureSides([{ url: server.url, requests: searchRequests, tag: 'ours-search' }], settings);
     result.searchHttp = http!;
     if (http!.failures > 0) notes.push(`${label} search over HTTP: ${http!.failures} failed requests.`);
+    result.searchHttpUncached = await measureUncachedSearch(prepared.path, searchRequests, settings, tmp);
+    if (result.searchHttpUncached.failures > 0) notes.push(`${label} search over HTTP, answer cache off: ${result.searchHttpUncached.failures} failed requests.`);
     result.memory = { afterStartBytes: afterStart, afterFirstSearchBytes: afterFirstSearch, underLoadBytes: memory.stop() };
     log(`${label}: pipelined requests from clients that never read`);
     result.pipelining = await pipeliningAttack(server.url, server.pid, { seconds: quick ? 4 : 8 });
@@ -231,6 +233,19 @@ async function measureSize(
     }
   }
   return result;
+}
+
+/** Search over HTTP against a second server whose answer cache is off: every request runs the engine. */
+async function measureUncachedSearch(path: string, requests: LoadRequest[], settings: LoadSettings, tmp: string) {
+  log('search over HTTP with the answer cache off');
+  const uncached = await startServer(ROOT, path, tmp, { ANSWER_CACHE_BYTES: '0' });
+  try {
+    await checkTarget(uncached.url, requests.slice(0, 1), 'search (ours, answer cache off)');
+    const [figures] = await measureSides([{ url: uncached.url, requests, tag: 'ours-search-uncached' }], settings);
+    return figures!;
+  } finally {
+    await uncached.stop();
+  }
 }
 
 async function main(): Promise<void> {

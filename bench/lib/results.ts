@@ -12,6 +12,12 @@ export type SizeResults = {
   lookups: LookupFigures[];
   /** device-510k.search through POST /v1/query, with the same queries (no nginx counterpart: it has no search). */
   searchHttp: SideFigures | null;
+  /**
+   * The same with the server's search answer cache off (ANSWER_CACHE_BYTES=0): every request runs the engine and reads
+   * its records, as a query nobody asked before does. The bench's 400 queries repeat, so with the cache on (the
+   * default, `searchHttp`) nearly every request after the warm-up is answered from it.
+   */
+  searchHttpUncached?: SideFigures | null;
   search: SearchFigures | null;
   memory: {
     /** The server's resident memory once it answers /healthz, before any request. */
