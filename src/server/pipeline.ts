@@ -8,8 +8,8 @@ type Waiting = { queue: [IncomingMessage, ServerResponse][]; active: number };
  * At most `depth` requests of one connection are answered at once. Node parses every pipelined request that has
  * arrived and would start them all, queueing their answers in memory until the client reads: a client that sends
  * hundreds of requests and never reads would grow the server without bound. Here the rest wait, unanswered, until an
- * answer of the same connection has been handed to the kernel; while they wait, Node stops reading the socket
- * (its own back-pressure once answers queue up), so the client is held back by TCP.
+ * answer of the same connection has been handed to the kernel and the socket holds nothing unsent; while they wait,
+ * Node stops reading the socket (its own back-pressure once answers queue up), so the client is held back by TCP.
  */
 export function limitPipelining(depth: number, handle: Handler): Handler & { busy: (socket: Socket) => boolean } {
   if (!Number.isInteger(depth) || depth < 1) throw new Error(`Expected \`pipelineDepth\` to be an integer from 1 and up, got ${depth}`);
@@ -20,7 +20,12 @@ export function limitPipelining(depth: number, handle: Handler): Handler & { bus
     res.once('close', () => {
       state.active--;
       const next = state.queue.shift();
-      if (next) start(state, next[0], next[1]);
+      if (!next) return;
+      // An answer the kernel did not take yet (the client is not reading) holds the next one back until the socket
+      // drains: a connection that does not read gets no more work, and holds at most `depth` answers in memory.
+      const socket = req.socket;
+      if (socket.writableNeedDrain && !socket.destroyed) socket.once('drain', () => start(state, next[0], next[1]));
+      else start(state, next[0], next[1]);
     });
     handle(req, res);
   };
