@@ -21,6 +21,11 @@ export function startTsx(script: string, args: readonly string[], options: { env
   }));
 }
 
+/** A JavaScript file under plain node (no TypeScript loader), tracked like `startTsx`'s children. */
+export function startNode(script: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions } = {}): ChildProcess {
+  return track(spawn(process.execPath, [script, ...args], { env: options.env ?? process.env, stdio: options.stdio ?? ['ignore', 'pipe', 'inherit'] }));
+}
+
 export function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));

@@ -1,19 +1,30 @@
 import { openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, startTsx, stop, waitForHttp } from './procs.ts';
+import { execFile } from 'node:child_process';
+import { freePort, startNode, startTsx, stop, waitForHttp } from './procs.ts';
 
 /**
- * Our server exactly as `npm start` runs it (src/main.ts, its request log and all), in its own process on 127.0.0.1,
+ * Our server exactly as `npm start` runs it (the bundle of src/main.ts, its request log and all), in its own process on 127.0.0.1,
  * over one snapshot. Its log goes to a file, as a deployment's would; a pipe nobody reads would grow in its memory.
  */
 export type RunningServer = { url: string; pid: number; stop: () => Promise<void> };
 
 export const BENCH_CURSOR_SECRET = 'device-510k benchmark cursor secret';
 
+/** The server bundle `npm start` makes and runs (build/server-bundle.mjs), made once per bench run. */
+let bundled: Promise<string> | null = null;
+function serverBundle(root: string): Promise<string> {
+  bundled ??= new Promise((resolve, reject) => {
+    execFile(process.execPath, [join(root, 'build/server-bundle.mjs')], { cwd: root }, (err) => (err ? reject(err) : resolve(join(root, 'dist/server/main.mjs'))));
+  });
+  return bundled;
+}
+
 export async function startServer(root: string, snapshotPath: string, tmp: string, env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
+  const main = await serverBundle(root);
   const log = openSync(join(tmp, 'server.log'), 'a');
-  const child = startTsx(join(root, 'src/main.ts'), [], {
+  const child = startNode(main, [], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

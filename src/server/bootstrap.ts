@@ -6,13 +6,10 @@ import type { Logger } from './log.ts';
 /**
  * `npm start` on a fresh clone: when there is no snapshot at the default path, the server starts anyway (answering
  * 503 `source_unavailable`) and builds one from the bundled sources, exactly as `npm run build` would; the link it
- * publishes is picked up like any later switch. The build modules are loaded by URL so that the server still starts
- * in a deployment that ships only a snapshot and not the build. A SNAPSHOT_PATH that was set and does not exist is
+ * publishes is picked up like any later switch. The build modules are loaded only then, and their absence is logged,
+ * so that the server still starts in a deployment that ships only a snapshot and not the build. A SNAPSHOT_PATH that was set and does not exist is
  * a mistake, not a fresh clone: it is reported with the path, and nothing is built in a mistyped place.
  */
-const PIPELINE = new URL('../../build/pipeline.ts', import.meta.url).href;
-const DEFAULT_SOURCES = new URL('../../build/sources/default.ts', import.meta.url).href;
-
 type PipelineModule = Pick<typeof import('../../build/pipeline.ts'), 'runBuild'>;
 type DefaultSourcesModule = Pick<typeof import('../../build/sources/default.ts'), 'defaultSources'>;
 
@@ -37,7 +34,8 @@ export async function buildFirstSnapshot(snapshotPath: string, logger: Logger): 
   let pipeline: PipelineModule;
   let sources: DefaultSourcesModule;
   try {
-    [pipeline, sources] = (await Promise.all([import(PIPELINE), import(DEFAULT_SOURCES)])) as [PipelineModule, DefaultSourcesModule];
+    // Imported only here, so a server that never builds never loads them (the server bundle keeps them in chunks).
+    [pipeline, sources] = await Promise.all([import('../../build/pipeline.ts'), import('../../build/sources/default.ts')]);
   } catch (err) {
     logger.error('no snapshot, and the build is not available to make one; serving 503 until one is published', {
       reason: (err as Error).message,
