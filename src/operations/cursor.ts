@@ -57,12 +57,21 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
+/** HMAC-SHA256 of a message under a key; the host may give a native one (the result is the same). */
+export type Hmac = (key: Uint8Array, message: Uint8Array) => Uint8Array;
+
 export class CursorCodec {
   private readonly secret: Uint8Array;
+  private readonly hmac: Hmac;
 
-  constructor(secret: string = BUILT_IN_CURSOR_SECRET) {
+  /**
+   * `hmac` defaults to the TypeScript implementation, which runs anywhere; the Node server passes node:crypto's, about
+   * ten times faster (a catalog page checks one cursor and signs the next). Cursors are the same bytes either way.
+   */
+  constructor(secret: string = BUILT_IN_CURSOR_SECRET, hmac: Hmac = hmacSha256) {
     if (secret.length === 0) throw new Error('Expected `secret` to be a non-empty string');
     this.secret = encoder.encode(secret);
+    this.hmac = hmac;
   }
 
   encode(payload: CursorPayload): string {
@@ -96,6 +105,6 @@ export class CursorCodec {
     const message = new Uint8Array(DOMAIN.length + json.length);
     message.set(encoder.encode(DOMAIN));
     message.set(json, DOMAIN.length);
-    return hmacSha256(this.secret, message).subarray(0, MAC_BYTES);
+    return this.hmac(this.secret, message).subarray(0, MAC_BYTES);
   }
 }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Polka } from 'polka';
@@ -117,7 +118,7 @@ function queryDeps(settings: ResolvedOptions, snapshots: SnapshotSource, syncSta
       sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: syncState?.current ?? null, now, maxAgeHours, warnings }),
     sourceStateJson: (snapshot: Snapshot | null, now: Date, warnings?: readonly string[]) =>
       stateJson.json({ manifest: snapshot?.manifest ?? null, sync: syncState?.current ?? null, now, maxAgeHours, warnings }),
-    cursors: new CursorCodec(settings.cursorSecret),
+    cursors: new CursorCodec(settings.cursorSecret, (key, message) => createHmac('sha256', key).update(message).digest()),
     logger: settings.logger,
     now: settings.now,
     operationTimeoutMs: settings.operationTimeoutMs,

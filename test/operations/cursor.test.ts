@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../src/operations/index.ts';
@@ -50,5 +51,17 @@ describe('CursorCodec', () => {
     const cursor = builtIn.encode({ v: 1, k: 'product-code', a: 'DXY', s: '0123456789abcdef' });
     expect(builtIn.decode(cursor)).toMatchObject({ a: 'DXY' });
     expect(() => new CursorCodec('')).toThrow(/secret/);
+  });
+
+  it('with a native HMAC gives the same cursors, so hosts with either read each other\'s', () => {
+    const native = new CursorCodec('test secret', (key, message) => createHmac('sha256', key).update(message).digest());
+    fc.assert(
+      fc.property(payload, (p) => {
+        const cursor = native.encode(p);
+        expect(cursor).toBe(codec.encode(p));
+        expect(codec.decode(cursor)).toEqual(p);
+        expect(native.decode(codec.encode(p))).toEqual(p);
+      }),
+    );
   });
 });
