@@ -103,6 +103,8 @@ export class Snapshot {
   private readonly cache: LruCache<string, Cached>;
   /** Record shards whose bytes have matched their sha256 once, so that single records may be read from them. */
   private readonly verified = new Set<string>();
+  /** Each shard's identity on disk when its bytes last matched the manifest (storages that can tell one). */
+  private readonly identities = new Map<string, string>();
   /** Files already reported as damaged, so the log says it once per file and snapshot. */
   private readonly reported = new Set<string>();
   private readonly onCorrupt: ((report: CorruptFileReport) => void) | undefined;
@@ -289,6 +291,7 @@ export class Snapshot {
     if (!bytesEqual(this.storage.sha256(bytes), 0, table, at + 12, RECORD_TABLE.digestBytes)) {
       // The file changed since it was checked whole: report it as the file it is now against the manifest.
       this.verified.delete(shard.path);
+      this.identities.delete(shard.path);
       const now = await this.storage.read(shard.path).then((b) => toHex(this.storage.sha256(b)), () => UNREADABLE);
       this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, now);
     }
@@ -332,14 +335,32 @@ export class Snapshot {
     const cached = this.cache.get(key);
     if (cached) return cached as ShardLines;
     const entry = this.files.get(shard.path) as FileEntry;
-    const bytes = await this.storage.readRange(shard.path, 0, entry.bytes).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE));
-    const actual = toHex(this.storage.sha256(bytes));
-    if (bytes.length !== entry.bytes || actual !== entry.sha256) this.corrupt(shard.path, entry.sha256, actual);
+    const { bytes, identity } = await this.readShard(shard.path, entry);
+    // A shard read again (it left the cache) is hashed again unless the storage can tell it is the very file whose
+    // bytes matched before.
+    if (identity === null || this.identities.get(shard.path) !== identity) {
+      const actual = toHex(this.storage.sha256(bytes));
+      if (bytes.length !== entry.bytes || actual !== entry.sha256) {
+        this.identities.delete(shard.path);
+        this.corrupt(shard.path, entry.sha256, actual);
+      }
+      if (identity !== null) this.identities.set(shard.path, identity);
+    }
     const lines = indexLines(bytes);
     if (lines.starts.length !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines.starts.length} lines for ${shard.count} entries`);
     this.verified.add(shard.path);
     this.cache.set(key, lines);
     return lines;
+  }
+
+  private async readShard(path: string, entry: FileEntry): Promise<{ bytes: Uint8Array; identity: string | null }> {
+    try {
+      if (this.storage.readIdentified) return await this.storage.readIdentified(path, 0, entry.bytes);
+      return { bytes: await this.storage.readRange(path, 0, entry.bytes), identity: null };
+    } catch {
+      this.identities.delete(path);
+      return this.corrupt(path, entry.sha256, UNREADABLE);
+    }
   }
 
   /** The part of the record table that covers shard positions [part * shardsPerPart, …), checked once and kept. */

@@ -12,6 +12,13 @@ export interface SnapshotStorage {
   readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
   /** SHA-256 of the bytes. Synchronous: records are checked on the request path, and a round trip would cost more. */
   sha256(bytes: Uint8Array): Uint8Array;
+  /**
+   * Optional: `readRange` plus the file's identity when the bytes were read (on a local disk: device, inode, size,
+   * modification and change times, the same before and after the read), or null when it cannot be told. A file whose
+   * identity is the one it had when its bytes last matched their sha256 holds those bytes still, so the snapshot does
+   * not hash it again: a change in place moves its change time, a replacement its inode.
+   */
+  readIdentified?(path: string, offset: number, length: number): Promise<{ bytes: Uint8Array; identity: string | null }>;
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
