@@ -159,6 +159,7 @@ export function workerTable(sizes: SizeResults[]): string | null {
         ratio(x.worker.rps / x.node.rps),
         x.nginx ? ratio(x.worker.rps / x.nginx.rps) : 'n/a',
         [x.worker, x.node, ...(x.nginx ? [x.nginx] : [])].map((f) => ms(f.p99Ms)).join(' / '),
+        x.oneAtATime ? `${pair(ms(x.oneAtATime.worker.p50Ms), ms(x.oneAtATime.worker.p99Ms))}; ${pair(ms(x.oneAtATime.node.p50Ms), ms(x.oneAtATime.node.p99Ms))}` : 'n/a',
       ]);
     }
   }
@@ -176,11 +177,16 @@ export function workerTable(sizes: SizeResults[]): string | null {
     ]];
   });
   const bundle = sizes.find((s) => s.worker)?.worker?.bundle;
+  const idle = sizes.some((s) => s.worker?.sides.some((x) => x.worker.rps === 0 && x.worker.failures === 0));
+  const why = idle
+    ? ['A Worker figure of 0 req/s with no failure: no answer finished within a round. One isolate interleaves its concurrent requests, so under that many connections they all finish late together; one at a time gives the cost of one.', '']
+    : [];
   return [
     '**The API as a Cloudflare Worker under workerd (static assets), against the Node server and nginx, same requests, alternating rounds**',
     '',
-    table(['data', 'operation', 'Worker req/s', 'Node req/s', 'nginx req/s', 'Worker/Node', 'Worker/nginx', 'p99 Worker / Node / nginx'], rows),
+    table(['data', 'operation', 'Worker req/s', 'Node req/s', 'nginx req/s', 'Worker/Node', 'Worker/nginx', 'p99 Worker / Node / nginx', 'one at a time, p50 / p99: Worker; Node'], rows),
     '',
+    ...why,
     table(['data', 'start: listening / first answer / first search', 'workerd RSS: idle / after first search / peak under load', 'isolate, V8 heap + ArrayBuffers: after first search / after load'], memory),
     '',
     ...(bundle ? [`Worker bundle: ${(bundle.bytes / 1024).toFixed(0)} KiB, ${(bundle.gzipBytes / 1024).toFixed(0)} KiB gzip (minified, esbuild).`, ''] : []),

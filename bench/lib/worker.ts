@@ -8,6 +8,7 @@ import { checkTarget, type LookupTarget } from './lookups.ts';
 import { measureSides, type LoadSettings, type SideFigures } from './measure-lookups.ts';
 import { startNginx, type Nginx } from './nginx.ts';
 import { freePort, memoryOf, sampleMemory } from './procs.ts';
+import { percentile } from './stats.ts';
 import { BENCH_CURSOR_SECRET, startServer, type RunningServer } from './server.ts';
 
 /**
@@ -23,7 +24,16 @@ import { BENCH_CURSOR_SECRET, startServer, type RunningServer } from './server.t
 /** The isolate's V8 heap (used, of total) and its ArrayBuffers' backing stores, from Runtime.getHeapUsage. */
 export type IsolateMemory = { usedBytes: number; totalBytes: number; arrayBufferBytes: number };
 
-export type WorkerSideFigures = { name: string; worker: SideFigures; node: SideFigures; nginx: SideFigures | null };
+/** Latency of requests sent one at a time on one connection (what one request costs, with no queue in front of it). */
+export type OneAtATime = { requests: number; p50Ms: number; p99Ms: number };
+
+export type WorkerSideFigures = {
+  name: string;
+  worker: SideFigures;
+  node: SideFigures;
+  nginx: SideFigures | null;
+  oneAtATime: { worker: OneAtATime; node: OneAtATime };
+};
 
 export type WorkerFigures = {
   storage: 'assets';
@@ -59,6 +69,28 @@ export type WorkerSectionInput = {
 };
 
 const MEASURED = new Set(['detail', 'meta', 'catalog']);
+const ONE_AT_A_TIME = 100;
+
+/**
+ * `n` of the requests, one after another. Under load an isolate interleaves its concurrent requests, so with 50
+ * connections every search of a round can finish after the round ends; this is the cost of one.
+ */
+async function oneAtATime(url: string, requests: readonly LoadRequest[], n: number): Promise<OneAtATime> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = requests[Math.floor((i * requests.length) / n) % requests.length]!;
+    const t = performance.now();
+    const res = await fetch(`${url}${r.path}`, {
+      method: r.method,
+      ...(r.body === undefined ? {} : { body: r.body, headers: { 'content-type': 'application/json' } }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${r.method} ${r.path} answered ${res.status}`);
+    times.push(performance.now() - t);
+  }
+  return { requests: n, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) };
+}
 
 /** The workerd process Miniflare started for us: a child of this process named workerd. */
 async function workerdPid(): Promise<number> {
@@ -116,6 +148,9 @@ async function heapOf(port: number, log: (line: string) => void): Promise<Isolat
   let cdp: Cdp | null = null;
   try {
     cdp = await inspect(port);
+    // Twice, a moment apart: ArrayBuffers whose wrappers the first collection freed are released after it.
+    await cdp.send('HeapProfiler.collectGarbage').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
     await cdp.send('HeapProfiler.collectGarbage').catch(() => undefined);
     const usage = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number; totalSize: number; backingStorageSize?: number };
     return { usedBytes: usage.usedSize, totalBytes: usage.totalSize, arrayBufferBytes: usage.backingStorageSize ?? Number.NaN };
@@ -186,7 +221,8 @@ export async function measureWorker(input: WorkerSectionInput): Promise<WorkerFi
         ...(k.nginx && nginx ? [{ url: nginx.url, requests: k.nginx, tag: `nginx-${tag}` }] : []),
       ];
       const [w, n, x] = await measureSides(list, settings);
-      sides.push({ name: k.name, worker: w!, node: n!, nginx: x ?? null });
+      const one = { worker: await oneAtATime(worker.url, k.requests, ONE_AT_A_TIME), node: await oneAtATime(node.url, k.requests, ONE_AT_A_TIME) };
+      sides.push({ name: k.name, worker: w!, node: n!, nginx: x ?? null, oneAtATime: one });
     }
     const underLoadRssBytes = memory.stop();
     const heapAfterLoad = await heapOf(inspectorPort, log);
