@@ -32,6 +32,7 @@ import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { renderReport } from './lib/report.ts';
 import type { Results, SizeResults } from './lib/results.ts';
 import { startBareNode, startServer, type RunningServer } from './lib/server.ts';
+import { measureWorker } from './lib/worker.ts';
 import { prepareSnapshot, SIZES, type PreparedSnapshot } from './lib/snapshots.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -48,6 +49,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --generator NAME      auto (wrk if installed, else autocannon), wrk or autocannon
   --nginx PATH|none     the nginx binary, or none to skip that column (default: found on PATH or in /usr/sbin)
   --all-cores yes|no    also measure WORKERS=auto against nginx with a worker per core (yes when there are 2+ cores)
+  --worker yes|no       also measure the API as a Cloudflare Worker under workerd against Node and nginx (yes)
   --work-dir DIR        generated inputs, snapshots and SQLite databases, reused across runs (/tmp/device-510k-bench)
   --fresh               generate and build the snapshots again, and measure those builds
   --prepare             only make sure the snapshots exist
@@ -67,6 +69,7 @@ const values = parseCommandLine('bench', USAGE, {
   generator: { type: 'string', default: 'auto' },
   nginx: { type: 'string' },
   'all-cores': { type: 'string' },
+  worker: { type: 'string', default: 'yes' },
   'work-dir': { type: 'string', default: '/tmp/device-510k-bench' },
   'max-minutes': { type: 'string' },
   out: { type: 'string' },
@@ -211,6 +214,14 @@ async function measureSize(
       await manyNginx?.stop();
       await many.stop();
     }
+  }
+
+  if (values.worker !== 'no') {
+    log(`${label}: the Worker under workerd, against Node and nginx`);
+    result.worker = await measureWorker({ root: ROOT, snapshotPath: prepared.path, snapshotDir: dir, targets, searchRequests, settings, nginxBinary, tmp, label, log }).catch((err: Error) => {
+      notes.push(`${label}: the Worker was not measured: ${err.message}`);
+      return null;
+    });
   }
 
   log(`${label}: search engines`);

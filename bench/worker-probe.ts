@@ -1,85 +1,61 @@
 /**
- * The Worker under workerd over a built snapshot (as static assets): its first answer after start, the workerd
- * process's memory before and after each kind of request, and CPU time per request (the process's user + system
- * time over a run of sequential requests, divided by their number; it includes workerd's HTTP handling and
- * Miniflare's entry Worker in front of ours, so it overstates what the platform bills).
+ * The Worker section of `npm run bench` on its own, over one built snapshot: the Worker under workerd against the
+ * Node server and nginx (detail, meta, catalog, search), its start, its memory (workerd's RSS and the isolate's
+ * heap) and its bundle. The same code as the bench's section (bench/lib/worker.ts); the snapshot is only read.
  *
- *   npx tsx bench/worker-probe.ts --snapshot /path/to/snapshot [--requests 300]
+ *   npx tsx bench/worker-probe.ts --snapshot DIR [--seconds 2] [--rounds 1] [--connections 50] [--queries 200] [--out FILE]
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { gzipSync } from 'node:zlib';
-import { bundleWorker } from '../build/worker/bundle.ts';
-import { startWorker } from '../build/worker/local.ts';
-import { LAYOUT, ShardIndex } from '../src/contract/index.ts';
+import { LAYOUT, Manifest } from '../src/contract/index.ts';
+import { findGenerator } from './lib/load.ts';
+import { lookupTargets } from './lib/lookups.ts';
+import { findNginx } from './lib/nginx.ts';
+import { killAll } from './lib/procs.ts';
+import { makeQueries, sampleRecords } from './lib/queries.ts';
+import { workerTable, workerVerdicts } from './lib/report.ts';
+import type { Results, SizeResults } from './lib/results.ts';
+import { measureWorker } from './lib/worker.ts';
 
-const { values } = parseArgs({ options: { snapshot: { type: 'string', default: 'snapshot' }, requests: { type: 'string', default: '300' } } });
-const snapshotPath = values.snapshot;
-const n = Number(values.requests);
-const TICK_MS = 10; // USER_HZ is 100 on Linux
-
-async function workerdPid(): Promise<number> {
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
-    const [, comm, rest] = /^\d+ \((.*?)\) (.*)$/.exec(stat.trim()) ?? [];
-    if (comm?.startsWith('workerd') && Number(rest?.split(' ')[1]) === process.pid) return Number(name);
-  }
-  throw new Error('no workerd child process');
-}
-const cpuMs = async (pid: number) => {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-};
-const rssMb = async (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
-
-const bundle = await bundleWorker();
-console.log(`bundle: ${(bundle.bytes / 1024).toFixed(0)} KiB, ${(bundle.gzipBytes / 1024).toFixed(0)} KiB gzip (minified, esbuild)`);
-
-const index = ShardIndex.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.recordIndex), 'utf8')));
-const kNumbers = index.shards.flatMap((s) => [s.first, s.last]);
-const words = ['catheter', 'pacemaker', 'implant', 'system', 'monitor', 'stent', 'wound dressing', 'glucose', 'knee', 'laser'];
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    snapshot: { type: 'string', default: 'snapshot' },
+    seconds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '50' },
+    queries: { type: 'string', default: '200' },
+    out: { type: 'string' },
+  },
+});
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 const started = Date.now();
-const worker = await startWorker({ storage: 'assets', snapshotPath, vars: { SHARD_CACHE_BYTES: String(16 * 1024 * 1024) } });
-const ready = Date.now();
-const pid = await workerdPid();
-const idle = await rssMb(pid);
-const post = async (operation: string, input: unknown) => {
-  const res = await fetch(`${worker.url}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ version: 1, operation, input }) });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${operation}: ${res.status} ${text.slice(0, 200)}`);
-  return text;
-};
-await post('device-510k.meta', {});
-const first = Date.now();
-console.log(`workerd up in ${ready - started} ms (copying the assets included), first answer ${first - ready} ms after; RSS idle ${idle.toFixed(0)} MB, after first answer ${(await rssMb(pid)).toFixed(0)} MB`);
-
-const kinds: [string, (i: number) => [string, unknown]][] = [
-  ['meta', () => ['device-510k.meta', {}]],
-  ['detail', (i) => ['device-510k.detail', { id: kNumbers[(i * 7919) % kNumbers.length] }]],
-  ['catalog', () => ['device-510k.catalog', { kind: 'clearance', limit: 100, cursor: null }]],
-  ['search', (i) => ['device-510k.search', { query: words[i % words.length], applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 }]],
-];
-for (const [name, make] of kinds) {
-  const [op0, in0] = make(0);
-  const warm0 = Date.now();
-  await post(op0, in0);
-  const firstMs = Date.now() - warm0;
-  const cpu0 = await cpuMs(pid);
-  const t0 = Date.now();
-  for (let i = 1; i <= n; i++) {
-    const [op, input] = make(i);
-    await post(op, input);
-  }
-  const wall = Date.now() - t0;
-  const cpu = (await cpuMs(pid)) - cpu0;
-  console.log(
-    `${name.padEnd(8)} first ${firstMs} ms; ${n} sequential: ${(wall / n).toFixed(2)} ms wall, ${(cpu / n).toFixed(2)} ms workerd CPU per request; RSS ${(await rssMb(pid)).toFixed(0)} MB`,
-  );
+const log = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+const dir = await realpath(values.snapshot);
+const manifest = Manifest.parse(JSON.parse(await readFile(join(dir, LAYOUT.manifest), 'utf8')));
+const label = manifest.counts.records.toLocaleString('en-US');
+const { generator } = await findGenerator('auto', ROOT);
+const tmp = await mkdtemp(join(tmpdir(), 'device-510k-worker-bench-'));
+const loadAtStart = loadavg();
+try {
+  const targets = await lookupTargets(dir, 20_000);
+  const queries = makeQueries(await sampleRecords(dir, 200), Number(values.queries), 510);
+  const searchRequests = queries.map((q) => ({ method: 'POST' as const, path: '/v1/query', body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: q.input }) }));
+  const settings = { generator, connections: Number(values.connections), seconds: Number(values.seconds), warmupSeconds: 1, rounds: Number(values.rounds), tmp };
+  const worker = await measureWorker({ root: ROOT, snapshotPath: dir, snapshotDir: dir, targets, searchRequests, settings, nginxBinary: await findNginx(), tmp, label, log });
+  const size = { label, records: manifest.counts.records, worker } as SizeResults;
+  const results = { sizes: [size] } as Results;
+  console.log(`Load average ${loadAtStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end; ${settings.rounds} round(s) of ${settings.seconds} s at ${settings.connections} connections, load by ${generator.name}.\n`);
+  console.log(workerTable([size]));
+  for (const v of workerVerdicts(results)) console.log(`- ${v}`);
+  if (values.out) await writeFile(values.out, `${JSON.stringify({ startedAt: new Date(started).toISOString(), loadAtStart, loadAtEnd: loadavg(), settings: { ...settings, generator: generator.name }, size }, null, 2)}\n`);
+} finally {
+  await rm(tmp, { recursive: true, force: true });
 }
-console.log(`gzip of one search answer: ${gzipSync(await post('device-510k.search', { query: 'catheter', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 })).length} bytes`);
-await worker.close();

@@ -1,4 +1,5 @@
 import type { Results, SizeResults } from './results.ts';
+import type { IsolateMemory } from './worker.ts';
 import { fixed, MiB, mib, ms, ratio, rps } from './stats.ts';
 
 /** The run as Markdown tables (readable as they are in a terminal, and pasted as they are into the docs). */
@@ -145,6 +146,70 @@ function pipeliningTable(sizes: SizeResults[]): string | null {
   ].join('\n');
 }
 
+/** The Worker under workerd beside the Node server and nginx, same requests, same rounds (bench/lib/worker.ts). */
+export function workerTable(sizes: SizeResults[]): string | null {
+  const rows: string[][] = [];
+  for (const s of sizes) {
+    for (const x of s.worker?.sides ?? []) {
+      rows.push([
+        s.label,
+        x.name,
+        rps(x.worker.rps),
+        rps(x.node.rps),
+        x.nginx ? rps(x.nginx.rps) : 'n/a',
+        ratio(x.worker.rps / x.node.rps),
+        x.nginx ? ratio(x.worker.rps / x.nginx.rps) : 'n/a',
+        [x.worker, x.node, ...(x.nginx ? [x.nginx] : [])].map((f) => ms(f.p99Ms)).join(' / '),
+        x.oneAtATime ? `${pair(ms(x.oneAtATime.worker.p50Ms), ms(x.oneAtATime.worker.p99Ms))}; ${pair(ms(x.oneAtATime.node.p50Ms), ms(x.oneAtATime.node.p99Ms))}` : 'n/a',
+      ]);
+    }
+  }
+  if (rows.length === 0) return null;
+  const heap = (h: IsolateMemory | null) => (h ? `${mib(h.usedBytes)} + ${mib(h.arrayBufferBytes)}` : 'n/a');
+  const memory = sizes.flatMap((s) => {
+    const w = s.worker;
+    if (!w) return [];
+    const m = w.memory;
+    return [[
+      s.label,
+      `${fixed(w.start.listeningMs / 1000)} s / ${fixed(w.start.firstAnswerMs / 1000)} s / ${fixed(w.start.firstSearchMs / 1000)} s`,
+      `${mib(m.idleRssBytes)} / ${mib(m.afterFirstSearchRssBytes)} / ${mib(m.underLoadRssBytes)}`,
+      `${heap(m.heapAfterFirstSearch)} / ${heap(m.heapAfterLoad)}`,
+    ]];
+  });
+  const bundle = sizes.find((s) => s.worker)?.worker?.bundle;
+  const idle = sizes.some((s) => s.worker?.sides.some((x) => x.worker.rps === 0 && x.worker.failures === 0));
+  const why = idle
+    ? ['A Worker figure of 0 req/s with no failure: no answer finished within a round. One isolate interleaves its concurrent requests, so under that many connections they all finish late together; one at a time gives the cost of one.', '']
+    : [];
+  return [
+    '**The API as a Cloudflare Worker under workerd (static assets), against the Node server and nginx, same requests, alternating rounds**',
+    '',
+    table(['data', 'operation', 'Worker req/s', 'Node req/s', 'nginx req/s', 'Worker/Node', 'Worker/nginx', 'p99 Worker / Node / nginx', 'one at a time, p50 / p99: Worker; Node'], rows),
+    '',
+    ...why,
+    table(['data', 'start: listening / first answer / first search', 'workerd RSS: idle / after first search / peak under load', 'isolate, V8 heap + ArrayBuffers: after first search / after load'], memory),
+    '',
+    ...(bundle ? [`Worker bundle: ${(bundle.bytes / 1024).toFixed(0)} KiB, ${(bundle.gzipBytes / 1024).toFixed(0)} KiB gzip (minified, esbuild).`, ''] : []),
+  ].join('\n');
+}
+
+/** The Worker's memory against the platform's 128 MB an isolate: its heap and ArrayBuffers when read, else the whole process. */
+const ISOLATE_LIMIT = 128 * 1000 * 1000;
+
+export function workerVerdicts(r: Results): string[] {
+  return r.sizes.flatMap((s) => {
+    const m = s.worker?.memory;
+    if (!m) return [];
+    const heaps = [m.heapAfterFirstSearch, m.heapAfterLoad].filter((h) => h !== null);
+    if (heaps.length > 0) {
+      const used = Math.max(...heaps.map((h) => h.usedBytes + (Number.isFinite(h.arrayBufferBytes) ? h.arrayBufferBytes : 0)));
+      return [`Worker at ${s.label}: isolate V8 heap + ArrayBuffers ${mib(used)} at most (target < 128 MB): ${used < ISOLATE_LIMIT ? 'met' : 'missed'}.`];
+    }
+    return [`Worker at ${s.label}: isolate heap not read; workerd process RSS ${mib(m.underLoadRssBytes)} at peak (128 MB is the isolate's limit, the process holds more).`];
+  });
+}
+
 /**
  * The figures "answers as bytes" set for the request path, at every size: ratios to nginx from the same run, search
  * over HTTP at the run's connections, the server's peak memory, and the pipelining bound.
@@ -244,8 +309,10 @@ export function renderReport(r: Results): string {
     '',
     ...(pipeliningTable(r.sizes) ? [pipeliningTable(r.sizes)!, ''] : []),
     ...(allCoresTable(r.sizes) ? [allCoresTable(r.sizes)!, ''] : []),
+    ...(workerTable(r.sizes) ? [workerTable(r.sizes)!, ''] : []),
     ...requestPathVerdicts(r).map((v) => `- ${v}`),
     ...verdicts(r).map((v) => `- ${v}`),
+    ...workerVerdicts(r).map((v) => `- ${v}`),
     ...(r.notes.length > 0 ? ['', ...r.notes.map((n) => `- Note: ${n}`)] : []),
   ].join('\n');
 }

@@ -2,6 +2,7 @@ import type { SearchFigures } from './compare-search.ts';
 import type { LookupFigures, SideFigures } from './measure-lookups.ts';
 import type { PipeliningFigures } from './pipelining.ts';
 import type { PreparedSnapshot } from './snapshots.ts';
+import type { WorkerFigures } from './worker.ts';
 
 /** What one run measured: `bench/results.json`, the table and the plot are all drawn from this. */
 export type SizeResults = {
@@ -31,6 +32,8 @@ export type SizeResults = {
   pipelining?: PipeliningFigures | null;
   /** Our server with one worker per core (WORKERS=auto) against nginx with one worker per core. */
   allCores?: { workers: number; lookups: LookupFigures[]; searchHttp: SideFigures | null } | null;
+  /** The API as a Cloudflare Worker under workerd, side by side with the Node server and nginx (bench/lib/worker.ts). */
+  worker?: WorkerFigures | null;
 };
 
 export type Results = {

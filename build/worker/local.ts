@@ -43,11 +43,15 @@ export async function startWorker(options: {
   vars?: Record<string, string>;
   /** The assets folder to fill (default: a fresh temporary one). */
   assetsDir?: string;
+  /** Serve `assetsDir` as it is, already filled by prepareAssets (the benchmark times the start apart from the copy). */
+  assetsReady?: boolean;
   port?: number;
+  /** Where workerd's V8 inspector listens (the benchmark reads the isolate's heap through it); none by default. */
+  inspectorPort?: number;
 }): Promise<WorkerTarget> {
   const script = await workerCode();
   const assetsDir = options.assetsDir ?? (await mkdtemp(join(tmpdir(), 'device-510k-assets-')));
-  if (options.storage === 'assets') {
+  if (options.storage === 'assets' && !options.assetsReady) {
     await prepareAssets({ snapshotPath: options.snapshotPath ?? null, publicDir: options.publicDir ?? null, out: assetsDir });
   }
   const mf = new Miniflare({
@@ -56,6 +60,7 @@ export async function startWorker(options: {
     compatibilityDate: '2025-09-01',
     host: '127.0.0.1',
     port: options.port ?? 0,
+    ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
     bindings: options.vars ?? {},
     ...(options.storage === 'r2'
       ? { r2Buckets: ['SNAPSHOT_BUCKET'], r2Persist: false }

@@ -203,7 +203,13 @@ async function route(request: Request, env: Env, svc: Service): Promise<Response
     return jsonResponse(request, 200, openapi);
   }
   if (isRead && path.startsWith('/snapshot/') && env.SNAPSHOT_BUCKET) return snapshotFile(request, decodeURIComponent(path.slice('/snapshot/'.length)), svc);
-  if (env.ASSETS) return env.ASSETS.fetch(request);
+  if (env.ASSETS) {
+    const asset = await env.ASSETS.fetch(request);
+    // The assets answer a path they do not hold (or a method they do not take) with a bare 404 or 405; the
+    // contract's answer for a path nothing serves is the JSON not_found, as on Node.
+    if (asset.status !== 404 && asset.status !== 405) return asset;
+    await asset.body?.cancel();
+  }
   throw new ApiError('not_found', 'Nothing is served at this path.');
 }
 

@@ -14,8 +14,15 @@ import { advertisesExtensions, collectErrors, listedKNumbers, seriousViolations,
 const skip = browserSkipReason();
 const QUERY = 'catheter';
 
-for (const mode of ['server', 'static'] as const) {
-  describe.skipIf(skip !== null)(`the page over the search extensions, ${mode} mode`, () => {
+const VARIANTS = [
+  { mode: 'server', via: 'node' },
+  // The page in server mode against the API as a Cloudflare Worker under workerd (npm run worker).
+  { mode: 'server', via: 'worker' },
+  { mode: 'static', via: 'node' },
+] as const;
+
+for (const { mode, via } of VARIANTS) {
+  describe.skipIf(skip !== null)(`the page over the search extensions, ${mode} mode${via === 'worker' ? ', the API as a Worker under workerd' : ''}`, () => {
     let truth: Truth;
     let host: Host;
     let browser: Browser;
@@ -26,7 +33,7 @@ for (const mode of ['server', 'static'] as const) {
     beforeAll(async () => {
       const snapshot = await buildFixtureSnapshot();
       truth = await readTruth(await realpath(snapshot));
-      host = await startHost(mode, snapshot);
+      host = await startHost(mode, snapshot, { via });
       extended = await advertisesExtensions(host.url);
       browser = await launchChromium();
       page = await browser.context.newPage();
@@ -93,7 +100,8 @@ for (const mode of ['server', 'static'] as const) {
       expect(known).toEqual([...known].sort());
     });
 
-    test('downloads every match as CSV in the order of the results', async (ctx) => {
+    // The Worker does not serve GET /v1/export yet, which the page uses in server mode when meta lists facets.
+    test.skipIf(via === 'worker')('downloads every match as CSV in the order of the results', async (ctx) => {
       if (!extended) ctx.skip();
       const matches = matchesOf(truth, QUERY);
       await page.goto(`${host.url}#q=${QUERY}&sort=kNumber:asc`);

@@ -11,6 +11,7 @@ import type { Logger } from '../../src/server/log.ts';
 import type { Truth } from './fixture-truth.ts';
 import { startNginxHost } from './nginx-host.ts';
 import { PUBLIC_DIR, startStaticHost } from './static-host.ts';
+import { startWorkerHost } from './worker-host.ts';
 
 export const silent: Logger = { request: () => {}, info: () => {}, error: () => {} };
 
@@ -47,9 +48,13 @@ export async function mirrorOf(snapshot: string): Promise<string> {
 export async function startHost(
   mode: 'server' | 'static',
   snapshot: string,
-  options: { via?: 'node' | 'nginx'; syncStatePath?: string | null } = {},
+  options: { via?: 'node' | 'nginx' | 'worker'; syncStatePath?: string | null } = {},
 ): Promise<Host> {
   if (options.via === 'nginx') return startNginxHost(await mirrorOf(snapshot));
+  if (options.via === 'worker') {
+    if (mode === 'static') throw new Error('The Worker host answers the API: start it in server mode');
+    return startWorkerHost(snapshot);
+  }
   if (mode === 'static') return startStaticHost(await realpath(snapshot));
   const app = await createApp({ snapshotPath: snapshot, publicDir: PUBLIC_DIR, syncStatePath: options.syncStatePath ?? null, pollMs: 0, watch: false, logger: silent });
   const { url } = await app.listen(0, '127.0.0.1');

@@ -52,6 +52,8 @@ const nginxMissing = (await findNginx()) === null;
 
 const VARIANTS = [
   { label: 'server', mode: 'server', engine: 'api', split: 0, via: 'node', query: '' },
+  // The same page in server mode against the API as a Cloudflare Worker under workerd (npm run worker).
+  { label: 'server-worker', mode: 'server', engine: 'api', split: 0, via: 'worker', query: '' },
   { label: 'static', mode: 'static', engine: 'index', split: 0, via: 'node', query: '' },
   // Pagefind, the fallback for an index too large to download, over a browser index in three parts.
   { label: 'static-pagefind', mode: 'static', engine: 'pagefind', split: 3, via: 'node', query: '?engine=pagefind' },
@@ -60,7 +62,7 @@ const VARIANTS = [
 ] as const;
 
 for (const { label, mode, engine, split, via, query } of VARIANTS) {
-  const title = `the search page in ${mode} mode (${engine})${split ? `, its Pagefind index in ${split} parts` : ''}${via === 'nginx' ? ', a mirror served by plain nginx' : ''}`;
+  const title = `the search page in ${mode} mode (${engine})${split ? `, its Pagefind index in ${split} parts` : ''}${via === 'nginx' ? ', a mirror served by plain nginx' : ''}${via === 'worker' ? ', the API as a Worker under workerd' : ''}`;
   describe.skipIf(skip !== null || (via === 'nginx' && nginxMissing))(title, () => {
     let truth: Truth;
     let host: Host;
@@ -322,7 +324,8 @@ for (const { label, mode, engine, split, via, query } of VARIANTS) {
       await page.waitForSelector(`#record:not([hidden]) dd[data-field="kNumber"]:text("${k}")`);
     });
 
-    test.skipIf(engine === 'pagefind')('downloads the whole result set as CSV, in the order of the results', async () => {
+    // The Worker does not serve GET /v1/export yet, which the page uses in server mode when meta lists facets.
+    test.skipIf(engine === 'pagefind' || via === 'worker')('downloads the whole result set as CSV, in the order of the results', async () => {
       await page.goto(`${base}#q=${QUERY}&code=${facetCode}`);
       await waitForStatus(page, new RegExp(`^${filtered.length} clearances`));
       const firstPage = await listedKNumbers(page);

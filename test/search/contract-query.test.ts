@@ -8,16 +8,18 @@ import {
   type ClearanceRecord,
 } from '../../src/contract/index.ts';
 import { CSV_COLUMNS } from '../../src/operations/export.ts';
-import { createApp, type App } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
+import { TARGETS, startTarget, type Target } from '../server/targets.ts';
 import { naiveExtended, type NaiveExtendedRequest } from './naive-query.ts';
 
 /**
  * The search extensions (qualifiers, sorts, facets, stats) and the export, against the real server over the fixture
- * snapshot of real FDA rows. Every expectation is computed by a plain scan (test/search/naive-query.ts).
+ * snapshot of real FDA rows. Every expectation is computed by a plain scan (test/search/naive-query.ts). On each host
+ * of the API (test/server/targets.ts), but the export: the Worker does not serve GET /v1/export yet.
  */
-let app: App;
+let snapshotPath: string;
+/** The host the running describe block asks: each target's block sets it in its beforeAll. */
 let url: string;
 let records: ClearanceRecord[];
 const deviceTypes = new Map<string, string | null>();
@@ -29,18 +31,12 @@ const post = (input: unknown) => ask(url, 'device-510k.search', input);
 
 
 beforeAll(async () => {
-  const snapshotPath = await buildFixtureSnapshot();
+  snapshotPath = await buildFixtureSnapshot();
   records = await allRecords(snapshotPath);
   for (const e of await allProductCodes(snapshotPath)) {
     deviceTypes.set(e.productCode, e.deviceType);
     deviceClasses.set(e.productCode, e.deviceClass);
   }
-  app = await createApp({ snapshotPath, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: { request: () => {}, info: () => {}, error: () => {} } });
-  url = (await app.listen(0, '127.0.0.1')).url;
-});
-
-afterAll(async () => {
-  await app?.close({ graceMs: 2000 });
 });
 
 /** Questions a regulatory-affairs user asks, with words and values taken from the fixture's records. */
@@ -71,199 +67,212 @@ function questions(): [string, NaiveExtendedRequest][] {
   ];
 }
 
-describe('search extensions against the running server', () => {
-  it('answers every qualifier question with the plain scan\'s items, order and total', async () => {
-    for (const [what, q] of questions()) {
-      const expected = naiveExtended(records, deviceTypes, deviceClasses, q);
-      const { status, json } = await post({ ...q, page: 1, pageSize: 50 });
-      expect(status, `${what}: ${JSON.stringify(json).slice(0, 300)}`).toBe(200);
-      const body = SearchResponse.parse(json);
-      expect(body.page.total, what).toBe(expected.kNumbers.length);
-      expect(body.data.items.map((r) => r.kNumber), what).toEqual(expected.kNumbers.slice(0, 50));
-    }
-    // The Q1 2024 question is not vacuous on the fixture.
-    const broad = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'class:2 decided:2024' });
-    expect(broad.kNumbers.length).toBeGreaterThan(0);
-  });
+for (const target of TARGETS) {
+  describe(`on ${target}`, () => {
+    let host: Target;
+    beforeAll(async () => {
+      host = await startTarget(target, { snapshotPath });
+      url = host.url;
+    });
+    afterAll(async () => {
+      await host?.close();
+    });
 
-  it.each(SORTS)('sorts by %s with a total order', async (sort) => {
-    for (const q of [{ ...NONE }, { ...NONE, query: 'catheter' }, { ...NONE, query: 'summary:yes' }]) {
-      const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, sort }).kNumbers;
-      for (const page of [1, 3]) {
-        const body = SearchResponse.parse((await post({ ...q, sort, page, pageSize: 50 })).json);
-        expect(body.data.items.map((r) => r.kNumber)).toEqual(expected.slice((page - 1) * 50, page * 50));
+    describe('search extensions against the running server', () => {
+      it('answers every qualifier question with the plain scan\'s items, order and total', async () => {
+        for (const [what, q] of questions()) {
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, q);
+          const { status, json } = await post({ ...q, page: 1, pageSize: 50 });
+          expect(status, `${what}: ${JSON.stringify(json).slice(0, 300)}`).toBe(200);
+          const body = SearchResponse.parse(json);
+          expect(body.page.total, what).toBe(expected.kNumbers.length);
+          expect(body.data.items.map((r) => r.kNumber), what).toEqual(expected.kNumbers.slice(0, 50));
+        }
+        // The Q1 2024 question is not vacuous on the fixture.
+        const broad = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'class:2 decided:2024' });
+        expect(broad.kNumbers.length).toBeGreaterThan(0);
+      });
+
+      it.each(SORTS)('sorts by %s with a total order', async (sort) => {
+        for (const q of [{ ...NONE }, { ...NONE, query: 'catheter' }, { ...NONE, query: 'summary:yes' }]) {
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, sort }).kNumbers;
+          for (const page of [1, 3]) {
+            const body = SearchResponse.parse((await post({ ...q, sort, page, pageSize: 50 })).json);
+            expect(body.data.items.map((r) => r.kNumber)).toEqual(expected.slice((page - 1) * 50, page * 50));
+          }
+        }
+      });
+
+      it('counts every requested field exactly, with labels and years in order when asked', async () => {
+        const facets = FACET_FIELDS.map((field, i) => ({ field, size: i % 3 === 0 ? null : 5, order: i % 2 === 0 ? ('count' as const) : ('value' as const) }));
+        for (const q of [{ ...NONE }, { ...NONE, query: 'catheter' }, { ...NONE, query: 'decided:2015..' }]) {
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, facets });
+          const body = SearchResponse.parse((await post({ ...q, facets, page: 1, pageSize: 1 })).json);
+          expect(body.facets).toEqual(expected.facets);
+        }
+        const years = SearchResponse.parse((await post({ ...NONE, facets: [{ field: 'decisionYear', size: null, order: 'value' }], page: 1, pageSize: 1 })).json);
+        const values = years.facets[0]!.values.map((v) => v.value as number);
+        expect(values).toEqual([...values].sort((a, b) => a - b));
+        const codes = SearchResponse.parse((await post({ ...NONE, facets: [{ field: 'productCode' }], page: 1, pageSize: 1 })).json);
+        expect(codes.facets[0]!.values.every((v) => (v as { label?: string }).label === (deviceTypes.get(v.value as string) || undefined))).toBe(true);
+      });
+
+      it('gives review-time statistics over every match', async () => {
+        for (const q of [{ ...NONE }, { ...NONE, query: 'code:DQY' }, { ...NONE, query: 'qqqzzz' }]) {
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, stats: true }).stats;
+          const body = SearchResponse.parse((await post({ ...q, stats: true, page: 1, pageSize: 1 })).json);
+          expect(body.data.stats).toEqual(expected);
+        }
+      });
+
+      it('answers exactly as before when no extension is used', async () => {
+        const body = SearchResponse.parse((await post({ ...NONE, query: 'catheter', page: 1, pageSize: 5 })).json);
+        expect(body.facets.map((f) => f.field)).toEqual(['productCode', 'applicant', 'decisionYear']);
+        expect(body.data.stats).toBeUndefined();
+      });
+
+      it.each<[string, Record<string, unknown>, RegExp]>([
+        ['an unknown qualifier', { query: 'colour:red' }, /"colour:" is not a qualifier; the qualifiers are applicant:/],
+        ['a malformed date', { query: 'decided:2024-02-30' }, /decided: takes a decision date or range/],
+        ['a malformed class', { query: 'catheter class:7' }, /class: takes the device class/],
+        ['an unknown sort', { sort: 'deviceName:asc' }, /must be one of "relevance"/],
+        ['an unknown facet field', { facets: [{ field: 'color' }] }, /must be one of "productCode"/],
+        ['a facet asked twice', { facets: [{ field: 'state' }, { field: 'state' }] }, /must name each field once/],
+        ['a facet size of 0', { facets: [{ field: 'state', size: 0 }] }, /must be at least 1/],
+        ['stats that are not a boolean', { stats: 'yes' }, /must be true or false/],
+      ])('refuses %s with invalid_input naming it', async (_what, change, message) => {
+        const { status, json } = await post({ ...NONE, page: 1, pageSize: 10, ...change });
+        expect(status).toBe(400);
+        const body = ErrorBody.parse(json);
+        expect(body.error.code).toBe('invalid_input');
+        expect(body.error.details.map((d) => d.message).join(' ')).toMatch(message);
+      });
+    });
+
+    describe.skipIf(target !== 'node')('GET /v1/export', () => {
+      const exportUrl = (params: Record<string, string>) => `${url}/v1/export?${new URLSearchParams(params)}`;
+
+      it('streams every match as NDJSON, in the search\'s order, equal to the records', async () => {
+        const q = { ...NONE, query: 'decided:1976..1990 -catheter', sort: 'receivedDate:desc' };
+        const expected = naiveExtended(records, deviceTypes, deviceClasses, q).kNumbers;
+        expect(expected.length).toBeGreaterThan(50);
+        const res = await fetch(exportUrl({ query: q.query, sort: q.sort, format: 'ndjson' }));
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+        expect(res.headers.get('x-total-count')).toBe(String(expected.length));
+        const lines = (await res.text()).split('\n');
+        expect(lines.pop()).toBe('');
+        const got = lines.map((l) => JSON.parse(l) as ClearanceRecord);
+        expect(got.map((r) => r.kNumber)).toEqual(expected);
+        const byK = new Map(records.map((r) => [r.kNumber, r]));
+        for (const r of got) expect(r).toEqual(byK.get(r.kNumber));
+      });
+
+      it('writes RFC 4180 CSV with a BOM and a header row, every record once', async () => {
+        const res = await fetch(exportUrl({ query: 'panel:cardio' }));
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^text\/csv; charset=utf-8/);
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+        const rows = parseCsv(new TextDecoder().decode(bytes.subarray(3)));
+        expect(rows[0]).toEqual([...CSV_COLUMNS]);
+        const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'panel:cardio' }).kNumbers;
+        expect(expected.length).toBeGreaterThan(0);
+        expect(rows.slice(1).map((r) => r[0])).toEqual(expected);
+        const byK = new Map(records.map((r) => [r.kNumber, r]));
+        for (const row of rows.slice(1)) {
+          const r = byK.get(row[0]!)!;
+          const cell = (c: string) => row[CSV_COLUMNS.indexOf(c as (typeof CSV_COLUMNS)[number])];
+          expect(cell('applicant')).toBe(r.applicant ?? '');
+          expect(cell('deviceName')).toBe(r.deviceName);
+          expect(cell('reviewDays')).toBe(r.reviewDays === null ? '' : String(r.reviewDays));
+          expect(cell('sourceUrl')).toBe(r.source.sourceUrl);
+        }
+      });
+
+      it('walks the set in parts by cursor, and resumes after a K number, each record exactly once', async () => {
+        const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'catheter' }).kNumbers;
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let part = 0; part < 100; part++) {
+          const params: Record<string, string> = { query: 'catheter', format: 'ndjson', limit: '17' };
+          if (cursor) params.cursor = cursor;
+          const res = await fetch(exportUrl(params));
+          expect(res.status).toBe(200);
+          const text = await res.text();
+          seen.push(...text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as ClearanceRecord).kNumber));
+          cursor = res.headers.get('x-next-cursor');
+          if (cursor === null) break;
+          expect(res.headers.get('link')).toContain('cursor=');
+        }
+        expect(seen).toEqual(expected);
+        const from = expected[9]!;
+        const rest = await (await fetch(exportUrl({ query: 'catheter', format: 'ndjson', after: from }))).text();
+        expect(rest.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as ClearanceRecord).kNumber)).toEqual(expected.slice(10));
+      });
+
+      it.each<[string, Record<string, string>, string]>([
+        ['an unknown format', { format: 'xlsx' }, 'invalid_input'],
+        ['an unknown parameter', { pageSize: '5' }, 'invalid_input'],
+        ['a bad qualifier', { query: 'colour:red' }, 'invalid_input'],
+        ['a year that is not a number', { yearFrom: 'soon' }, 'invalid_input'],
+        ['a forged cursor', { cursor: 'not-a-cursor' }, 'invalid_cursor'],
+        ['a cursor of another sort', { cursor: Buffer.from(JSON.stringify({ v: 1, s: 'kNumber:asc', k: [1] })).toString('base64url') }, 'invalid_cursor'],
+        ['after a K number the snapshot lacks', { after: 'K999999' }, 'invalid_cursor'],
+      ])('refuses %s', async (_what, params, code) => {
+        const res = await fetch(exportUrl(params));
+        expect(res.status).toBe(400);
+        expect(ErrorBody.parse(await res.json()).error.code).toBe(code);
+      });
+    });
+
+    describe('the OpenAPI document', () => {
+      it('describes the new inputs and members, and real extended requests and answers validate against it', async () => {
+        const doc = (await (await fetch(`${url}/v1/openapi.json`)).json()) as Record<string, any>;
+        const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+        ajv.addSchema(doc, 'openapi.json');
+        const check = (component: string, value: unknown) => {
+          const fn = ajv.getSchema(`openapi.json#/components/schemas/${component}`)!;
+          return { ok: fn(value), errors: JSON.stringify(fn.errors?.slice(0, 3)) };
+        };
+        const input = { ...NONE, query: 'catheter -foley class:2', sort: 'reviewDays:desc', facets: [{ field: 'deviceClass', size: null, order: 'value' }, { field: 'productCode' }], stats: true, page: 1, pageSize: 5 };
+        const request = { version: 1, operation: 'device-510k.search', input };
+        expect(check('SearchRequest', request)).toMatchObject({ ok: true });
+        expect(check('SearchRequest', { ...request, input: { ...input, sort: 'nope' } }).ok).toBe(false);
+        const { json } = await post(input);
+        expect(check('SearchResponse', json)).toMatchObject({ ok: true });
+        const names = (doc.paths['/v1/export'].get.parameters as { name: string }[]).map((p) => p.name);
+        expect(names).toEqual(expect.arrayContaining(['query', 'sort', 'format', 'limit', 'cursor', 'after']));
+      });
+    });
+
+    /** RFC 4180 rows (quoted fields, doubled quotes, CRLF). */
+    function parseCsv(text: string): string[][] {
+      const rows: string[][] = [];
+      let row: string[] = [];
+      let cell = '';
+      let quoted = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i]!;
+        if (quoted) {
+          if (c === '"' && text[i + 1] === '"') {
+            cell += '"';
+            i++;
+          } else if (c === '"') quoted = false;
+          else cell += c;
+        } else if (c === '"') quoted = true;
+        else if (c === ',') {
+          row.push(cell);
+          cell = '';
+        } else if (c === '\r' && text[i + 1] === '\n') {
+          row.push(cell);
+          rows.push(row);
+          row = [];
+          cell = '';
+          i++;
+        } else cell += c;
       }
+      return rows;
     }
   });
-
-  it('counts every requested field exactly, with labels and years in order when asked', async () => {
-    const facets = FACET_FIELDS.map((field, i) => ({ field, size: i % 3 === 0 ? null : 5, order: i % 2 === 0 ? ('count' as const) : ('value' as const) }));
-    for (const q of [{ ...NONE }, { ...NONE, query: 'catheter' }, { ...NONE, query: 'decided:2015..' }]) {
-      const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, facets });
-      const body = SearchResponse.parse((await post({ ...q, facets, page: 1, pageSize: 1 })).json);
-      expect(body.facets).toEqual(expected.facets);
-    }
-    const years = SearchResponse.parse((await post({ ...NONE, facets: [{ field: 'decisionYear', size: null, order: 'value' }], page: 1, pageSize: 1 })).json);
-    const values = years.facets[0]!.values.map((v) => v.value as number);
-    expect(values).toEqual([...values].sort((a, b) => a - b));
-    const codes = SearchResponse.parse((await post({ ...NONE, facets: [{ field: 'productCode' }], page: 1, pageSize: 1 })).json);
-    expect(codes.facets[0]!.values.every((v) => (v as { label?: string }).label === (deviceTypes.get(v.value as string) || undefined))).toBe(true);
-  });
-
-  it('gives review-time statistics over every match', async () => {
-    for (const q of [{ ...NONE }, { ...NONE, query: 'code:DQY' }, { ...NONE, query: 'qqqzzz' }]) {
-      const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, stats: true }).stats;
-      const body = SearchResponse.parse((await post({ ...q, stats: true, page: 1, pageSize: 1 })).json);
-      expect(body.data.stats).toEqual(expected);
-    }
-  });
-
-  it('answers exactly as before when no extension is used', async () => {
-    const body = SearchResponse.parse((await post({ ...NONE, query: 'catheter', page: 1, pageSize: 5 })).json);
-    expect(body.facets.map((f) => f.field)).toEqual(['productCode', 'applicant', 'decisionYear']);
-    expect(body.data.stats).toBeUndefined();
-  });
-
-  it.each<[string, Record<string, unknown>, RegExp]>([
-    ['an unknown qualifier', { query: 'colour:red' }, /"colour:" is not a qualifier; the qualifiers are applicant:/],
-    ['a malformed date', { query: 'decided:2024-02-30' }, /decided: takes a decision date or range/],
-    ['a malformed class', { query: 'catheter class:7' }, /class: takes the device class/],
-    ['an unknown sort', { sort: 'deviceName:asc' }, /must be one of "relevance"/],
-    ['an unknown facet field', { facets: [{ field: 'color' }] }, /must be one of "productCode"/],
-    ['a facet asked twice', { facets: [{ field: 'state' }, { field: 'state' }] }, /must name each field once/],
-    ['a facet size of 0', { facets: [{ field: 'state', size: 0 }] }, /must be at least 1/],
-    ['stats that are not a boolean', { stats: 'yes' }, /must be true or false/],
-  ])('refuses %s with invalid_input naming it', async (_what, change, message) => {
-    const { status, json } = await post({ ...NONE, page: 1, pageSize: 10, ...change });
-    expect(status).toBe(400);
-    const body = ErrorBody.parse(json);
-    expect(body.error.code).toBe('invalid_input');
-    expect(body.error.details.map((d) => d.message).join(' ')).toMatch(message);
-  });
-});
-
-describe('GET /v1/export', () => {
-  const exportUrl = (params: Record<string, string>) => `${url}/v1/export?${new URLSearchParams(params)}`;
-
-  it('streams every match as NDJSON, in the search\'s order, equal to the records', async () => {
-    const q = { ...NONE, query: 'decided:1976..1990 -catheter', sort: 'receivedDate:desc' };
-    const expected = naiveExtended(records, deviceTypes, deviceClasses, q).kNumbers;
-    expect(expected.length).toBeGreaterThan(50);
-    const res = await fetch(exportUrl({ query: q.query, sort: q.sort, format: 'ndjson' }));
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-    expect(res.headers.get('x-total-count')).toBe(String(expected.length));
-    const lines = (await res.text()).split('\n');
-    expect(lines.pop()).toBe('');
-    const got = lines.map((l) => JSON.parse(l) as ClearanceRecord);
-    expect(got.map((r) => r.kNumber)).toEqual(expected);
-    const byK = new Map(records.map((r) => [r.kNumber, r]));
-    for (const r of got) expect(r).toEqual(byK.get(r.kNumber));
-  });
-
-  it('writes RFC 4180 CSV with a BOM and a header row, every record once', async () => {
-    const res = await fetch(exportUrl({ query: 'panel:cardio' }));
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/csv; charset=utf-8/);
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
-    const rows = parseCsv(new TextDecoder().decode(bytes.subarray(3)));
-    expect(rows[0]).toEqual([...CSV_COLUMNS]);
-    const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'panel:cardio' }).kNumbers;
-    expect(expected.length).toBeGreaterThan(0);
-    expect(rows.slice(1).map((r) => r[0])).toEqual(expected);
-    const byK = new Map(records.map((r) => [r.kNumber, r]));
-    for (const row of rows.slice(1)) {
-      const r = byK.get(row[0]!)!;
-      const cell = (c: string) => row[CSV_COLUMNS.indexOf(c as (typeof CSV_COLUMNS)[number])];
-      expect(cell('applicant')).toBe(r.applicant ?? '');
-      expect(cell('deviceName')).toBe(r.deviceName);
-      expect(cell('reviewDays')).toBe(r.reviewDays === null ? '' : String(r.reviewDays));
-      expect(cell('sourceUrl')).toBe(r.source.sourceUrl);
-    }
-  });
-
-  it('walks the set in parts by cursor, and resumes after a K number, each record exactly once', async () => {
-    const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'catheter' }).kNumbers;
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    for (let part = 0; part < 100; part++) {
-      const params: Record<string, string> = { query: 'catheter', format: 'ndjson', limit: '17' };
-      if (cursor) params.cursor = cursor;
-      const res = await fetch(exportUrl(params));
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      seen.push(...text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as ClearanceRecord).kNumber));
-      cursor = res.headers.get('x-next-cursor');
-      if (cursor === null) break;
-      expect(res.headers.get('link')).toContain('cursor=');
-    }
-    expect(seen).toEqual(expected);
-    const from = expected[9]!;
-    const rest = await (await fetch(exportUrl({ query: 'catheter', format: 'ndjson', after: from }))).text();
-    expect(rest.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as ClearanceRecord).kNumber)).toEqual(expected.slice(10));
-  });
-
-  it.each<[string, Record<string, string>, string]>([
-    ['an unknown format', { format: 'xlsx' }, 'invalid_input'],
-    ['an unknown parameter', { pageSize: '5' }, 'invalid_input'],
-    ['a bad qualifier', { query: 'colour:red' }, 'invalid_input'],
-    ['a year that is not a number', { yearFrom: 'soon' }, 'invalid_input'],
-    ['a forged cursor', { cursor: 'not-a-cursor' }, 'invalid_cursor'],
-    ['a cursor of another sort', { cursor: Buffer.from(JSON.stringify({ v: 1, s: 'kNumber:asc', k: [1] })).toString('base64url') }, 'invalid_cursor'],
-    ['after a K number the snapshot lacks', { after: 'K999999' }, 'invalid_cursor'],
-  ])('refuses %s', async (_what, params, code) => {
-    const res = await fetch(exportUrl(params));
-    expect(res.status).toBe(400);
-    expect(ErrorBody.parse(await res.json()).error.code).toBe(code);
-  });
-});
-
-describe('the OpenAPI document', () => {
-  it('describes the new inputs and members, and real extended requests and answers validate against it', async () => {
-    const doc = (await (await fetch(`${url}/v1/openapi.json`)).json()) as Record<string, any>;
-    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
-    ajv.addSchema(doc, 'openapi.json');
-    const check = (component: string, value: unknown) => {
-      const fn = ajv.getSchema(`openapi.json#/components/schemas/${component}`)!;
-      return { ok: fn(value), errors: JSON.stringify(fn.errors?.slice(0, 3)) };
-    };
-    const input = { ...NONE, query: 'catheter -foley class:2', sort: 'reviewDays:desc', facets: [{ field: 'deviceClass', size: null, order: 'value' }, { field: 'productCode' }], stats: true, page: 1, pageSize: 5 };
-    const request = { version: 1, operation: 'device-510k.search', input };
-    expect(check('SearchRequest', request)).toMatchObject({ ok: true });
-    expect(check('SearchRequest', { ...request, input: { ...input, sort: 'nope' } }).ok).toBe(false);
-    const { json } = await post(input);
-    expect(check('SearchResponse', json)).toMatchObject({ ok: true });
-    const names = (doc.paths['/v1/export'].get.parameters as { name: string }[]).map((p) => p.name);
-    expect(names).toEqual(expect.arrayContaining(['query', 'sort', 'format', 'limit', 'cursor', 'after']));
-  });
-});
-
-/** RFC 4180 rows (quoted fields, doubled quotes, CRLF). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-      i++;
-    } else cell += c;
-  }
-  return rows;
 }

@@ -4,16 +4,18 @@ import {
   ResponseSchemas,
   type ClearanceRecord,
 } from '../../src/contract/index.ts';
-import { createApp, type App } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
+import { TARGETS, startTarget, type Target } from '../server/targets.ts';
 import { naiveSearch, type NaiveRequest } from './naive.ts';
 
 /**
  * Every search rule of docs/contract.md section 6, against the real server over the fixture snapshot. Expected answers are
- * computed here by a plain scan of the fixture's records (test/search/naive.ts), never written down by hand.
+ * computed here by a plain scan of the fixture's records (test/search/naive.ts), never written down by hand. On each host
+ * of the API: the Node server and the Worker under workerd (test/server/targets.ts).
  */
-let app: App;
+let snapshotPath: string;
+/** The host the running describe block asks: each target's block sets it in its beforeAll. */
 let url: string;
 let records: ClearanceRecord[];
 let deviceTypes: Map<string, string | null>;
@@ -33,20 +35,10 @@ async function search(input: SearchInputJson) {
 
 
 beforeAll(async () => {
-  const snapshotPath = await buildFixtureSnapshot();
+  snapshotPath = await buildFixtureSnapshot();
   records = await allRecords(snapshotPath);
   deviceTypes = new Map((await allProductCodes(snapshotPath)).map((e) => [e.productCode, e.deviceType]));
-  app = await createApp({ snapshotPath, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: silentLogger() });
-  url = (await app.listen(0, '127.0.0.1')).url;
 });
-
-afterAll(async () => {
-  await app?.close({ graceMs: 2000 });
-});
-
-function silentLogger() {
-  return { request: () => {}, info: () => {}, error: () => {} };
-}
 
 /** Questions whose words and filters come from the fixture's own records. */
 function questions(): [string, NaiveRequest][] {
@@ -85,127 +77,140 @@ function questions(): [string, NaiveRequest][] {
   ];
 }
 
-describe('device-510k.search against the running server', () => {
-  it('answers every question with the plain scan\'s items, order, total and facets', async () => {
-    for (const [what, q] of questions()) {
-      const expected = naiveSearch(records, deviceTypes, q);
-      const body = await search({ ...q, page: 1, pageSize: 50 });
-      const label = `${what}: ${JSON.stringify(q)}`;
-      expect(body.page.total, label).toBe(expected.kNumbers.length);
-      expect(body.data.items.map((r) => r.kNumber), label).toEqual(expected.kNumbers.slice(0, 50));
-      expect(body.facets, label).toEqual(expected.facets);
-    }
-  });
-
-  it('finds "pacemaker" in records whose names never say it, through the product code\'s device type', async () => {
-    const body = await search({ ...NONE, query: 'pacemaker', page: 1, pageSize: 50 });
-    const all = naiveSearch(records, deviceTypes, { ...NONE, query: 'pacemaker' }).kNumbers;
-    const byType = records.filter(
-      (r) => !/pacemaker/i.test(r.deviceName) && r.productCode && /pacemaker/i.test(deviceTypes.get(r.productCode) ?? ''),
-    );
-    expect(byType.length).toBeGreaterThan(0);
-    for (const r of byType) expect(all).toContain(r.kNumber);
-    expect(body.page.total).toBe(all.length);
-    // Those come after every record that names a pacemaker.
-    const named = body.data.items.filter((r) => /pacemaker/i.test(r.deviceName)).length;
-    expect(body.data.items.slice(0, named).every((r) => /pacemaker/i.test(r.deviceName))).toBe(true);
-  });
-
-  it('returns whole records, equal to what detail returns', async () => {
-    const body = await search({ ...NONE, query: 'pacemaker', page: 1, pageSize: 5 });
-    expect(body.data.items.length).toBeGreaterThan(0);
-    const byK = new Map(records.map((r) => [r.kNumber, r]));
-    for (const item of body.data.items) expect(item).toEqual(byK.get(item.kNumber));
-  });
-
-  it('fills the page object as the contract says', async () => {
-    const total = records.length;
-    const body = await search({ ...NONE, page: 2, pageSize: 7 });
-    expect(body.page).toEqual({
-      itemsReturned: 7,
-      total,
-      totalRelation: 'exact',
-      hasNextPage: 14 < total,
-      nextCursor: null,
-      snapshotToken: expect.stringMatching(/^[0-9a-f]{16}$/),
-      consistency: 'live-offset',
+for (const target of TARGETS) {
+  describe(`on ${target}`, () => {
+    let host: Target;
+    beforeAll(async () => {
+      host = await startTarget(target, { snapshotPath });
+      url = host.url;
     });
-    const manifest = await fetch(`${url}/snapshot/manifest.json`).then((r) => r.json() as Promise<{ snapshotId: string }>);
-    expect(body.page.snapshotToken).toBe(manifest.snapshotId);
-  });
+    afterAll(async () => {
+      await host?.close();
+    });
 
-  it('cuts the order into pages that add up to the whole, and a page past the end is empty with the total', async () => {
-    const q: NaiveRequest = { ...NONE, query: 'pace' };
-    const expected = naiveSearch(records, deviceTypes, q).kNumbers;
-    expect(expected.length).toBeGreaterThan(7);
-    const seen: string[] = [];
-    for (let page = 1; ; page++) {
-      const body = await search({ ...q, page, pageSize: 7 });
-      expect(body.page.total).toBe(expected.length);
-      expect(body.page.itemsReturned).toBe(body.data.items.length);
-      seen.push(...body.data.items.map((r) => r.kNumber));
-      expect(body.page.hasNextPage).toBe(seen.length < expected.length);
-      if (!body.page.hasNextPage) break;
-    }
-    expect(seen).toEqual(expected);
-    const past = await search({ ...q, page: 1000, pageSize: 50 });
-    expect(past.data.items).toEqual([]);
-    expect(past.page).toMatchObject({ itemsReturned: 0, total: expected.length, hasNextPage: false });
-  });
+    describe('device-510k.search against the running server', () => {
+      it('answers every question with the plain scan\'s items, order, total and facets', async () => {
+        for (const [what, q] of questions()) {
+          const expected = naiveSearch(records, deviceTypes, q);
+          const body = await search({ ...q, page: 1, pageSize: 50 });
+          const label = `${what}: ${JSON.stringify(q)}`;
+          expect(body.page.total, label).toBe(expected.kNumbers.length);
+          expect(body.data.items.map((r) => r.kNumber), label).toEqual(expected.kNumbers.slice(0, 50));
+          expect(body.facets, label).toEqual(expected.facets);
+        }
+      });
 
-  it('keeps records without a decision date out of every year filter, and in without one', async () => {
-    const undated = records.filter((r) => r.decisionDate === null);
-    expect(undated.length).toBeGreaterThan(0);
-    const all = await search({ ...NONE, page: 1, pageSize: 50, query: undated[0]!.kNumber });
-    expect(all.data.items.map((r) => r.kNumber)).toEqual([undated[0]!.kNumber]);
-    const filtered = await search({ ...NONE, page: 1, pageSize: 50, query: undated[0]!.kNumber, yearFrom: 1900 });
-    expect(filtered.page.total).toBe(0);
-    // And the no-query order puts them last.
-    const last = await search({ ...NONE, page: Math.ceil(records.length / 50), pageSize: 50 });
-    expect(last.data.items.at(-1)!.decisionDate).toBeNull();
-  });
+      it('finds "pacemaker" in records whose names never say it, through the product code\'s device type', async () => {
+        const body = await search({ ...NONE, query: 'pacemaker', page: 1, pageSize: 50 });
+        const all = naiveSearch(records, deviceTypes, { ...NONE, query: 'pacemaker' }).kNumbers;
+        const byType = records.filter(
+          (r) => !/pacemaker/i.test(r.deviceName) && r.productCode && /pacemaker/i.test(deviceTypes.get(r.productCode) ?? ''),
+        );
+        expect(byType.length).toBeGreaterThan(0);
+        for (const r of byType) expect(all).toContain(r.kNumber);
+        expect(body.page.total).toBe(all.length);
+        // Those come after every record that names a pacemaker.
+        const named = body.data.items.filter((r) => /pacemaker/i.test(r.deviceName)).length;
+        expect(body.data.items.slice(0, named).every((r) => /pacemaker/i.test(r.deviceName))).toBe(true);
+      });
 
-  it('gives the same answer to the same request', async () => {
-    const input = { ...NONE, query: 'system', page: 1, pageSize: 20 };
-    const a = await search(input);
-    const b = await search(input);
-    expect({ ...b, sourceState: null }).toEqual({ ...a, sourceState: null });
-  });
+      it('returns whole records, equal to what detail returns', async () => {
+        const body = await search({ ...NONE, query: 'pacemaker', page: 1, pageSize: 5 });
+        expect(body.data.items.length).toBeGreaterThan(0);
+        const byK = new Map(records.map((r) => [r.kNumber, r]));
+        for (const item of body.data.items) expect(item).toEqual(byK.get(item.kNumber));
+      });
 
-  it('normalizes a lower-case product code filter', async () => {
-    const code = records.find((r) => r.productCode)!.productCode!;
-    const upper = await search({ ...NONE, productCode: code, page: 1, pageSize: 50 });
-    const lower = await search({ ...NONE, productCode: code.toLowerCase(), page: 1, pageSize: 50 });
-    expect(lower.page.total).toBe(upper.page.total);
-    expect(lower.data.items).toEqual(upper.data.items);
-  });
+      it('fills the page object as the contract says', async () => {
+        const total = records.length;
+        const body = await search({ ...NONE, page: 2, pageSize: 7 });
+        expect(body.page).toEqual({
+          itemsReturned: 7,
+          total,
+          totalRelation: 'exact',
+          hasNextPage: 14 < total,
+          nextCursor: null,
+          snapshotToken: expect.stringMatching(/^[0-9a-f]{16}$/),
+          consistency: 'live-offset',
+        });
+        const manifest = await fetch(`${url}/snapshot/manifest.json`).then((r) => r.json() as Promise<{ snapshotId: string }>);
+        expect(body.page.snapshotToken).toBe(manifest.snapshotId);
+      });
 
-  it.each<[string, Record<string, unknown>]>([
-    ['pageSize over 50', { pageSize: 51 }],
-    ['pageSize 0', { pageSize: 0 }],
-    ['page 0', { page: 0 }],
-    ['yearTo before yearFrom', { yearFrom: 1990, yearTo: 1980 }],
-    ['yearFrom before 1900', { yearFrom: 1899 }],
-    ['a product code that is not three letters', { productCode: 'DT1' }],
-    ['a blank applicant', { applicant: '   ' }],
-    ['a query over 2,048 characters', { query: 'a'.repeat(2049) }],
-    ['a string page', { page: '1' }],
-    ['a field the operation does not list', { orderBy: 'relevance' }],
-  ])('refuses %s with 400 invalid_input', async (_what, change) => {
-    const { status, json } = await post({ ...NONE, page: 1, pageSize: 10, ...change });
-    expect(status).toBe(400);
-    expect(ErrorBody.parse(json).error.code).toBe('invalid_input');
-  });
+      it('cuts the order into pages that add up to the whole, and a page past the end is empty with the total', async () => {
+        const q: NaiveRequest = { ...NONE, query: 'pace' };
+        const expected = naiveSearch(records, deviceTypes, q).kNumbers;
+        expect(expected.length).toBeGreaterThan(7);
+        const seen: string[] = [];
+        for (let page = 1; ; page++) {
+          const body = await search({ ...q, page, pageSize: 7 });
+          expect(body.page.total).toBe(expected.length);
+          expect(body.page.itemsReturned).toBe(body.data.items.length);
+          seen.push(...body.data.items.map((r) => r.kNumber));
+          expect(body.page.hasNextPage).toBe(seen.length < expected.length);
+          if (!body.page.hasNextPage) break;
+        }
+        expect(seen).toEqual(expected);
+        const past = await search({ ...q, page: 1000, pageSize: 50 });
+        expect(past.data.items).toEqual([]);
+        expect(past.page).toMatchObject({ itemsReturned: 0, total: expected.length, hasNextPage: false });
+      });
 
-  it('refuses an input that lacks a field', async () => {
-    const { query: _q, ...rest } = { ...NONE, page: 1, pageSize: 10 };
-    const { status, json } = await post(rest);
-    expect(status).toBe(400);
-    expect(ErrorBody.parse(json).error.code).toBe('invalid_input');
-  });
+      it('keeps records without a decision date out of every year filter, and in without one', async () => {
+        const undated = records.filter((r) => r.decisionDate === null);
+        expect(undated.length).toBeGreaterThan(0);
+        const all = await search({ ...NONE, page: 1, pageSize: 50, query: undated[0]!.kNumber });
+        expect(all.data.items.map((r) => r.kNumber)).toEqual([undated[0]!.kNumber]);
+        const filtered = await search({ ...NONE, page: 1, pageSize: 50, query: undated[0]!.kNumber, yearFrom: 1900 });
+        expect(filtered.page.total).toBe(0);
+        // And the no-query order puts them last.
+        const last = await search({ ...NONE, page: Math.ceil(records.length / 50), pageSize: 50 });
+        expect(last.data.items.at(-1)!.decisionDate).toBeNull();
+      });
 
-  it('accepts a query of exactly 2,048 characters', async () => {
-    const body = await search({ ...NONE, query: 'é'.repeat(2048), page: 1, pageSize: 10 });
-    expect(body.page.total).toBe(0);
+      it('gives the same answer to the same request', async () => {
+        const input = { ...NONE, query: 'system', page: 1, pageSize: 20 };
+        const a = await search(input);
+        const b = await search(input);
+        expect({ ...b, sourceState: null }).toEqual({ ...a, sourceState: null });
+      });
+
+      it('normalizes a lower-case product code filter', async () => {
+        const code = records.find((r) => r.productCode)!.productCode!;
+        const upper = await search({ ...NONE, productCode: code, page: 1, pageSize: 50 });
+        const lower = await search({ ...NONE, productCode: code.toLowerCase(), page: 1, pageSize: 50 });
+        expect(lower.page.total).toBe(upper.page.total);
+        expect(lower.data.items).toEqual(upper.data.items);
+      });
+
+      it.each<[string, Record<string, unknown>]>([
+        ['pageSize over 50', { pageSize: 51 }],
+        ['pageSize 0', { pageSize: 0 }],
+        ['page 0', { page: 0 }],
+        ['yearTo before yearFrom', { yearFrom: 1990, yearTo: 1980 }],
+        ['yearFrom before 1900', { yearFrom: 1899 }],
+        ['a product code that is not three letters', { productCode: 'DT1' }],
+        ['a blank applicant', { applicant: '   ' }],
+        ['a query over 2,048 characters', { query: 'a'.repeat(2049) }],
+        ['a string page', { page: '1' }],
+        ['a field the operation does not list', { orderBy: 'relevance' }],
+      ])('refuses %s with 400 invalid_input', async (_what, change) => {
+        const { status, json } = await post({ ...NONE, page: 1, pageSize: 10, ...change });
+        expect(status).toBe(400);
+        expect(ErrorBody.parse(json).error.code).toBe('invalid_input');
+      });
+
+      it('refuses an input that lacks a field', async () => {
+        const { query: _q, ...rest } = { ...NONE, page: 1, pageSize: 10 };
+        const { status, json } = await post(rest);
+        expect(status).toBe(400);
+        expect(ErrorBody.parse(json).error.code).toBe('invalid_input');
+      });
+
+      it('accepts a query of exactly 2,048 characters', async () => {
+        const body = await search({ ...NONE, query: 'é'.repeat(2048), page: 1, pageSize: 10 });
+        expect(body.page.total).toBe(0);
+      });
+    });
   });
-});
+}

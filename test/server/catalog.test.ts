@@ -7,22 +7,22 @@ import { LAYOUT, Manifest, type CatalogKind } from '../../src/contract/index.ts'
 import { CursorCodec } from '../../src/operations/index.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from './helpers.ts';
+import { TARGETS, startTarget, type Target } from './targets.ts';
 
-/** The catalog's keyset walk (docs/contract.md section 6): every entry exactly once, in order, with any limit. */
-let server: Running;
+/**
+ * The catalog's keyset walk (docs/contract.md section 6): every entry exactly once, in order, with any limit, on
+ * each host of the API (the Node server and the Worker under workerd). The walk across a rebuild reloads the Node
+ * server in-process, so it runs on Node only (test/worker/storage.test.ts publishes a new snapshot to the Worker).
+ */
 let snapshotPath: string;
 let manifest: Manifest;
 const keys: Record<CatalogKind, string[]> = { clearance: [], 'product-code': [] };
 
 beforeAll(async () => {
   snapshotPath = await buildFixtureSnapshot();
-  server = await startServer({ snapshotPath });
   manifest = Manifest.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.manifest), 'utf8')));
   keys.clearance = (await allRecords(snapshotPath)).map((r) => r.kNumber);
   keys['product-code'] = (await allProductCodes(snapshotPath)).map((e) => e.productCode);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 type Page = { items: string[]; nextCursor: string | null; hasNextPage: boolean; total: number; warnings: string[] };
@@ -51,53 +51,65 @@ async function walk(url: string, kind: CatalogKind, limitFor: (pageNumber: numbe
   return { seen, pages };
 }
 
-describe.each(['clearance', 'product-code'] as const)('kind %s', (kind) => {
-  it.each([1, 7, 50, 100, 500])('limit %i returns every entry once, in key order', async (limit) => {
-    const { seen, pages } = await walk(server.url, kind, () => limit);
-    expect(keys[kind].length).toBeGreaterThan(100);
-    expect(seen).toEqual(keys[kind]);
-    expect(pages).toBe(Math.max(1, Math.ceil(keys[kind].length / limit)));
-  });
+for (const target of TARGETS) {
+  describe(`on ${target}`, () => {
+    let server: Target;
+    beforeAll(async () => {
+      server = await startTarget(target, { snapshotPath });
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
 
-  it('any mix of limits returns every entry once', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 500 }), { minLength: 1, maxLength: 20 }), async (limits) => {
-        const { seen } = await walk(server.url, kind, (n) => limits[n % limits.length] as number);
+    describe.each(['clearance', 'product-code'] as const)('kind %s', (kind) => {
+      it.each([1, 7, 50, 100, 500])('limit %i returns every entry once, in key order', async (limit) => {
+        const { seen, pages } = await walk(server.url, kind, () => limit);
+        expect(keys[kind].length).toBeGreaterThan(100);
         expect(seen).toEqual(keys[kind]);
-      }),
-      { numRuns: 15 },
-    );
-  });
+        expect(pages).toBe(Math.max(1, Math.ceil(keys[kind].length / limit)));
+      });
 
-  it('the first page: total, token, and a cursor', async () => {
-    const body = expectOk(await ask(server.url, 'device-510k.catalog', { kind, limit: 3, cursor: null }), 'device-510k.catalog');
-    expect(body.page).toMatchObject({ itemsReturned: 3, total: keys[kind].length, hasNextPage: true, snapshotToken: manifest.snapshotId });
-    expect(body.page.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(body.sourceState.warnings).toEqual([]);
-  });
+      it('any mix of limits returns every entry once', async () => {
+        await fc.assert(
+          fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 500 }), { minLength: 1, maxLength: 20 }), async (limits) => {
+            const { seen } = await walk(server.url, kind, (n) => limits[n % limits.length] as number);
+            expect(seen).toEqual(keys[kind]);
+          }),
+          { numRuns: 15 },
+        );
+      });
 
-  it('one page holds everything when the limit allows: no cursor', async () => {
-    const p = await page(server.url, kind, 500, null);
-    expect(p.items).toEqual(keys[kind]);
-    expect(p.nextCursor).toBeNull();
-    expect(p.hasNextPage).toBe(false);
-  });
+      it('the first page: total, token, and a cursor', async () => {
+        const body = expectOk(await ask(server.url, 'device-510k.catalog', { kind, limit: 3, cursor: null }), 'device-510k.catalog');
+        expect(body.page).toMatchObject({ itemsReturned: 3, total: keys[kind].length, hasNextPage: true, snapshotToken: manifest.snapshotId });
+        expect(body.page.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
+        expect(body.sourceState.warnings).toEqual([]);
+      });
 
-  it('a page that ends on the last entry has no next cursor', async () => {
-    const n = keys[kind].length;
-    const first = await page(server.url, kind, n - 4, null);
-    const last = await page(server.url, kind, 4, first.nextCursor);
-    expect(last.items).toEqual(keys[kind].slice(n - 4));
-    expect(last.nextCursor).toBeNull();
-  });
+      it('one page holds everything when the limit allows: no cursor', async () => {
+        const p = await page(server.url, kind, 500, null);
+        expect(p.items).toEqual(keys[kind]);
+        expect(p.nextCursor).toBeNull();
+        expect(p.hasNextPage).toBe(false);
+      });
 
-  it('a cursor after the last key answers an empty last page', async () => {
-    const beyond = kind === 'clearance' ? 'K999999' : 'ZZZ';
-    const cursor = new CursorCodec().encode({ v: 1, k: kind, a: beyond, s: manifest.snapshotId });
-    const p = await page(server.url, kind, 10, cursor);
-    expect(p).toMatchObject({ items: [], nextCursor: null, hasNextPage: false, total: keys[kind].length, warnings: [] });
+      it('a page that ends on the last entry has no next cursor', async () => {
+        const n = keys[kind].length;
+        const first = await page(server.url, kind, n - 4, null);
+        const last = await page(server.url, kind, 4, first.nextCursor);
+        expect(last.items).toEqual(keys[kind].slice(n - 4));
+        expect(last.nextCursor).toBeNull();
+      });
+
+      it('a cursor after the last key answers an empty last page', async () => {
+        const beyond = kind === 'clearance' ? 'K999999' : 'ZZZ';
+        const cursor = new CursorCodec().encode({ v: 1, k: kind, a: beyond, s: manifest.snapshotId });
+        const p = await page(server.url, kind, 10, cursor);
+        expect(p).toMatchObject({ items: [], nextCursor: null, hasNextPage: false, total: keys[kind].length, warnings: [] });
+      });
+    });
   });
-});
+}
 
 describe('a cursor survives a rebuild', () => {
   let out: string;
