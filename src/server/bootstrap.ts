@@ -22,7 +22,7 @@ export class MissingSnapshot extends Error {
  * (relative to `cwd`); a MissingSnapshot naming the path when a path that was chosen does not exist.
  */
 export async function needsFirstBuild(snapshotPath: string, cwd: string = process.cwd()): Promise<boolean> {
-  if (await lstat(snapshotPath).catch(() => null)) return false;
+  if (await lstat(resolve(cwd, snapshotPath)).catch(() => null)) return false;
   if (resolve(cwd, snapshotPath) === resolve(cwd, DEFAULT_SNAPSHOT_PATH)) return true;
   throw new MissingSnapshot(
     `SNAPSHOT_PATH ${snapshotPath} does not exist: publish a snapshot there first (npm run build -- --out ${snapshotPath}), or leave SNAPSHOT_PATH unset to build one at ./${DEFAULT_SNAPSHOT_PATH}`,
