@@ -1,6 +1,6 @@
-import { NO_APPLICANT, NO_CODE, NO_SMALL } from '../contract/search-index.ts';
+import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
-import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Matches, type MatchRequest } from './match.ts';
+import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Mark, type Matches, type MatchRequest } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { foldText } from './tokenize.ts';
@@ -51,7 +51,13 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
   const terms = clause.map((t) => termCondition(index, t, units));
   if (terms.length === 1) return terms[0]!;
   const listable = terms.every((t) => t.list !== null);
+  const marks = terms.every((t) => t.mark !== undefined) ? terms.map((t) => t.mark!) : null;
   return {
+    ...(marks && {
+      mark: (docs: Uint32Array, n: number, out: Uint8Array) => {
+        for (const m of marks) m(docs, n, out);
+      },
+    }),
     cost: listable ? terms.reduce((sum, t) => sum + t.cost, 0) : Infinity,
     list: listable ? () => union(terms.map((t) => t.list!()), index.docCount) : null,
     points: (d) => {
@@ -68,10 +74,13 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
 function termCondition(index: SearchIndex, term: Term, units: number): Condition {
   const positive = positiveCondition(index, term, units);
   if (!term.negate) return positive;
-  return { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
+  const negated: Condition = { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
+  const test = term.kind === 'field' ? qualifierTest(index, term.qualifier) : null;
+  if (test) negated.mark = markOf(test, true);
+  return negated;
 }
 
-const NOTHING: Condition = { cost: 0, list: () => new Uint32Array(0), points: () => -1 };
+const NOTHING: Condition = { cost: 0, list: () => new Uint32Array(0), points: () => -1, mark: () => {} };
 
 function positiveCondition(index: SearchIndex, term: Term, units: number): Condition {
   switch (term.kind) {
@@ -156,48 +165,42 @@ function mask(values: readonly string[], test: (v: string) => boolean): Uint8Arr
   return out;
 }
 
-/** Filters only: a qualifier passes (0 points) or fails (-1); it never changes the order. */
-function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
-  const column = (col: ArrayLike<number>, ok: Uint8Array, none: number): Condition => ({
-    cost: Infinity,
-    list: null,
-    points: (d) => {
-      const v = col[d]!;
-      return v !== none && ok[v] === 1 ? 0 : -1;
-    },
-  });
-  const rows = (rowsOf: { offsets: Uint32Array; values: Uint32Array }, ok: Uint8Array, col: ArrayLike<number>, none: number): Condition => {
-    let cost = 0;
-    for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) cost += rowsOf.offsets[i + 1]! - rowsOf.offsets[i]!;
-    return {
-      cost,
-      list: () => {
-        const parts: Uint32Array[] = [];
-        for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) parts.push(rowsOf.values.subarray(rowsOf.offsets[i]!, rowsOf.offsets[i + 1]!));
-        return union(parts, index.docCount);
-      },
-      points: column(col, ok, none).points,
-    };
-  };
+type Column = Uint8Array | Uint16Array | Uint32Array;
+
+/**
+ * What a qualifier asks of one document, as data rather than a function, so that it runs as a tight loop over a
+ * column (one kernel per kind below) instead of a call per candidate:
+ * - `set`: the column's value v passes when v < ok.length and ok[v] is 1 (a column's "none" is always past the end);
+ * - `range`: the column holds a day number, 0 for none, and passes within [lo, hi];
+ * - `review`: docDecided - docReceived, both present, within [lo, hi];
+ * - `ids`: the document id is within [lo, hi).
+ * Null for the qualifiers that read a document's terms (device:).
+ */
+export type Test =
+  | { kind: 'set'; col: Column; ok: Uint8Array }
+  | { kind: 'range'; col: Uint32Array; lo: number; hi: number }
+  | { kind: 'review'; decided: Uint32Array; received: Uint32Array; lo: number; hi: number }
+  | { kind: 'ids'; lo: number; hi: number };
+
+export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
+  const set = (col: Column, ok: Uint8Array): Test => ({ kind: 'set', col, ok });
   switch (q.field) {
     case 'applicant': {
       const ok = new Uint8Array(index.applicants.length + 1);
       if ('exact' in q) {
         const g = findApplicant(index, q.exact);
-        if (g === null) return NOTHING;
-        ok[g] = 1;
+        if (g !== null) ok[g] = 1;
       } else applicantMask(index, q.words, ok);
-      return rows(index.applicantDocs, ok, index.docApplicant, NO_APPLICANT);
+      return set(index.docApplicant, ok);
     }
     case 'code': {
       const c = findCode(index, q.code);
-      if (c === null) return NOTHING;
       const ok = new Uint8Array(index.codes.length + 1);
-      ok[c] = 1;
-      return rows(index.codeDocs, ok, index.docCode, NO_CODE);
+      if (c !== null) ok[c] = 1;
+      return set(index.docCode, ok);
     }
     case 'device':
-      return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
+      return null;
     case 'class': {
       const classes = mask(index.classes, (v) => v.toUpperCase() === q.deviceClass);
       const ok = new Uint8Array(index.codes.length + 1);
@@ -205,60 +208,136 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
         const k = index.codeClass[c]!;
         if (k !== NO_SMALL && classes[k]) ok[c] = 1;
       }
-      return rows(index.codeDocs, ok, index.docCode, NO_CODE);
+      return set(index.docCode, ok);
     }
     case 'panel':
-      return column(index.docPanel, mask(index.panels, (v) => startsWithText(v, q.text)), NO_SMALL);
+      return set(index.docPanel, mask(index.panels, (v) => startsWithText(v, q.text)));
     case 'type':
-      return column(index.docType, mask(index.types, (v) => startsWithText(v, q.text)), NO_SMALL);
+      return set(index.docType, mask(index.types, (v) => startsWithText(v, q.text)));
     case 'decision': {
       const ok = mask(index.decisions, (v) => v.toLowerCase() === q.text);
       index.decisionNames.forEach((name, i) => {
         if (startsWithText(name, q.text)) ok[i] = 1;
       });
-      return column(index.docDecision, ok, NO_SMALL);
+      return set(index.docDecision, ok);
     }
     case 'country':
-      return column(index.docCountry, mask(index.countries, (v) => v === q.code), NO_CODE);
+      return set(index.docCountry, mask(index.countries, (v) => v === q.code));
     case 'state':
-      return column(index.docState, mask(index.states, (v) => v === q.code), NO_CODE);
+      return set(index.docState, mask(index.states, (v) => v === q.code));
     case 'thirdparty':
     case 'expedited':
     case 'summary': {
+      // Every value of the flags byte that has this flag as asked.
       const shift = q.field === 'thirdparty' ? 0 : q.field === 'expedited' ? 2 : 4;
       const want = q.yes ? 2 : 1;
-      const flags = index.docFlags;
-      return { cost: Infinity, list: null, points: (d) => (((flags[d]! >> shift) & 3) === want ? 0 : -1) };
+      const ok = new Uint8Array(256);
+      for (let b = 0; b < 256; b++) if (((b >> shift) & 3) === want) ok[b] = 1;
+      return set(index.docFlags, ok);
     }
     case 'decided': {
       const r = decidedIds(index, q.range);
-      return {
-        cost: r.hi - r.lo,
-        list: () => idRange(r.lo, r.hi),
-        points: (d) => (d >= r.lo && d < r.hi ? 0 : -1),
+      return { kind: 'ids', lo: r.lo, hi: r.hi };
+    }
+    case 'received':
+      return { kind: 'range', col: index.docReceived, lo: Math.max(1, q.range.lo), hi: q.range.hi };
+    case 'reviewdays':
+      return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: q.range.lo, hi: q.range.hi };
+  }
+}
+
+/** Whether document d passes the test (one call; the kernels below do the same over many documents). */
+export function passes(t: Test, d: number): boolean {
+  switch (t.kind) {
+    case 'set': {
+      const v = t.col[d]!;
+      return v < t.ok.length && t.ok[v] === 1;
+    }
+    case 'range': {
+      const v = t.col[d]!;
+      return v !== 0 && v >= t.lo && v <= t.hi;
+    }
+    case 'review': {
+      const a = t.received[d]!;
+      const b = t.decided[d]!;
+      return a !== 0 && b !== 0 && b - a >= t.lo && b - a <= t.hi;
+    }
+    case 'ids':
+      return d >= t.lo && d < t.hi;
+  }
+}
+
+/**
+ * The test as a batch: sets marks[i] to 1 for each docs[i] (i < n) that passes (that fails, when `negate`), and
+ * leaves the other marks as they are, so that an OR group is one pass per term over the same marks.
+ */
+export function markOf(t: Test, negate: boolean): Mark {
+  const want = negate ? 0 : 1;
+  switch (t.kind) {
+    case 'set': {
+      const { col, ok } = t;
+      const size = ok.length;
+      return (docs, n, marks) => {
+        for (let i = 0; i < n; i++) {
+          const v = col[docs[i]!]!;
+          if ((v < size ? ok[v]! : 0) === want) marks[i] = 1;
+        }
       };
     }
-    case 'received': {
-      const { lo, hi } = q.range;
-      const received = index.docReceived;
-      return { cost: Infinity, list: null, points: (d) => (received[d] !== 0 && received[d]! >= lo && received[d]! <= hi ? 0 : -1) };
+    case 'range': {
+      const { col, lo, hi } = t;
+      return (docs, n, marks) => {
+        for (let i = 0; i < n; i++) {
+          const v = col[docs[i]!]!;
+          if ((v !== 0 && v >= lo && v <= hi ? 1 : 0) === want) marks[i] = 1;
+        }
+      };
     }
-    case 'reviewdays': {
-      const { lo, hi } = q.range;
-      const { docDecided, docReceived } = index;
-      return {
-        cost: Infinity,
-        list: null,
-        points: (d) => {
-          const a = docReceived[d]!;
-          const b = docDecided[d]!;
-          if (a === 0 || b === 0) return -1;
-          const days = b - a;
-          return days >= lo && days <= hi ? 0 : -1;
-        },
+    case 'review': {
+      const { decided, received, lo, hi } = t;
+      return (docs, n, marks) => {
+        for (let i = 0; i < n; i++) {
+          const d = docs[i]!;
+          const a = received[d]!;
+          const b = decided[d]!;
+          if ((a !== 0 && b !== 0 && b - a >= lo && b - a <= hi ? 1 : 0) === want) marks[i] = 1;
+        }
+      };
+    }
+    case 'ids': {
+      const { lo, hi } = t;
+      return (docs, n, marks) => {
+        for (let i = 0; i < n; i++) {
+          const d = docs[i]!;
+          if ((d >= lo && d < hi ? 1 : 0) === want) marks[i] = 1;
+        }
       };
     }
   }
+}
+
+/** Filters only: a qualifier passes (0 points) or fails (-1); it never changes the order. */
+function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
+  if (q.field === 'device') return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
+  const test = qualifierTest(index, q)!;
+  const condition: Condition = { cost: Infinity, list: null, points: (d) => (passes(test, d) ? 0 : -1), mark: markOf(test, false) };
+  // Qualifiers with few documents per value also give candidates: the documents of the values that pass.
+  const rowsOf = q.field === 'applicant' ? index.applicantDocs : q.field === 'code' || q.field === 'class' ? index.codeDocs : null;
+  if (rowsOf && test.kind === 'set') {
+    const ok = test.ok;
+    let cost = 0;
+    for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) cost += rowsOf.offsets[i + 1]! - rowsOf.offsets[i]!;
+    condition.cost = cost;
+    condition.list = () => {
+      const parts: Uint32Array[] = [];
+      for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) parts.push(rowsOf.values.subarray(rowsOf.offsets[i]!, rowsOf.offsets[i + 1]!));
+      return union(parts, index.docCount);
+    };
+  } else if (test.kind === 'ids') {
+    condition.cost = test.hi - test.lo;
+    condition.list = () => idRange(test.lo, test.hi);
+  }
+  return condition;
 }
 
 /** Folded `value` starts with `text` (already folded, spaces collapsed). */
