@@ -263,7 +263,41 @@ export class Snapshot {
   }
 
   /** One record's JSON, exactly as the build wrote it, or null when the snapshot has no such K number. */
-  async recordJson(kNumber: string): Promise<Uint8Array | null> {
+  recordJson(kNumber: string): Promise<Uint8Array | null> {
+    return this.readRecord(kNumber, true);
+  }
+
+  /**
+   * The records of these K numbers, given in ascending order, as JSON; a K number the snapshot lacks is an error.
+   * Read past the byte cache, for exports: they read many records once, and would push out of the cache what other
+   * requests keep there. Checked as `recordJson` checks: a shard not checked yet is read and checked whole once (and
+   * every record of it asked here is cut from those bytes), later records one by one against their digests.
+   */
+  async recordsUncached(kNumbers: readonly string[]): Promise<Uint8Array[]> {
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < kNumbers.length; ) {
+      const position = shardPositionHolding(this.recordIndex, kNumbers[i] as string);
+      const shard = this.recordIndex.shards[position];
+      if (!shard) throw new Error(`snapshot ${this.id} has no record ${kNumbers[i]}`);
+      let end = i + 1;
+      while (end < kNumbers.length && (kNumbers[end] as string) <= shard.last) end++;
+      const whole = (this.cache.get(`s${shard.path}`) as ShardLines | undefined) ?? (this.verified.has(shard.path) ? undefined : await this.readShardLines('clearance', position));
+      for (; i < end; i++) {
+        const k = kNumbers[i] as string;
+        let bytes: Uint8Array | null;
+        if (whole) {
+          const at = findLine(whole, k);
+          bytes = at < 0 ? null : whole.bytes.subarray(whole.starts[at], whole.ends[at]);
+        } else bytes = await this.readRecord(k, false);
+        if (bytes === null) throw new Error(`snapshot ${this.id} has no record ${k}`);
+        out.push(bytes);
+      }
+    }
+    return out;
+  }
+
+  /** A record, through the cache when `keep` (what it reads is kept), or past it. */
+  private async readRecord(kNumber: string, keep: boolean): Promise<Uint8Array | null> {
     const cached = this.cache.get(`r${kNumber}`);
     if (cached) return cached as Uint8Array;
     const position = shardPositionHolding(this.recordIndex, kNumber);
@@ -271,7 +305,9 @@ export class Snapshot {
     const shard = this.recordIndex.shards[position] as ShardIndex['shards'][number];
     // A shard is checked whole against the manifest the first time it is used in this snapshot, so that a file
     // that does not match is never used at all; after that, each record read is checked against its own digest.
-    const whole = (this.cache.get(`s${shard.path}`) as ShardLines | undefined) ?? (this.verified.has(shard.path) ? undefined : await this.shardLines('clearance', position));
+    const whole =
+      (this.cache.get(`s${shard.path}`) as ShardLines | undefined) ??
+      (this.verified.has(shard.path) ? undefined : await (keep ? this.shardLines('clearance', position) : this.readShardLines('clearance', position)));
     if (whole) {
       const at = findLine(whole, kNumber);
       return at < 0 ? null : whole.bytes.subarray(whole.starts[at], whole.ends[at]);
@@ -292,7 +328,7 @@ export class Snapshot {
       const now = await this.storage.read(shard.path).then((b) => toHex(this.storage.sha256(b)), () => UNREADABLE);
       this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, now);
     }
-    this.cache.set(`r${kNumber}`, bytes);
+    if (keep) this.cache.set(`r${kNumber}`, bytes);
     return bytes;
   }
 
@@ -331,6 +367,15 @@ export class Snapshot {
     const key = `s${shard.path}`;
     const cached = this.cache.get(key);
     if (cached) return cached as ShardLines;
+    const lines = await this.readShardLines(kind, position);
+    this.cache.set(key, lines);
+    return lines;
+  }
+
+  /** The i-th shard of a kind, read now and checked whole against the manifest, not kept in the cache. */
+  private async readShardLines(kind: 'clearance' | 'product-code', position: number): Promise<ShardLines> {
+    const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
+    if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
     const entry = this.files.get(shard.path) as FileEntry;
     const bytes = await this.storage.readRange(shard.path, 0, entry.bytes).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE));
     const actual = toHex(this.storage.sha256(bytes));
@@ -338,7 +383,6 @@ export class Snapshot {
     const lines = indexLines(bytes);
     if (lines.starts.length !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines.starts.length} lines for ${shard.count} entries`);
     this.verified.add(shard.path);
-    this.cache.set(key, lines);
     return lines;
   }
 
