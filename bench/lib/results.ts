@@ -1,4 +1,5 @@
 import type { SearchFigures } from './compare-search.ts';
+import type { ExtensionFigures } from './extensions.ts';
 import type { LookupFigures, SideFigures } from './measure-lookups.ts';
 import type { PipeliningFigures } from './pipelining.ts';
 import type { PreparedSnapshot } from './snapshots.ts';
@@ -25,6 +26,8 @@ export type SizeResults = {
   pipelining?: PipeliningFigures | null;
   /** Our server with one worker per core (WORKERS=auto) against nginx with one worker per core. */
   allCores?: { workers: number; lookups: LookupFigures[]; searchHttp: SideFigures | null } | null;
+  /** Qualifier and sorted queries against SQLite FTS5, and the export's throughput (bench/lib/extensions.ts). */
+  extensions?: ExtensionFigures | null;
 };
 
 export type Results = {
