@@ -1,6 +1,6 @@
 import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
-import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Mark, type Matches, type MatchRequest } from './match.ts';
+import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { foldText } from './tokenize.ts';
@@ -76,8 +76,32 @@ function termCondition(index: SearchIndex, term: Term, units: number): Condition
   if (!term.negate) return positive;
   const negated: Condition = { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
   const test = term.kind === 'field' ? qualifierTest(index, term.qualifier) : null;
-  if (test) negated.mark = markOf(test, true);
+  if (test) {
+    negated.mark = markOf(test, true);
+    negated.scan = scanOf(test, true);
+  } else negated.mark = exclusionMark(index, positive);
   return negated;
+}
+
+/**
+ * NOT of a condition that tests documents one by one (words, a phrase, device:): when the documents it can pass
+ * (its list) are fewer than the candidates, they are marked in a bitmap first, and only candidates in the bitmap
+ * are tested; the others pass at once.
+ */
+function exclusionMark(index: SearchIndex, positive: Condition): Mark {
+  return (docs, n, marks) => {
+    if (positive.list && positive.cost < n * 4) {
+      const may = new Uint8Array(index.docCount);
+      const list = positive.list();
+      for (let i = 0; i < list.length; i++) may[list[i]!] = 1;
+      for (let i = 0; i < n; i++) {
+        const d = docs[i]!;
+        if (may[d] === 0 || positive.points(d) < 0) marks[i] = 1;
+      }
+    } else {
+      for (let i = 0; i < n; i++) if (positive.points(docs[i]!) < 0) marks[i] = 1;
+    }
+  };
 }
 
 const NOTHING: Condition = { cost: 0, list: () => new Uint32Array(0), points: () => -1, mark: () => {} };
@@ -316,18 +340,75 @@ export function markOf(t: Test, negate: boolean): Mark {
   }
 }
 
+/** The test over the ids lo..hi-1 (those that fail, when `negate`), written to `out` ascending. */
+export function scanOf(t: Test, negate: boolean): Scan {
+  const want = negate ? 0 : 1;
+  switch (t.kind) {
+    case 'set': {
+      const { col, ok } = t;
+      const size = ok.length;
+      return (lo, hi, out) => {
+        let n = 0;
+        for (let d = lo; d < hi; d++) {
+          const v = col[d]!;
+          if ((v < size ? ok[v]! : 0) === want) out[n++] = d;
+        }
+        return n;
+      };
+    }
+    case 'range': {
+      const { col, lo: from, hi: to } = t;
+      return (lo, hi, out) => {
+        let n = 0;
+        for (let d = lo; d < hi; d++) {
+          const v = col[d]!;
+          if ((v !== 0 && v >= from && v <= to ? 1 : 0) === want) out[n++] = d;
+        }
+        return n;
+      };
+    }
+    case 'review': {
+      const { decided, received, lo: from, hi: to } = t;
+      return (lo, hi, out) => {
+        let n = 0;
+        for (let d = lo; d < hi; d++) {
+          const a = received[d]!;
+          const b = decided[d]!;
+          if ((a !== 0 && b !== 0 && b - a >= from && b - a <= to ? 1 : 0) === want) out[n++] = d;
+        }
+        return n;
+      };
+    }
+    case 'ids': {
+      const { lo: from, hi: to } = t;
+      return (lo, hi, out) => {
+        let n = 0;
+        for (let d = lo; d < hi; d++) if ((d >= from && d < to ? 1 : 0) === want) out[n++] = d;
+        return n;
+      };
+    }
+  }
+}
+
 /** Filters only: a qualifier passes (0 points) or fails (-1); it never changes the order. */
 function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
   if (q.field === 'device') return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
   const test = qualifierTest(index, q)!;
-  const condition: Condition = { cost: Infinity, list: null, points: (d) => (passes(test, d) ? 0 : -1), mark: markOf(test, false) };
+  const condition: Condition = { cost: Infinity, list: null, points: (d) => (passes(test, d) ? 0 : -1), mark: markOf(test, false), scan: scanOf(test, false) };
   // Qualifiers with few documents per value also give candidates: the documents of the values that pass.
   const rowsOf = q.field === 'applicant' ? index.applicantDocs : q.field === 'code' || q.field === 'class' ? index.codeDocs : null;
   if (rowsOf && test.kind === 'set') {
     const ok = test.ok;
-    let cost = 0;
-    for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) cost += rowsOf.offsets[i + 1]! - rowsOf.offsets[i]!;
-    condition.cost = cost;
+    let total = 0;
+    let parts = 0;
+    for (let i = 0; i + 1 < rowsOf.offsets.length; i++) {
+      if (ok[i]) {
+        total += rowsOf.offsets[i + 1]! - rowsOf.offsets[i]!;
+        parts++;
+      }
+    }
+    // Several rows are merged (a pass over every id when they are many): dearer than a scan of a range that long.
+    condition.cost = parts <= 1 ? total : total * 16 >= index.docCount ? total + index.docCount : 2 * total;
     condition.list = () => {
       const parts: Uint32Array[] = [];
       for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) parts.push(rowsOf.values.subarray(rowsOf.offsets[i]!, rowsOf.offsets[i + 1]!));

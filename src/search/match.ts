@@ -202,7 +202,7 @@ export type MatchRequest = {
  * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell);
  * `cost` is its length, used to pick the cheapest source of candidates.
  */
-export type Condition = { cost: number; list: (() => Uint32Array) | null; points: (d: number) => number; mark?: Mark };
+export type Condition = { cost: number; list: (() => Uint32Array) | null; points: (d: number) => number; mark?: Mark; scan?: Scan };
 
 /**
  * A condition that only filters (it adds no points), run over many candidates at once: sets marks[i] to 1 for each
@@ -210,6 +210,9 @@ export type Condition = { cost: number; list: (() => Uint32Array) | null; points
  * candidate; an OR of filters is one pass per term over the same marks.
  */
 export type Mark = (docs: Uint32Array, n: number, marks: Uint8Array) => void;
+
+/** The same filter over the ids lo..hi-1 with no list made: writes those that pass to `out`, ascending; returns how many. */
+export type Scan = (lo: number, hi: number, out: Uint32Array) => number;
 
 /** Every matching document, ascending by id (the tie order), and its relevance score when there are query words. */
 export type Matches = { docs: Uint32Array; scores: Uint32Array | null };
@@ -286,22 +289,33 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   }
   // Ties go to the earlier source: the year range, then the filters, then the word.
   const source = sources.reduce((best, s) => (s.cost < best.cost ? s : best));
-  let docs = source.docs();
-
-  // Filters first: they are one comparison each, then the conditions that only filter, as passes over columns.
+  const plainRange = source === sources[0] && code === null && applicant === null;
+  // From a plain id range, the first filter that can scans the range's column itself: no list of every id is made.
+  const fused = plainRange ? extra.find((c) => c.scan) : undefined;
+  let docs: Uint32Array;
   let kept = 0;
-  const codeCol = index.docCode;
-  const applicantCol = index.docApplicant;
-  for (let i = 0; i < docs.length; i++) {
-    const d = docs[i]!;
-    if (d < years.lo || d >= years.hi) continue;
-    if (code !== null && codeCol[d] !== code) continue;
-    if (applicant !== null && applicantCol[d] !== applicant) continue;
-    docs[kept++] = d;
+  if (fused) {
+    docs = new Uint32Array(years.hi - years.lo);
+    kept = fused.scan!(years.lo, years.hi, docs);
+  } else {
+    docs = source.docs();
+    if (plainRange) kept = docs.length;
+    else {
+      // Filters first: they are one comparison each, then the conditions that only filter, as passes over columns.
+      const codeCol = index.docCode;
+      const applicantCol = index.docApplicant;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if (d < years.lo || d >= years.hi) continue;
+        if (code !== null && codeCol[d] !== code) continue;
+        if (applicant !== null && applicantCol[d] !== applicant) continue;
+        docs[kept++] = d;
+      }
+    }
   }
-  const marks = extra.some((c) => c.mark) ? new Uint8Array(kept) : null;
+  const marks = extra.some((c) => c.mark && c !== fused) ? new Uint8Array(kept) : null;
   for (const c of extra) {
-    if (!c.mark || kept === 0) continue;
+    if (!c.mark || c === fused || kept === 0) continue;
     const m = marks!;
     m.fill(0, 0, kept);
     c.mark(docs, kept, m);
@@ -310,6 +324,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
     kept = passed;
   }
   const scoring = extra.filter((c) => !c.mark);
+  if (kept < docs.length && kept * 4 < docs.length) docs = docs.slice(0, kept); // let a large list go
   let scores: Uint32Array | null = n > 0 ? new Uint32Array(kept) : null;
   if (scoring.length > 0) {
     let out = 0;

@@ -100,10 +100,12 @@ export function orderOf(index: SearchIndex, sort: KeyedSort): Uint32Array {
   if (known) return known;
   const n = index.docCount;
   if (n === 0) return new Uint32Array(0);
+  const keys = new Uint32Array(n);
   let least = NO_KEY;
   let most = 0;
   for (let d = 0; d < n; d++) {
     const key = primary(index, sort, d);
+    keys[d] = key;
     if (key < least) least = key;
     if (key > most) most = key;
   }
@@ -111,16 +113,16 @@ export function orderOf(index: SearchIndex, sort: KeyedSort): Uint32Array {
   if (most - least <= 4 * n + 65_536) {
     // A counting pass over the keys' span (decades of days), ids ascending into each key's slots: ties in id order.
     const starts = new Uint32Array(most - least + 2);
-    for (let d = 0; d < n; d++) starts[primary(index, sort, d) - least + 1]!++;
+    for (let d = 0; d < n; d++) starts[keys[d]! - least + 1]!++;
     for (let k = 0; k + 1 < starts.length; k++) starts[k + 1]! += starts[k]!;
     out = new Uint32Array(n);
-    for (let d = 0; d < n; d++) out[starts[primary(index, sort, d) - least]!++] = d;
+    for (let d = 0; d < n; d++) out[starts[keys[d]! - least]!++] = d;
   } else {
-    const keys = new Float64Array(n);
-    for (let d = 0; d < n; d++) keys[d] = primary(index, sort, d) * ID_SPAN + d;
-    keys.sort();
+    const packed = new Float64Array(n);
+    for (let d = 0; d < n; d++) packed[d] = keys[d]! * ID_SPAN + d;
+    packed.sort();
     out = new Uint32Array(n);
-    for (let i = 0; i < n; i++) out[i] = keys[i]! % ID_SPAN;
+    for (let i = 0; i < n; i++) out[i] = packed[i]! % ID_SPAN;
   }
   byIndex.set(sort, out);
   return out;
