@@ -102,6 +102,11 @@ function keyOfKNumber(index: SearchIndex, kNumber: string, sort: Sort, scoreOf: 
 async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint32Array, csv: boolean): AsyncGenerator<Uint8Array> {
   if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
   const kDigits = index.docKNumber;
+  // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
+  let arena = new Uint8Array(4 * 1024 * 1024);
+  const starts = new Uint32Array(EXPORT_BATCH);
+  const ends = new Uint32Array(EXPORT_BATCH);
+  const kOrder = new Uint32Array(EXPORT_BATCH);
   for (let at = 0; at < docs.length; at += EXPORT_BATCH) {
     const batch = docs.subarray(at, at + EXPORT_BATCH);
     // Positions in the batch by K number (K digits and position packed in one number, so a numeric sort orders them).
@@ -109,26 +114,31 @@ async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint3
     for (let i = 0; i < batch.length; i++) packed[i] = kDigits[batch[i]!]! * EXPORT_BATCH + i;
     packed.sort();
     const byK = Array.from(packed, (p) => kNumberText(Math.floor(p / EXPORT_BATCH)));
+    for (let j = 0; j < packed.length; j++) kOrder[packed[j]! % EXPORT_BATCH] = j;
+    let used = 0;
     // Past the shared record cache: an export reads each record once, and would push out what other requests use.
-    const found = await snapshot.recordsUncached(byK);
-    const records = new Array<Uint8Array>(batch.length);
-    for (let j = 0; j < packed.length; j++) records[packed[j]! % EXPORT_BATCH] = found[j]!;
-    yield csv ? csvLines(records) : joinLines(records, 0x0a);
+    await snapshot.eachRecordUncached(byK, (j, bytes) => {
+      if (used + bytes.length > arena.length) {
+        const grown = new Uint8Array(Math.max(2 * arena.length, used + bytes.length));
+        grown.set(arena.subarray(0, used));
+        arena = grown;
+      }
+      arena.set(bytes, used);
+      starts[j] = used;
+      used += bytes.length;
+      ends[j] = used;
+    });
+    // The records in the request's order, each followed by a line break (NDJSON) or a comma (a JSON array for CSV).
+    const out = new Uint8Array(used + batch.length);
+    let o = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const j = kOrder[i]!;
+      out.set(arena.subarray(starts[j]!, ends[j]!), o);
+      o += ends[j]! - starts[j]!;
+      out[o++] = csv ? 0x2c : 0x0a;
+    }
+    yield csv ? csvLines(out) : out;
   }
-}
-
-/** The records' bytes as they are, each followed by `separator`, in one buffer. */
-function joinLines(records: readonly Uint8Array[], separator: number): Uint8Array {
-  let size = records.length;
-  for (const r of records) size += r.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const r of records) {
-    out.set(r, at);
-    at += r.length;
-    out[at++] = separator;
-  }
-  return out;
 }
 
 /** The CSV's columns: every member of a record, `source` as its URL; `id` and `title` repeat kNumber and deviceName. */
@@ -140,10 +150,9 @@ export const CSV_COLUMNS = [
 
 const decoder = new TextDecoder();
 
-/** One CSV row per record: the batch is parsed in one JSON.parse of `[r1,r2,…]` rather than one call per record. */
-function csvLines(records: readonly Uint8Array[]): Uint8Array {
-  if (records.length === 0) return new Uint8Array(0);
-  const joined = joinLines(records, 0x2c);
+/** One CSV row per record of `joined` (records each followed by a comma), parsed in one JSON.parse of `[r1,r2,…]`. */
+function csvLines(joined: Uint8Array): Uint8Array {
+  if (joined.length === 0) return joined;
   joined[joined.length - 1] = 0x5d; // the last comma becomes the closing bracket
   const parsed = JSON.parse(`[${decoder.decode(joined)}`) as ClearanceRecord[];
   let text = '';
