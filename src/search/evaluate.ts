@@ -207,7 +207,14 @@ export type Test =
   | { kind: 'ids'; lo: number; hi: number };
 
 export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
-  const set = (col: Column, ok: Uint8Array): Test => ({ kind: 'set', col, ok });
+  // u8 and u16 columns get a table over every value they can hold, so the kernels need no bounds check.
+  const set = (col: Column, ok: Uint8Array): Test => {
+    const span = col instanceof Uint8Array ? 0x100 : col instanceof Uint16Array ? 0x10000 : 0;
+    if (ok.length >= span) return { kind: 'set', col, ok };
+    const full = new Uint8Array(span);
+    full.set(ok);
+    return { kind: 'set', col, ok: full };
+  };
   switch (q.field) {
     case 'applicant': {
       const ok = new Uint8Array(index.applicants.length + 1);
@@ -300,13 +307,10 @@ export function markOf(t: Test, negate: boolean): Mark {
   switch (t.kind) {
     case 'set': {
       const { col, ok } = t;
-      const size = ok.length;
-      return (docs, n, marks) => {
-        for (let i = 0; i < n; i++) {
-          const v = col[docs[i]!]!;
-          if ((v < size ? ok[v]! : 0) === want) marks[i] = 1;
-        }
-      };
+      const flip = want ^ 1;
+      if (col instanceof Uint8Array) return (docs, n, marks) => markSet8(col, ok, flip, docs, n, marks);
+      if (col instanceof Uint16Array) return (docs, n, marks) => markSet16(col, ok, flip, docs, n, marks);
+      return (docs, n, marks) => markSet32(col, ok, want, docs, n, marks);
     }
     case 'range': {
       const { col, lo, hi } = t;
@@ -340,21 +344,58 @@ export function markOf(t: Test, negate: boolean): Mark {
   }
 }
 
+// The kernels of `set` tests, one function per column type: each stays monomorphic, so the optimizer keeps it
+// compiled (one function seeing u8, u16 and u32 columns in turn was deoptimized and ran several times slower).
+// u8 and u16 columns have a table entry for every value (see `qualifierTest`): no branch per document.
+function scanSet8(col: Uint8Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) {
+    out[n] = d;
+    n += ok[col[d]!]! ^ flip;
+  }
+  return n;
+}
+function scanSet16(col: Uint16Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) {
+    out[n] = d;
+    n += ok[col[d]!]! ^ flip;
+  }
+  return n;
+}
+function scanSet32(col: Uint32Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
+  const size = ok.length;
+  let n = 0;
+  for (let d = lo; d < hi; d++) {
+    const v = col[d]!;
+    if ((v < size ? ok[v]! : 0) === want) out[n++] = d;
+  }
+  return n;
+}
+function markSet8(col: Uint8Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
+}
+function markSet16(col: Uint16Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
+}
+function markSet32(col: Uint32Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  const size = ok.length;
+  for (let i = 0; i < n; i++) {
+    const v = col[docs[i]!]!;
+    if ((v < size ? ok[v]! : 0) === want) marks[i] = 1;
+  }
+}
+
 /** The test over the ids lo..hi-1 (those that fail, when `negate`), written to `out` ascending. */
 export function scanOf(t: Test, negate: boolean): Scan {
   const want = negate ? 0 : 1;
   switch (t.kind) {
     case 'set': {
       const { col, ok } = t;
-      const size = ok.length;
-      return (lo, hi, out) => {
-        let n = 0;
-        for (let d = lo; d < hi; d++) {
-          const v = col[d]!;
-          if ((v < size ? ok[v]! : 0) === want) out[n++] = d;
-        }
-        return n;
-      };
+      const flip = want ^ 1;
+      if (col instanceof Uint8Array) return (lo, hi, out) => scanSet8(col, ok, flip, lo, hi, out);
+      if (col instanceof Uint16Array) return (lo, hi, out) => scanSet16(col, ok, flip, lo, hi, out);
+      return (lo, hi, out) => scanSet32(col, ok, want, lo, hi, out);
     }
     case 'range': {
       const { col, lo: from, hi: to } = t;

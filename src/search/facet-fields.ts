@@ -22,6 +22,15 @@ type Values = Uint8Array | Uint16Array | Uint32Array;
 /** How many matches have each value below `size` of a column (a column's "none" is at or past `size`). */
 export function countColumn(col: Values, docs: DocSet, size: number): Uint32Array {
   const counts = new Uint32Array(size);
+  // One kernel per column type, each kept monomorphic for the optimizer.
+  if (col instanceof Uint8Array) count8(col, docs, counts);
+  else if (col instanceof Uint16Array) count16(col, docs, counts);
+  else count32(col, docs, counts);
+  return counts;
+}
+
+function count8(col: Uint8Array, docs: DocSet, counts: Uint32Array): void {
+  const size = counts.length;
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i++) {
       const v = col[docs[i]!]!;
@@ -33,7 +42,34 @@ export function countColumn(col: Values, docs: DocSet, size: number): Uint32Arra
       if (v < size) counts[v]!++;
     }
   }
-  return counts;
+}
+function count16(col: Uint16Array, docs: DocSet, counts: Uint32Array): void {
+  const size = counts.length;
+  if (docs instanceof Uint32Array) {
+    for (let i = 0; i < docs.length; i++) {
+      const v = col[docs[i]!]!;
+      if (v < size) counts[v]!++;
+    }
+  } else {
+    for (let d = docs.lo; d < docs.hi; d++) {
+      const v = col[d]!;
+      if (v < size) counts[v]!++;
+    }
+  }
+}
+function count32(col: Uint32Array, docs: DocSet, counts: Uint32Array): void {
+  const size = counts.length;
+  if (docs instanceof Uint32Array) {
+    for (let i = 0; i < docs.length; i++) {
+      const v = col[docs[i]!]!;
+      if (v < size) counts[v]!++;
+    }
+  } else {
+    for (let d = docs.lo; d < docs.hi; d++) {
+      const v = col[d]!;
+      if (v < size) counts[v]!++;
+    }
+  }
 }
 
 const receivedYears = new WeakMap<SearchIndex, Uint16Array>();
