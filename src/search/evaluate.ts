@@ -79,6 +79,7 @@ function termCondition(index: SearchIndex, term: Term, units: number): Condition
   if (test) {
     negated.mark = markOf(test, true);
     negated.scan = scanOf(test, true);
+    negated.share = 1 - shareOf(index, test);
   } else negated.mark = exclusionMark(index, positive);
   return negated;
 }
@@ -277,6 +278,30 @@ export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
   }
 }
 
+const histograms = new WeakMap<Column, Uint32Array>();
+
+/** How many documents hold each value of a u8 or u16 column: one pass, once per index. */
+function histogramOf(col: Uint8Array | Uint16Array): Uint32Array {
+  let counts = histograms.get(col);
+  if (!counts) {
+    counts = new Uint32Array(col instanceof Uint8Array ? 0x100 : 0x10000);
+    for (let d = 0; d < col.length; d++) counts[col[d]!]!++;
+    histograms.set(col, counts);
+  }
+  return counts;
+}
+
+/** About which share of all documents passes the test: exact for u8 and u16 columns and id ranges, else 1/2. */
+function shareOf(index: SearchIndex, t: Test): number {
+  if (index.docCount === 0) return 1;
+  if (t.kind === 'ids') return (t.hi - t.lo) / index.docCount;
+  if (t.kind !== 'set' || t.col instanceof Uint32Array) return 0.5;
+  const counts = histogramOf(t.col);
+  let n = 0;
+  for (let v = 0; v < counts.length; v++) if (t.ok[v]) n += counts[v]!;
+  return n / index.docCount;
+}
+
 /** Whether document d passes the test (one call; the kernels below do the same over many documents). */
 export function passes(t: Test, d: number): boolean {
   switch (t.kind) {
@@ -435,7 +460,14 @@ export function scanOf(t: Test, negate: boolean): Scan {
 function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
   if (q.field === 'device') return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
   const test = qualifierTest(index, q)!;
-  const condition: Condition = { cost: Infinity, list: null, points: (d) => (passes(test, d) ? 0 : -1), mark: markOf(test, false), scan: scanOf(test, false) };
+  const condition: Condition = {
+    cost: Infinity,
+    list: null,
+    points: (d) => (passes(test, d) ? 0 : -1),
+    mark: markOf(test, false),
+    scan: scanOf(test, false),
+    share: shareOf(index, test),
+  };
   // Qualifiers with few documents per value also give candidates: the documents of the values that pass.
   const rowsOf = q.field === 'applicant' ? index.applicantDocs : q.field === 'code' || q.field === 'class' ? index.codeDocs : null;
   if (rowsOf && test.kind === 'set') {

@@ -202,7 +202,15 @@ export type MatchRequest = {
  * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell);
  * `cost` is its length, used to pick the cheapest source of candidates.
  */
-export type Condition = { cost: number; list: (() => Uint32Array) | null; points: (d: number) => number; mark?: Mark; scan?: Scan };
+export type Condition = {
+  cost: number;
+  list: (() => Uint32Array) | null;
+  points: (d: number) => number;
+  mark?: Mark;
+  scan?: Scan;
+  /** For filters: about which share of all documents passes (0..1), so the most selective runs first; 1 when unknown. */
+  share?: number;
+};
 
 /**
  * A condition that only filters (it adds no points), run over many candidates at once: sets marks[i] to 1 for each
@@ -291,7 +299,9 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   const source = sources.reduce((best, s) => (s.cost < best.cost ? s : best));
   const plainRange = source === sources[0] && code === null && applicant === null;
   // From a plain id range, the first filter that can scans the range's column itself: no list of every id is made.
-  const fused = plainRange ? extra.find((c) => c.scan) : undefined;
+  // Filters run most selective first: each later one reads only what the earlier ones kept.
+  const filters = extra.filter((c) => c.mark).sort((a, b) => (a.share ?? 1) - (b.share ?? 1));
+  const fused = plainRange ? filters.find((c) => c.scan) : undefined;
   let docs: Uint32Array;
   let kept = 0;
   if (fused) {
@@ -313,12 +323,12 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
       }
     }
   }
-  const marks = extra.some((c) => c.mark && c !== fused) ? new Uint8Array(kept) : null;
-  for (const c of extra) {
-    if (!c.mark || c === fused || kept === 0) continue;
+  const marks = filters.some((c) => c !== fused) ? new Uint8Array(kept) : null;
+  for (const c of filters) {
+    if (c === fused || kept === 0) continue;
     const m = marks!;
     m.fill(0, 0, kept);
-    c.mark(docs, kept, m);
+    c.mark!(docs, kept, m);
     kept = compact(docs, kept, m);
   }
   const scoring = extra.filter((c) => !c.mark);
