@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
+import type { ExportInput } from '../contract/index.ts';
+import { ByteSink, CSV_COLUMNS, writeCsvRow } from './csv.ts';
 import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { kNumberText, matchesOf, matchList } from '../search/query.ts';
@@ -128,66 +129,24 @@ async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint3
       used += bytes.length;
       ends[j] = used;
     });
-    // The records in the request's order, each followed by a line break (NDJSON) or a comma (a JSON array for CSV,
-    // parsed a quarter of a batch at a time, so that few parsed records are alive at once).
-    const step = csv ? EXPORT_BATCH / 4 : EXPORT_BATCH;
-    for (let from = 0; from < batch.length; from += step) {
-      const to = Math.min(batch.length, from + step);
-      let size = to - from;
-      for (let i = from; i < to; i++) size += ends[kOrder[i]!]! - starts[kOrder[i]!]!;
-      const out = new Uint8Array(size);
-      let o = 0;
-      for (let i = from; i < to; i++) {
-        const j = kOrder[i]!;
-        out.set(arena.subarray(starts[j]!, ends[j]!), o);
-        o += ends[j]! - starts[j]!;
-        out[o++] = csv ? 0x2c : 0x0a;
-      }
-      yield csv ? csvLines(out) : out;
+    // The records in the request's order: as they are, each followed by a line break (NDJSON), or as CSV rows
+    // written from their bytes.
+    if (csv) {
+      const sink = new ByteSink(used);
+      for (let i = 0; i < batch.length; i++) writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
+      yield sink.take();
+      continue;
     }
+    const out = new Uint8Array(used + batch.length);
+    let o = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const j = kOrder[i]!;
+      out.set(arena.subarray(starts[j]!, ends[j]!), o);
+      o += ends[j]! - starts[j]!;
+      out[o++] = 0x0a;
+    }
+    yield out;
   }
 }
 
-/** The CSV's columns: every member of a record, `source` as its URL; `id` and `title` repeat kNumber and deviceName. */
-export const CSV_COLUMNS = [
-  'kNumber', 'deviceName', 'applicant', 'productCode', 'decisionDate', 'decisionCode', 'decisionDescription', 'receivedDate',
-  'reviewDays', 'advisoryCommittee', 'classificationCommittee', 'statementOrSummary', 'submissionType', 'thirdParty',
-  'expeditedReview', 'contact', 'street1', 'street2', 'city', 'state', 'zipCode', 'postalCode', 'countryCode', 'sourceUrl',
-] as const;
-
-const decoder = new TextDecoder();
-
-/** One CSV row per record of `joined` (records each followed by a comma), parsed in one JSON.parse of `[r1,r2,…]`. */
-function csvLines(joined: Uint8Array): Uint8Array {
-  if (joined.length === 0) return joined;
-  joined[joined.length - 1] = 0x5d; // the last comma becomes the closing bracket
-  const parsed = JSON.parse(`[${decoder.decode(joined)}`) as ClearanceRecord[];
-  let text = '';
-  for (const r of parsed) {
-    let row = '';
-    for (let c = 0; c < CSV_COLUMNS.length; c++) {
-      const column = CSV_COLUMNS[c]!;
-      if (c > 0) row += ',';
-      row += csvCell(column === 'sourceUrl' ? r.source.sourceUrl : r[column]);
-    }
-    text += `${row}\r\n`;
-  }
-  return encoder.encode(text);
-}
-
-/** A text cell that a spreadsheet would read as a formula starts with one of these (OWASP, "CSV Injection"). */
-const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
-
-/**
- * RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled; null is an empty field. A
- * text value starting with = + - @ a tab or a carriage return gets a leading apostrophe first, as OWASP advises, so
- * that a spreadsheet shows it as text instead of running it as a formula. Numbers and booleans are written as they are
- * (a negative review time stays a number).
- */
-export function csvCell(value: string | number | boolean | null): string {
-  if (value === null) return '';
-  if (typeof value !== 'string') return String(value);
-  const s = FORMULA_START.test(value) ? `'${value}` : value;
-  return NEEDS_QUOTES.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}
+export { CSV_COLUMNS, csvCell } from './csv.ts';

@@ -1,7 +1,10 @@
 import { cp, mkdtemp, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { toClearanceRecord } from '../../src/contract/index.ts';
+import { ByteSink, csvRowOf, writeCsvRow } from '../../src/operations/csv.ts';
 import { csvCell } from '../../src/operations/export.ts';
 import { CorruptFile, openSnapshotDirectory } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -26,6 +29,72 @@ describe('CSV cells', () => {
     ['', ''],
   ])('%j is written %j', (value, cell) => {
     expect(csvCell(value)).toBe(cell);
+  });
+});
+
+describe('CSV rows written from record bytes', () => {
+  const text = fc.oneof(
+    fc.constant(null),
+    fc.string(),
+    fc.constantFrom('=1+1', '+1 555', '-x', '@SUM(A1)', '\tTAB', '\rCR', 'a,b', 'say "hi"', 'two\nlines', 'Zoë, GmbH', '日本', '\\ back', '\u2028'),
+  );
+  const arbRecord = fc
+    .record({
+      deviceName: fc.oneof(fc.string(), fc.constantFrom('=CMD()', 'Stent, coated')),
+      applicant: text,
+      productCode: fc.constantFrom(null, 'DQY'),
+      decisionDate: fc.constantFrom(null, '2024-02-29'),
+      receivedDate: fc.constantFrom(null, '2024-01-01', '2024-03-31'),
+      decisionCode: text,
+      decisionDescription: text,
+      advisoryCommittee: text,
+      classificationCommittee: text,
+      statementOrSummary: text,
+      submissionType: text,
+      thirdParty: fc.constantFrom(null, true, false),
+      expeditedReview: fc.constantFrom(null, true, false),
+      countryCode: text,
+      state: text,
+      contact: text,
+      street1: text,
+      street2: text,
+      city: text,
+      zipCode: text,
+      postalCode: text,
+    })
+    .map((f) => toClearanceRecord('K123456', f));
+
+  it('are the rows csvCell gives over the parsed record, for any text', () => {
+    fc.assert(
+      fc.property(fc.array(arbRecord, { minLength: 1, maxLength: 4 }), (records) => {
+        const bytes = records.map((r) => new TextEncoder().encode(JSON.stringify(r)));
+        const joined = new Uint8Array(bytes.reduce((n, b) => n + b.length + 1, 0));
+        const sink = new ByteSink(8);
+        let at = 0;
+        for (const b of bytes) {
+          joined.set(b, at);
+          writeCsvRow(joined, at, at + b.length, sink);
+          at += b.length + 1;
+        }
+        expect(new TextDecoder().decode(sink.take())).toBe(records.map(csvRowOf).join(''));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('parses a record it does not expect (another member order, an array) rather than guess', () => {
+    const r = toClearanceRecord('K000001', {
+      deviceName: 'Pump', applicant: '=Acme', productCode: null, decisionDate: null, receivedDate: null, decisionCode: null,
+      decisionDescription: null, advisoryCommittee: null, classificationCommittee: null, statementOrSummary: null, submissionType: null,
+      thirdParty: null, expeditedReview: null, countryCode: null, state: null, contact: null, street1: null, street2: null, city: null,
+      zipCode: null, postalCode: null,
+    });
+    for (const json of [JSON.stringify({ ...r, extra: [1, 2] }), JSON.stringify(Object.fromEntries(Object.entries(r).reverse()))]) {
+      const bytes = new TextEncoder().encode(json);
+      const sink = new ByteSink(8);
+      writeCsvRow(bytes, 0, bytes.length, sink);
+      expect(new TextDecoder().decode(sink.take())).toBe(csvRowOf(r));
+    }
   });
 });
 
