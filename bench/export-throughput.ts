@@ -3,9 +3,13 @@
  * `--limit` matches and prints records/s and the server's RSS growth (bench/lib/measure-export.ts).
  *
  *   npx tsx bench/export-throughput.ts --snapshot /tmp/query-bench/snapshot [--limit 100000] [--format ndjson|csv] [--query ""] [--sort relevance]
+ *                                      [--cpu-prof DIR]
+ *
+ * `--cpu-prof DIR` runs the server under node --cpu-prof and leaves its profile in DIR when it stops.
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureExport } from './lib/measure-export.ts';
 import { freePort, startTsx, stop, waitForHttp } from './lib/procs.ts';
@@ -17,12 +21,14 @@ const { values } = parseArgs({
     format: { type: 'string', default: 'ndjson' },
     query: { type: 'string', default: '' },
     sort: { type: 'string', default: 'relevance' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const port = await freePort();
 const server = startTsx('src/main.ts', [], {
   env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SNAPSHOT_PATH: values.snapshot, WORKERS: '1' },
   stdio: 'ignore',
+  ...(values['cpu-prof'] && { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] }),
 });
 try {
   const url = `http://127.0.0.1:${port}`;
@@ -34,7 +40,7 @@ try {
   const m = await measureExport(url, server.pid!, { query: values.query, format, limit: Number(values.limit), sort: values.sort });
   console.log(
     `export ${format}: ${m.records.toLocaleString('en-US')} records, ${mib(m.bytes)} in ${m.seconds.toFixed(2)} s = ${Math.round(m.recordsPerSecond).toLocaleString('en-US')} records/s; ` +
-      `server RSS ${mib(m.rssBefore)} before, ${mib(m.rssPeak)} at peak (+${mib(m.rssGrowth)})`,
+      `server RSS ${mib(m.rssBefore)} before, ${mib(m.rssPeak)} at peak (+${mib(m.rssGrowth)}); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
   );
 } finally {
   await stop(server);

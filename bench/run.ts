@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { DEFAULT_SEED } from '../build/generate/rows.ts';
 import { compareSearch, sqliteProblem } from './lib/compare-search.ts';
+import { measureExtensions } from './lib/extensions.ts';
 import { checkTarget, lookupTargets } from './lib/lookups.ts';
 import { findGenerator, type LoadRequest } from './lib/load.ts';
 import { measureLookup, measureSides, type LoadSettings } from './lib/measure-lookups.ts';
@@ -242,6 +243,24 @@ async function measureSize(
     for (const m of result.search.mismatchExamples) {
       log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
     }
+  }
+  log(`${label}: search extensions and export`);
+  result.extensions = await measureExtensions({
+    root: ROOT,
+    snapshotPath: prepared.path,
+    snapshotDir: dir,
+    snapshotId: prepared.build.snapshotId,
+    workDir,
+    tmp,
+    records,
+    queries: Math.max(90, Math.round(queryCount / 2)),
+    rounds,
+    log: (line) => log(`${label}: ${line}`),
+  });
+  if ((result.extensions.search?.mismatches ?? 0) > 0) {
+    const x = result.extensions.search!;
+    notes.push(`${label}: our engine and SQLite FTS5 disagree on ${x.mismatches} of ${x.compared} qualifier and sorted queries.`);
+    for (const m of x.mismatchExamples) log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
   }
   return result;
 }

@@ -36,7 +36,8 @@ export async function measureExport(
     const { done, value } = await reader.read();
     if (done) break;
     bytes += value.length;
-    for (let i = 0; i < value.length; i++) if (value[i] === 0x0a) lines++;
+    // indexOf runs natively: a byte loop here made the client, not the server, the bottleneck for NDJSON.
+    for (let i = value.indexOf(0x0a); i >= 0; i = value.indexOf(0x0a, i + 1)) lines++;
   }
   const seconds = (performance.now() - t0) / 1000;
   const rssPeak = memory.stop();

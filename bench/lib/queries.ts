@@ -145,3 +145,38 @@ export function makeExtendedQueries(records: ClearanceRecord[], n: number, seed:
   }
   return out;
 }
+
+/**
+ * Qualifier and sorted queries that SQLite can say too (bench/lib/engine-sqlite.ts `sqlOfQuery`: columns compared,
+ * OR, NOT, every sort), so that both engines answer them and their totals, facets and pages are compared. Kinds
+ * start with `qualifier:` or `sorted:`, the groups the report gives p50 and p99 for.
+ */
+export function makeComparableQueries(records: ClearanceRecord[], n: number, seed: number): Query[] {
+  const rnd = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const base = (): SearchInput => ({ query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: rnd() < 0.8 ? 1 : 2 + Math.floor(rnd() * 4), pageSize: pick([10, 25, 50]) });
+  const nameWords = (r: ClearanceRecord) => tokenize(r.deviceName).filter((w) => w.length >= 3 && !/^\d+$/.test(w));
+  const withWords = records.filter((r) => nameWords(r).length > 0);
+  const withCode = records.filter((r) => r.productCode);
+  const dated = records.filter((r) => r.decisionDate !== null);
+  const month = () => pick(dated).decisionDate!.slice(0, 7);
+  const countries = [...new Set(records.map((r) => r.countryCode).filter((c): c is string => c !== null))].sort();
+  const sorts = ['decisionDate:asc', 'receivedDate:desc', 'reviewDays:desc', 'kNumber:asc'] as const;
+  const kinds: [string, () => SearchInput][] = [
+    ['qualifier: class+panel+decided', () => ({ ...base(), query: `class:2 panel:${pick(['cardio', 'general', 'radiology', 'orthopedic'])} decided:${month()}..` })],
+    ['qualifier: flags+country', () => ({ ...base(), query: `thirdparty:${pick(['yes', 'no'])} ${pick([`-country:${pick(countries) ?? 'US'}`, `country:${pick(countries) ?? 'DE'}`, 'summary:yes', 'expedited:no'])}` })],
+    ['qualifier: reviewdays+received', () => ({ ...base(), query: `reviewdays:>${pick([90, 180, 365])} received:>=${month()}` })],
+    ['qualifier: OR codes', () => ({ ...base(), query: `code:${pick(withCode).productCode} OR code:${pick(withCode).productCode}` })],
+    ['qualifier: word+decided', () => ({ ...base(), query: `${pick(nameWords(pick(withWords)))} decided:${month().slice(0, 4)}` })],
+    ['sorted: everything', () => ({ ...base(), sort: pick(sorts) })],
+    ['sorted: word', () => ({ ...base(), query: pick(nameWords(pick(withWords))), sort: pick(sorts) })],
+    ['sorted: code', () => ({ ...base(), productCode: pick(withCode).productCode, sort: pick(sorts) })],
+    ['sorted: qualifier', () => ({ ...base(), query: `thirdparty:no received:>=${month()}`, sort: pick(sorts) })],
+  ];
+  const out: Query[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = kinds[i % kinds.length]!;
+    out.push({ kind: kind[0], input: kind[1]() });
+  }
+  return out;
+}

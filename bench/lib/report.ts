@@ -1,3 +1,4 @@
+import { EXTENSION_TARGETS } from './extensions.ts';
 import type { Results, SizeResults } from './results.ts';
 import type { IsolateMemory } from './worker.ts';
 import { fixed, MiB, mib, ms, ratio, rps } from './stats.ts';
@@ -93,6 +94,56 @@ function kindTable(sizes: SizeResults[]): string | null {
       Object.keys(ours).map((k) => [k, ms(ours[k]!), ms(sqlite[k] ?? Number.NaN), ratio((sqlite[k] ?? Number.NaN) / ours[k]!)]),
     ),
   ].join('\n');
+}
+
+/** Issue 12's figures: the engine on qualifier and sorted queries (ours and SQLite's), and the export. */
+function extensionsTable(sizes: SizeResults[]): string | null {
+  const measured = sizes.filter((s) => s.extensions);
+  if (measured.length === 0) return null;
+  const group = (f: { byGroup?: Record<string, { p50Ms: number; p99Ms: number }> } | null | undefined, g: string) => {
+    const x = f?.byGroup?.[g];
+    return x ? pair(ms(x.p50Ms), ms(x.p99Ms)) : 'n/a';
+  };
+  const exported = (s: SizeResults, format: string) => {
+    const e = s.extensions!.exports.find((x) => x.format === format);
+    return e ? `${rps(e.recordsPerSecond)} (${count(e.records)}), RSS +${mib(e.rssGrowthBytes)}` : 'n/a';
+  };
+  return table(
+    ['data', 'qualifiers p50 / p99, ours', 'SQLite', 'sorted p50 / p99, ours', 'SQLite', 'same answers', 'export NDJSON records/s', 'export CSV records/s'],
+    measured.map((s) => {
+      const x = s.extensions!.search;
+      return [
+        s.label,
+        group(x?.ours, 'qualifier'),
+        group(x?.sqlite, 'qualifier'),
+        group(x?.ours, 'sorted'),
+        group(x?.sqlite, 'sorted'),
+        x?.sqlite ? `${x.compared - x.mismatches} of ${x.compared}` : 'n/a',
+        exported(s, 'ndjson'),
+        exported(s, 'csv'),
+      ];
+    }),
+  );
+}
+
+/** Issue 12's targets, at the largest size measured. */
+function extensionVerdicts(r: Results): string[] {
+  const s = [...r.sizes].reverse().find((x) => x.extensions);
+  if (!s) return [];
+  const out: string[] = [];
+  const t = EXTENSION_TARGETS;
+  const groups = s.extensions!.search?.ours.byGroup ?? {};
+  for (const g of ['qualifier', 'sorted']) {
+    const x = groups[g];
+    if (x) out.push(`Engine p99 on ${g} queries under ${t.engineP99Ms} ms at ${s.label}: ${x.p99Ms < t.engineP99Ms ? 'met' : 'missed'} (${ms(x.p99Ms)}).`);
+  }
+  for (const e of s.extensions!.exports) {
+    const ok = e.recordsPerSecond >= t.exportRecordsPerSecond && e.rssGrowthBytes < t.exportRssGrowthBytes;
+    out.push(
+      `Export ${e.format} of ${count(e.records)} records at >= ${rps(t.exportRecordsPerSecond)} records/s with RSS growth < ${mib(t.exportRssGrowthBytes)} at ${s.label}: ${ok ? 'met' : 'missed'} (${rps(e.recordsPerSecond)} records/s, +${mib(e.rssGrowthBytes)}).`,
+    );
+  }
+  return out;
 }
 
 function memoryTable(sizes: SizeResults[]): string {
@@ -303,6 +354,7 @@ export function renderReport(r: Results): string {
     searchTable(r.sizes),
     '',
     ...(kindTable(r.sizes) ? [kindTable(r.sizes)!, ''] : []),
+    ...(extensionsTable(r.sizes) ? ['**Search extensions: qualifier and sorted queries (engine, ours against SQLite FTS5), and export**', '', extensionsTable(r.sizes)!, ''] : []),
     '**Memory (resident)**',
     '',
     memoryTable(r.sizes),
@@ -313,6 +365,7 @@ export function renderReport(r: Results): string {
     ...requestPathVerdicts(r).map((v) => `- ${v}`),
     ...verdicts(r).map((v) => `- ${v}`),
     ...workerVerdicts(r).map((v) => `- ${v}`),
+    ...extensionVerdicts(r).map((v) => `- ${v}`),
     ...(r.notes.length > 0 ? ['', ...r.notes.map((n) => `- Note: ${n}`)] : []),
   ].join('\n');
 }

@@ -1,4 +1,5 @@
 import type { SearchFigures } from './compare-search.ts';
+import type { ExtensionFigures } from './extensions.ts';
 import type { LookupFigures, SideFigures } from './measure-lookups.ts';
 import type { PipeliningFigures } from './pipelining.ts';
 import type { PreparedSnapshot } from './snapshots.ts';
@@ -34,6 +35,8 @@ export type SizeResults = {
   allCores?: { workers: number; lookups: LookupFigures[]; searchHttp: SideFigures | null } | null;
   /** The API as a Cloudflare Worker under workerd, side by side with the Node server and nginx (bench/lib/worker.ts). */
   worker?: WorkerFigures | null;
+  /** Qualifier and sorted queries against SQLite FTS5, and the export's throughput (bench/lib/extensions.ts). */
+  extensions?: ExtensionFigures | null;
 };
 
 export type Results = {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
+import type { ExportInput } from '../contract/index.ts';
+import { ByteSink, CSV_COLUMNS, writeCsvRow } from './csv.ts';
 import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { kNumberText, matchesOf, matchList } from '../search/query.ts';
@@ -24,8 +25,11 @@ export type PreparedExport = {
   chunks: AsyncIterable<Uint8Array>;
 };
 
-/** Records are read this many at a time, K number order within a batch, so neighbours in a shard are read together. */
-export const EXPORT_BATCH = 512;
+/**
+ * Records are read this many at a time, in K number order within a batch, so that neighbours in a shard are read
+ * together, and each batch goes out as one chunk (about 2 MiB), so the socket sees few large writes.
+ */
+export const EXPORT_BATCH = 2048;
 
 /** The cursor: the sort it belongs to and the sort key of the last record sent (src/search/sort.ts). */
 const ExportCursor = z.strictObject({ v: z.literal(1), s: z.enum(SORTS), k: z.array(z.number()).min(1).max(4) });
@@ -98,51 +102,51 @@ function keyOfKNumber(index: SearchIndex, kNumber: string, sort: Sort, scoreOf: 
 
 async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint32Array, csv: boolean): AsyncGenerator<Uint8Array> {
   if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
+  const kDigits = index.docKNumber;
+  // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
+  let arena = new Uint8Array(4 * 1024 * 1024);
+  const starts = new Uint32Array(EXPORT_BATCH);
+  const ends = new Uint32Array(EXPORT_BATCH);
+  const kOrder = new Uint32Array(EXPORT_BATCH);
   for (let at = 0; at < docs.length; at += EXPORT_BATCH) {
-    const batch = Array.from(docs.subarray(at, at + EXPORT_BATCH), (d) => kNumberText(index.docKNumber[d]!));
-    const byK = [...batch].sort();
-    const bytes = await snapshot.recordsJson(byK);
-    const found = new Map(byK.map((k, i) => [k, bytes[i]!]));
-    const lines = batch.map((k) => found.get(k)!);
-    yield csv ? csvLines(lines) : ndjsonLines(lines);
+    const batch = docs.subarray(at, at + EXPORT_BATCH);
+    // Positions in the batch by K number (K digits and position packed in one number, so a numeric sort orders them).
+    const packed = new Float64Array(batch.length);
+    for (let i = 0; i < batch.length; i++) packed[i] = kDigits[batch[i]!]! * EXPORT_BATCH + i;
+    packed.sort();
+    const byK = Array.from(packed, (p) => kNumberText(Math.floor(p / EXPORT_BATCH)));
+    for (let j = 0; j < packed.length; j++) kOrder[packed[j]! % EXPORT_BATCH] = j;
+    let used = 0;
+    // Past the shared record cache: an export reads each record once, and would push out what other requests use.
+    await snapshot.eachRecordUncached(byK, (j, bytes) => {
+      if (used + bytes.length > arena.length) {
+        const grown = new Uint8Array(Math.max(2 * arena.length, used + bytes.length));
+        grown.set(arena.subarray(0, used));
+        arena = grown;
+      }
+      arena.set(bytes, used);
+      starts[j] = used;
+      used += bytes.length;
+      ends[j] = used;
+    });
+    // The records in the request's order: as they are, each followed by a line break (NDJSON), or as CSV rows
+    // written from their bytes.
+    if (csv) {
+      const sink = new ByteSink(used);
+      for (let i = 0; i < batch.length; i++) writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
+      yield sink.take();
+      continue;
+    }
+    const out = new Uint8Array(used + batch.length);
+    let o = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const j = kOrder[i]!;
+      out.set(arena.subarray(starts[j]!, ends[j]!), o);
+      o += ends[j]! - starts[j]!;
+      out[o++] = 0x0a;
+    }
+    yield out;
   }
 }
 
-function ndjsonLines(records: readonly Uint8Array[]): Uint8Array {
-  let size = records.length;
-  for (const r of records) size += r.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const r of records) {
-    out.set(r, at);
-    at += r.length;
-    out[at++] = 0x0a;
-  }
-  return out;
-}
-
-/** The CSV's columns: every member of a record, `source` as its URL; `id` and `title` repeat kNumber and deviceName. */
-export const CSV_COLUMNS = [
-  'kNumber', 'deviceName', 'applicant', 'productCode', 'decisionDate', 'decisionCode', 'decisionDescription', 'receivedDate',
-  'reviewDays', 'advisoryCommittee', 'classificationCommittee', 'statementOrSummary', 'submissionType', 'thirdParty',
-  'expeditedReview', 'contact', 'street1', 'street2', 'city', 'state', 'zipCode', 'postalCode', 'countryCode', 'sourceUrl',
-] as const;
-
-const decoder = new TextDecoder();
-
-function csvLines(records: readonly Uint8Array[]): Uint8Array {
-  let text = '';
-  for (const bytes of records) {
-    const r = JSON.parse(decoder.decode(bytes)) as ClearanceRecord;
-    const cells = CSV_COLUMNS.map((c) => csvCell(c === 'sourceUrl' ? r.source.sourceUrl : r[c]));
-    text += `${cells.join(',')}\r\n`;
-  }
-  return encoder.encode(text);
-}
-
-/** RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled; null is an empty field. */
-export function csvCell(value: string | number | boolean | null): string {
-  if (value === null) return '';
-  const s = String(value);
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}
+export { CSV_COLUMNS, csvCell } from './csv.ts';

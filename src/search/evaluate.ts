@@ -1,6 +1,6 @@
-import { NO_APPLICANT, NO_CODE, NO_SMALL } from '../contract/search-index.ts';
+import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
-import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Matches, type MatchRequest } from './match.ts';
+import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { foldText } from './tokenize.ts';
@@ -51,7 +51,13 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
   const terms = clause.map((t) => termCondition(index, t, units));
   if (terms.length === 1) return terms[0]!;
   const listable = terms.every((t) => t.list !== null);
+  const marks = terms.every((t) => t.mark !== undefined) ? terms.map((t) => t.mark!) : null;
   return {
+    ...(marks && {
+      mark: (docs: Uint32Array, n: number, out: Uint8Array) => {
+        for (const m of marks) m(docs, n, out);
+      },
+    }),
     cost: listable ? terms.reduce((sum, t) => sum + t.cost, 0) : Infinity,
     list: listable ? () => union(terms.map((t) => t.list!()), index.docCount) : null,
     points: (d) => {
@@ -68,10 +74,38 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
 function termCondition(index: SearchIndex, term: Term, units: number): Condition {
   const positive = positiveCondition(index, term, units);
   if (!term.negate) return positive;
-  return { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
+  const negated: Condition = { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
+  const test = term.kind === 'field' ? qualifierTest(index, term.qualifier) : null;
+  if (test) {
+    negated.mark = markOf(test, true);
+    negated.scan = scanOf(test, true);
+    negated.share = 1 - shareOf(index, test);
+  } else negated.mark = exclusionMark(index, positive);
+  return negated;
 }
 
-const NOTHING: Condition = { cost: 0, list: () => new Uint32Array(0), points: () => -1 };
+/**
+ * NOT of a condition that tests documents one by one (words, a phrase, device:): when the documents it can pass
+ * (its list) are fewer than the candidates, they are marked in a bitmap first, and only candidates in the bitmap
+ * are tested; the others pass at once.
+ */
+function exclusionMark(index: SearchIndex, positive: Condition): Mark {
+  return (docs, n, marks) => {
+    if (positive.list && positive.cost < n * 4) {
+      const may = new Uint8Array(index.docCount);
+      const list = positive.list();
+      for (let i = 0; i < list.length; i++) may[list[i]!] = 1;
+      for (let i = 0; i < n; i++) {
+        const d = docs[i]!;
+        if (may[d] === 0 || positive.points(d) < 0) marks[i] = 1;
+      }
+    } else {
+      for (let i = 0; i < n; i++) if (positive.points(docs[i]!) < 0) marks[i] = 1;
+    }
+  };
+}
+
+const NOTHING: Condition = { cost: 0, list: () => new Uint32Array(0), points: () => -1, mark: () => {} };
 
 function positiveCondition(index: SearchIndex, term: Term, units: number): Condition {
   switch (term.kind) {
@@ -156,48 +190,49 @@ function mask(values: readonly string[], test: (v: string) => boolean): Uint8Arr
   return out;
 }
 
-/** Filters only: a qualifier passes (0 points) or fails (-1); it never changes the order. */
-function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
-  const column = (col: ArrayLike<number>, ok: Uint8Array, none: number): Condition => ({
-    cost: Infinity,
-    list: null,
-    points: (d) => {
-      const v = col[d]!;
-      return v !== none && ok[v] === 1 ? 0 : -1;
-    },
-  });
-  const rows = (rowsOf: { offsets: Uint32Array; values: Uint32Array }, ok: Uint8Array, col: ArrayLike<number>, none: number): Condition => {
-    let cost = 0;
-    for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) cost += rowsOf.offsets[i + 1]! - rowsOf.offsets[i]!;
-    return {
-      cost,
-      list: () => {
-        const parts: Uint32Array[] = [];
-        for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) parts.push(rowsOf.values.subarray(rowsOf.offsets[i]!, rowsOf.offsets[i + 1]!));
-        return union(parts, index.docCount);
-      },
-      points: column(col, ok, none).points,
-    };
+type Column = Uint8Array | Uint16Array | Uint32Array;
+
+/**
+ * What a qualifier asks of one document, as data rather than a function, so that it runs as a tight loop over a
+ * column (one kernel per kind below) instead of a call per candidate:
+ * - `set`: the column's value v passes when v < ok.length and ok[v] is 1 (a column's "none" is always past the end);
+ * - `range`: the column holds a day number, 0 for none, and passes within [lo, hi];
+ * - `review`: docDecided - docReceived, both present, within [lo, hi];
+ * - `ids`: the document id is within [lo, hi).
+ * Null for the qualifiers that read a document's terms (device:).
+ */
+export type Test =
+  | { kind: 'set'; col: Column; ok: Uint8Array }
+  | { kind: 'range'; col: Uint32Array; lo: number; hi: number }
+  | { kind: 'review'; decided: Uint32Array; received: Uint32Array; lo: number; hi: number }
+  | { kind: 'ids'; lo: number; hi: number };
+
+export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
+  // u8 and u16 columns get a table over every value they can hold, so the kernels need no bounds check.
+  const set = (col: Column, ok: Uint8Array): Test => {
+    const span = col instanceof Uint8Array ? 0x100 : col instanceof Uint16Array ? 0x10000 : 0;
+    if (ok.length >= span) return { kind: 'set', col, ok };
+    const full = new Uint8Array(span);
+    full.set(ok);
+    return { kind: 'set', col, ok: full };
   };
   switch (q.field) {
     case 'applicant': {
       const ok = new Uint8Array(index.applicants.length + 1);
       if ('exact' in q) {
         const g = findApplicant(index, q.exact);
-        if (g === null) return NOTHING;
-        ok[g] = 1;
+        if (g !== null) ok[g] = 1;
       } else applicantMask(index, q.words, ok);
-      return rows(index.applicantDocs, ok, index.docApplicant, NO_APPLICANT);
+      return set(index.docApplicant, ok);
     }
     case 'code': {
       const c = findCode(index, q.code);
-      if (c === null) return NOTHING;
       const ok = new Uint8Array(index.codes.length + 1);
-      ok[c] = 1;
-      return rows(index.codeDocs, ok, index.docCode, NO_CODE);
+      if (c !== null) ok[c] = 1;
+      return set(index.docCode, ok);
     }
     case 'device':
-      return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
+      return null;
     case 'class': {
       const classes = mask(index.classes, (v) => v.toUpperCase() === q.deviceClass);
       const ok = new Uint8Array(index.codes.length + 1);
@@ -205,60 +240,258 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
         const k = index.codeClass[c]!;
         if (k !== NO_SMALL && classes[k]) ok[c] = 1;
       }
-      return rows(index.codeDocs, ok, index.docCode, NO_CODE);
+      return set(index.docCode, ok);
     }
     case 'panel':
-      return column(index.docPanel, mask(index.panels, (v) => startsWithText(v, q.text)), NO_SMALL);
+      return set(index.docPanel, mask(index.panels, (v) => startsWithText(v, q.text)));
     case 'type':
-      return column(index.docType, mask(index.types, (v) => startsWithText(v, q.text)), NO_SMALL);
+      return set(index.docType, mask(index.types, (v) => startsWithText(v, q.text)));
     case 'decision': {
       const ok = mask(index.decisions, (v) => v.toLowerCase() === q.text);
       index.decisionNames.forEach((name, i) => {
         if (startsWithText(name, q.text)) ok[i] = 1;
       });
-      return column(index.docDecision, ok, NO_SMALL);
+      return set(index.docDecision, ok);
     }
     case 'country':
-      return column(index.docCountry, mask(index.countries, (v) => v === q.code), NO_CODE);
+      return set(index.docCountry, mask(index.countries, (v) => v === q.code));
     case 'state':
-      return column(index.docState, mask(index.states, (v) => v === q.code), NO_CODE);
+      return set(index.docState, mask(index.states, (v) => v === q.code));
     case 'thirdparty':
     case 'expedited':
     case 'summary': {
+      // Every value of the flags byte that has this flag as asked.
       const shift = q.field === 'thirdparty' ? 0 : q.field === 'expedited' ? 2 : 4;
       const want = q.yes ? 2 : 1;
-      const flags = index.docFlags;
-      return { cost: Infinity, list: null, points: (d) => (((flags[d]! >> shift) & 3) === want ? 0 : -1) };
+      const ok = new Uint8Array(256);
+      for (let b = 0; b < 256; b++) if (((b >> shift) & 3) === want) ok[b] = 1;
+      return set(index.docFlags, ok);
     }
     case 'decided': {
       const r = decidedIds(index, q.range);
-      return {
-        cost: r.hi - r.lo,
-        list: () => idRange(r.lo, r.hi),
-        points: (d) => (d >= r.lo && d < r.hi ? 0 : -1),
+      return { kind: 'ids', lo: r.lo, hi: r.hi };
+    }
+    case 'received':
+      return { kind: 'range', col: index.docReceived, lo: Math.max(1, q.range.lo), hi: q.range.hi };
+    case 'reviewdays':
+      return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: q.range.lo, hi: q.range.hi };
+  }
+}
+
+const histograms = new WeakMap<Column, Uint32Array>();
+
+/** How many documents hold each value of a u8 or u16 column: one pass, once per index. */
+function histogramOf(col: Uint8Array | Uint16Array): Uint32Array {
+  let counts = histograms.get(col);
+  if (!counts) {
+    counts = new Uint32Array(col instanceof Uint8Array ? 0x100 : 0x10000);
+    for (let d = 0; d < col.length; d++) counts[col[d]!]!++;
+    histograms.set(col, counts);
+  }
+  return counts;
+}
+
+/** About which share of all documents passes the test: exact for u8 and u16 columns and id ranges, else 1/2. */
+function shareOf(index: SearchIndex, t: Test): number {
+  if (index.docCount === 0) return 1;
+  if (t.kind === 'ids') return (t.hi - t.lo) / index.docCount;
+  if (t.kind !== 'set' || t.col instanceof Uint32Array) return 0.5;
+  const counts = histogramOf(t.col);
+  let n = 0;
+  for (let v = 0; v < counts.length; v++) if (t.ok[v]) n += counts[v]!;
+  return n / index.docCount;
+}
+
+/** Whether document d passes the test (one call; the kernels below do the same over many documents). */
+export function passes(t: Test, d: number): boolean {
+  switch (t.kind) {
+    case 'set': {
+      const v = t.col[d]!;
+      return v < t.ok.length && t.ok[v] === 1;
+    }
+    case 'range': {
+      const v = t.col[d]!;
+      return v !== 0 && v >= t.lo && v <= t.hi;
+    }
+    case 'review': {
+      const a = t.received[d]!;
+      const b = t.decided[d]!;
+      return a !== 0 && b !== 0 && b - a >= t.lo && b - a <= t.hi;
+    }
+    case 'ids':
+      return d >= t.lo && d < t.hi;
+  }
+}
+
+/**
+ * The test as a batch: sets marks[i] to 1 for each docs[i] (i < n) that passes (that fails, when `negate`), and
+ * leaves the other marks as they are, so that an OR group is one pass per term over the same marks.
+ */
+export function markOf(t: Test, negate: boolean): Mark {
+  const want = negate ? 0 : 1;
+  switch (t.kind) {
+    case 'set': {
+      const { col, ok } = t;
+      const flip = want ^ 1;
+      if (col instanceof Uint8Array) return (docs, n, marks) => markSet8(col, ok, flip, docs, n, marks);
+      if (col instanceof Uint16Array) return (docs, n, marks) => markSet16(col, ok, flip, docs, n, marks);
+      return (docs, n, marks) => markSet32(col, ok, want, docs, n, marks);
+    }
+    case 'range': {
+      const { col, lo, hi } = t;
+      return (docs, n, marks) => {
+        for (let i = 0; i < n; i++) {
+          const v = col[docs[i]!]!;
+          if ((v !== 0 && v >= lo && v <= hi ? 1 : 0) === want) marks[i] = 1;
+        }
       };
     }
-    case 'received': {
-      const { lo, hi } = q.range;
-      const received = index.docReceived;
-      return { cost: Infinity, list: null, points: (d) => (received[d] !== 0 && received[d]! >= lo && received[d]! <= hi ? 0 : -1) };
+    case 'review': {
+      const { decided, received, lo, hi } = t;
+      return (docs, n, marks) => {
+        for (let i = 0; i < n; i++) {
+          const d = docs[i]!;
+          const a = received[d]!;
+          const b = decided[d]!;
+          if ((a !== 0 && b !== 0 && b - a >= lo && b - a <= hi ? 1 : 0) === want) marks[i] = 1;
+        }
+      };
     }
-    case 'reviewdays': {
-      const { lo, hi } = q.range;
-      const { docDecided, docReceived } = index;
-      return {
-        cost: Infinity,
-        list: null,
-        points: (d) => {
-          const a = docReceived[d]!;
-          const b = docDecided[d]!;
-          if (a === 0 || b === 0) return -1;
-          const days = b - a;
-          return days >= lo && days <= hi ? 0 : -1;
-        },
+    case 'ids': {
+      const { lo, hi } = t;
+      return (docs, n, marks) => {
+        for (let i = 0; i < n; i++) {
+          const d = docs[i]!;
+          if ((d >= lo && d < hi ? 1 : 0) === want) marks[i] = 1;
+        }
       };
     }
   }
+}
+
+// The kernels of `set` tests, one function per column type: each stays monomorphic, so the optimizer keeps it
+// compiled (one function seeing u8, u16 and u32 columns in turn was deoptimized and ran several times slower).
+// u8 and u16 columns have a table entry for every value (see `qualifierTest`): no branch per document.
+function scanSet8(col: Uint8Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) {
+    out[n] = d;
+    n += ok[col[d]!]! ^ flip;
+  }
+  return n;
+}
+function scanSet16(col: Uint16Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) {
+    out[n] = d;
+    n += ok[col[d]!]! ^ flip;
+  }
+  return n;
+}
+function scanSet32(col: Uint32Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
+  const size = ok.length;
+  let n = 0;
+  for (let d = lo; d < hi; d++) {
+    const v = col[d]!;
+    if ((v < size ? ok[v]! : 0) === want) out[n++] = d;
+  }
+  return n;
+}
+function markSet8(col: Uint8Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
+}
+function markSet16(col: Uint16Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
+}
+function markSet32(col: Uint32Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  const size = ok.length;
+  for (let i = 0; i < n; i++) {
+    const v = col[docs[i]!]!;
+    if ((v < size ? ok[v]! : 0) === want) marks[i] = 1;
+  }
+}
+
+/** The test over the ids lo..hi-1 (those that fail, when `negate`), written to `out` ascending. */
+export function scanOf(t: Test, negate: boolean): Scan {
+  const want = negate ? 0 : 1;
+  switch (t.kind) {
+    case 'set': {
+      const { col, ok } = t;
+      const flip = want ^ 1;
+      if (col instanceof Uint8Array) return (lo, hi, out) => scanSet8(col, ok, flip, lo, hi, out);
+      if (col instanceof Uint16Array) return (lo, hi, out) => scanSet16(col, ok, flip, lo, hi, out);
+      return (lo, hi, out) => scanSet32(col, ok, want, lo, hi, out);
+    }
+    case 'range': {
+      const { col, lo: from, hi: to } = t;
+      return (lo, hi, out) => {
+        let n = 0;
+        for (let d = lo; d < hi; d++) {
+          const v = col[d]!;
+          if ((v !== 0 && v >= from && v <= to ? 1 : 0) === want) out[n++] = d;
+        }
+        return n;
+      };
+    }
+    case 'review': {
+      const { decided, received, lo: from, hi: to } = t;
+      return (lo, hi, out) => {
+        let n = 0;
+        for (let d = lo; d < hi; d++) {
+          const a = received[d]!;
+          const b = decided[d]!;
+          if ((a !== 0 && b !== 0 && b - a >= from && b - a <= to ? 1 : 0) === want) out[n++] = d;
+        }
+        return n;
+      };
+    }
+    case 'ids': {
+      const { lo: from, hi: to } = t;
+      return (lo, hi, out) => {
+        let n = 0;
+        for (let d = lo; d < hi; d++) if ((d >= from && d < to ? 1 : 0) === want) out[n++] = d;
+        return n;
+      };
+    }
+  }
+}
+
+/** Filters only: a qualifier passes (0 points) or fails (-1); it never changes the order. */
+function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
+  if (q.field === 'device') return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
+  const test = qualifierTest(index, q)!;
+  const condition: Condition = {
+    cost: Infinity,
+    list: null,
+    points: (d) => (passes(test, d) ? 0 : -1),
+    mark: markOf(test, false),
+    scan: scanOf(test, false),
+    share: shareOf(index, test),
+  };
+  // Qualifiers with few documents per value also give candidates: the documents of the values that pass.
+  const rowsOf = q.field === 'applicant' ? index.applicantDocs : q.field === 'code' || q.field === 'class' ? index.codeDocs : null;
+  if (rowsOf && test.kind === 'set') {
+    const ok = test.ok;
+    let total = 0;
+    let parts = 0;
+    for (let i = 0; i + 1 < rowsOf.offsets.length; i++) {
+      if (ok[i]) {
+        total += rowsOf.offsets[i + 1]! - rowsOf.offsets[i]!;
+        parts++;
+      }
+    }
+    // Several rows are merged (a pass over every id when they are many): dearer than a scan of a range that long.
+    condition.cost = parts <= 1 ? total : total * 16 >= index.docCount ? total + index.docCount : 2 * total;
+    condition.list = () => {
+      const parts: Uint32Array[] = [];
+      for (let i = 0; i + 1 < rowsOf.offsets.length; i++) if (ok[i]) parts.push(rowsOf.values.subarray(rowsOf.offsets[i]!, rowsOf.offsets[i + 1]!));
+      return union(parts, index.docCount);
+    };
+  } else if (test.kind === 'ids') {
+    condition.cost = test.hi - test.lo;
+    condition.list = () => idRange(test.lo, test.hi);
+  }
+  return condition;
 }
 
 /** Folded `value` starts with `text` (already folded, spaces collapsed). */

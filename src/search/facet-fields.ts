@@ -1,5 +1,5 @@
 import type { FACET_FIELDS } from '../contract/operations.ts';
-import { MAX_YEAR, NO_APPLICANT, NO_CODE, NO_SMALL } from '../contract/search-index.ts';
+import { MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
 import type { DocSet } from './facets.ts';
 import { topCounts } from './facets.ts';
 import type { SearchIndex } from './model.ts';
@@ -11,8 +11,66 @@ export type FacetRequest = { field: FacetField; size: number | null; order: 'cou
 export type FacetValueOut = { value: string | number | boolean; count: number; label?: string };
 export type FacetOut = { field: FacetField; values: FacetValueOut[] };
 
-/** One field as a column of small ids, how many ids there are, and what each id shows. */
-type Column = { size: number; id: (d: number) => number; value: (id: number) => string | number | boolean; label?: (id: number) => string | undefined };
+/**
+ * One field: its counts per id over the matches (each a tight pass over one column), and what each id shows.
+ * Ids are dictionary indexes (value order), years, or 0/1 for false/true.
+ */
+type Column = { counts: (docs: DocSet) => Uint32Array; value: (id: number) => string | number | boolean; label?: (id: number) => string | undefined };
+
+type Values = Uint8Array | Uint16Array | Uint32Array;
+
+/** How many matches have each value below `size` of a column (a column's "none" is at or past `size`). */
+export function countColumn(col: Values, docs: DocSet, size: number): Uint32Array {
+  const counts = new Uint32Array(size);
+  // One kernel per column type, each kept monomorphic for the optimizer.
+  if (col instanceof Uint8Array) count8(col, docs, counts);
+  else if (col instanceof Uint16Array) count16(col, docs, counts);
+  else count32(col, docs, counts);
+  return counts;
+}
+
+function count8(col: Uint8Array, docs: DocSet, counts: Uint32Array): void {
+  const size = counts.length;
+  if (docs instanceof Uint32Array) {
+    for (let i = 0; i < docs.length; i++) {
+      const v = col[docs[i]!]!;
+      if (v < size) counts[v]!++;
+    }
+  } else {
+    for (let d = docs.lo; d < docs.hi; d++) {
+      const v = col[d]!;
+      if (v < size) counts[v]!++;
+    }
+  }
+}
+function count16(col: Uint16Array, docs: DocSet, counts: Uint32Array): void {
+  const size = counts.length;
+  if (docs instanceof Uint32Array) {
+    for (let i = 0; i < docs.length; i++) {
+      const v = col[docs[i]!]!;
+      if (v < size) counts[v]!++;
+    }
+  } else {
+    for (let d = docs.lo; d < docs.hi; d++) {
+      const v = col[d]!;
+      if (v < size) counts[v]!++;
+    }
+  }
+}
+function count32(col: Uint32Array, docs: DocSet, counts: Uint32Array): void {
+  const size = counts.length;
+  if (docs instanceof Uint32Array) {
+    for (let i = 0; i < docs.length; i++) {
+      const v = col[docs[i]!]!;
+      if (v < size) counts[v]!++;
+    }
+  } else {
+    for (let d = docs.lo; d < docs.hi; d++) {
+      const v = col[d]!;
+      if (v < size) counts[v]!++;
+    }
+  }
+}
 
 const receivedYears = new WeakMap<SearchIndex, Uint16Array>();
 
@@ -31,44 +89,61 @@ function receivedYearOf(index: SearchIndex): Uint16Array {
 }
 
 function columnOf(index: SearchIndex, field: FacetField): Column {
-  const dictionary = (col: ArrayLike<number>, values: readonly string[], none: number, label?: (id: number) => string | undefined): Column => ({
-    size: values.length,
-    id: (d) => (col[d] === none ? -1 : col[d]!),
+  const dictionary = (col: Values, values: readonly string[], label?: (id: number) => string | undefined): Column => ({
+    counts: (docs) => countColumn(col, docs, values.length),
     value: (id) => values[id]!,
     label,
   });
+  // The flags byte's 256 values counted, then folded into no (id 0) and yes (id 1).
   const flag = (shift: number, yes: string | boolean, no: string | boolean): Column => ({
-    size: 2,
-    id: (d) => ((index.docFlags[d]! >> shift) & 3) - 1,
+    counts: (docs) => {
+      const bytes = countColumn(index.docFlags, docs, 256);
+      const counts = new Uint32Array(2);
+      for (let b = 0; b < 256; b++) {
+        const v = (b >> shift) & 3;
+        if (v !== 0) counts[v - 1]! += bytes[b]!;
+      }
+      return counts;
+    },
     value: (id) => (id === 1 ? yes : no),
   });
-  const years = (col: ArrayLike<number>): Column => ({ size: MAX_YEAR + 1, id: (d) => (col[d] === 0 ? -1 : col[d]!), value: (y) => y });
+  const years = (col: Uint16Array): Column => ({
+    counts: (docs) => {
+      const counts = countColumn(col, docs, MAX_YEAR + 1);
+      counts[0] = 0; // no date
+      return counts;
+    },
+    value: (y) => y,
+  });
   switch (field) {
     case 'productCode':
-      return dictionary(index.docCode, index.codes, NO_CODE, (id) => index.codeTypes[id] || undefined);
+      return dictionary(index.docCode, index.codes, (id) => index.codeTypes[id] || undefined);
     case 'applicant':
-      return dictionary(index.docApplicant, index.applicants, NO_APPLICANT);
+      return dictionary(index.docApplicant, index.applicants);
     case 'decisionYear':
       return years(index.docYear);
     case 'receivedYear':
       return years(receivedYearOf(index));
     case 'advisoryCommittee':
-      return dictionary(index.docPanel, index.panels, NO_SMALL);
+      return dictionary(index.docPanel, index.panels);
     case 'deviceClass':
+      // Product codes counted, then folded into their classes.
       return {
-        size: index.classes.length,
-        id: (d) => {
-          const c = index.docCode[d]!;
-          if (c === NO_CODE) return -1;
-          const k = index.codeClass[c]!;
-          return k === NO_SMALL ? -1 : k;
+        counts: (docs) => {
+          const codes = countColumn(index.docCode, docs, index.codes.length);
+          const counts = new Uint32Array(index.classes.length);
+          for (let c = 0; c < codes.length; c++) {
+            const k = index.codeClass[c]!;
+            if (k !== NO_SMALL && codes[c]! > 0) counts[k]! += codes[c]!;
+          }
+          return counts;
         },
         value: (id) => index.classes[id]!,
       };
     case 'decisionCode':
-      return dictionary(index.docDecision, index.decisions, NO_SMALL, (id) => index.decisionNames[id]);
+      return dictionary(index.docDecision, index.decisions, (id) => index.decisionNames[id]);
     case 'submissionType':
-      return dictionary(index.docType, index.types, NO_SMALL);
+      return dictionary(index.docType, index.types);
     case 'thirdParty':
       return flag(0, true, false);
     case 'expeditedReview':
@@ -76,9 +151,9 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
     case 'statementOrSummary':
       return flag(4, 'Summary', 'Statement');
     case 'countryCode':
-      return dictionary(index.docCountry, index.countries, NO_CODE);
+      return dictionary(index.docCountry, index.countries);
     case 'state':
-      return dictionary(index.docState, index.states, NO_CODE);
+      return dictionary(index.docState, index.states);
   }
 }
 
@@ -94,14 +169,8 @@ export function countFacetFields(
 ): FacetOut[] {
   return requests.map((req) => {
     const column = columnOf(index, req.field);
-    const counts = new Uint32Array(column.size);
-    const add = (d: number) => {
-      const id = column.id(d);
-      if (id >= 0) counts[id]!++;
-    };
-    if (docs instanceof Uint32Array) for (let i = 0; i < docs.length; i++) add(docs[i]!);
-    else for (let d = docs.lo; d < docs.hi; d++) add(d);
-    const size = req.size ?? column.size;
+    const counts = column.counts(docs);
+    const size = req.size ?? counts.length;
     let picked: [number, number][];
     if (req.order === 'count') picked = topCounts(counts, size);
     else {

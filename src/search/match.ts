@@ -202,7 +202,25 @@ export type MatchRequest = {
  * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell);
  * `cost` is its length, used to pick the cheapest source of candidates.
  */
-export type Condition = { cost: number; list: (() => Uint32Array) | null; points: (d: number) => number };
+export type Condition = {
+  cost: number;
+  list: (() => Uint32Array) | null;
+  points: (d: number) => number;
+  mark?: Mark;
+  scan?: Scan;
+  /** For filters: about which share of all documents passes (0..1), so the most selective runs first; 1 when unknown. */
+  share?: number;
+};
+
+/**
+ * A condition that only filters (it adds no points), run over many candidates at once: sets marks[i] to 1 for each
+ * docs[i] (i < n) that passes and leaves the other marks alone. A tight loop over a column instead of a call per
+ * candidate; an OR of filters is one pass per term over the same marks.
+ */
+export type Mark = (docs: Uint32Array, n: number, marks: Uint8Array) => void;
+
+/** The same filter over the ids lo..hi-1 with no list made: writes those that pass to `out`, ascending; returns how many. */
+export type Scan = (lo: number, hi: number, out: Uint32Array) => number;
 
 /** Every matching document, ascending by id (the tie order), and its relevance score when there are query words. */
 export type Matches = { docs: Uint32Array; scores: Uint32Array | null };
@@ -279,24 +297,57 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   }
   // Ties go to the earlier source: the year range, then the filters, then the word.
   const source = sources.reduce((best, s) => (s.cost < best.cost ? s : best));
-  let docs = source.docs();
-  let scores: Uint32Array | null = n > 0 ? new Uint32Array(docs.length) : null;
-
-  // Filters first: they are one comparison each.
+  const plainRange = source === sources[0] && code === null && applicant === null;
+  // From a plain id range, the first filter that can scans the range's column itself: no list of every id is made.
+  // Filters run most selective first: each later one reads only what the earlier ones kept.
+  const filters = extra.filter((c) => c.mark).sort((a, b) => (a.share ?? 1) - (b.share ?? 1));
+  const fused = plainRange ? filters.find((c) => c.scan) : undefined;
+  let docs: Uint32Array;
   let kept = 0;
-  outer: for (let i = 0; i < docs.length; i++) {
-    const d = docs[i]!;
-    if (d < years.lo || d >= years.hi) continue;
-    if (code !== null && index.docCode[d] !== code) continue;
-    if (applicant !== null && index.docApplicant[d] !== applicant) continue;
-    let points = 0;
-    for (const c of extra) {
-      const p = c.points(d);
-      if (p < 0) continue outer;
-      points += p;
+  if (fused) {
+    docs = new Uint32Array(years.hi - years.lo);
+    kept = fused.scan!(years.lo, years.hi, docs);
+  } else {
+    docs = source.docs();
+    if (plainRange) kept = docs.length;
+    else {
+      // Filters first: they are one comparison each, then the conditions that only filter, as passes over columns.
+      const codeCol = index.docCode;
+      const applicantCol = index.docApplicant;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if (d < years.lo || d >= years.hi) continue;
+        if (code !== null && codeCol[d] !== code) continue;
+        if (applicant !== null && applicantCol[d] !== applicant) continue;
+        docs[kept++] = d;
+      }
     }
-    if (scores) scores[kept] = points;
-    docs[kept++] = d;
+  }
+  const marks = filters.some((c) => c !== fused) ? new Uint8Array(kept) : null;
+  for (const c of filters) {
+    if (c === fused || kept === 0) continue;
+    const m = marks!;
+    m.fill(0, 0, kept);
+    c.mark!(docs, kept, m);
+    kept = compact(docs, kept, m);
+  }
+  const scoring = extra.filter((c) => !c.mark);
+  if (kept < docs.length && kept * 4 < docs.length) docs = docs.slice(0, kept); // let a large list go
+  let scores: Uint32Array | null = n > 0 ? new Uint32Array(kept) : null;
+  if (scoring.length > 0) {
+    let out = 0;
+    outer: for (let i = 0; i < kept; i++) {
+      const d = docs[i]!;
+      let points = 0;
+      for (const c of scoring) {
+        const p = c.points(d);
+        if (p < 0) continue outer;
+        points += p;
+      }
+      if (scores) scores[out] = points;
+      docs[out++] = d;
+    }
+    kept = out;
   }
   docs = docs.subarray(0, kept);
 
@@ -329,6 +380,16 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
     docs = docs.subarray(0, kept);
   }
   return { docs, scores: scores === null ? null : scores.subarray(0, docs.length) };
+}
+
+/** Keeps docs[i] (i < n) whose mark is 1, in order, at the front; returns how many. Its own function, so it is optimized alone. */
+function compact(docs: Uint32Array, n: number, marks: Uint8Array): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    docs[kept] = docs[i]!;
+    kept += marks[i]!;
+  }
+  return kept;
 }
 
 function range(lo: number, hi: number): Uint32Array {

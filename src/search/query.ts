@@ -6,7 +6,7 @@ import { parseQuery } from './grammar.ts';
 import { matchDocuments, type Matches } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
-import { orderPage, type Sort } from './sort.ts';
+import { orderPage, orderRange, type Sort } from './sort.ts';
 import { reviewStats, type ReviewStats } from './stats.ts';
 import { queryWords } from './tokenize.ts';
 
@@ -116,16 +116,18 @@ function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
     page = orderPage(index, matches.docs, matches.scores, req.sort ?? 'relevance', offset, req.pageSize);
   } else {
     total = matches.hi - matches.lo;
-    const sort = req.sort ?? 'relevance';
-    page =
-      sort === 'relevance' || sort === 'decisionDate:desc'
-        ? idRange(matches.lo + offset, matches.lo + offset + Math.max(0, Math.min(req.pageSize, total - offset)))
-        : orderPage(index, matchList(matches).docs, null, sort, offset, req.pageSize);
+    page = orderRange(index, matches.lo, matches.hi, req.sort ?? 'relevance', offset, req.pageSize);
   }
+  const everything = !('docs' in matches) && matches.lo === 0 && matches.hi === index.docCount;
   const outcome: SearchOutcome = {
     total,
     kNumbers: Array.from(page, (d) => kNumberText(index.docKNumber[d]!)),
-    facets: req.facets === undefined ? countFacets(index, set) : countFacetFields(index, set, req.facets),
+    facets:
+      req.facets !== undefined
+        ? countFacetFields(index, set, req.facets)
+        : everything
+          ? structuredClone(facetsOfEverything(index))
+          : countFacets(index, set),
   };
   if (req.stats) outcome.stats = reviewStats(index, set);
   return outcome;

@@ -7,11 +7,15 @@ import { partitionPoint } from '../utils/bisect.ts';
 /** The orders a search can ask for (docs/search.md, "Sorts"). `relevance` is the default and today's order. */
 export type Sort = (typeof SORTS)[number];
 
+/** The matches of a search: a list of ids, ascending, or one id range [lo, hi). */
+export type Members = { docs: Uint32Array } | { lo: number; hi: number };
+
 /**
  * Positions [offset, offset + limit) of the matches in the sort's order. `docs` ascend by id, which is the tie order
  * of every sort but kNumber:asc (decision date descending, null last, then K number descending); `scores` are the
- * relevance points, null without query words. Small integer keys go through `pageOf`'s buckets, so no sort of every
- * match happens for a page.
+ * relevance points, null without query words. Only the page is ordered: relevance and the decision date need no key
+ * at all; received date, review time and K number walk a precomputed order of every document when the matches are
+ * dense in it, and otherwise select the best offset + limit keys of the matches in a bounded heap.
  */
 export function orderPage(index: SearchIndex, docs: Uint32Array, scores: Uint32Array | null, sort: Sort, offset: number, limit: number): Uint32Array {
   if (offset >= docs.length || limit <= 0) return new Uint32Array(0);
@@ -32,47 +36,192 @@ export function orderPage(index: SearchIndex, docs: Uint32Array, scores: Uint32A
       }
       return out;
     }
-    case 'receivedDate:desc':
-      return pageOf(docs, keyColumn(docs, (d) => index.docReceived[d]!), offset, limit);
-    case 'reviewDays:desc': {
-      const { docDecided, docReceived } = index;
-      let least = Infinity;
-      for (let i = 0; i < docs.length; i++) {
-        const d = docs[i]!;
-        if (docDecided[d] !== 0 && docReceived[d] !== 0) least = Math.min(least, docDecided[d]! - docReceived[d]!);
-      }
-      // Keys from 1 up, 0 for no review time (last).
-      return pageOf(docs, keyColumn(docs, (d) => (docDecided[d] !== 0 && docReceived[d] !== 0 ? docDecided[d]! - docReceived[d]! - least + 1 : 0)), offset, limit);
-    }
-    case 'kNumber:asc':
-      return byKNumber(index, docs, offset, limit);
+    default:
+      return keyedPage(index, { docs }, sort, offset, limit);
   }
 }
 
-function keyColumn(docs: Uint32Array, key: (d: number) => number): Uint32Array {
-  const out = new Uint32Array(docs.length);
-  for (let i = 0; i < docs.length; i++) out[i] = key(docs[i]!);
+/** The same as `orderPage` for the matches lo..hi-1 (no words, at most a year or decision-date range): no list made. */
+export function orderRange(index: SearchIndex, lo: number, hi: number, sort: Sort, offset: number, limit: number): Uint32Array {
+  const total = hi - lo;
+  if (offset >= total || limit <= 0) return new Uint32Array(0);
+  const size = Math.min(limit, total - offset);
+  const out = new Uint32Array(size);
+  switch (sort) {
+    case 'relevance':
+    case 'decisionDate:desc':
+      for (let i = 0; i < size; i++) out[i] = lo + offset + i;
+      return out;
+    case 'decisionDate:asc': {
+      // Ids from 0 to `undated` have a decision date; the dated part of the range reversed, then the undated part.
+      const decided = index.docDecided;
+      const undated = Math.min(hi, Math.max(lo, partitionPoint(0, index.docCount, (d) => decided[d]! !== 0)));
+      const dated = undated - lo;
+      for (let i = 0; i < size; i++) {
+        const p = offset + i;
+        out[i] = p < dated ? undated - 1 - p : hi - 1 - (p - dated);
+      }
+      return out;
+    }
+    default:
+      return keyedPage(index, { lo, hi }, sort, offset, limit);
+  }
+}
+
+type KeyedSort = 'receivedDate:desc' | 'reviewDays:desc' | 'kNumber:asc';
+
+/**
+ * A keyed sort's primary key of document d, a non-negative integer up to 2^23, smaller first: received date and review
+ * time descending with no value last, the K number ascending. Ties go by id (the tie order), so primary * 2^26 + id is
+ * one exact number (below 2^50) per document that orders them all.
+ */
+function primary(index: SearchIndex, sort: KeyedSort, d: number): number {
+  if (sort === 'kNumber:asc') return index.docKNumber[d]!;
+  const r = index.docReceived[d]!;
+  if (r === 0) return NO_KEY;
+  if (sort === 'receivedDate:desc') return NO_KEY - r;
+  const decided = index.docDecided[d]!;
+  return decided === 0 ? NO_KEY : REVIEW_ZERO - (decided - r);
+}
+/** Above every key: day numbers stay below 2^22 (years up to 9999), review times within ±2^22 days. */
+const NO_KEY = 2 ** 23;
+const REVIEW_ZERO = 2 ** 22;
+/** Document ids are below 2^26: a snapshot holds far fewer than 67 million clearances. */
+const ID_SPAN = 2 ** 26;
+
+const orders = new WeakMap<SearchIndex, Map<KeyedSort, Uint32Array>>();
+
+/** Every document in a keyed sort's order: derived once per index by a counting pass over the keys (K numbers have theirs). */
+export function orderOf(index: SearchIndex, sort: KeyedSort): Uint32Array {
+  if (sort === 'kNumber:asc') return index.byKNumber;
+  let byIndex = orders.get(index);
+  if (!byIndex) orders.set(index, (byIndex = new Map()));
+  const known = byIndex.get(sort);
+  if (known) return known;
+  const n = index.docCount;
+  if (n === 0) return new Uint32Array(0);
+  const keys = new Uint32Array(n);
+  let least = NO_KEY;
+  let most = 0;
+  for (let d = 0; d < n; d++) {
+    const key = primary(index, sort, d);
+    keys[d] = key;
+    if (key < least) least = key;
+    if (key > most) most = key;
+  }
+  let out: Uint32Array;
+  if (most - least <= 4 * n + 65_536) {
+    // A counting pass over the keys' span (decades of days), ids ascending into each key's slots: ties in id order.
+    const starts = new Uint32Array(most - least + 2);
+    for (let d = 0; d < n; d++) starts[keys[d]! - least + 1]!++;
+    for (let k = 0; k + 1 < starts.length; k++) starts[k + 1]! += starts[k]!;
+    out = new Uint32Array(n);
+    for (let d = 0; d < n; d++) out[starts[keys[d]! - least]!++] = d;
+  } else {
+    const packed = new Float64Array(n);
+    for (let d = 0; d < n; d++) packed[d] = keys[d]! * ID_SPAN + d;
+    packed.sort();
+    out = new Uint32Array(n);
+    for (let i = 0; i < n; i++) out[i] = packed[i]! % ID_SPAN;
+  }
+  byIndex.set(sort, out);
   return out;
 }
 
-function byKNumber(index: SearchIndex, docs: Uint32Array, offset: number, limit: number): Uint32Array {
-  const size = Math.min(limit, docs.length - offset);
+const bitmaps = new WeakMap<SearchIndex, Uint8Array>();
+
+/** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */
+export type Way = 'walk' | 'heap' | 'sort';
+
+function keyedPage(index: SearchIndex, members: Members, sort: KeyedSort, offset: number, limit: number): Uint32Array {
+  const m = 'docs' in members ? members.docs.length : members.hi - members.lo;
+  const k = Math.min(m, offset + limit);
+  // Walking the whole order visits about k * docCount / m documents; selecting reads each match once.
+  if (m >= 4096 && k * index.docCount <= 2 * m * m) {
+    const page = pickPage(index, members, sort, offset, limit, 'walk', 4 * m);
+    if (page) return page;
+  }
+  return pickPage(index, members, sort, offset, limit, k * 4 > m ? 'sort' : 'heap')!;
+}
+
+/**
+ * Positions [offset, offset + limit) of the members in a keyed sort, one way:
+ * - `walk`: down the whole order of the index, keeping members, until the page is full; null if that took more
+ *   than `budget` steps (members clustered late in the order);
+ * - `heap`: the offset + limit smallest keys in a bounded max-heap, then those sorted;
+ * - `sort`: every member's key, sorted.
+ */
+export function pickPage(index: SearchIndex, members: Members, sort: KeyedSort, offset: number, limit: number, way: Way, budget = Infinity): Uint32Array | null {
+  const list = 'docs' in members ? members.docs : null;
+  const lo = list ? 0 : (members as { lo: number }).lo;
+  const m = list ? list.length : (members as { hi: number }).hi - lo;
+  if (offset >= m || limit <= 0) return new Uint32Array(0);
+  const size = Math.min(limit, m - offset);
   const out = new Uint32Array(size);
-  if (docs.length * 16 < index.docCount) {
-    const k = index.docKNumber;
-    const sorted = Array.from(docs).sort((a, b) => k[a]! - k[b]!);
-    for (let i = 0; i < size; i++) out[i] = sorted[offset + i]!;
-    return out;
+  const k = offset + size;
+  if (way === 'walk') {
+    const order = orderOf(index, sort);
+    let member: Uint8Array | null = null;
+    if (list) {
+      member = bitmaps.get(index) ?? new Uint8Array(index.docCount);
+      bitmaps.set(index, member);
+      for (let i = 0; i < m; i++) member[list[i]!] = 1;
+    }
+    const hi = lo + m;
+    let seen = 0;
+    let at = 0;
+    let step = 0;
+    for (; step < order.length && seen < k && step < budget; step++) {
+      const d = order[step]!;
+      if (member ? member[d] === 1 : d >= lo && d < hi) {
+        if (seen >= offset) out[at++] = d;
+        seen++;
+      }
+    }
+    if (member) for (let i = 0; i < m; i++) member[list![i]!] = 0;
+    return seen < k ? null : out;
   }
-  const member = new Uint8Array(index.docCount);
-  for (let i = 0; i < docs.length; i++) member[docs[i]!] = 1;
-  let seen = 0;
-  let at = 0;
-  for (let i = 0; i < index.byKNumber.length && at < size; i++) {
-    const d = index.byKNumber[i]!;
-    if (!member[d]) continue;
-    if (seen++ >= offset) out[at++] = d;
+  const at = (i: number): number => (list ? list[i]! : lo + i);
+  let keys: Float64Array;
+  if (way === 'sort') {
+    keys = new Float64Array(m);
+    for (let i = 0; i < m; i++) {
+      const d = at(i);
+      keys[i] = primary(index, sort, d) * ID_SPAN + d;
+    }
+  } else {
+    // A max-heap of the k smallest keys seen: the root is the one a smaller key replaces.
+    const heap = new Float64Array(k);
+    let n = 0;
+    for (let i = 0; i < m; i++) {
+      const d = at(i);
+      const key = primary(index, sort, d) * ID_SPAN + d;
+      if (n < k) {
+        let c = n++;
+        while (c > 0) {
+          const p = (c - 1) >> 1;
+          if (heap[p]! >= key) break;
+          heap[c] = heap[p]!;
+          c = p;
+        }
+        heap[c] = key;
+      } else if (key < heap[0]!) {
+        let c = 0;
+        for (;;) {
+          let child = 2 * c + 1;
+          if (child >= k) break;
+          if (child + 1 < k && heap[child + 1]! > heap[child]!) child++;
+          if (heap[child]! <= key) break;
+          heap[c] = heap[child]!;
+          c = child;
+        }
+        heap[c] = key;
+      }
+    }
+    keys = heap;
   }
+  keys.sort();
+  for (let i = 0; i < size; i++) out[i] = keys[offset + i]! % ID_SPAN;
   return out;
 }
 

@@ -88,6 +88,21 @@ export class NodeStorage implements SnapshotStorage {
     }
   }
 
+  async readInto(path: string, offset: number, into: Uint8Array): Promise<number> {
+    const fd = openSync(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      let got = 0;
+      while (got < into.length) {
+        const n = readSync(fd, into, got, into.length - got, offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      return got;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
   sha256(bytes: Uint8Array): Uint8Array {
     return createHash('sha256').update(bytes).digest();
   }

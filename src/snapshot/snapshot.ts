@@ -68,6 +68,8 @@ export class CorruptFile extends Error {
 }
 
 type Cached = ShardLines | Uint8Array;
+/** A buffer lent to a run of reads (an export's), reused from one read to the next. */
+type Scratch = { bytes: Uint8Array };
 const weightOf = (value: Cached): number => ('bytes' in value ? value.bytes.length + value.starts.length * 8 : value.length) + 64;
 
 const utf8 = new TextDecoder();
@@ -265,7 +267,60 @@ export class Snapshot {
   }
 
   /** One record's JSON, exactly as the build wrote it, or null when the snapshot has no such K number. */
-  async recordJson(kNumber: string): Promise<Uint8Array | null> {
+  recordJson(kNumber: string): Promise<Uint8Array | null> {
+    return this.readRecord(kNumber, true);
+  }
+
+  /**
+   * Each record of these K numbers, given in ascending order, handed to `take` with its position in `kNumbers`, as
+   * JSON; a K number the snapshot lacks is an error. For exports: read past the byte cache (they read many records
+   * once, and would push out what other requests keep there), into one buffer reused from read to read, so `bytes`
+   * are valid only during the call. Checked as `recordJson` checks: a shard not checked yet is read and checked whole
+   * once (and every record of it asked here is cut from those bytes), later records one by one against their digests.
+   */
+  async eachRecordUncached(kNumbers: readonly string[], take: (i: number, bytes: Uint8Array) => void): Promise<void> {
+    const scratch: Scratch = { bytes: new Uint8Array(0) };
+    for (let i = 0; i < kNumbers.length; ) {
+      const position = shardPositionHolding(this.recordIndex, kNumbers[i] as string);
+      const shard = this.recordIndex.shards[position];
+      if (!shard) throw new Error(`snapshot ${this.id} has no record ${kNumbers[i]}`);
+      let end = i + 1;
+      while (end < kNumbers.length && (kNumbers[end] as string) <= shard.last) end++;
+      const cached = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
+      let whole: Uint8Array | null = null;
+      if (!cached && !this.verified.has(shard.path)) {
+        // Checked whole once; its records are then found through the record table (checked against the manifest).
+        const entry = this.files.get(shard.path) as FileEntry;
+        whole = await this.readBytes(shard.path, 0, entry.bytes, scratch).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE));
+        const actual = toHex(this.storage.sha256(whole));
+        if (whole.length !== entry.bytes || actual !== entry.sha256) this.corrupt(shard.path, entry.sha256, actual);
+        this.verified.add(shard.path);
+      }
+      const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
+      const table = whole ? (this.tableParts[part] ?? (await this.tablePart(part))) : null;
+      const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
+      for (; i < end; i++) {
+        const k = kNumbers[i] as string;
+        let bytes: Uint8Array | null = null;
+        if (cached) {
+          const at = findLine(cached, k);
+          if (at >= 0) bytes = cached.bytes.subarray(cached.starts[at], cached.ends[at]);
+        } else if (whole && table) {
+          const entry = findEntry(table, first, shard.count, Number(k.slice(1)));
+          if (entry >= 0) {
+            const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
+            const from = view.getUint32(entry * RECORD_TABLE.entryBytes + 4, true);
+            bytes = whole.subarray(from, from + view.getUint32(entry * RECORD_TABLE.entryBytes + 8, true));
+          }
+        } else bytes = await this.readRecord(k, false, scratch);
+        if (bytes === null) throw new Error(`snapshot ${this.id} has no record ${k}`);
+        take(i, bytes);
+      }
+    }
+  }
+
+  /** A record, through the cache when `keep` (what it reads is kept), or past it, into `scratch` when given. */
+  private async readRecord(kNumber: string, keep: boolean, scratch?: Scratch): Promise<Uint8Array | null> {
     const cached = this.cache.get(`r${kNumber}`);
     if (cached) return cached as Uint8Array;
     const position = shardPositionHolding(this.recordIndex, kNumber);
@@ -273,7 +328,9 @@ export class Snapshot {
     const shard = this.recordIndex.shards[position] as ShardIndex['shards'][number];
     // A shard is checked whole against the manifest the first time it is used in this snapshot, so that a file
     // that does not match is never used at all; after that, each record read is checked against its own digest.
-    const whole = (this.cache.get(`s${shard.path}`) as ShardLines | undefined) ?? (this.verified.has(shard.path) ? undefined : await this.shardLines('clearance', position));
+    const whole =
+      (this.cache.get(`s${shard.path}`) as ShardLines | undefined) ??
+      (this.verified.has(shard.path) ? undefined : await (keep ? this.shardLines('clearance', position) : this.readShardLines('clearance', position, scratch)));
     if (whole) {
       const at = findLine(whole, kNumber);
       return at < 0 ? null : whole.bytes.subarray(whole.starts[at], whole.ends[at]);
@@ -285,9 +342,9 @@ export class Snapshot {
     if (entry < 0) return null;
     const at = entry * RECORD_TABLE.entryBytes;
     const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
-    const bytes = await this.storage
-      .readRange(shard.path, view.getUint32(at + 4, true), view.getUint32(at + 8, true))
-      .catch(() => this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, UNREADABLE));
+    const bytes = await this.readBytes(shard.path, view.getUint32(at + 4, true), view.getUint32(at + 8, true), scratch).catch(() =>
+      this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, UNREADABLE),
+    );
     if (!bytesEqual(this.storage.sha256(bytes), 0, table, at + 12, RECORD_TABLE.digestBytes)) {
       // The file changed since it was checked whole: report it as the file it is now against the manifest.
       this.verified.delete(shard.path);
@@ -295,7 +352,7 @@ export class Snapshot {
       const now = await this.storage.read(shard.path).then((b) => toHex(this.storage.sha256(b)), () => UNREADABLE);
       this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, now);
     }
-    this.cache.set(`r${kNumber}`, bytes);
+    if (keep) this.cache.set(`r${kNumber}`, bytes);
     return bytes;
   }
 
@@ -334,8 +391,20 @@ export class Snapshot {
     const key = `s${shard.path}`;
     const cached = this.cache.get(key);
     if (cached) return cached as ShardLines;
+    const lines = await this.readShardLines(kind, position);
+    this.cache.set(key, lines);
+    return lines;
+  }
+
+  /** The i-th shard of a kind, read now (into `scratch` when given) and checked whole against the manifest, not kept in the cache. */
+  private async readShardLines(kind: 'clearance' | 'product-code', position: number, scratch?: Scratch): Promise<ShardLines> {
+    const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
+    if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
     const entry = this.files.get(shard.path) as FileEntry;
-    const { bytes, identity } = await this.readShard(shard.path, entry);
+    // An export's reads (into `scratch`) are hashed each time; others skip the hash while the file is the same one.
+    const { bytes, identity } = scratch
+      ? { bytes: await this.readBytes(shard.path, 0, entry.bytes, scratch).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE)), identity: null }
+      : await this.readShard(shard.path, entry);
     // A shard read again (it left the cache) is hashed again unless the storage can tell it is the very file whose
     // bytes matched before.
     if (identity === null || this.identities.get(shard.path) !== identity) {
@@ -349,7 +418,6 @@ export class Snapshot {
     const lines = indexLines(bytes);
     if (lines.starts.length !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines.starts.length} lines for ${shard.count} entries`);
     this.verified.add(shard.path);
-    this.cache.set(key, lines);
     return lines;
   }
 
@@ -361,6 +429,14 @@ export class Snapshot {
       this.identities.delete(path);
       return this.corrupt(path, entry.sha256, UNREADABLE);
     }
+  }
+
+  /** `length` bytes of a file from `offset`: into `scratch` (grown when short) when the storage can, else a new buffer. */
+  private async readBytes(path: string, offset: number, length: number, scratch?: Scratch): Promise<Uint8Array> {
+    if (!scratch || !this.storage.readInto) return this.storage.readRange(path, offset, length);
+    if (scratch.bytes.length < length) scratch.bytes = new Uint8Array(Math.max(length, 2 * scratch.bytes.length, 64 * 1024));
+    const got = await this.storage.readInto(path, offset, scratch.bytes.subarray(0, length));
+    return scratch.bytes.subarray(0, got);
   }
 
   /** The part of the record table that covers shard positions [part * shardsPerPart, …), checked once and kept. */

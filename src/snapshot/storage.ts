@@ -10,6 +10,11 @@ export interface SnapshotStorage {
   read(path: string): Promise<Uint8Array>;
   /** `length` bytes from `offset` (fewer only when the file is shorter); rejects when it cannot be read. */
   readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
+  /**
+   * Optional: fills `into` from `offset` (fewer bytes only when the file is shorter) and resolves to how many were
+   * read, so that a reader of many ranges (an export) reuses one buffer instead of making one per read.
+   */
+  readInto?(path: string, offset: number, into: Uint8Array): Promise<number>;
   /** SHA-256 of the bytes. Synchronous: records are checked on the request path, and a round trip would cost more. */
   sha256(bytes: Uint8Array): Uint8Array;
   /**

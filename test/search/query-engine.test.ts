@@ -6,6 +6,7 @@ import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts'
 import { parseQuery, QueryError } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { compareKeys, orderPage, orderRange, pickPage, sortKey, type Way } from '../../src/search/sort.ts';
 import { naiveExtended } from './naive-query.ts';
 
 /** Builds, encodes in small parts, decodes and opens, as a server does. */
@@ -72,7 +73,8 @@ const CLAUSES = [
   'type:special', 'type:trad', 'thirdparty:yes', 'thirdparty:no', 'expedited:no', 'summary:yes', 'summary:no', 'country:DE',
   '-country:US', 'state:mn', 'decided:2024-01-01..2024-03-31', 'decided:2024', 'decided:<2024', 'decided:>=2024-02', 'decided:..2023',
   'received:>=2023-06', 'received:2023-06-01', 'reviewdays:>180', 'reviewdays:<=90', 'reviewdays:0..31', 'pacemaker OR code:DQY',
-  'lead OR "infusion pump"', 'kit', 'k0',
+  'lead OR "infusion pump"', 'kit', 'k0', '-country:US OR thirdparty:yes', 'class:2 OR -state:MN', '-decided:2024 OR received:2023',
+  '-reviewdays:<=90', 'code:dqy OR applicant:cook OR panel:cardio', '-applicant:"c.r. bard, inc."', 'code:ZZZ', '-code:ZZZ',
 ];
 const arbQuery = fc.array(fc.constantFrom(...CLAUSES), { maxLength: 3 }).map((cs) => cs.join(' '));
 const arbFacets = fc.option(
@@ -119,6 +121,78 @@ describe('the query language against a plain scan', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('pages of a keyed sort', () => {
+  const KEYED = ['receivedDate:desc', 'reviewDays:desc', 'kNumber:asc'] as const;
+  /** The members in the sort's order by the cursor's sort key (a different formulation: tuples compared in turn). */
+  const expected = (ix: SearchIndex, members: number[], sort: (typeof KEYED)[number]) =>
+    [...members].sort((a, b) => compareKeys(sortKey(ix, a, sort, 0), sortKey(ix, b, sort, 0)));
+  const arbPage = fc.record({ offset: fc.integer({ min: 0, max: 45 }), limit: fc.integer({ min: 1, max: 12 }) });
+
+  it('is the same page whichever way picks it (walk, heap, sort), for lists and ranges, at every offset', () => {
+    fc.assert(
+      fc.property(arbCorpus, fc.constantFrom(...KEYED), fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), arbPage, fc.nat(), (corpus, sort, keep, { offset, limit }, cut) => {
+        const ix = indexOf(corpus, TYPES, CLASSES);
+        const list = Uint32Array.from([...Array(ix.docCount).keys()].filter((d) => keep[d]));
+        const lo = cut % (ix.docCount + 1);
+        const hi = lo + ((cut >> 8) % (ix.docCount - lo + 1));
+        const cases: [{ docs: Uint32Array } | { lo: number; hi: number }, number[]][] = [
+          [{ docs: list }, [...list]],
+          [{ lo, hi }, [...Array(hi - lo).keys()].map((i) => lo + i)],
+        ];
+        for (const [members, all] of cases) {
+          const want = expected(ix, all, sort).slice(offset, offset + limit);
+          for (const way of ['walk', 'heap', 'sort'] as Way[]) expect([...pickPage(ix, members, sort, offset, limit, way)!]).toEqual(want);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('gives up a walk past its budget, and then the page comes from a selection', () => {
+    const corpus = fc.sample(fc.tuple(...Array.from({ length: 30 }, (_, i) => arbRecord(i * 997 + 1))), { seed: 7, numRuns: 1 })[0]!;
+    const ix = indexOf(corpus, TYPES, CLASSES);
+    const order = [...ix.byKNumber];
+    const last = Uint32Array.from(order.slice(-2)).sort();
+    expect(pickPage(ix, { docs: last }, 'kNumber:asc', 0, 2, 'walk', 3)).toBeNull();
+    expect([...pickPage(ix, { docs: last }, 'kNumber:asc', 0, 2, 'walk')!]).toEqual(order.slice(-2));
+    expect([...orderPage(ix, last, null, 'kNumber:asc', 0, 2)]).toEqual(order.slice(-2));
+  });
+
+  it('orders a range as it orders the same ids listed, for every sort', () => {
+    fc.assert(
+      fc.property(arbCorpus, fc.constantFrom(...SORTS), arbPage, fc.nat(), (corpus, sort, { offset, limit }, cut) => {
+        const ix = indexOf(corpus, TYPES, CLASSES);
+        const lo = cut % (ix.docCount + 1);
+        const hi = lo + ((cut >> 8) % (ix.docCount - lo + 1));
+        const listed = Uint32Array.from([...Array(hi - lo).keys()].map((i) => lo + i));
+        expect([...orderRange(ix, lo, hi, sort, offset, limit)]).toEqual([...orderPage(ix, listed, null, sort, offset, limit)]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('breaks ties by decision date descending, then K number descending', () => {
+    const at = (k: number, received: string | null, decided: string | null) =>
+      toClearanceRecord(`K${String(k).padStart(6, '0')}`, {
+        deviceName: 'pump', applicant: null, productCode: null, decisionDate: decided, receivedDate: received, decisionCode: null,
+        decisionDescription: null, advisoryCommittee: null, classificationCommittee: null, submissionType: null, thirdParty: null,
+        expeditedReview: null, statementOrSummary: null, countryCode: null, state: null, contact: null, street1: null, street2: null,
+        city: null, zipCode: null, postalCode: null,
+      });
+    const corpus = [
+      at(1, '2024-01-01', '2024-02-01'), at(2, '2024-01-01', '2024-03-01'), at(3, '2024-01-01', '2024-02-01'),
+      at(4, null, '2024-02-01'), at(5, '2023-01-01', null), at(6, '2024-01-01', null),
+    ];
+    const ix = indexOf(corpus, TYPES, CLASSES);
+    const ks = (ids: Uint32Array) => [...ids].map((d) => ix.docKNumber[d]);
+    const all = Uint32Array.from([...Array(ix.docCount).keys()]);
+    for (const way of ['walk', 'heap', 'sort'] as Way[]) {
+      expect(ks(pickPage(ix, { docs: all }, 'receivedDate:desc', 0, 6, way)!)).toEqual([2, 3, 1, 6, 5, 4]);
+      expect(ks(pickPage(ix, { lo: 0, hi: 6 }, 'reviewDays:desc', 1, 3, way)!)).toEqual([3, 1, 4]);
+    }
   });
 });
 

@@ -1,0 +1,202 @@
+import type { ClearanceRecord } from '../contract/index.ts';
+
+/**
+ * CSV rows of the export, written straight from each record's JSON bytes (docs/search.md, "Export"): the record is
+ * scanned once for where each member's value is, and values are copied as bytes. Only a string with escapes in it
+ * is decoded (as JSON) and written as text; a record this scanner does not expect is parsed whole. Same output as
+ * `csvCell` over the parsed record (tested).
+ */
+
+/** The CSV's columns: every member of a record, `source` as its URL; `id` and `title` repeat kNumber and deviceName. */
+export const CSV_COLUMNS = [
+  'kNumber', 'deviceName', 'applicant', 'productCode', 'decisionDate', 'decisionCode', 'decisionDescription', 'receivedDate',
+  'reviewDays', 'advisoryCommittee', 'classificationCommittee', 'statementOrSummary', 'submissionType', 'thirdParty',
+  'expeditedReview', 'contact', 'street1', 'street2', 'city', 'state', 'zipCode', 'postalCode', 'countryCode', 'sourceUrl',
+] as const;
+
+/** A text cell that a spreadsheet would read as a formula starts with one of these (OWASP, "CSV Injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/**
+ * RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled; null is an empty field. A
+ * text value starting with = + - @ a tab or a carriage return gets a leading apostrophe first, as OWASP advises, so
+ * that a spreadsheet shows it as text instead of running it as a formula. Numbers and booleans are written as they are
+ * (a negative review time stays a number).
+ */
+export function csvCell(value: string | number | boolean | null): string {
+  if (value === null) return '';
+  if (typeof value !== 'string') return String(value);
+  const s = FORMULA_START.test(value) ? `'${value}` : value;
+  return NEEDS_QUOTES.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/** The row of a parsed record, the slow path and the reference. */
+export function csvRowOf(r: ClearanceRecord): string {
+  return `${CSV_COLUMNS.map((c) => csvCell(c === 'sourceUrl' ? r.source.sourceUrl : r[c])).join(',')}\r\n`;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const KEYS = CSV_COLUMNS.map((c) => encoder.encode(c));
+const SOURCE = encoder.encode('source');
+const URL_COLUMN = CSV_COLUMNS.indexOf('sourceUrl');
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const BACKSLASH = 0x5c;
+
+/** A growing output buffer. */
+export class ByteSink {
+  bytes: Uint8Array;
+  at = 0;
+  constructor(size: number) {
+    this.bytes = new Uint8Array(Math.max(64, size));
+  }
+  room(n: number): void {
+    if (this.at + n <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(2 * this.bytes.length, this.at + n));
+    grown.set(this.bytes.subarray(0, this.at));
+    this.bytes = grown;
+  }
+  text(s: string): void {
+    this.room(3 * s.length);
+    this.at += encoder.encodeInto(s, this.bytes.subarray(this.at)).written;
+  }
+  take(): Uint8Array {
+    return this.bytes.subarray(0, this.at);
+  }
+}
+
+// Where each column's value is in the record being scanned: kind 0 none/null, 1 as it is (number, boolean),
+// 2 a string without escapes (the bytes between its quotes), 3 a string with escapes (its bytes with the quotes).
+const starts = new Int32Array(CSV_COLUMNS.length);
+const ends = new Int32Array(CSV_COLUMNS.length);
+const kinds = new Uint8Array(CSV_COLUMNS.length);
+/** The column the member at each position matched last time: records share their members' order. */
+const hints = new Int16Array(64).fill(-1);
+
+function keyIs(json: Uint8Array, from: number, to: number, key: Uint8Array): boolean {
+  if (to - from !== key.length) return false;
+  for (let i = 0; i < key.length; i++) if (json[from + i] !== key[i]) return false;
+  return true;
+}
+
+function columnOf(json: Uint8Array, from: number, to: number, position: number): number {
+  const hint = position < hints.length ? hints[position]! : -1;
+  if (hint >= 0 && keyIs(json, from, to, KEYS[hint]!)) return hint;
+  for (let c = 0; c < KEYS.length; c++) {
+    if (c !== URL_COLUMN && keyIs(json, from, to, KEYS[c]!)) {
+      if (position < hints.length) hints[position] = c;
+      return c;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Scans the members of the object starting at `json[i]` (`{`), recording the columns' values; inside `source` only
+ * `sourceUrl` counts. Returns the position after the closing `}`, or -1 for anything unexpected.
+ */
+function scanObject(json: Uint8Array, i: number, end: number, nested: boolean): number {
+  if (json[i] !== 0x7b) return -1;
+  i++;
+  let position = 0;
+  if (json[i] === 0x7d) return i + 1;
+  for (;;) {
+    if (json[i] !== QUOTE) return -1;
+    const ks = i + 1;
+    let ke = ks;
+    while (ke < end && json[ke] !== QUOTE) ke++;
+    if (ke >= end || json[ke + 1] !== 0x3a) return -1;
+    i = ke + 2;
+    const column = nested ? (keyIs(json, ks, ke, KEYS[URL_COLUMN]!) ? URL_COLUMN : -1) : columnOf(json, ks, ke, position);
+    const c = json[i];
+    if (c === QUOTE) {
+      const s = i + 1;
+      let j = s;
+      let escaped = false;
+      while (j < end && json[j] !== QUOTE) {
+        if (json[j] === BACKSLASH) {
+          escaped = true;
+          j += 2;
+        } else j++;
+      }
+      if (j >= end) return -1;
+      if (column >= 0) {
+        kinds[column] = escaped ? 3 : 2;
+        starts[column] = escaped ? s - 1 : s;
+        ends[column] = escaped ? j + 1 : j;
+      }
+      i = j + 1;
+    } else if (c === 0x7b) {
+      if (nested || !keyIs(json, ks, ke, SOURCE)) return -1;
+      i = scanObject(json, i, end, true);
+      if (i < 0) return -1;
+    } else if (c === 0x6e) {
+      if (column >= 0) kinds[column] = 0;
+      i += 4;
+    } else if (c === 0x5b || c === undefined) {
+      return -1;
+    } else {
+      let j = i;
+      while (j < end && json[j] !== COMMA && json[j] !== 0x7d) j++;
+      if (column >= 0) {
+        kinds[column] = 1;
+        starts[column] = i;
+        ends[column] = j;
+      }
+      i = j;
+    }
+    position++;
+    if (json[i] === COMMA) i++;
+    else if (json[i] === 0x7d) return i + 1;
+    else return -1;
+  }
+}
+
+/** Appends the CSV row of the record whose JSON is json[from..to) to `out`. */
+export function writeCsvRow(json: Uint8Array, from: number, to: number, out: ByteSink): void {
+  kinds.fill(0);
+  if (scanObject(json, from, to, false) !== to) {
+    out.text(csvRowOf(JSON.parse(decoder.decode(json.subarray(from, to))) as ClearanceRecord));
+    return;
+  }
+  out.room(to - from + 4 * CSV_COLUMNS.length + 2);
+  let bytes = out.bytes;
+  let at = out.at;
+  for (let c = 0; c < CSV_COLUMNS.length; c++) {
+    if (c > 0) bytes[at++] = COMMA;
+    const kind = kinds[c]!;
+    if (kind === 0) continue;
+    const s = starts[c]!;
+    const e = ends[c]!;
+    if (kind === 3) {
+      // Escapes (quotes, line breaks, \u…): decoded, then written as text.
+      out.at = at;
+      out.text(csvCell(JSON.parse(decoder.decode(json.subarray(s, e))) as string));
+      out.room(to - from + 4 * CSV_COLUMNS.length + 2);
+      bytes = out.bytes;
+      at = out.at;
+      continue;
+    }
+    if (kind === 1) {
+      bytes.set(json.subarray(s, e), at);
+      at += e - s;
+      continue;
+    }
+    // Without escapes the string has no quote, tab or line break: only a comma needs quotes, only = + - @ an apostrophe.
+    const first = json[s];
+    const formula = first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40;
+    const next = json.indexOf(COMMA, s);
+    const comma = next >= 0 && next < e;
+    if (comma) bytes[at++] = QUOTE;
+    if (formula) bytes[at++] = 0x27;
+    bytes.set(json.subarray(s, e), at);
+    at += e - s;
+    if (comma) bytes[at++] = QUOTE;
+  }
+  bytes[at++] = 0x0d;
+  bytes[at++] = 0x0a;
+  out.at = at;
+}

@@ -1,0 +1,141 @@
+import { cp, mkdtemp, open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { toClearanceRecord } from '../../src/contract/index.ts';
+import { ByteSink, csvRowOf, writeCsvRow } from '../../src/operations/csv.ts';
+import { csvCell } from '../../src/operations/export.ts';
+import { CorruptFile, openSnapshotDirectory } from '../../src/snapshot/index.ts';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allRecords } from '../server/helpers.ts';
+
+describe('CSV cells', () => {
+  it.each<[string | number | boolean | null, string]>([
+    ['plain', 'plain'],
+    [null, ''],
+    [-12, '-12'],
+    [true, 'true'],
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['two\nlines', '"two\nlines"'],
+    ['=HYPERLINK("http://x")', `"'=HYPERLINK(""http://x"")"`],
+    ['+1 555', "'+1 555"],
+    ['-2+3', "'-2+3"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tTAB', "'\tTAB"],
+    ['\rCR', `"'\rCR"`],
+    ['a=b', 'a=b'],
+    ['', ''],
+  ])('%j is written %j', (value, cell) => {
+    expect(csvCell(value)).toBe(cell);
+  });
+});
+
+describe('CSV rows written from record bytes', () => {
+  const text = fc.oneof(
+    fc.constant(null),
+    fc.string(),
+    fc.constantFrom('=1+1', '+1 555', '-x', '@SUM(A1)', '\tTAB', '\rCR', 'a,b', 'say "hi"', 'two\nlines', 'Zoë, GmbH', '日本', '\\ back', '\u2028'),
+  );
+  const arbRecord = fc
+    .record({
+      deviceName: fc.oneof(fc.string(), fc.constantFrom('=CMD()', 'Stent, coated')),
+      applicant: text,
+      productCode: fc.constantFrom(null, 'DQY'),
+      decisionDate: fc.constantFrom(null, '2024-02-29'),
+      receivedDate: fc.constantFrom(null, '2024-01-01', '2024-03-31'),
+      decisionCode: text,
+      decisionDescription: text,
+      advisoryCommittee: text,
+      classificationCommittee: text,
+      statementOrSummary: text,
+      submissionType: text,
+      thirdParty: fc.constantFrom(null, true, false),
+      expeditedReview: fc.constantFrom(null, true, false),
+      countryCode: text,
+      state: text,
+      contact: text,
+      street1: text,
+      street2: text,
+      city: text,
+      zipCode: text,
+      postalCode: text,
+    })
+    .map((f) => toClearanceRecord('K123456', f));
+
+  it('are the rows csvCell gives over the parsed record, for any text', () => {
+    fc.assert(
+      fc.property(fc.array(arbRecord, { minLength: 1, maxLength: 4 }), (records) => {
+        const bytes = records.map((r) => new TextEncoder().encode(JSON.stringify(r)));
+        const joined = new Uint8Array(bytes.reduce((n, b) => n + b.length + 1, 0));
+        const sink = new ByteSink(8);
+        let at = 0;
+        for (const b of bytes) {
+          joined.set(b, at);
+          writeCsvRow(joined, at, at + b.length, sink);
+          at += b.length + 1;
+        }
+        expect(new TextDecoder().decode(sink.take())).toBe(records.map(csvRowOf).join(''));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('parses a record it does not expect (another member order, an array) rather than guess', () => {
+    const r = toClearanceRecord('K000001', {
+      deviceName: 'Pump', applicant: '=Acme', productCode: null, decisionDate: null, receivedDate: null, decisionCode: null,
+      decisionDescription: null, advisoryCommittee: null, classificationCommittee: null, statementOrSummary: null, submissionType: null,
+      thirdParty: null, expeditedReview: null, countryCode: null, state: null, contact: null, street1: null, street2: null, city: null,
+      zipCode: null, postalCode: null,
+    });
+    for (const json of [JSON.stringify({ ...r, extra: [1, 2] }), JSON.stringify(Object.fromEntries(Object.entries(r).reverse()))]) {
+      const bytes = new TextEncoder().encode(json);
+      const sink = new ByteSink(8);
+      writeCsvRow(bytes, 0, bytes.length, sink);
+      expect(new TextDecoder().decode(sink.take())).toBe(csvRowOf(r));
+    }
+  });
+});
+
+describe('records read for an export', () => {
+  it('are the bytes the cached path gives, in the order asked, and leave the cache empty', async () => {
+    const dir = await buildFixtureSnapshot();
+    const kNumbers = (await allRecords(dir)).map((r) => r.kNumber).sort();
+    const exporting = await openSnapshotDirectory(dir);
+    const cached = await openSnapshotDirectory(dir);
+    const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+    // First every shard unchecked (read whole), then checked (read record by record), then a sparse selection.
+    const uncached = async (ks: string[]) => {
+      const got: string[] = [];
+      await exporting.eachRecordUncached(ks, (i, bytes) => {
+        expect(i).toBe(got.length);
+        got.push(text(bytes)); // the bytes are valid only during the call: copied out here
+      });
+      return got;
+    };
+    for (const ks of [kNumbers, kNumbers, kNumbers.filter((_, i) => i % 7 === 3)]) {
+      expect(await uncached(ks)).toEqual((await cached.recordsJson(ks)).map(text));
+      expect(exporting.cachedBytes).toBe(0);
+    }
+    await expect(uncached([kNumbers[0]!, 'K999999'])).rejects.toThrow(/has no record K999999/);
+  });
+
+  it('refuse a shard that does not match its sha256', async () => {
+    const source = await buildFixtureSnapshot();
+    const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-export-')), 'snapshot');
+    await cp(source, dir, { recursive: true, dereference: true });
+    const snapshot = await openSnapshotDirectory(dir);
+    const shard = snapshot.recordIndex.shards[0]!;
+    const file = await open(join(dir, shard.path), 'r+');
+    try {
+      const byte = Buffer.alloc(1);
+      await file.read(byte, 0, 1, 40);
+      byte[0] = byte[0]! ^ 1;
+      await file.write(byte, 0, 1, 40);
+    } finally {
+      await file.close();
+    }
+    await expect(snapshot.eachRecordUncached([shard.first], () => {})).rejects.toBeInstanceOf(CorruptFile);
+  });
+});
