@@ -3,6 +3,7 @@ import { MAX_BODY_BYTES, readRequestBody } from '../api/body.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 import { ApiError } from '../api/errors.ts';
 import { buildOpenApiDocument } from '../api/openapi.ts';
+import { answerExport } from '../api/export.ts';
 import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps } from '../api/query.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -174,6 +175,39 @@ async function snapshotFile(request: Request, rel: string, { watch, deps }: Serv
   }
 }
 
+/**
+ * GET /v1/export (src/api/export.ts): the body is a stream that asks for the next batch only when the platform has
+ * sent the previous one, so a slow reader holds one batch. An error before the first byte is the usual JSON error;
+ * after it, the stream errors and the platform cuts the connection, so a truncated file never looks complete.
+ */
+async function exportFile(request: Request, { watch, deps }: Service): Promise<Response> {
+  const snapshot = await watch.current(Date.now());
+  try {
+    const answer = await answerExport(request.url, snapshot);
+    if (request.method === 'HEAD') return new Response(null, { headers: answer.headers });
+    const chunks = answer.chunks[Symbol.asyncIterator]();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const next = await chunks.next();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        } catch (err) {
+          log('error', 'export failed after its first byte; the connection is cut', { reason: err instanceof Error ? err.message : String(err) });
+          if (err instanceof UnavailableFile || err instanceof CorruptFile) watch.recheckSoon();
+          controller.error(err);
+        }
+      },
+      async cancel() {
+        await chunks.return?.();
+      },
+    });
+    return new Response(body, { headers: answer.headers });
+  } catch (err) {
+    return answered(request, errorAnswer(deps, err, null, snapshot), watch, '/v1/export');
+  }
+}
+
 async function route(request: Request, env: Env, svc: Service): Promise<Response> {
   const url = new URL(request.url);
   const path = url.pathname;
@@ -198,6 +232,7 @@ async function route(request: Request, env: Env, svc: Service): Promise<Response
     const state = svc.deps.sourceState(snapshot, svc.deps.now());
     return jsonResponse(request, snapshot ? 200 : 503, jsonBytes({ status: snapshot ? 'ok' : 'unavailable', sourceState: state }));
   }
+  if (isRead && path === '/v1/export') return exportFile(request, svc);
   if (isRead && path === '/v1/openapi.json') {
     openapi ??= jsonBytes(buildOpenApiDocument());
     return jsonResponse(request, 200, openapi);

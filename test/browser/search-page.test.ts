@@ -324,8 +324,7 @@ for (const { label, mode, engine, split, via, query } of VARIANTS) {
       await page.waitForSelector(`#record:not([hidden]) dd[data-field="kNumber"]:text("${k}")`);
     });
 
-    // The Worker does not serve GET /v1/export yet, which the page uses in server mode when meta lists facets.
-    test.skipIf(engine === 'pagefind' || via === 'worker')('downloads the whole result set as CSV, in the order of the results', async () => {
+    test.skipIf(engine === 'pagefind')('downloads the whole result set as CSV, in the order of the results', async () => {
       await page.goto(`${base}#q=${QUERY}&code=${facetCode}`);
       await waitForStatus(page, new RegExp(`^${filtered.length} clearances`));
       const firstPage = await listedKNumbers(page);

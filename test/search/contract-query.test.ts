@@ -16,7 +16,7 @@ import { naiveExtended, type NaiveExtendedRequest } from './naive-query.ts';
 /**
  * The search extensions (qualifiers, sorts, facets, stats) and the export, against the real server over the fixture
  * snapshot of real FDA rows. Every expectation is computed by a plain scan (test/search/naive-query.ts). On each host
- * of the API (test/server/targets.ts), but the export: the Worker does not serve GET /v1/export yet.
+ * of the API (test/server/targets.ts).
  */
 let snapshotPath: string;
 /** The host the running describe block asks: each target's block sets it in its beforeAll. */
@@ -149,7 +149,7 @@ for (const target of TARGETS) {
       });
     });
 
-    describe.skipIf(target !== 'node')('GET /v1/export', () => {
+    describe('GET /v1/export', () => {
       const exportUrl = (params: Record<string, string>) => `${url}/v1/export?${new URLSearchParams(params)}`;
 
       it('streams every match as NDJSON, in the search\'s order, equal to the records', async () => {

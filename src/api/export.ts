@@ -1,0 +1,61 @@
+import { ExportInput } from '../contract/index.ts';
+import { ApiError } from '../operations/errors.ts';
+import { prepareExport } from '../operations/export.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+import { issuesToDetails, ruleOf, sentenceOf } from './issues.ts';
+
+/**
+ * GET /v1/export below the HTTP layer, the same for every host (the Node server, the Worker): the request's URL in,
+ * the headers and the body's chunks out. Each host streams the chunks its own way, with its own back-pressure.
+ */
+export type ExportAnswer = { headers: Record<string, string>; chunks: AsyncIterable<Uint8Array> };
+
+/** Query parameters that hold integers; anything else that does not look like one is left for the schema to refuse. */
+const INTEGER_PARAMS = new Set(['yearFrom', 'yearTo', 'limit']);
+const NULLABLE_PARAMS = ['applicant', 'productCode', 'yearFrom', 'yearTo', 'limit', 'cursor', 'after'];
+
+/** The request's query string as the input ExportInput validates: absent optional parameters are null. */
+export function exportInputOf(url: string): Record<string, unknown> {
+  const params = new URL(url, 'http://x').searchParams;
+  const input: Record<string, unknown> = { query: '', format: 'csv' };
+  for (const name of NULLABLE_PARAMS) input[name] = null;
+  for (const [name, value] of params) {
+    input[name] = INTEGER_PARAMS.has(name) && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+  }
+  return input;
+}
+
+/**
+ * Checks the request and prepares its export: throws the contract's ApiError (invalid_input, invalid_cursor,
+ * source_unavailable) before any byte is sent. `url` is the request's path and query string (or a whole URL).
+ * The headers say the total, this part's count and, when `limit` cut the part short, the cursor of the next one
+ * (X-Next-Cursor and a Link rel="next").
+ */
+export async function answerExport(url: string, snapshot: Snapshot | null): Promise<ExportAnswer> {
+  const parsed = ExportInput.safeParse(exportInputOf(url), { error: ruleOf });
+  if (!parsed.success) {
+    const details = issuesToDetails(parsed.error.issues, 'query', 'GET /v1/export').map((d) => ({ ...d, path: d.path.replace(/^query\./, '') }));
+    throw new ApiError('invalid_input', sentenceOf(details), { details });
+  }
+  if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
+  const prepared = await prepareExport(parsed.data, snapshot);
+  const extension = parsed.data.format === 'csv' ? 'csv' : 'ndjson';
+  const headers: Record<string, string> = {
+    'Content-Type': prepared.contentType,
+    'Content-Disposition': `attachment; filename="device-510k-${snapshot.id}.${extension}"`,
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': 'X-Total-Count, X-Export-Count, X-Next-Cursor, X-Snapshot-Token, Link',
+    'Cache-Control': 'no-store',
+    'X-Total-Count': String(prepared.total),
+    'X-Export-Count': String(prepared.count),
+    'X-Snapshot-Token': snapshot.id,
+  };
+  if (prepared.nextCursor !== null) {
+    const next = new URL(url, 'http://x');
+    next.searchParams.delete('after');
+    next.searchParams.set('cursor', prepared.nextCursor);
+    headers['X-Next-Cursor'] = prepared.nextCursor;
+    headers.Link = `<${next.pathname}${next.search}>; rel="next"`;
+  }
+  return { headers, chunks: prepared.chunks };
+}
