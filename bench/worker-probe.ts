@@ -58,6 +58,19 @@ await post('device-510k.meta', {});
 const first = Date.now();
 console.log(`workerd up in ${ready - started} ms (copying the assets included), first answer ${first - ready} ms after; RSS idle ${idle.toFixed(0)} MB, after first answer ${(await rssMb(pid)).toFixed(0)} MB`);
 
+// The search index's cost, one kind of search at a time: each first search loads what it needs of the index.
+const searchInput = (query: string, more: Record<string, unknown> = {}) => ({ query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, ...more });
+for (const [name, input] of [
+  ['first plain search', searchInput('catheter')],
+  ['then a phrase', searchInput('"wound dressing"')],
+  ['then qualifiers', searchInput('panel:cardio decided:2015..2020 thirdparty:no')],
+  ['then a sort and facets', searchInput('stent', { sort: 'reviewDays:desc', facets: [{ field: 'countryCode', size: 5, order: 'count' }], stats: true })],
+] as const) {
+  const t0 = Date.now();
+  await post('device-510k.search', input);
+  console.log(`${name.padEnd(24)} ${String(Date.now() - t0).padStart(6)} ms; RSS ${(await rssMb(pid)).toFixed(0)} MB`);
+}
+
 const kinds: [string, (i: number) => [string, unknown]][] = [
   ['meta', () => ['device-510k.meta', {}]],
   ['detail', (i) => ['device-510k.detail', { id: kNumbers[(i * 7919) % kNumbers.length] }]],

@@ -12,6 +12,11 @@ export interface SnapshotStorage {
   readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
   /** SHA-256 of the bytes. Synchronous: records are checked on the request path, and a round trip would cost more. */
   sha256(bytes: Uint8Array): Uint8Array;
+  /**
+   * SHA-256 of the bytes, asynchronously, where the host's fast hash is asynchronous only (Web Crypto in a Worker):
+   * for the search index's blocks, many at a time. Absent: `sha256` is used.
+   */
+  sha256Async?(bytes: Uint8Array): Promise<Uint8Array>;
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

@@ -1,0 +1,39 @@
+/**
+ * The search index's memory on Node, one kind of search at a time: the process's RSS, heap and typed arrays after
+ * opening a snapshot, then after the first search of each kind (each loads what it needs of the index), and how long
+ * each first search took. Run it under older code over an older snapshot for a side-by-side comparison.
+ *
+ *   node --expose-gc --import tsx bench/index-memory.ts --snapshot PATH
+ *
+ * A script, not a test: it prints figures and asserts nothing.
+ */
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { search } from '../src/operations/search.ts';
+import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+
+const { values } = parseArgs({ options: { snapshot: { type: 'string', default: 'snapshot' } } });
+const mib = (n: number) => `${(n / 1024 / 1024).toFixed(0).padStart(4)} MiB`;
+const report = (what: string, ms?: number) => {
+  global.gc?.();
+  const m = process.memoryUsage();
+  const time = ms === undefined ? '' : `${ms.toFixed(0).padStart(6)} ms; `;
+  console.log(`${what.padEnd(26)} ${time}rss ${mib(m.rss)}, heap ${mib(m.heapUsed)}, typed arrays ${mib(m.arrayBuffers)}`);
+};
+
+console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+report('start');
+const snapshot = await openSnapshotDirectory(values.snapshot);
+report('snapshot open');
+const ctx = { snapshot, servedAt: new Date(), cursors: null as never };
+const input = (query: string, more: Record<string, unknown> = {}) => ({ query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, ...more });
+for (const [name, req] of [
+  ['first plain search', input('catheter')],
+  ['then a phrase', input('"wound dressing"')],
+  ['then qualifiers', input('panel:cardio decided:2015..2020 thirdparty:no')],
+  ['then a sort and facets', input('stent', { sort: 'reviewDays:desc', facets: [{ field: 'countryCode', size: 5, order: 'count' }], stats: true })],
+] as const) {
+  const t0 = performance.now();
+  const out = await search(req as never, ctx as never);
+  report(`${name} (${out.page?.total})`, performance.now() - t0);
+}
