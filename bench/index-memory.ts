@@ -3,16 +3,21 @@
  * opening a snapshot, then after the first search of each kind (each loads what it needs of the index), and how long
  * each first search took. Run it under older code over an older snapshot for a side-by-side comparison.
  *
- *   node --expose-gc --import tsx bench/index-memory.ts --snapshot PATH
+ *   node --expose-gc --import tsx bench/index-memory.ts --snapshot PATH [--queries 600]
+ *
+ * Then a run of plain and extended searches from the snapshot's own records (bench/lib/queries.ts), each with its
+ * page's records read through the byte cache, and the process's peak RSS (VmHWM) over everything.
  *
  * A script, not a test: it prints figures and asserts nothing.
  */
+import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { search } from '../src/operations/search.ts';
 import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
-const { values } = parseArgs({ options: { snapshot: { type: 'string', default: 'snapshot' } } });
+const { values } = parseArgs({ options: { snapshot: { type: 'string', default: 'snapshot' }, queries: { type: 'string', default: '600' } } });
 const mib = (n: number) => `${(n / 1024 / 1024).toFixed(0).padStart(4)} MiB`;
 const report = (what: string, ms?: number) => {
   global.gc?.();
@@ -37,3 +42,13 @@ for (const [name, req] of [
   const out = await search(req as never, ctx as never);
   report(`${name} (${out.page?.total})`, performance.now() - t0);
 }
+
+const records = await sampleRecords(values.snapshot, 40);
+const n = Number(values.queries);
+const queries = [...makeQueries(records, n, 510), ...makeExtendedQueries(records, Math.round(n / 2), 510)];
+const t0 = performance.now();
+let failed = 0;
+for (const q of queries) await search(q.input, ctx as never).catch(() => failed++);
+report(`${queries.length} searches (${failed} failed)`, performance.now() - t0);
+const status = await readFile('/proc/self/status', 'utf8');
+console.log(`peak rss ${Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]) / 1024)} MiB; byte cache ${mib(snapshot.cachedBytes)}`);
