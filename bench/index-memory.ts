@@ -51,4 +51,7 @@ let failed = 0;
 for (const q of queries) await search(q.input, ctx as never).catch(() => failed++);
 report(`${queries.length} searches (${failed} failed)`, performance.now() - t0);
 const status = await readFile('/proc/self/status', 'utf8');
+const ops: Record<string, unknown> = await import('../src/operations/search.ts');
+const sectionBytes = typeof ops.searchIndexBytes === 'function' ? await (ops.searchIndexBytes as (s: unknown) => Promise<number>)(snapshot) : null;
+if (sectionBytes !== null) console.log(`index sections loaded: ${mib(sectionBytes)}`);
 console.log(`peak rss ${Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]) / 1024)} MiB; byte cache ${mib(snapshot.cachedBytes)}`);

@@ -128,7 +128,13 @@ export class LazySearchIndex {
     }
     const read = await Promise.all(pieces);
     const from = s.offset - first * blockBytes;
-    if (read.length === 1) return read[0]!.subarray(from, from + s.bytes);
+    if (read.length === 1) {
+      const piece = read[0]!;
+      // Kept for the snapshot's life: a view into a much larger buffer (a storage that read more than asked) would
+      // keep all of it alive, so the section is copied out of such a buffer.
+      const view = piece.subarray(from, from + s.bytes);
+      return piece.buffer.byteLength > piece.byteLength + 2 * blockBytes ? view.slice() : view;
+    }
     const joined = new Uint8Array(read.reduce((n, r) => n + r.byteLength, 0));
     let at = 0;
     for (const r of read) {

@@ -44,8 +44,9 @@ export class AssetsStorage implements SnapshotStorage {
   async readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
     if (length <= 0) return new Uint8Array(0);
     const bytes = await this.get(path, `bytes=${offset}-${offset + length - 1}`);
-    // A host that ignores Range sends the whole file (200): cut the range from it.
-    return bytes.length > length ? bytes.subarray(offset, offset + length) : bytes;
+    // A host that ignores Range sends the whole file (200): copy the range out of it, so that a range kept for long
+    // (a search index section) does not keep the whole file alive.
+    return bytes.length > length ? bytes.slice(offset, offset + length) : bytes;
   }
 
   sha256(bytes: Uint8Array): Uint8Array {
