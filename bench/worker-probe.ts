@@ -12,10 +12,13 @@
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { Miniflare } from 'miniflare';
+import { prepareAssets } from '../build/worker/assets.ts';
 import { bundleWorker } from '../build/worker/bundle.ts';
 import { startWorker } from '../build/worker/local.ts';
 import { LAYOUT, ShardIndex } from '../src/contract/index.ts';
@@ -51,8 +54,67 @@ const kNumbers = index.shards.flatMap((s) => [s.first, s.last]);
 const words = ['catheter', 'pacemaker', 'implant', 'system', 'monitor', 'stent', 'wound dressing', 'glucose', 'knee', 'laser'];
 
 const started = Date.now();
-const worker = await startWorker({ storage: values.storage, snapshotPath, vars: { SHARD_CACHE_BYTES: String(16 * 1024 * 1024) } });
+const vars = { SHARD_CACHE_BYTES: String(16 * 1024 * 1024) };
+// With a WebSocket (node --experimental-websocket), the Worker runs with an inspector, to ask V8 what our isolate
+// holds: its JS heap and its ArrayBuffers' backing stores, the memory the platform's 128 MB limit counts.
+const inspectorPort = typeof WebSocket === 'function' && values.storage === 'assets' ? 9000 + (process.pid % 1000) : null;
+const worker =
+  inspectorPort === null
+    ? await startWorker({ storage: values.storage, snapshotPath, vars })
+    : await (async () => {
+        const assets = await prepareAssets({ snapshotPath, publicDir: null, out: join(await mkdtemp(join(tmpdir(), 'probe-assets-')), 'a') });
+        const mf = new Miniflare({
+          modules: true,
+          script: (await bundleWorker({ minify: false })).code,
+          compatibilityDate: '2025-09-01',
+          host: '127.0.0.1',
+          port: 0,
+          bindings: vars,
+          inspectorPort,
+          assets: { directory: assets, binding: 'ASSETS', routerConfig: { has_user_worker: true } },
+        });
+        const url = (await mf.ready).toString().replace(/\/$/, '');
+        return { url, close: () => mf.dispose() };
+      })();
 const ready = Date.now();
+
+/** Our isolate's JS heap and ArrayBuffer backing stores (Runtime.getHeapUsage), after a collection. */
+let inspector: Promise<WebSocket | null> | null = null;
+let calls = 0;
+function connect(): Promise<WebSocket | null> {
+  return (inspector ??= (async () => {
+    const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string; title?: string }[];
+    const ours = targets.find((t) => t.title?.includes('core:user'));
+    if (!ours) return null;
+    const ws = new WebSocket(ours.webSocketDebuggerUrl);
+    return new Promise<WebSocket | null>((resolve) => {
+      ws.onopen = () => resolve(ws);
+      ws.onerror = () => resolve(null);
+    });
+  })());
+}
+async function isolateMb(): Promise<string> {
+  if (inspectorPort === null) return '';
+  const ws = await connect();
+  if (!ws) return '; isolate: no inspector target';
+  const call = (method: string) =>
+    new Promise<Record<string, number>>((resolve) => {
+      const id = ++calls;
+      const timer = setTimeout(() => resolve({}), 10_000);
+      ws.onmessage = (e) => {
+        const m = JSON.parse(String(e.data)) as { id?: number; result?: Record<string, number> };
+        if (m.id === id) {
+          clearTimeout(timer);
+          resolve(m.result ?? {});
+        }
+      };
+      ws.send(JSON.stringify({ id, method }));
+    });
+  await call('HeapProfiler.collectGarbage');
+  const u = await call('Runtime.getHeapUsage');
+  const mb = (n: number | undefined) => ((n ?? 0) / 1024 / 1024).toFixed(0);
+  return `; isolate heap ${mb(u.usedSize)} MB + ArrayBuffers ${mb(u.backingStorageSize)} MB`;
+}
 const pid = await workerdPid();
 const idle = await rssMb(pid);
 const post = async (operation: string, input: unknown) => {
@@ -63,7 +125,7 @@ const post = async (operation: string, input: unknown) => {
 };
 await post('device-510k.meta', {});
 const first = Date.now();
-console.log(`workerd up in ${ready - started} ms (copying the assets included), first answer ${first - ready} ms after; RSS idle ${idle.toFixed(0)} MB, after first answer ${(await rssMb(pid)).toFixed(0)} MB`);
+console.log(`workerd up in ${ready - started} ms (copying the assets included), first answer ${first - ready} ms after; RSS idle ${idle.toFixed(0)} MB, after first answer ${(await rssMb(pid)).toFixed(0)} MB${await isolateMb()}`);
 
 // The search index's cost, one kind of search at a time: each first search loads what it needs of the index.
 const searchInput = (query: string, more: Record<string, unknown> = {}) => ({ query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, ...more });
@@ -75,7 +137,8 @@ for (const [name, input] of [
 ] as const) {
   const t0 = Date.now();
   await post('device-510k.search', input);
-  console.log(`${name.padEnd(24)} ${String(Date.now() - t0).padStart(6)} ms; RSS ${(await rssMb(pid)).toFixed(0)} MB`);
+  const ms = Date.now() - t0;
+  console.log(`${name.padEnd(24)} ${String(ms).padStart(6)} ms; RSS ${(await rssMb(pid)).toFixed(0)} MB${await isolateMb()}`);
 }
 
 const kinds: [string, (i: number) => [string, unknown]][] = [
@@ -102,4 +165,5 @@ for (const [name, make] of kinds) {
   );
 }
 console.log(`gzip of one search answer: ${gzipSync(await post('device-510k.search', { query: 'catheter', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 })).length} bytes`);
+(await (inspector as Promise<WebSocket | null> | null))?.close();
 await worker.close();
