@@ -1,7 +1,7 @@
 import type { SearchInput } from '../contract/index.ts';
 import { SEARCH_INDEX_PATH, type SearchSectionName } from '../contract/search-index.ts';
 import { SearchIndexFormatError } from '../search/codec.ts';
-import { LazySearchIndex, type BlockSource } from '../search/load.ts';
+import { LazySearchIndex, OlderSearchIndex, type BlockSource } from '../search/load.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { sectionsFor } from '../search/needs.ts';
 import { runSearch } from '../search/query.ts';
@@ -14,6 +14,7 @@ type Opened = { lazy: LazySearchIndex } | { unavailable: string };
 type Loaded = { index: SearchIndex } | { unavailable: string };
 
 const DAMAGED = "This snapshot's search index cannot be read; every other operation is available.";
+const OLDER = "This snapshot's search index is of an older format; build the snapshot again with npm run build. Every other operation is available.";
 
 /** Each snapshot's search index (or why it has none), opened once and kept for the snapshot's life. */
 const indexes = new WeakMap<Snapshot, Promise<Opened>>();
@@ -43,6 +44,7 @@ function openIndex(snapshot: Snapshot): Promise<Opened> {
     try {
       return { lazy: await LazySearchIndex.open(blockSource(snapshot)) };
     } catch (err) {
+      if (err instanceof OlderSearchIndex) return { unavailable: OLDER };
       if (err instanceof SearchIndexFormatError) return { unavailable: DAMAGED };
       throw err;
     }

@@ -1,4 +1,4 @@
-import { BLOCK_DIGEST_BYTES, SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH, SEARCH_SECTION_NAMES, type SearchIndexHeader, type SearchSectionName } from '../contract/search-index.ts';
+import { BLOCK_DIGEST_BYTES, SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH, SEARCH_INDEX_VERSION, SEARCH_SECTION_NAMES, type SearchIndexHeader, type SearchSectionName } from '../contract/search-index.ts';
 import {
   blockCount,
   checkSection,
@@ -36,6 +36,13 @@ function isHeaderWithParts(value: unknown): value is { parts: { path: string }[]
   return value.parts.every((p: unknown) => typeof p === 'object' && p !== null && 'path' in p && typeof p.path === 'string' && /^search\/[\w.-]+$/.test(p.path));
 }
 
+/** An index written by an older build, which only whole loads could read: the snapshot must be built again. */
+export class OlderSearchIndex extends SearchIndexFormatError {
+  constructor(readonly version: number) {
+    super(`search index version ${version} is older than ${SEARCH_INDEX_VERSION}, which reads by blocks; build the snapshot again`);
+  }
+}
+
 /** Where a lazily loaded index reads from: whole checked files, unchecked byte ranges, and a hash for blocks. */
 export type BlockSource = {
   /** A whole file, already checked against the manifest (the header and the block table). */
@@ -69,7 +76,10 @@ export class LazySearchIndex {
   }
 
   static async open(source: BlockSource): Promise<LazySearchIndex> {
-    const header = parseSearchHeader(parseHeaderBytes(await source.readFile(SEARCH_INDEX_PATH)));
+    const value = parseHeaderBytes(await source.readFile(SEARCH_INDEX_PATH));
+    const version = typeof value === 'object' && value !== null && 'version' in value ? value.version : undefined;
+    if (typeof version === 'number' && version < SEARCH_INDEX_VERSION) throw new OlderSearchIndex(version);
+    const header = parseSearchHeader(value);
     const table = await source.readFile(SEARCH_BLOCKS_PATH);
     if (table.byteLength !== blockCount(header) * BLOCK_DIGEST_BYTES) {
       throw new SearchIndexFormatError(`search index: ${SEARCH_BLOCKS_PATH} does not have one entry per block`);
