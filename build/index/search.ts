@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import {
   dayNumber,
@@ -5,11 +6,12 @@ import {
   NO_CODE,
   NO_SMALL,
   SEQ_OVERFLOW,
+  SEARCH_BLOCKS_PATH,
   SEARCH_INDEX_PATH,
   SEARCH_PART_BYTES,
   SearchIndexHeader,
 } from '../../src/contract/search-index.ts';
-import { encodeSearchIndex, type SearchIndexData } from '../../src/search/codec.ts';
+import { blockTable, encodeSearchIndex, type SearchIndexData } from '../../src/search/codec.ts';
 import { invertRows } from '../../src/search/csr.ts';
 import { applicantKey, tokenize } from '../../src/search/tokenize.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
@@ -25,8 +27,9 @@ export async function writeSearchIndex(
   writer: SnapshotWriter,
   deviceClasses: ReadonlyMap<string, string | null> = new Map(),
 ): Promise<void> {
-  const { header, parts } = encodeSearchIndex(buildSearchIndexData(records, deviceTypes, deviceClasses), SEARCH_PART_BYTES);
+  const { header, parts, blob } = encodeSearchIndex(buildSearchIndexData(records, deviceTypes, deviceClasses), SEARCH_PART_BYTES);
   for (const [n, bytes] of parts.entries()) writer.writeBytes(header.parts[n]!.path, bytes);
+  writer.writeBytes(SEARCH_BLOCKS_PATH, blockTable(blob, header.blockBytes, (b) => createHash('sha256').update(b).digest()));
   writer.writeJson(SEARCH_INDEX_PATH, SearchIndexHeader, header);
 }
 

@@ -47,11 +47,22 @@ import { z } from 'zod';
  * - `panels`, `decisions`, `decisionNames`, `types`, `countries`, `states`, `classes`: json, sorted by UTF-16 code
  *   units (`decisionNames[i]` is the most frequent description of `decisions[i]`).
  * - `codeTypes`: json, the device type of each of `codes` ("" when the classification file has none), for facet labels.
+ *
+ * Version 4 lets a reader load sections one at a time, by byte ranges, and check what it reads without reading the
+ * whole blob: `search/blocks.bin` holds, for each `blockBytes` block of the blob (the last one shorter), the first
+ * BLOCK_DIGEST_BYTES of its sha256. The table is listed in the manifest and checked whole; each block read is checked
+ * against its entry. `partBytes` is a multiple of `blockBytes`, so no block straddles two parts. The header also
+ * counts every dictionary, so that a section's values can be bounded before the dictionary itself is read.
  */
 export const SEARCH_INDEX_FORMAT = 'device-510k-search';
-export const SEARCH_INDEX_VERSION = 3;
+export const SEARCH_INDEX_VERSION = 4;
 export const SEARCH_INDEX_PATH = 'search/index.json';
 export const SEARCH_PART_BYTES = 8 * 1024 * 1024;
+/** The unit a reader checks: large enough that a section needs few digests, small enough that a short read stays short. */
+export const SEARCH_BLOCK_BYTES = 64 * 1024;
+export const SEARCH_BLOCKS_PATH = 'search/blocks.bin';
+/** Bytes of each block's sha256 kept in the table (as the record table does for records). */
+export const BLOCK_DIGEST_BYTES = 16;
 
 export const searchPartPath = (n: number): string => `search/part-${String(n).padStart(3, '0')}.bin`;
 
@@ -133,9 +144,17 @@ export const SearchIndexHeader = z.strictObject({
     terms: z.int().min(0),
     codes: z.int().min(0),
     applicants: z.int().min(0),
+    panels: z.int().min(0),
+    decisions: z.int().min(0),
+    types: z.int().min(0),
+    countries: z.int().min(0),
+    states: z.int().min(0),
+    classes: z.int().min(0),
   }),
   blobBytes: z.int().min(0),
   partBytes: z.int().min(8).multipleOf(8),
+  /** Divides partBytes (checked by the loader). */
+  blockBytes: z.int().min(8).multipleOf(8),
   parts: z.array(z.strictObject({ path: z.string(), bytes: z.int().min(0) })),
   sections: z.array(SearchSection),
 });

@@ -3,6 +3,8 @@ import {
   NO_APPLICANT,
   NO_CODE,
   NO_SMALL,
+  BLOCK_DIGEST_BYTES,
+  SEARCH_BLOCK_BYTES,
   SEARCH_INDEX_FORMAT,
   SEARCH_INDEX_VERSION,
   SEARCH_SECTION_NAMES,
@@ -10,6 +12,7 @@ import {
   SearchIndexHeader,
   searchPartPath,
   type SearchSection,
+  type SearchSectionName,
 } from '../contract/search-index.ts';
 
 /** The index's stored arrays, exactly as src/contract/search-index.ts describes them. */
@@ -57,18 +60,24 @@ export class SearchIndexFormatError extends Error {
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const align8 = (n: number): number => Math.ceil(n / 8) * 8;
+const ELEMENT_BYTES = { u8: 1, u16: 2, u32: 4, json: 1 } as const;
 
 function sectionBytes(value: Uint8Array | Uint16Array | Uint32Array | string[]): Uint8Array {
   if (Array.isArray(value)) return new TextEncoder().encode(JSON.stringify(value));
   return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
 }
 
-/** Lays the sections end to end (each at a multiple of 8, zero padding) and cuts the blob into parts. */
+/**
+ * Lays the sections end to end (each at a multiple of 8, zero padding) and cuts the blob into parts. `blockBytes`
+ * (the unit a reader checks, see `blockTable`) must divide `partBytes`.
+ */
 export function encodeSearchIndex(
   data: SearchIndexData,
   partBytes: number,
-): { header: SearchIndexHeader; parts: Uint8Array[] } {
+  blockBytes = Math.min(SEARCH_BLOCK_BYTES, partBytes),
+): { header: SearchIndexHeader; parts: Uint8Array[]; blob: Uint8Array } {
   if (!LITTLE_ENDIAN) throw new SearchIndexFormatError('the search index is little-endian; this machine is not');
+  if (partBytes % blockBytes !== 0) throw new SearchIndexFormatError(`partBytes (${partBytes}) must be a multiple of blockBytes (${blockBytes})`);
   const chunks = SEARCH_SECTION_NAMES.map((name) => ({ name, bytes: sectionBytes(data[name]) }));
   const sections: SearchSection[] = [];
   let size = 0;
@@ -89,33 +98,245 @@ export function encodeSearchIndex(
       terms: data.terms.length,
       codes: data.codes.length,
       applicants: data.applicants.length,
+      panels: data.panels.length,
+      decisions: data.decisions.length,
+      types: data.types.length,
+      countries: data.countries.length,
+      states: data.states.length,
+      classes: data.classes.length,
     },
     blobBytes: size,
     partBytes,
+    blockBytes,
     parts: parts.map((p, n) => ({ path: searchPartPath(n), bytes: p.byteLength })),
     sections,
   };
-  return { header, parts };
+  return { header, parts, blob };
+}
+
+/** `search/blocks.bin`: the first BLOCK_DIGEST_BYTES of the sha256 of each `blockBytes` block of the blob. */
+export function blockTable(blob: Uint8Array, blockBytes: number, sha256: (bytes: Uint8Array) => Uint8Array): Uint8Array {
+  const count = Math.ceil(blob.byteLength / blockBytes);
+  const table = new Uint8Array(count * BLOCK_DIGEST_BYTES);
+  for (let b = 0; b < count; b++) {
+    table.set(sha256(blob.subarray(b * blockBytes, (b + 1) * blockBytes)).subarray(0, BLOCK_DIGEST_BYTES), b * BLOCK_DIGEST_BYTES);
+  }
+  return table;
+}
+
+/** How many blocks the blob of `header` has (the length of its block table, in entries). */
+export const blockCount = (header: SearchIndexHeader): number => Math.ceil(header.blobBytes / header.blockBytes);
+
+/**
+ * The header, parsed and checked for everything that needs no section: parts that add up to the blob, blocks that fit
+ * in parts, every section there once, of its type, in bounds, whole elements, and dictionary sizes the columns' "no
+ * value" markers leave room for.
+ */
+export function parseSearchHeader(value: unknown): SearchIndexHeader {
+  if (!LITTLE_ENDIAN) throw new SearchIndexFormatError('the search index is little-endian; this machine is not');
+  const parsed = SearchIndexHeader.safeParse(value);
+  if (!parsed.success) throw new SearchIndexFormatError(`search index header is invalid: ${parsed.error.issues[0]?.message}`);
+  const header = parsed.data;
+  const fail = (what: string): never => {
+    throw new SearchIndexFormatError(`search index: ${what}`);
+  };
+  if (header.partBytes % header.blockBytes !== 0) fail('partBytes is not a multiple of blockBytes');
+  let total = 0;
+  for (const [i, p] of header.parts.entries()) {
+    if (!/^search\/[\w.-]+$/.test(p.path)) fail(`part ${i} has an invalid path`);
+    if (p.bytes > header.partBytes || (i < header.parts.length - 1 && p.bytes !== header.partBytes)) fail(`part ${i} has the wrong size`);
+    total += p.bytes;
+  }
+  if (total !== header.blobBytes) fail('parts do not add up to the blob');
+  const seen = new Set<string>();
+  for (const s of header.sections) {
+    if (seen.has(s.name)) fail(`section ${s.name} appears twice`);
+    seen.add(s.name);
+    if (s.type !== SEARCH_SECTIONS[s.name] || s.offset + s.bytes > total) fail(`section ${s.name} is missing or out of bounds`);
+    if (s.bytes % ELEMENT_BYTES[s.type] !== 0) fail(`section ${s.name} has a partial element`);
+  }
+  for (const name of SEARCH_SECTION_NAMES) if (!seen.has(name)) fail(`section ${name} is missing or out of bounds`);
+  const c = header.counts;
+  if (c.codes >= NO_CODE || c.countries >= NO_CODE || c.states >= NO_CODE) fail('too many values for a u16 column');
+  if (c.panels >= NO_SMALL || c.decisions >= NO_SMALL || c.types >= NO_SMALL || c.classes >= NO_SMALL) fail('too many values for a u8 column');
+  if (lengthOf(header, 'docTermIds') !== lengthOf(header, 'termDocs')) fail('docTermIds and termDocs differ in size');
+  return header;
+}
+
+/** The section's entry in a parsed header. */
+export function sectionOf(header: SearchIndexHeader, name: SearchSectionName): SearchSection {
+  const s = header.sections.find((x) => x.name === name);
+  if (!s) throw new SearchIndexFormatError(`search index: section ${name} is missing or out of bounds`);
+  return s;
+}
+
+/** Elements in a section (bytes for json), from the header alone. */
+export const lengthOf = (header: SearchIndexHeader, name: SearchSectionName): number => {
+  const s = sectionOf(header, name);
+  return s.bytes / ELEMENT_BYTES[s.type];
+};
+
+export type SectionValue = SearchIndexData[SearchSectionName];
+
+/**
+ * One section's value from exactly its bytes. Typed arrays are views (no copy) when the bytes are 8-byte aligned in
+ * their buffer, copies otherwise.
+ */
+export function decodeSection(header: SearchIndexHeader, name: SearchSectionName, bytes: Uint8Array): SectionValue {
+  const s = sectionOf(header, name);
+  if (bytes.byteLength !== s.bytes) throw new SearchIndexFormatError(`search index: section ${name} was read with the wrong size`);
+  const aligned = bytes.byteOffset % 8 === 0 ? bytes : bytes.slice();
+  switch (s.type) {
+    case 'u8':
+      return aligned;
+    case 'u16':
+      return new Uint16Array(aligned.buffer, aligned.byteOffset, s.bytes / 2);
+    case 'u32':
+      return new Uint32Array(aligned.buffer, aligned.byteOffset, s.bytes / 4);
+    case 'json': {
+      let value: unknown;
+      try {
+        value = JSON.parse(new TextDecoder().decode(bytes));
+      } catch {
+        value = null;
+      }
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+        throw new SearchIndexFormatError(`search index: section ${name} is not a list of strings`);
+      }
+      return value as string[];
+    }
+  }
+}
+
+/** Sections whose check reads another section, which is therefore loaded first. */
+export const SECTION_REQUIRES: Partial<Record<SearchSectionName, readonly SearchSectionName[]>> = {
+  docTermIds: ['docTermOffsets'],
+};
+
+type CheckContext = {
+  header: SearchIndexHeader;
+  /** A section loaded already (only those of SECTION_REQUIRES are promised). */
+  get: <K extends SearchSectionName>(name: K) => SearchIndexData[K];
+  fail: (what: string) => never;
+};
+type Check = (value: never, ctx: CheckContext) => void;
+
+const docLength = (name: string) => (v: { length: number }, { header, fail }: CheckContext) => {
+  if (v.length !== header.counts.docs) fail(`${name} differs in length from the documents`);
+};
+const stringCount = (name: string, count: (c: SearchIndexHeader['counts']) => number) => (v: string[], { header, fail }: CheckContext) => {
+  if (v.length !== count(header.counts)) fail(`${name}: counts differ from the header`);
+};
+/** A column of dictionary ids: one per row, each below the dictionary's size or the "no value" marker. */
+const ids = (name: string, rows: (c: SearchIndexHeader['counts']) => number, size: (c: SearchIndexHeader['counts']) => number, none: number) =>
+  (v: Uint8Array | Uint16Array | Uint32Array, { header, fail }: CheckContext) => {
+    if (v.length !== rows(header.counts)) fail(`${name} has the wrong length`);
+    const bound = size(header.counts);
+    for (let i = 0; i < v.length; i++) if (v[i] !== none && v[i]! >= bound) fail(`${name} out of range`);
+  };
+const offsets = (name: string, rows: (c: SearchIndexHeader['counts']) => number, values: SearchSectionName) =>
+  (v: Uint32Array, { header, fail }: CheckContext) => {
+    if (v.length !== rows(header.counts) + 1 || v[0] !== 0 || v[v.length - 1] !== lengthOf(header, values)) fail(`${name} offsets do not fit`);
+    for (let t = 1; t < v.length; t++) if (v[t]! < v[t - 1]!) fail(`${name} offsets decrease`);
+  };
+const below = (name: string, bound: (c: SearchIndexHeader['counts']) => number) => (v: Uint32Array | Uint16Array, { header, fail }: CheckContext) => {
+  maxBelow(v, bound(header.counts), name, fail);
+};
+
+/**
+ * What a section must satisfy before a query reads it, checked once when it is loaded: lengths against the header's
+ * counts, every id it holds within its dictionary, offsets that fit their values, and the orders queries rely on.
+ * A section without an entry (one added later) is only checked for its type and size.
+ */
+const SECTION_CHECKS: Partial<Record<SearchSectionName, Check>> = {
+  docKNumber: (v: Uint32Array, ctx) => {
+    docLength('docKNumber')(v, ctx);
+    maxBelow(v, 1_000_000, 'docKNumber', ctx.fail);
+  },
+  docYear: (v: Uint16Array, ctx) => {
+    docLength('docYear')(v, ctx);
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0 && v[i]! > v[i - 1]!) ctx.fail('docYear is not in document order');
+      if (v[i]! > MAX_YEAR) ctx.fail('docYear out of range');
+    }
+  },
+  docCode: ids('docCode', (c) => c.docs, (c) => c.codes, NO_CODE),
+  docApplicant: ids('docApplicant', (c) => c.docs, (c) => c.applicants, NO_APPLICANT),
+  terms: stringCount('terms', (c) => c.terms),
+  codes: stringCount('codes', (c) => c.codes),
+  applicants: stringCount('applicants', (c) => c.applicants),
+  panels: stringCount('panels', (c) => c.panels),
+  decisions: stringCount('decisions', (c) => c.decisions),
+  decisionNames: stringCount('decisionNames', (c) => c.decisions),
+  types: stringCount('types', (c) => c.types),
+  countries: stringCount('countries', (c) => c.countries),
+  states: stringCount('states', (c) => c.states),
+  classes: stringCount('classes', (c) => c.classes),
+  codeTypes: stringCount('codeTypes', (c) => c.codes),
+  termDocOffsets: offsets('termDocs', (c) => c.terms, 'termDocs'),
+  termDocs: below('termDocs', (c) => c.docs),
+  docTermOffsets: offsets('docTermIds', (c) => c.docs, 'docTermIds'),
+  docTermIds: (v: Uint32Array, ctx) => {
+    maxBelow(v, ctx.header.counts.terms, 'docTermIds', ctx.fail);
+    // Checking a document stops at the first term past a word's range, which needs each document's terms ascending.
+    const o = ctx.get('docTermOffsets');
+    for (let doc = 0; doc + 1 < o.length; doc++) {
+      for (let i = o[doc]! + 1, end = o[doc + 1]!; i < end; i++) if (v[i]! <= v[i - 1]!) ctx.fail('docTermIds are not ascending');
+    }
+  },
+  termApplicantOffsets: offsets('termApplicants', (c) => c.terms, 'termApplicants'),
+  termApplicants: below('termApplicants', (c) => c.applicants),
+  termCodeOffsets: offsets('termCodes', (c) => c.terms, 'termCodes'),
+  termCodes: below('termCodes', (c) => c.codes),
+  applicantsByKey: (v: Uint32Array, ctx) => {
+    if (v.length !== ctx.header.counts.applicants) ctx.fail('applicantsByKey has the wrong length');
+    maxBelow(v, ctx.header.counts.applicants, 'applicantsByKey', ctx.fail);
+  },
+  docDecided: (v: Uint32Array, ctx) => {
+    docLength('docDecided')(v, ctx);
+    for (let i = 1; i < v.length; i++) {
+      const a = v[i - 1]!;
+      const b = v[i]!;
+      if (b !== 0 && (a === 0 || b > a)) ctx.fail('docDecided is not in document order');
+    }
+  },
+  docReceived: docLength('docReceived'),
+  docPanel: ids('docPanel', (c) => c.docs, (c) => c.panels, NO_SMALL),
+  docDecision: ids('docDecision', (c) => c.docs, (c) => c.decisions, NO_SMALL),
+  docType: ids('docType', (c) => c.docs, (c) => c.types, NO_SMALL),
+  docFlags: docLength('docFlags'),
+  docCountry: ids('docCountry', (c) => c.docs, (c) => c.countries, NO_CODE),
+  docState: ids('docState', (c) => c.docs, (c) => c.states, NO_CODE),
+  codeClass: ids('codeClass', (c) => c.codes, (c) => c.classes, NO_SMALL),
+  docSeqOffsets: offsets('docSeq', (c) => c.docs, 'docSeq'),
+};
+
+/** Checks one decoded section (see SECTION_CHECKS); `get` gives the sections SECTION_REQUIRES names. */
+export function checkSection(
+  header: SearchIndexHeader,
+  name: SearchSectionName,
+  value: SectionValue,
+  get: <K extends SearchSectionName>(name: K) => SearchIndexData[K],
+): void {
+  const fail = (what: string): never => {
+    throw new SearchIndexFormatError(`search index: ${what}`);
+  };
+  (SECTION_CHECKS[name] as ((v: SectionValue, ctx: CheckContext) => void) | undefined)?.(value, { header, get, fail });
 }
 
 /**
- * Rebuilds the arrays from the header and the parts' bytes. Typed arrays are views over one buffer (no copy per
- * section). Everything a query will index by is checked here once, so a damaged index fails at load, not with a wrong
- * answer later.
+ * Rebuilds every array from the header and the parts' bytes (the whole index at once: the static page, tests and
+ * benchmarks). Typed arrays are views over one buffer. Each section is checked as a lazy load checks it, and the
+ * sections are then checked against each other.
  */
 export function decodeSearchIndex(headerValue: unknown, parts: readonly Uint8Array[]): SearchIndexData {
-  if (!LITTLE_ENDIAN) throw new SearchIndexFormatError('the search index is little-endian; this machine is not');
-  const parsed = SearchIndexHeader.safeParse(headerValue);
-  if (!parsed.success) throw new SearchIndexFormatError(`search index header is invalid: ${parsed.error.issues[0]?.message}`);
-  const header = parsed.data;
+  const header = parseSearchHeader(headerValue);
   if (parts.length !== header.parts.length) throw new SearchIndexFormatError('search index: wrong number of parts');
   let total = 0;
   for (const [i, p] of parts.entries()) {
     if (p.byteLength !== header.parts[i]!.bytes) throw new SearchIndexFormatError(`search index: part ${i} has the wrong size`);
     total += p.byteLength;
   }
-  if (total !== header.blobBytes) throw new SearchIndexFormatError('search index: parts do not add up to the blob');
-
   // One allocation for the whole blob keeps every section 8-byte aligned whatever the parts' own buffers are.
   const blob = new Uint8Array(total);
   let at = 0;
@@ -123,164 +344,18 @@ export function decodeSearchIndex(headerValue: unknown, parts: readonly Uint8Arr
     blob.set(p, at);
     at += p.byteLength;
   }
-
-  const byName = new Map(header.sections.map((s) => [s.name, s]));
-  const section = (name: keyof SearchIndexData): SearchSection => {
-    const s = byName.get(name);
-    if (!s || s.type !== SEARCH_SECTIONS[name] || s.offset + s.bytes > total) {
-      throw new SearchIndexFormatError(`search index: section ${name} is missing or out of bounds`);
-    }
-    return s;
-  };
-  const u32 = (name: keyof SearchIndexData): Uint32Array => {
-    const s = section(name);
-    if (s.bytes % 4 !== 0) throw new SearchIndexFormatError(`search index: section ${name} has a partial element`);
-    return new Uint32Array(blob.buffer, s.offset, s.bytes / 4);
-  };
-  const u16 = (name: keyof SearchIndexData): Uint16Array => {
-    const s = section(name);
-    if (s.bytes % 2 !== 0) throw new SearchIndexFormatError(`search index: section ${name} has a partial element`);
-    return new Uint16Array(blob.buffer, s.offset, s.bytes / 2);
-  };
-  const u8 = (name: keyof SearchIndexData): Uint8Array => {
-    const s = section(name);
-    return new Uint8Array(blob.buffer, s.offset, s.bytes);
-  };
-  const strings = (name: keyof SearchIndexData): string[] => {
-    const s = section(name);
-    const value: unknown = JSON.parse(new TextDecoder().decode(blob.subarray(s.offset, s.offset + s.bytes)));
-    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-      throw new SearchIndexFormatError(`search index: section ${name} is not a list of strings`);
-    }
-    return value as string[];
-  };
-
-  const data: SearchIndexData = {
-    docKNumber: u32('docKNumber'),
-    docYear: u16('docYear'),
-    docCode: u16('docCode'),
-    docApplicant: u32('docApplicant'),
-    terms: strings('terms'),
-    termDocOffsets: u32('termDocOffsets'),
-    termDocs: u32('termDocs'),
-    docTermOffsets: u32('docTermOffsets'),
-    docTermIds: u32('docTermIds'),
-    termApplicantOffsets: u32('termApplicantOffsets'),
-    termApplicants: u32('termApplicants'),
-    termCodeOffsets: u32('termCodeOffsets'),
-    termCodes: u16('termCodes'),
-    codes: strings('codes'),
-    applicants: strings('applicants'),
-    applicantsByKey: u32('applicantsByKey'),
-    docDecided: u32('docDecided'),
-    docReceived: u32('docReceived'),
-    docPanel: u8('docPanel'),
-    docDecision: u8('docDecision'),
-    docType: u8('docType'),
-    docFlags: u8('docFlags'),
-    docCountry: u16('docCountry'),
-    docState: u16('docState'),
-    codeClass: u8('codeClass'),
-    docSeqOffsets: u32('docSeqOffsets'),
-    docSeq: u8('docSeq'),
-    panels: strings('panels'),
-    decisions: strings('decisions'),
-    decisionNames: strings('decisionNames'),
-    types: strings('types'),
-    countries: strings('countries'),
-    states: strings('states'),
-    classes: strings('classes'),
-    codeTypes: strings('codeTypes'),
-  };
-  checkShape(data, header.counts);
-  return data;
-}
-
-function checkShape(d: SearchIndexData, counts: SearchIndexHeader['counts']): void {
-  const fail = (what: string): never => {
-    throw new SearchIndexFormatError(`search index: ${what}`);
-  };
-  const docs = d.docKNumber.length;
-  if (docs !== counts.docs || d.terms.length !== counts.terms || d.codes.length !== counts.codes || d.applicants.length !== counts.applicants) {
-    fail('counts differ from the header');
+  const data: Partial<Record<SearchSectionName, SectionValue>> = {};
+  const get = <K extends SearchSectionName>(name: K): SearchIndexData[K] => data[name] as SearchIndexData[K];
+  for (const name of SEARCH_SECTION_NAMES) {
+    const s = sectionOf(header, name);
+    data[name] = decodeSection(header, name, blob.subarray(s.offset, s.offset + s.bytes));
   }
-  if (d.docYear.length !== docs || d.docCode.length !== docs || d.docApplicant.length !== docs) fail('document columns differ in length');
-  if (d.codes.length >= NO_CODE) fail('too many product codes');
-  if (d.applicantsByKey.length !== d.applicants.length) fail('applicantsByKey has the wrong length');
-  maxBelow(d.docKNumber, 1_000_000, 'docKNumber', fail);
-  const { docYear, docCode, docApplicant } = d;
-  const codes = d.codes.length;
-  const applicants = d.applicants.length;
-  for (let i = 0; i < docs; i++) {
-    if (i > 0 && docYear[i]! > docYear[i - 1]!) fail('docYear is not in document order');
-    if (docYear[i]! > MAX_YEAR) fail('docYear out of range');
-    const c = docCode[i]!;
-    if (c !== NO_CODE && c >= codes) fail('docCode out of range');
-    const a = docApplicant[i]!;
-    if (a !== NO_APPLICANT && a >= applicants) fail('docApplicant out of range');
+  for (const name of SEARCH_SECTION_NAMES) checkSection(header, name, data[name]!, get);
+  const full = data as SearchIndexData;
+  for (let i = 0; i < full.docYear.length; i++) {
+    if ((full.docDecided[i] === 0) !== (full.docYear[i] === 0)) throw new SearchIndexFormatError('search index: docDecided and docYear disagree');
   }
-  maxBelow(d.applicantsByKey, d.applicants.length, 'applicantsByKey', fail);
-  checkColumns(d, docs, fail);
-  const lists: [Uint32Array, Uint32Array | Uint16Array, number, string][] = [
-    [d.termDocOffsets, d.termDocs, docs, 'termDocs'],
-    [d.docTermOffsets, d.docTermIds, d.terms.length, 'docTermIds'],
-    [d.termApplicantOffsets, d.termApplicants, d.applicants.length, 'termApplicants'],
-    [d.termCodeOffsets, d.termCodes, d.codes.length, 'termCodes'],
-  ];
-  for (const [offsets, values, bound, name] of lists) {
-    const rows = name === 'docTermIds' ? docs : d.terms.length;
-    if (offsets.length !== rows + 1 || offsets[0] !== 0 || offsets[offsets.length - 1] !== values.length) {
-      fail(`${name} offsets do not fit`);
-    }
-    for (let t = 1; t < offsets.length; t++) if (offsets[t]! < offsets[t - 1]!) fail(`${name} offsets decrease`);
-    maxBelow(values, bound, name, fail);
-  }
-  // Checking a document stops at the first term past a word's range, which needs each document's terms ascending.
-  if (d.docTermIds.length !== d.termDocs.length) fail('docTermIds and termDocs differ in size');
-  for (let doc = 0; doc < docs; doc++) {
-    for (let i = d.docTermOffsets[doc]! + 1, end = d.docTermOffsets[doc + 1]!; i < end; i++) {
-      if (d.docTermIds[i]! <= d.docTermIds[i - 1]!) fail('docTermIds are not ascending');
-    }
-  }
-}
-
-/** The version 3 columns: lengths, dictionary bounds (NO_SMALL / NO_CODE aside), date order, phrase rows. */
-function checkColumns(d: SearchIndexData, docs: number, fail: (what: string) => never): void {
-  const perDoc: [string, { length: number }][] = [
-    ['docDecided', d.docDecided], ['docReceived', d.docReceived], ['docPanel', d.docPanel], ['docDecision', d.docDecision],
-    ['docType', d.docType], ['docFlags', d.docFlags], ['docCountry', d.docCountry], ['docState', d.docState],
-  ];
-  for (const [name, column] of perDoc) if (column.length !== docs) fail(`${name} differs in length from the documents`);
-  if (d.codeClass.length !== d.codes.length) fail('codeClass differs in length from the codes');
-  if (d.decisionNames.length !== d.decisions.length) fail('decisionNames differs in length from decisions');
-  if (d.codeTypes.length !== d.codes.length) fail('codeTypes differs in length from the codes');
-  const small: [Uint8Array, number, string][] = [
-    [d.docPanel, d.panels.length, 'docPanel'],
-    [d.docDecision, d.decisions.length, 'docDecision'],
-    [d.docType, d.types.length, 'docType'],
-    [d.codeClass, d.classes.length, 'codeClass'],
-  ];
-  for (const [column, size, name] of small) {
-    if (size >= NO_SMALL) fail(`${name} has too many values`);
-    for (let i = 0; i < column.length; i++) if (column[i] !== NO_SMALL && column[i]! >= size) fail(`${name} out of range`);
-  }
-  const wide: [Uint16Array, number, string][] = [
-    [d.docCountry, d.countries.length, 'docCountry'],
-    [d.docState, d.states.length, 'docState'],
-  ];
-  for (const [column, size, name] of wide) {
-    if (size >= NO_CODE) fail(`${name} has too many values`);
-    for (let i = 0; i < column.length; i++) if (column[i] !== NO_CODE && column[i]! >= size) fail(`${name} out of range`);
-  }
-  for (let i = 1; i < docs; i++) {
-    const a = d.docDecided[i - 1]!;
-    const b = d.docDecided[i]!;
-    if (b !== 0 && (a === 0 || b > a)) fail('docDecided is not in document order');
-    if ((b === 0) !== (d.docYear[i] === 0)) fail('docDecided and docYear disagree');
-  }
-  const o = d.docSeqOffsets;
-  if (o.length !== docs + 1 || o[0] !== 0 || o[docs] !== d.docSeq.length) fail('docSeq offsets do not fit');
-  for (let i = 1; i < o.length; i++) if (o[i]! < o[i - 1]!) fail('docSeq offsets decrease');
+  return full;
 }
 
 function maxBelow(values: Uint32Array | Uint16Array, bound: number, name: string, fail: (what: string) => never): void {

@@ -1,13 +1,17 @@
-import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
+import { NO_APPLICANT, NO_CODE, SEARCH_SECTION_NAMES, type SearchSectionName } from '../contract/search-index.ts';
 import type { SearchIndexData } from './codec.ts';
 import { groupByColumn, type Rows } from './csr.ts';
 import { applicantKey } from './tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 
 /**
- * A loaded search index: the stored arrays plus lookups derived from them at load time (each a linear pass, cheaper
- * than storing and reading them): documents by K number, by product code and by applicant. Everything is typed
- * arrays; nothing is an object per document.
+ * A search index: the stored arrays plus lookups derived from them (each a linear pass, cheaper than storing and
+ * reading them): documents by K number, by product code and by applicant. Everything is typed arrays; nothing is an
+ * object per document.
+ *
+ * Sections may be loaded one at a time (src/search/load.ts): reading a section that is not loaded throws
+ * SectionNotLoaded, so a request that forgot to ask for a section fails loudly instead of reading nothing. Derived
+ * lookups are made on first use from the sections they need, and kept.
  */
 export type SearchIndex = SearchIndexData & {
   docCount: number;
@@ -20,17 +24,76 @@ export type SearchIndex = SearchIndexData & {
   codesLower: string[];
 };
 
+/** A section was read before it was loaded: the request's list of sections (src/search/needs.ts) lacks it. */
+export class SectionNotLoaded extends Error {
+  override readonly name = 'SectionNotLoaded';
+  constructor(readonly section: SearchSectionName) {
+    super(`search index section ${section} was read before it was loaded; add it to the sections the request needs`);
+  }
+}
+
+type Derived = { docTerms?: Rows; byKNumber?: Uint32Array; codeDocs?: Rows; applicantDocs?: Rows; codesLower?: string[] };
+
+class IndexObject {
+  readonly docCount: number;
+  /** Every section name, undefined until loaded (one shape from the start, so reads stay fast). */
+  readonly sections: Record<SearchSectionName, SearchIndexData[SearchSectionName] | undefined>;
+  private readonly derived: Derived = {};
+
+  constructor(docCount: number) {
+    this.docCount = docCount;
+    this.sections = Object.fromEntries(SEARCH_SECTION_NAMES.map((n) => [n, undefined])) as IndexObject['sections'];
+  }
+
+  get docTerms(): Rows {
+    return (this.derived.docTerms ??= { offsets: this.docTermOffsets, values: this.docTermIds });
+  }
+  get byKNumber(): Uint32Array {
+    return (this.derived.byKNumber ??= sortByKNumber(this.docKNumber));
+  }
+  get codeDocs(): Rows {
+    return (this.derived.codeDocs ??= groupByColumn(this.docCode, this.codes.length, NO_CODE));
+  }
+  get applicantDocs(): Rows {
+    return (this.derived.applicantDocs ??= groupByColumn(this.docApplicant, this.applicants.length, NO_APPLICANT));
+  }
+  get codesLower(): string[] {
+    return (this.derived.codesLower ??= this.codes.map((c) => c.toLowerCase()));
+  }
+}
+interface IndexObject extends SearchIndexData {}
+
+// One getter per section name on the prototype: generic over SEARCH_SECTIONS, so a section added there needs nothing here.
+for (const name of SEARCH_SECTION_NAMES) {
+  Object.defineProperty(IndexObject.prototype, name, {
+    get(this: IndexObject) {
+      const value = this.sections[name];
+      if (value === undefined) throw new SectionNotLoaded(name);
+      return value;
+    },
+  });
+}
+
+/** An index with no section loaded yet; `setSection` fills it. */
+export function emptySearchIndex(docCount: number): SearchIndex {
+  return new IndexObject(docCount);
+}
+
+/** Makes a loaded section readable through the index. */
+export function setSection<K extends SearchSectionName>(index: SearchIndex, name: K, value: SearchIndexData[K]): void {
+  (index as IndexObject).sections[name] = value;
+}
+
+/** True when the section can be read. */
+export function hasSection(index: SearchIndex, name: SearchSectionName): boolean {
+  return (index as IndexObject).sections[name] !== undefined;
+}
+
+/** An index with every section loaded. */
 export function openSearchIndex(data: SearchIndexData): SearchIndex {
-  const docCount = data.docKNumber.length;
-  return {
-    ...data,
-    docCount,
-    docTerms: { offsets: data.docTermOffsets, values: data.docTermIds },
-    byKNumber: sortByKNumber(data.docKNumber),
-    codeDocs: groupByColumn(data.docCode, data.codes.length, NO_CODE),
-    applicantDocs: groupByColumn(data.docApplicant, data.applicants.length, NO_APPLICANT),
-    codesLower: data.codes.map((c) => c.toLowerCase()),
-  };
+  const index = emptySearchIndex(data.docKNumber.length);
+  for (const name of SEARCH_SECTION_NAMES) setSection(index, name, data[name]);
+  return index;
 }
 
 /** K numbers are six digits, so a counting pass over a million slots sorts them in linear time. */

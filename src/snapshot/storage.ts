@@ -24,6 +24,11 @@ export interface SnapshotStorage {
    * not hash it again: a change in place moves its change time, a replacement its inode.
    */
   readIdentified?(path: string, offset: number, length: number): Promise<{ bytes: Uint8Array; identity: string | null }>;
+  /**
+   * SHA-256 of the bytes, asynchronously, where the host's fast hash is asynchronous only (Web Crypto in a Worker):
+   * for the search index's blocks, many at a time. Absent: `sha256` is used.
+   */
+  sha256Async?(bytes: Uint8Array): Promise<Uint8Array>;
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, RecordShard, ShardIndex, type OperationName } from '../../src/contract/index.ts';
-import { SEARCH_INDEX_PATH } from '../../src/contract/search-index.ts';
+import { SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH } from '../../src/contract/search-index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { ask, envelope, expectError, expectOk, post, rawRequest, startServer, type Running } from '../server/helpers.ts';
 import { figure } from './helpers.ts';
@@ -115,6 +115,21 @@ describe('a damaged shard in the active snapshot', () => {
       expectError(await ask(server.url, 'device-510k.search', input), 503, 'source_unavailable', 'device-510k.search');
       expectOk(await ask(server.url, 'device-510k.detail', { id: damagedK }), 'device-510k.detail');
       expectReported(server, part);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the search index's block table: search answers 503 each time, reported once; lookups go on", async () => {
+    const dir = await copyOfSnapshot();
+    await flipByte(join(dir, SEARCH_BLOCKS_PATH), (n) => n - 1);
+    const server = await startServer({ snapshotPath: dir });
+    try {
+      const input = { query: '"heart valve"', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 };
+      expectError(await ask(server.url, 'device-510k.search', input), 503, 'source_unavailable', 'device-510k.search');
+      expectError(await ask(server.url, 'device-510k.search', { ...input, query: 'panel:cardio' }), 503, 'source_unavailable', 'device-510k.search');
+      expectOk(await ask(server.url, 'device-510k.detail', { id: healthyK }), 'device-510k.detail');
+      expectReported(server, SEARCH_BLOCKS_PATH);
     } finally {
       await server.close();
     }

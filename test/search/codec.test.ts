@@ -114,7 +114,7 @@ describe('the search index on disk', () => {
     await writer.flush();
     const listed = writer.files().map((f) => f.path);
     // Beside the build's compressed copies of the header (listed too; see build/write/compress.ts).
-    expect(listed.filter((p) => !/\.(br|gz)$/.test(p))).toEqual([SEARCH_INDEX_PATH, 'search/part-000.bin']);
+    expect(listed.filter((p) => !/\.(br|gz)$/.test(p)).sort()).toEqual(['search/blocks.bin', SEARCH_INDEX_PATH, 'search/part-000.bin']);
     expect(listed.filter((p) => /\.(br|gz)$/.test(p)).every((p) => listed.includes(p.slice(0, -3)))).toBe(true);
     const loaded = await loadSearchIndex((p) => readFile(join(dir, p)));
     const inMemory = openSearchIndex(buildSearchIndexData(RECORDS, TYPES));

@@ -56,6 +56,15 @@ describe('the search operation when the index cannot serve', () => {
     expect(reads).toEqual([SEARCH_INDEX_PATH]);
   });
 
+  it('says to build the snapshot again when its index is of an older version', async () => {
+    const { snapshot, reads } = stubSnapshot({ [SEARCH_INDEX_PATH]: async () => Buffer.from('{"format":"device-510k-search","version":3}') });
+    const err = await search(INPUT, ctx(snapshot)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe('source_unavailable');
+    expect((err as ApiError).message).toMatch(/older format; build the snapshot again/);
+    expect(reads).toEqual([SEARCH_INDEX_PATH]);
+  });
+
   it('treats a header that is not JSON as damaged', async () => {
     const { snapshot } = stubSnapshot({ [SEARCH_INDEX_PATH]: async () => Buffer.from('{"format":') });
     expect(await codeOf(search(INPUT, ctx(snapshot)))).toBe('source_unavailable');
