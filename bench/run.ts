@@ -54,7 +54,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --work-dir DIR        generated inputs, snapshots and SQLite databases, reused across runs (/tmp/device-510k-bench)
   --fresh               generate and build the snapshots again, and measure those builds
   --prepare             only make sure the snapshots exist
-  --max-minutes N       stop the whole run after N minutes (45; 10 with --quick)
+  --max-minutes N       stop the whole run after N minutes (90; 10 with --quick)
   --out FILE, --svg FILE  where the results and the plot go (bench/results.json, docs/performance.svg)`;
 
 const values = parseCommandLine('bench', USAGE, {
@@ -94,7 +94,7 @@ const rounds = positive('rounds', values.rounds ?? '3');
 const seconds = positive('seconds', values.seconds ?? (quick ? '2' : '5'));
 const connections = positive('connections', values.connections);
 const queryCount = positive('queries', values.queries ?? (quick ? '200' : '400'));
-const maxMinutes = positive('max-minutes', values['max-minutes'] ?? (quick ? '10' : '45'));
+const maxMinutes = positive('max-minutes', values['max-minutes'] ?? (quick ? '10' : '90'));
 if (!['auto', 'wrk', 'autocannon'].includes(values.generator)) throw new Error('Expected `--generator` to be auto, wrk or autocannon');
 const workDir = resolve(values['work-dir']);
 const resultsPath = resolve(values.out ?? (quick ? 'bench/out/results-quick.json' : 'bench/results.json'));
