@@ -10,7 +10,7 @@ import {
 import { CSV_COLUMNS } from '../../src/operations/export.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
-import { TARGETS, startTarget, type Target } from '../server/targets.ts';
+import { TARGETS, hostFor } from '../server/targets.ts';
 import { naiveExtended, type NaiveExtendedRequest } from './naive-query.ts';
 
 /**
@@ -69,13 +69,9 @@ function questions(): [string, NaiveExtendedRequest][] {
 
 for (const target of TARGETS) {
   describe(`on ${target}`, () => {
-    let host: Target;
-    beforeAll(async () => {
-      host = await startTarget(target, { snapshotPath });
+    const host = hostFor(target, () => snapshotPath);
+    beforeAll(() => {
       url = host.url;
-    });
-    afterAll(async () => {
-      await host?.close();
     });
 
     describe('search extensions against the running server', () => {

@@ -6,7 +6,7 @@ import {
 } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
-import { TARGETS, startTarget, type Target } from '../server/targets.ts';
+import { TARGETS, hostFor } from '../server/targets.ts';
 import { naiveSearch, type NaiveRequest } from './naive.ts';
 
 /**
@@ -79,13 +79,9 @@ function questions(): [string, NaiveRequest][] {
 
 for (const target of TARGETS) {
   describe(`on ${target}`, () => {
-    let host: Target;
-    beforeAll(async () => {
-      host = await startTarget(target, { snapshotPath });
+    const host = hostFor(target, () => snapshotPath);
+    beforeAll(() => {
       url = host.url;
-    });
-    afterAll(async () => {
-      await host?.close();
     });
 
     describe('device-510k.search against the running server', () => {

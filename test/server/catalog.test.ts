@@ -7,7 +7,7 @@ import { LAYOUT, Manifest, type CatalogKind } from '../../src/contract/index.ts'
 import { CursorCodec } from '../../src/operations/index.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from './helpers.ts';
-import { TARGETS, startTarget, type Target } from './targets.ts';
+import { TARGETS, hostFor } from './targets.ts';
 
 /**
  * The catalog's keyset walk (docs/contract.md section 6): every entry exactly once, in order, with any limit, on
@@ -53,13 +53,7 @@ async function walk(url: string, kind: CatalogKind, limitFor: (pageNumber: numbe
 
 for (const target of TARGETS) {
   describe(`on ${target}`, () => {
-    let server: Target;
-    beforeAll(async () => {
-      server = await startTarget(target, { snapshotPath });
-    });
-    afterAll(async () => {
-      await server?.close();
-    });
+    const server = hostFor(target, () => snapshotPath);
 
     describe.each(['clearance', 'product-code'] as const)('kind %s', (kind) => {
       it.each([1, 7, 50, 100, 500])('limit %i returns every entry once, in key order', async (limit) => {

@@ -9,7 +9,7 @@ import { LAYOUT, Manifest, OPERATION_NAMES, ShardIndex, type OperationName } fro
 import { HealthBody } from '../../src/api/openapi.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, ask, envelope, expectJsonHeaders, post, rawRequest, startServer, type Running } from './helpers.ts';
-import { TARGETS, startTarget, type Target } from './targets.ts';
+import { TARGETS, hostFor } from './targets.ts';
 
 /**
  * HTTP around the operations: CORS, health, compression, the OpenAPI document, static files, request logs. CORS,
@@ -34,13 +34,7 @@ afterAll(async () => {
 // CORS, health and the OpenAPI document are the contract's: they run on each host of the API (test/server/targets.ts).
 for (const target of TARGETS) {
   describe(`on ${target}`, () => {
-    let api: Target;
-    beforeAll(async () => {
-      api = await startTarget(target, { snapshotPath });
-    });
-    afterAll(async () => {
-      await api?.close();
-    });
+    const api = hostFor(target, () => snapshotPath);
 
     describe('CORS', () => {
       it('OPTIONS /v1/query is a 204 preflight', async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, MetaFile, type ClearanceRecord } from '../../src/contract/index.ts';
 import { FIXTURE_EPOCH, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectError, expectOk, startServer } from './helpers.ts';
-import { TARGETS, startTarget, type Target } from './targets.ts';
+import { TARGETS, hostFor } from './targets.ts';
 
 /**
  * The happy path of every operation but search, checked against the fixture's real rows and the built files, on
@@ -39,13 +39,7 @@ beforeAll(async () => {
 });
 for (const target of TARGETS) {
   describe(`on ${target}`, () => {
-    let server: Target;
-    beforeAll(async () => {
-      server = await startTarget(target, { snapshotPath });
-    });
-    afterAll(async () => {
-      await server?.close();
-    });
+    const server = hostFor(target, () => snapshotPath);
 
     describe('detail', () => {
       it('answers every record of the snapshot exactly as the build wrote it', async () => {

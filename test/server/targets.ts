@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { startWorker } from '../../build/worker/local.ts';
 import { startServer } from './helpers.ts';
 
@@ -39,4 +40,25 @@ export async function startTarget(name: TargetName, options: { snapshotPath: str
     ? await startWorker({ storage: 'assets', snapshotPath: options.snapshotPath, vars })
     : await startWorker({ storage: 'r2', vars });
   return { name, url: worker.url, close: worker.close };
+}
+
+/**
+ * Starts `name` before the tests of the enclosing describe block and closes it after them; the returned object reads
+ * the running host's URL (valid from the block's first test on). `snapshotPath` is called when the host starts, so it
+ * may name a snapshot an earlier beforeAll builds.
+ */
+export function hostFor(name: TargetName, snapshotPath: () => string): { readonly url: string } {
+  let host: Target | undefined;
+  beforeAll(async () => {
+    host = await startTarget(name, { snapshotPath: snapshotPath() });
+  });
+  afterAll(async () => {
+    await host?.close();
+  });
+  return {
+    get url(): string {
+      if (!host) throw new Error(`the ${name} host has not started`);
+      return host.url;
+    },
+  };
 }
