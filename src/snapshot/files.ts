@@ -36,68 +36,38 @@ export class NodeStorage implements SnapshotStorage {
   async read(path: string): Promise<Uint8Array> {
     // Synchronous for the same reason as readRange: a request's work then never waits on the thread pool, so the
     // server's turns (src/server/turns.ts) run it start to end.
-    const fd = openSync(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      const size = fstatSync(fd).size;
-      const out = Buffer.allocUnsafeSlow(size);
-      let got = 0;
-      while (got < size) {
-        const n = readSync(fd, out, got, size - got, got);
-        if (n === 0) break;
-        got += n;
-      }
-      return got === size ? out : out.subarray(0, got);
-    } finally {
-      closeSync(fd);
-    }
+    return this.withFile(path, (fd) => {
+      const out = Buffer.allocUnsafeSlow(fstatSync(fd).size);
+      return out.subarray(0, readFully(fd, out, 0));
+    });
   }
 
   async readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
     // Not from Buffer's shared pool: a slice kept in a cache would keep its whole 8 KiB pool slab alive.
     const out = Buffer.allocUnsafeSlow(length);
-    const fd = openSync(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      let got = 0;
-      while (got < length) {
-        const n = readSync(fd, out, got, length - got, offset + got);
-        if (n === 0) break;
-        got += n;
-      }
-      return got === length ? out : out.subarray(0, got);
-    } finally {
-      closeSync(fd);
-    }
+    return this.withFile(path, (fd) => out.subarray(0, readFully(fd, out, offset)));
   }
 
   async readIdentified(path: string, offset: number, length: number): Promise<{ bytes: Uint8Array; identity: string | null }> {
     const out = Buffer.allocUnsafeSlow(length);
-    const fd = openSync(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
+    return this.withFile(path, (fd) => {
       const before = identityOf(fstatSync(fd, { bigint: true }));
-      let got = 0;
-      while (got < length) {
-        const n = readSync(fd, out, got, length - got, offset + got);
-        if (n === 0) break;
-        got += n;
-      }
+      const got = readFully(fd, out, offset);
       // A write during the read would show in the times taken after it: then the bytes are hashed, as without one.
       const after = identityOf(fstatSync(fd, { bigint: true }));
-      return { bytes: got === length ? out : out.subarray(0, got), identity: before === after ? before : null };
-    } finally {
-      closeSync(fd);
-    }
+      return { bytes: out.subarray(0, got), identity: before === after ? before : null };
+    });
   }
 
   async readInto(path: string, offset: number, into: Uint8Array): Promise<number> {
+    return this.withFile(path, (fd) => readFully(fd, into, offset));
+  }
+
+  /** Opens a file of the snapshot (never through a symbolic link), runs `use` on it, and closes it. */
+  private withFile<T>(path: string, use: (fd: number) => T): T {
     const fd = openSync(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
-      let got = 0;
-      while (got < into.length) {
-        const n = readSync(fd, into, got, into.length - got, offset + got);
-        if (n === 0) break;
-        got += n;
-      }
-      return got;
+      return use(fd);
     } finally {
       closeSync(fd);
     }
@@ -106,6 +76,17 @@ export class NodeStorage implements SnapshotStorage {
   sha256(bytes: Uint8Array): Uint8Array {
     return createHash('sha256').update(bytes).digest();
   }
+}
+
+/** Reads into all of `into` from `offset` of the file, or up to its end; returns the bytes read. */
+function readFully(fd: number, into: Uint8Array, offset: number): number {
+  let got = 0;
+  while (got < into.length) {
+    const n = readSync(fd, into, got, into.length - got, offset + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
 }
 
 function identityOf(st: BigIntStats): string {
