@@ -5,6 +5,7 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_PIPELINE_DEPTH,
+  DEFAULT_PIPELINE_MAX_WAITING,
   DEFAULT_POLL_MS,
   DEFAULT_SYNC_POLL_MS,
   DEFAULT_TURN_BUDGET_MS,
@@ -39,6 +40,7 @@ export type ResolvedOptions = {
   cacheBytes: number | undefined;
   answerCacheBytes: number;
   pipelineDepth: number;
+  pipelineMaxWaiting: number;
   turnBudgetMs: number;
   pollMs: number;
   syncPollMs: number;
@@ -76,6 +78,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
     pipelineDepth: options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH,
+    pipelineMaxWaiting: options.pipelineMaxWaiting ?? DEFAULT_PIPELINE_MAX_WAITING,
     turnBudgetMs: options.turnBudgetMs ?? DEFAULT_TURN_BUDGET_MS,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
     syncPollMs: options.syncPollMs ?? DEFAULT_SYNC_POLL_MS,

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Polka } from 'polka';
 import { AnswerCache } from '../api/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
@@ -53,7 +53,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     fileMemoryMaxBytes: settings.fileMemoryMaxBytes,
     draining: () => draining,
   });
-  const server = createHttpServer(settings, limitPipelining(settings.pipelineDepth, dispatch));
+  const pipelining = {
+    depth: settings.pipelineDepth,
+    maxWaiting: settings.pipelineMaxWaiting,
+    onRefused: (socket: Socket) =>
+      settings.logger.info('connection closed: too many pipelined requests waiting', { remote: socket.remoteAddress ?? null, waitingMax: settings.pipelineMaxWaiting }),
+  };
+  const server = createHttpServer(settings, limitPipelining(pipelining, dispatch));
 
   return {
     server,

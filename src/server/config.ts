@@ -20,6 +20,8 @@ export type ServerConfig = {
   answerCacheBytes?: number;
   /** Requests of one connection answered at once; later pipelined ones wait unread until one is sent. Default 4. */
   pipelineDepth?: number;
+  /** Pipelined requests of one connection that may wait for their turn; one more closes the connection. Default 32. */
+  pipelineMaxWaiting?: number;
   /** Milliseconds of operations run per turn of the event loop before it goes back to the network. Default 2. */
   turnBudgetMs?: number;
   /** How often the snapshot link is re-read, in milliseconds (0: only on file-system events and reload()). */
@@ -43,6 +45,7 @@ export const DEFAULT_PUBLIC_DIR = join(REPO_ROOT, 'public');
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_PIPELINE_DEPTH = 4;
+export const DEFAULT_PIPELINE_MAX_WAITING = 32;
 export const DEFAULT_TURN_BUDGET_MS = 2;
 export { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS };
 export const DEFAULT_POLL_MS = 1000;

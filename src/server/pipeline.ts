@@ -4,15 +4,26 @@ import type { Socket } from 'node:net';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Waiting = { queue: [IncomingMessage, ServerResponse][]; active: number };
 
+/** What the bound does besides holding requests back: a connection past `maxWaiting` is closed, and said so. */
+export type PipelineLimits = { depth: number; maxWaiting: number; onRefused?: (socket: Socket) => void };
+
 /**
  * At most `depth` requests of one connection are answered at once. Node parses every pipelined request that has
  * arrived and would start them all, queueing their answers in memory until the client reads: a client that sends
  * hundreds of requests and never reads would grow the server without bound. Here the rest wait, unanswered, until an
  * answer of the same connection has been handed to the kernel and the socket holds nothing unsent; while they wait,
  * Node stops reading the socket (its own back-pressure once answers queue up), so the client is held back by TCP.
+ *
+ * TCP only holds back what the server has not read yet, and Node reads and parses a socket's bytes in chunks of up to
+ * 64 KiB: a few hundred small pipelined requests arrive in one read, and each one parsed is a request and a response
+ * object kept until it is answered (30 such clients cost the server about 100 MiB). So at most `maxWaiting` requests
+ * of a connection wait; one more and the connection is closed at once, its requests unanswered. Browsers and HTTP
+ * libraries do not pipeline that deep; a client that does is refused rather than served at everyone else's cost.
  */
-export function limitPipelining(depth: number, handle: Handler): Handler & { busy: (socket: Socket) => boolean } {
+export function limitPipelining(limits: PipelineLimits, handle: Handler): Handler & { busy: (socket: Socket) => boolean } {
+  const { depth, maxWaiting, onRefused } = limits;
   if (!Number.isInteger(depth) || depth < 1) throw new Error(`Expected \`pipelineDepth\` to be an integer from 1 and up, got ${depth}`);
+  if (!Number.isInteger(maxWaiting) || maxWaiting < 0) throw new Error(`Expected \`pipelineMaxWaiting\` to be an integer from 0 and up, got ${maxWaiting}`);
   const connections = new WeakMap<Socket, Waiting>();
   const start = (state: Waiting, req: IncomingMessage, res: ServerResponse) => {
     state.active++;
@@ -42,7 +53,12 @@ export function limitPipelining(depth: number, handle: Handler): Handler & { bus
       state = fresh;
     }
     if (state.active < depth) start(state, req, res);
-    else state.queue.push([req, res]);
+    else if (state.queue.length < maxWaiting) state.queue.push([req, res]);
+    else if (!socket.destroyed) {
+      state.queue.length = 0;
+      socket.destroy();
+      onRefused?.(socket);
+    }
   };
   /** Whether a connection has a request being answered or waiting (as opposed to idle between requests). */
   const busy = (socket: Socket): boolean => {
