@@ -81,7 +81,23 @@ export async function catalog(input: PreparedCatalog, ctx: OperationContext): Pr
   const { snapshot, cursors } = ctx;
   const after = input.cursor?.a ?? null;
   const index = input.kind === 'clearance' ? snapshot.recordIndex : snapshot.productCodeIndex;
-  const result = await pageAfter(index, (i) => snapshot.shardLines(input.kind, i), after, input.limit);
+  // Record shards are lent for the page (product-code shards stay in the cache): given back once the page's bytes
+  // have been copied out of them.
+  const releases: (() => void)[] = [];
+  const load = async (i: number) => {
+    if (input.kind !== 'clearance') return snapshot.shardLines(input.kind, i);
+    const { lines, release } = await snapshot.lendShardLines(input.kind, i);
+    releases.push(release);
+    return lines;
+  };
+  let result: KeysetPage;
+  let data: JsonBytes<DataOf<'device-510k.catalog'>>;
+  try {
+    result = await pageAfter(index, load, after, input.limit);
+    data = JsonBytes.join('{"items":[', result.items, ']}');
+  } finally {
+    for (const release of releases) release();
+  }
   const nextCursor = result.hasMore && result.lastKey !== null ? encodeCursor(cursors, input.kind, result.lastKey, snapshot.id) : null;
   const warnings: string[] = [];
   if (input.cursor && input.cursor.s !== snapshot.id) {
@@ -90,7 +106,7 @@ export async function catalog(input: PreparedCatalog, ctx: OperationContext): Pr
     );
   }
   return {
-    data: JsonBytes.join('{"items":[', result.items, ']}'),
+    data,
     page: {
       itemsReturned: result.items.length,
       total: index.total,

@@ -48,8 +48,8 @@ export class NodeStorage implements SnapshotStorage {
     return this.withFile(path, (fd) => out.subarray(0, readFully(fd, out, offset)));
   }
 
-  async readIdentified(path: string, offset: number, length: number): Promise<{ bytes: Uint8Array; identity: string | null }> {
-    const out = Buffer.allocUnsafeSlow(length);
+  async readIdentified(path: string, offset: number, length: number, into?: Uint8Array): Promise<{ bytes: Uint8Array; identity: string | null }> {
+    const out = into ? into.subarray(0, length) : Buffer.allocUnsafeSlow(length);
     return this.withFile(path, (fd) => {
       const before = identityOf(fstatSync(fd, { bigint: true }));
       const got = readFully(fd, out, offset);

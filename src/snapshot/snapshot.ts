@@ -22,8 +22,8 @@ import { partitionPoint } from '../utils/bisect.ts';
 
 export type SnapshotOptions = {
   /**
-   * Bytes of verified shard and record bytes kept in memory (whole shards for catalog pages and product codes,
-   * single records for detail and search); the least recently used go first.
+   * Bytes of verified shard and record bytes kept in memory (whole product-code shards, single records for detail
+   * and search; record shards are read for a request and not kept); the least recently used go first.
    */
   cacheBytes?: number;
   /** Told once per file and snapshot when a file's bytes do not match the manifest's sha256. */
@@ -70,6 +70,9 @@ export class CorruptFile extends Error {
 type Cached = ShardLines | Uint8Array;
 /** A buffer lent to a run of reads (an export's), reused from one read to the next. */
 type Scratch = { bytes: Uint8Array };
+/** Lent buffers: at least this large, and at most this many kept between requests (about 1 MiB at 1M records). */
+const LEND_MIN_BYTES = 64 * 1024;
+const LEND_KEEP = 8;
 const weightOf = (value: Cached): number => ('bytes' in value ? value.bytes.length + value.starts.length * 8 : value.length) + 64;
 
 const utf8 = new TextDecoder();
@@ -110,6 +113,8 @@ export class Snapshot {
   /** Files already reported as damaged, so the log says it once per file and snapshot. */
   private readonly reported = new Set<string>();
   private readonly onCorrupt: ((report: CorruptFileReport) => void) | undefined;
+  /** Buffers record shards are read into for one request and given back after (see `lendShardLines`). */
+  private readonly lendable: Uint8Array[] = [];
 
   private constructor(init: {
     storage: SnapshotStorage;
@@ -328,12 +333,26 @@ export class Snapshot {
     const shard = this.recordIndex.shards[position] as ShardIndex['shards'][number];
     // A shard is checked whole against the manifest the first time it is used in this snapshot, so that a file
     // that does not match is never used at all; after that, each record read is checked against its own digest.
-    const whole =
-      (this.cache.get(`s${shard.path}`) as ShardLines | undefined) ??
-      (this.verified.has(shard.path) ? undefined : await (keep ? this.shardLines('clearance', position) : this.readShardLines('clearance', position, scratch)));
-    if (whole) {
-      const at = findLine(whole, kNumber);
-      return at < 0 ? null : whole.bytes.subarray(whole.starts[at], whole.ends[at]);
+    const cachedShard = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
+    if (cachedShard) {
+      const at = findLine(cachedShard, kNumber);
+      return at < 0 ? null : cachedShard.bytes.subarray(cachedShard.starts[at], cachedShard.ends[at]);
+    }
+    if (!this.verified.has(shard.path)) {
+      // Read whole into a lent buffer and checked; only the record is kept (a copy), not the other entries.
+      const lent = keep ? this.lendShardLines('clearance', position) : this.readShardLines('clearance', position, scratch).then((lines) => ({ lines, release: () => {} }));
+      const { lines, release } = await lent;
+      try {
+        const at = findLine(lines, kNumber);
+        if (at < 0) return null;
+        const bytes = lines.bytes.subarray(lines.starts[at], lines.ends[at]);
+        if (!keep) return bytes;
+        const own = bytes.slice();
+        this.cache.set(`r${kNumber}`, own);
+        return own;
+      } finally {
+        release();
+      }
     }
     const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
     const table = this.tableParts[part] ?? (await this.tablePart(part));
@@ -396,15 +415,40 @@ export class Snapshot {
     return lines;
   }
 
+  /**
+   * The i-th shard of a kind for one request: from the cache when it is there, else read into a buffer lent from a
+   * small pool and checked as `shardLines` checks, without being kept. Its bytes are valid until `release()`, which
+   * gives the buffer back. Record shards go this way: a catalog page or a record's first read uses a shard once, and
+   * a new buffer for each read (36-92 KB) was most of what the garbage collector and the allocator had to do.
+   */
+  async lendShardLines(kind: 'clearance' | 'product-code', position: number): Promise<{ lines: ShardLines; release: () => void }> {
+    const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
+    if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
+    const cached = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
+    if (cached) return { lines: cached, release: () => {} };
+    const size = (this.files.get(shard.path) as FileEntry).bytes;
+    const at = this.lendable.findIndex((b) => b.length >= size);
+    const scratch: Scratch = { bytes: at >= 0 ? (this.lendable.splice(at, 1)[0] as Uint8Array) : new Uint8Array(Math.max(size, LEND_MIN_BYTES)) };
+    let lent = true;
+    const release = () => {
+      if (!lent) return;
+      lent = false;
+      if (this.lendable.length < LEND_KEEP) this.lendable.push(scratch.bytes);
+    };
+    try {
+      return { lines: await this.readShardLines(kind, position, scratch), release };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
   /** The i-th shard of a kind, read now (into `scratch` when given) and checked whole against the manifest, not kept in the cache. */
   private async readShardLines(kind: 'clearance' | 'product-code', position: number, scratch?: Scratch): Promise<ShardLines> {
     const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
     if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
     const entry = this.files.get(shard.path) as FileEntry;
-    // An export's reads (into `scratch`) are hashed each time; others skip the hash while the file is the same one.
-    const { bytes, identity } = scratch
-      ? { bytes: await this.readBytes(shard.path, 0, entry.bytes, scratch).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE)), identity: null }
-      : await this.readShard(shard.path, entry);
+    const { bytes, identity } = await this.readShard(shard.path, entry, scratch);
     // A shard read again (it left the cache) is hashed again unless the storage can tell it is the very file whose
     // bytes matched before.
     if (identity === null || this.identities.get(shard.path) !== identity) {
@@ -421,10 +465,12 @@ export class Snapshot {
     return lines;
   }
 
-  private async readShard(path: string, entry: FileEntry): Promise<{ bytes: Uint8Array; identity: string | null }> {
+  /** A whole shard (into `scratch`, grown when short, when given) and its identity when the storage can tell one. */
+  private async readShard(path: string, entry: FileEntry, scratch?: Scratch): Promise<{ bytes: Uint8Array; identity: string | null }> {
     try {
-      if (this.storage.readIdentified) return await this.storage.readIdentified(path, 0, entry.bytes);
-      return { bytes: await this.storage.readRange(path, 0, entry.bytes), identity: null };
+      if (scratch && scratch.bytes.length < entry.bytes) scratch.bytes = new Uint8Array(Math.max(entry.bytes, 2 * scratch.bytes.length, LEND_MIN_BYTES));
+      if (this.storage.readIdentified) return await this.storage.readIdentified(path, 0, entry.bytes, scratch?.bytes);
+      return { bytes: await this.readBytes(path, 0, entry.bytes, scratch), identity: null };
     } catch {
       this.identities.delete(path);
       return this.corrupt(path, entry.sha256, UNREADABLE);

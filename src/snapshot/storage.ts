@@ -21,9 +21,10 @@ export interface SnapshotStorage {
    * Optional: `readRange` plus the file's identity when the bytes were read (on a local disk: device, inode, size,
    * modification and change times, the same before and after the read), or null when it cannot be told. A file whose
    * identity is the one it had when its bytes last matched their sha256 holds those bytes still, so the snapshot does
-   * not hash it again: a change in place moves its change time, a replacement its inode.
+   * not hash it again: a change in place moves its change time, a replacement its inode. With `into` (at least
+   * `length` long), the bytes are read into it rather than into a new buffer.
    */
-  readIdentified?(path: string, offset: number, length: number): Promise<{ bytes: Uint8Array; identity: string | null }>;
+  readIdentified?(path: string, offset: number, length: number, into?: Uint8Array): Promise<{ bytes: Uint8Array; identity: string | null }>;
   /**
    * SHA-256 of the bytes, asynchronously, where the host's fast hash is asynchronous only (Web Crypto in a Worker):
    * for the search index's blocks, many at a time. Absent: `sha256` is used.
