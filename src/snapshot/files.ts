@@ -49,7 +49,9 @@ export class NodeStorage implements SnapshotStorage {
   }
 
   async readIdentified(path: string, offset: number, length: number, into?: Uint8Array): Promise<{ bytes: Uint8Array; identity: string | null }> {
-    const out = into ? into.subarray(0, length) : Buffer.allocUnsafeSlow(length);
+    // A Buffer even over the caller's memory: its indexOf is memchr, a plain Uint8Array's a loop (finding a shard's
+    // lines took 3-5 times as long).
+    const out = into ? Buffer.from(into.buffer, into.byteOffset, length) : Buffer.allocUnsafeSlow(length);
     return this.withFile(path, (fd) => {
       const before = identityOf(fstatSync(fd, { bigint: true }));
       const got = readFully(fd, out, offset);

@@ -9,22 +9,33 @@ const COMMA = 0x2c;
 const QUOTE = 0x22;
 const COLON = 0x3a;
 
-export function indexLines(bytes: Uint8Array): ShardLines {
-  const starts: number[] = [];
-  const ends: number[] = [];
+export function indexLines(bytes: Uint8Array, expected = 0): ShardLines {
+  // Filled in place when the shard index says how many entries there are (it always does on the request path);
+  // grown by doubling otherwise. Pushing onto arrays and copying them out cost more than finding the newlines.
+  let starts = new Uint32Array(Math.max(expected, 16));
+  let ends = new Uint32Array(starts.length);
+  let n = 0;
   // Line 0 is "[", the last is "]": the entries are the lines between.
   let at = bytes.indexOf(NEWLINE) + 1;
   while (at > 0 && at < bytes.length) {
     const next = bytes.indexOf(NEWLINE, at);
     if (next < 0) break;
-    const end = bytes[next - 1] === COMMA ? next - 1 : next;
     if (bytes[at] !== 0x5d /* ] */) {
-      starts.push(at);
-      ends.push(end);
+      if (n === starts.length) {
+        const grownStarts = new Uint32Array(2 * n);
+        grownStarts.set(starts);
+        starts = grownStarts;
+        const grownEnds = new Uint32Array(2 * n);
+        grownEnds.set(ends);
+        ends = grownEnds;
+      }
+      starts[n] = at;
+      ends[n] = bytes[next - 1] === COMMA ? next - 1 : next;
+      n++;
     }
     at = next + 1;
   }
-  return { bytes, starts: Uint32Array.from(starts), ends: Uint32Array.from(ends) };
+  return { bytes, starts: n === starts.length ? starts : starts.slice(0, n), ends: n === ends.length ? ends : ends.slice(0, n) };
 }
 
 /**

@@ -347,7 +347,8 @@ export class Snapshot {
         if (at < 0) return null;
         const bytes = lines.bytes.subarray(lines.starts[at], lines.ends[at]);
         if (!keep) return bytes;
-        const own = bytes.slice();
+        // A copy of its own (not `slice()`: the storage may hand back a Node Buffer, whose slice is a view).
+        const own = new Uint8Array(bytes);
         this.cache.set(`r${kNumber}`, own);
         return own;
       } finally {
@@ -459,7 +460,7 @@ export class Snapshot {
       }
       if (identity !== null) this.identities.set(shard.path, identity);
     }
-    const lines = indexLines(bytes);
+    const lines = indexLines(bytes, shard.count);
     if (lines.starts.length !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines.starts.length} lines for ${shard.count} entries`);
     this.verified.add(shard.path);
     return lines;
