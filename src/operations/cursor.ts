@@ -32,21 +32,52 @@ const CursorPayload = z.strictObject({
 export type CursorPayload = z.infer<typeof CursorPayload>;
 
 const encoder = new TextEncoder();
+const DOMAIN_BYTES = encoder.encode(DOMAIN);
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** The 6-bit value of each base64url character by its code, -1 for any other character. */
+const VALUE_OF = new Int8Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i++) VALUE_OF[ALPHABET.charCodeAt(i)] = i;
+
+/** base64url without padding, straight from the bytes (btoa and three regular expressions cost more than the MAC). */
 function toBase64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  let out = '';
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]! + ALPHABET[n & 63]!;
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = (bytes[i] as number) << 16;
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]!;
+  } else if (rest === 2) {
+    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8);
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]!;
+  }
+  return out;
 }
 
+/** The bytes of unpadded base64url text, or null when it holds another character or cannot be such text. */
 function fromBase64Url(text: string): Uint8Array | null {
-  try {
-    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
+  if (text.length % 4 === 1) return null;
+  const out = new Uint8Array(Math.floor((text.length * 3) / 4));
+  let bits = 0;
+  let held = 0;
+  let at = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const value = code < 128 ? (VALUE_OF[code] as number) : -1;
+    if (value < 0) return null;
+    bits = ((bits << 6) | value) & 0xffffff;
+    held += 6;
+    if (held >= 8) {
+      held -= 8;
+      out[at++] = (bits >>> held) & 0xff;
+    }
   }
+  return out;
 }
 
 /** Compares in time that does not depend on where the first difference is. */
@@ -102,9 +133,9 @@ export class CursorCodec {
   }
 
   private mac(json: Uint8Array): Uint8Array {
-    const message = new Uint8Array(DOMAIN.length + json.length);
-    message.set(encoder.encode(DOMAIN));
-    message.set(json, DOMAIN.length);
+    const message = new Uint8Array(DOMAIN_BYTES.length + json.length);
+    message.set(DOMAIN_BYTES);
+    message.set(json, DOMAIN_BYTES.length);
     return this.hmac(this.secret, message).subarray(0, MAC_BYTES);
   }
 }
