@@ -30,7 +30,17 @@ export function prepareCatalog(input: CatalogInput, ctx: PrepareContext): Prepar
   return { kind: input.kind, limit: input.limit, cursor };
 }
 
-export type KeysetPage = { items: Uint8Array[]; lastKey: string | null; hasMore: boolean };
+/** Entries `from` to `to` (exclusive) of one shard's lines, in order. */
+export type LineRun = { lines: ShardLines; from: number; to: number };
+/** A page as runs of consecutive entries of its shards, copied into the answer without a view per entry. */
+export type KeysetPage = { runs: LineRun[]; count: number; lastKey: string | null; hasMore: boolean };
+
+/** Each entry of a page, as its bytes (for tests and tools; answers copy the runs with `JsonBytes.joinRuns`). */
+export function pageItems(page: KeysetPage): Uint8Array[] {
+  const items: Uint8Array[] = [];
+  for (const { lines, from, to } of page.runs) for (let i = from; i < to; i++) items.push(lines.bytes.subarray(lines.starts[i], lines.ends[i]));
+  return items;
+}
 
 /** Position of the first line whose key is after `key`. */
 function firstLineAfter(lines: ShardLines, key: string): number {
@@ -47,34 +57,35 @@ export async function pageAfter(
   after: string | null,
   limit: number,
 ): Promise<KeysetPage> {
-  const items: Uint8Array[] = [];
+  const runs: LineRun[] = [];
+  let count = 0;
   let lastKey: string | null = null;
   let position = firstShardAfter(index, after);
   let first = true;
   while (position < index.shards.length) {
     // How many shards the rest of the page spans, by their counts (an upper bound for the first, partial one).
-    let need = limit - items.length;
+    let need = limit - count;
     let end = position;
     while (end < index.shards.length && need > 0) need -= index.shards[end++]?.count ?? 0;
     const loaded = await Promise.all(Array.from({ length: end - position }, (_, i) => load(position + i)));
     for (const lines of loaded) {
-      let at = first && after !== null ? firstLineAfter(lines, after) : 0;
+      const from = first && after !== null ? firstLineAfter(lines, after) : 0;
       first = false;
-      const count = lines.starts.length;
-      const from = at;
-      while (at < count && items.length < limit) {
-        items.push(lines.bytes.subarray(lines.starts[at], lines.ends[at]));
-        at++;
+      const size = lines.starts.length;
+      const to = Math.min(size, from + limit - count);
+      if (to > from) {
+        runs.push({ lines, from, to });
+        count += to - from;
+        // Only the page's last key is needed (for the cursor): read it once per shard, not once per entry.
+        lastKey = lineKey(lines, to - 1);
       }
-      // Only the page's last key is needed (for the cursor): read it once per shard, not once per entry.
-      if (at > from) lastKey = lineKey(lines, at - 1);
-      if (items.length === limit) {
-        return { items, lastKey, hasMore: at < count || position + 1 < index.shards.length };
+      if (count === limit) {
+        return { runs, count, lastKey, hasMore: to < size || position + 1 < index.shards.length };
       }
       position++;
     }
   }
-  return { items, lastKey, hasMore: false };
+  return { runs, count, lastKey, hasMore: false };
 }
 
 export async function catalog(input: PreparedCatalog, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.catalog'>>> {
@@ -94,7 +105,7 @@ export async function catalog(input: PreparedCatalog, ctx: OperationContext): Pr
   let data: JsonBytes<DataOf<'device-510k.catalog'>>;
   try {
     result = await pageAfter(index, load, after, input.limit);
-    data = JsonBytes.join('{"items":[', result.items, ']}');
+    data = JsonBytes.joinRuns('{"items":[', result.runs, result.count, ']}');
   } finally {
     for (const release of releases) release();
   }
@@ -108,7 +119,7 @@ export async function catalog(input: PreparedCatalog, ctx: OperationContext): Pr
   return {
     data,
     page: {
-      itemsReturned: result.items.length,
+      itemsReturned: result.count,
       total: index.total,
       totalRelation: 'exact',
       hasNextPage: nextCursor !== null,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ShardIndex } from '../../src/contract/index.ts';
-import { pageAfter } from '../../src/operations/catalog.ts';
+import { pageAfter, pageItems } from '../../src/operations/catalog.ts';
 import { findSorted, firstShardAfter, lowerBound, shardHolding } from '../../src/snapshot/keys.ts';
 import { LruCache } from '../../src/snapshot/lru.ts';
 import { indexLines } from '../../src/snapshot/lines.ts';
@@ -57,7 +57,7 @@ describe('keyset helpers', () => {
         const loads: number[] = [];
         const page = await pageAfter(index, async (i) => (loads.push(i), linesOf(shards[i] ?? [])), after, limit);
         const rest = after === null ? keys : keys.filter((k) => k > after);
-        expect(page.items.map((b) => (JSON.parse(new TextDecoder().decode(b)) as { id: string }).id)).toEqual(rest.slice(0, limit));
+        expect(pageItems(page).map((b) => (JSON.parse(new TextDecoder().decode(b)) as { id: string }).id)).toEqual(rest.slice(0, limit));
         expect(page.hasMore).toBe(rest.length > limit);
         expect(new Set(loads).size).toBe(loads.length);
       }),
