@@ -12,6 +12,8 @@ export type AnswerParts = {
   /** `,"page":…,"facets":…}`: what follows `sourceState` up to the envelope's end. */
   tail: Uint8Array;
   warnings: readonly string[] | undefined;
+  /** Room around `data` in its buffer that the answer may be written into (never for parts that are cached). */
+  spare?: { before: number; after: number };
 };
 
 /**

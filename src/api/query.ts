@@ -73,6 +73,8 @@ export async function answerQuery(
       const servedAt = deps.now();
       const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors });
       parts = answerParts(await (deps.deadline ? deps.deadline(work, envelope.operation) : work));
+      // Kept parts are shared by later answers, so none is written in place.
+      if (cache) parts = { ...parts, spare: undefined };
       cache?.set(snapshot, key, parts);
     }
     const answer = assemble(envelope.operation, parts, deps.sourceStateJson(snapshot, deps.now(), parts.warnings));
@@ -119,7 +121,8 @@ export function answerParts(result: OperationResult): AnswerParts {
   if (result.page) tail += `,"page":${JSON.stringify(result.page)}`;
   if (result.facets) tail += `,"facets":${JSON.stringify(result.facets)}`;
   tail += '}';
-  return { data, tail: encoder.encode(tail), warnings: result.warnings };
+  const spare = result.data instanceof JsonBytes ? result.data.spare : undefined;
+  return { data, tail: encoder.encode(tail), warnings: result.warnings, ...(spare && { spare }) };
 }
 
 const SOURCE_STATE = encoder.encode(',"sourceState":');
@@ -129,6 +132,20 @@ function assemble(operation: OperationName, parts: AnswerParts, sourceStateJson:
   const { data, tail } = parts;
   // sourceState is ASCII-safe JSON text at most a few hundred bytes: encodeInto writes it in place.
   const stateMax = sourceStateJson.length * 3;
+  const spare = parts.spare;
+  if (spare && spare.before >= head.length && spare.after >= SOURCE_STATE.length + stateMax + tail.length) {
+    // Written around `data` in its own buffer: a catalog page (up to hundreds of KB) is not copied again.
+    const start = data.byteOffset - head.length;
+    const whole = new Uint8Array(data.buffer, start, head.length + data.length + SOURCE_STATE.length + stateMax + tail.length);
+    whole.set(head, 0);
+    let at = head.length + data.length;
+    whole.set(SOURCE_STATE, at);
+    at += SOURCE_STATE.length;
+    at += encoder.encodeInto(sourceStateJson, whole.subarray(at)).written;
+    whole.set(tail, at);
+    at += tail.length;
+    return whole.subarray(0, at);
+  }
   const out = new Uint8Array(head.length + data.length + SOURCE_STATE.length + stateMax + tail.length);
   let at = 0;
   out.set(head, at);

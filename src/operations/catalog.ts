@@ -88,6 +88,9 @@ export async function pageAfter(
   return { runs, count, lastKey, hasMore: false };
 }
 
+/** Enough for the envelope's head and, after `data`, sourceState with a warning or two, page and the cursor. */
+const ENVELOPE_ROOM = { before: 64, after: 4096 };
+
 export async function catalog(input: PreparedCatalog, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.catalog'>>> {
   const { snapshot, cursors } = ctx;
   const after = input.cursor?.a ?? null;
@@ -105,7 +108,8 @@ export async function catalog(input: PreparedCatalog, ctx: OperationContext): Pr
   let data: JsonBytes<DataOf<'device-510k.catalog'>>;
   try {
     result = await pageAfter(index, load, after, input.limit);
-    data = JsonBytes.joinRuns('{"items":[', result.runs, result.count, ']}');
+    // With room around it for the envelope, which is then written in place rather than the page copied into it.
+    data = JsonBytes.joinRuns('{"items":[', result.runs, result.count, ']}', ENVELOPE_ROOM);
   } finally {
     for (const release of releases) release();
   }

@@ -10,8 +10,14 @@ import type { CursorCodec } from './cursor.ts';
 export class JsonBytes<T> {
   declare readonly spells: T;
   readonly bytes: Uint8Array;
-  constructor(bytes: Uint8Array) {
+  /**
+   * Bytes of `bytes`'s buffer just before and just after it that belong to these bytes alone and may be written:
+   * room an answer's envelope can be written into around `data` instead of copying `data` into a new buffer.
+   */
+  readonly spare: { before: number; after: number } | undefined;
+  constructor(bytes: Uint8Array, spare?: { before: number; after: number }) {
     this.bytes = bytes;
+    this.spare = spare;
   }
 
   /** `prefix` + the parts joined by `,` + `suffix`, as one piece of JSON (for example `{"items":[` … `]}`). */
@@ -37,7 +43,13 @@ export class JsonBytes<T> {
    * its entries then moved together over the separators between them (`,` and a newline in a shard), within the
    * output: no view is made per entry (a catalog page has up to 500).
    */
-  static joinRuns<T>(prefix: string, runs: readonly { lines: ShardLines; from: number; to: number }[], count: number, suffix: string): JsonBytes<T> {
+  static joinRuns<T>(
+    prefix: string,
+    runs: readonly { lines: ShardLines; from: number; to: number }[],
+    count: number,
+    suffix: string,
+    spare: { before: number; after: number } = { before: 0, after: 0 },
+  ): JsonBytes<T> {
     const head = encoder.encode(prefix);
     const tail = encoder.encode(suffix);
     let size = head.length + tail.length + Math.max(0, count - 1);
@@ -50,7 +62,8 @@ export class JsonBytes<T> {
       size += entries;
       if (to > from) slack = Math.max(slack, (lines.ends[to - 1] as number) - (lines.starts[from] as number) - entries - (to - from - 1));
     }
-    const out = new Uint8Array(size + slack);
+    const buffer = new Uint8Array(spare.before + size + Math.max(slack, spare.after));
+    const out = buffer.subarray(spare.before);
     out.set(head, 0);
     let at = head.length;
     let firstEntry = true;
@@ -74,7 +87,7 @@ export class JsonBytes<T> {
       }
     }
     out.set(tail, at);
-    return new JsonBytes<T>(out.subarray(0, size));
+    return new JsonBytes<T>(out.subarray(0, size), { before: spare.before, after: buffer.length - spare.before - size });
   }
 
   /** The value, parsed (for tests and tools; answers send the bytes). */
