@@ -138,4 +138,24 @@ describe('records read for an export', () => {
     }
     await expect(snapshot.eachRecordUncached([shard.first], () => {})).rejects.toBeInstanceOf(CorruptFile);
   });
+
+  it('refuse a record changed after its shard was checked', async () => {
+    const source = await buildFixtureSnapshot();
+    const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-export-')), 'snapshot');
+    await cp(source, dir, { recursive: true, dereference: true });
+    const snapshot = await openSnapshotDirectory(dir);
+    const shard = snapshot.recordIndex.shards[0]!;
+    // The first read checks the shard whole; the second reads its records together and checks each one's digest.
+    await snapshot.eachRecordUncached([shard.first], () => {});
+    const file = await open(join(dir, shard.path), 'r+');
+    try {
+      const byte = Buffer.alloc(1);
+      await file.read(byte, 0, 1, 40);
+      byte[0] = byte[0]! ^ 1;
+      await file.write(byte, 0, 1, 40);
+    } finally {
+      await file.close();
+    }
+    await expect(snapshot.eachRecordUncached([shard.first], () => {})).rejects.toBeInstanceOf(CorruptFile);
+  });
 });
