@@ -275,8 +275,10 @@ export class Snapshot {
    * Each record of these K numbers, given in ascending order, handed to `take` with its position in `kNumbers`, as
    * JSON; a K number the snapshot lacks is an error. For exports: read past the byte cache (they read many records
    * once, and would push out what other requests keep there), into one buffer reused from read to read, so `bytes`
-   * are valid only during the call. Checked as `recordJson` checks: a shard not checked yet is read and checked whole
-   * once (and every record of it asked here is cut from those bytes), later records one by one against their digests.
+   * are valid only during the call. Each record is checked against its digest in the record table (the table is
+   * checked against the manifest): an export takes a few records of each of thousands of shards, and reading and
+   * hashing every one of those shards whole cost more than the export itself. Records of a shard the cache holds are
+   * cut from its checked bytes.
    */
   async eachRecordUncached(kNumbers: readonly string[], take: (i: number, bytes: Uint8Array) => void): Promise<void> {
     const scratch: Scratch = { bytes: new Uint8Array(0) };
@@ -287,47 +289,25 @@ export class Snapshot {
       let end = i + 1;
       while (end < kNumbers.length && (kNumbers[end] as string) <= shard.last) end++;
       const cached = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
-      let whole: Uint8Array | null = null;
-      if (!cached && !this.verified.has(shard.path)) {
-        // Checked whole once; its records are then found through the record table (checked against the manifest).
-        const entry = this.files.get(shard.path) as FileEntry;
-        whole = await this.readBytes(shard.path, 0, entry.bytes, scratch).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE));
-        const actual = toHex(this.storage.sha256(whole));
-        if (whole.length !== entry.bytes || actual !== entry.sha256) this.corrupt(shard.path, entry.sha256, actual);
-        this.verified.add(shard.path);
-      }
-      const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
-      const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
-      if (!cached && !whole) {
-        // A checked shard: the records asked of it in one read per close group, each checked against its digest.
+      if (!cached) {
+        const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
+        const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
         const table = this.tableParts[part] ?? (await this.tablePart(part));
         await this.eachCheckedRecord(shard.path, table, first, shard.count, kNumbers, i, end, take, scratch);
         i = end;
         continue;
       }
-      const table = whole ? (this.tableParts[part] ?? (await this.tablePart(part))) : null;
       for (; i < end; i++) {
         const k = kNumbers[i] as string;
-        let bytes: Uint8Array | null = null;
-        if (cached) {
-          const at = findLine(cached, k);
-          if (at >= 0) bytes = cached.bytes.subarray(cached.starts[at], cached.ends[at]);
-        } else if (whole && table) {
-          const entry = findEntry(table, first, shard.count, Number(k.slice(1)));
-          if (entry >= 0) {
-            const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
-            const from = view.getUint32(entry * RECORD_TABLE.entryBytes + 4, true);
-            bytes = whole.subarray(from, from + view.getUint32(entry * RECORD_TABLE.entryBytes + 8, true));
-          }
-        } else bytes = await this.readRecord(k, false, scratch);
-        if (bytes === null) throw new Error(`snapshot ${this.id} has no record ${k}`);
-        take(i, bytes);
+        const at = findLine(cached, k);
+        if (at < 0) throw new Error(`snapshot ${this.id} has no record ${k}`);
+        take(i, cached.bytes.subarray(cached.starts[at], cached.ends[at]));
       }
     }
   }
 
   /**
-   * The records kNumbers[from..to) of one checked shard, ascending, handed to `take`: records less than
+   * The records kNumbers[from..to) of one shard, ascending, handed to `take`: records less than
    * `RECORD_GAP` bytes apart are read together (one open and read of the file for most of an export's records of a
    * shard, rather than one per record), and each is checked against its digest in the record table.
    */
@@ -526,7 +506,7 @@ export class Snapshot {
  * Records of one shard fewer bytes apart than this are read together for an export: reading the gap costs less than
  * another open and read of the file (a record is a kilobyte or so, a shard a hundred kilobytes or so).
  */
-const RECORD_GAP = 64 * 1024;
+const RECORD_GAP = 16 * 1024;
 
 /** Position of the table entry for the K number digits `digits` among `count` entries from `first`, or -1. */
 function findEntry(table: Uint8Array, first: number, count: number, digits: number): number {
