@@ -144,7 +144,7 @@ describe('pages of a keyed sort', () => {
         ];
         for (const [members, all] of cases) {
           const want = expected(ix, all, sort).slice(offset, offset + limit);
-          for (const way of ['walk', 'heap', 'sort'] as Way[]) expect([...pickPage(ix, members, sort, offset, limit, way)!]).toEqual(want);
+          for (const way of ['walk', 'probe', 'heap', 'sort'] as Way[]) expect([...pickPage(ix, members, sort, offset, limit, way)!]).toEqual(want);
         }
       }),
       { numRuns: 300 },
@@ -189,7 +189,7 @@ describe('pages of a keyed sort', () => {
     const ix = indexOf(corpus, TYPES, CLASSES);
     const ks = (ids: Uint32Array) => [...ids].map((d) => ix.docKNumber[d]);
     const all = Uint32Array.from([...Array(ix.docCount).keys()]);
-    for (const way of ['walk', 'heap', 'sort'] as Way[]) {
+    for (const way of ['walk', 'probe', 'heap', 'sort'] as Way[]) {
       expect(ks(pickPage(ix, { docs: all }, 'receivedDate:desc', 0, 6, way)!)).toEqual([2, 3, 1, 6, 5, 4]);
       expect(ks(pickPage(ix, { lo: 0, hi: 6 }, 'reviewDays:desc', 1, 3, way)!)).toEqual([3, 1, 4]);
     }
