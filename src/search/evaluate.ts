@@ -77,9 +77,9 @@ function termCondition(index: SearchIndex, term: Term, units: number): Condition
   const negated: Condition = { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
   const test = term.kind === 'field' ? qualifierTest(index, term.qualifier) : null;
   if (test) {
-    negated.mark = markOf(test, true);
-    negated.scan = scanOf(test, true);
     negated.share = 1 - shareOf(index, test);
+    negated.mark = markOf(test, true, negated.share);
+    negated.scan = scanOf(test, true, negated.share);
   } else negated.mark = exclusionMark(index, positive);
   return negated;
 }
@@ -272,11 +272,17 @@ export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
       return { kind: 'ids', lo: r.lo, hi: r.hi };
     }
     case 'received':
-      return { kind: 'range', col: index.docReceived, lo: Math.max(1, q.range.lo), hi: q.range.hi };
+      // Day numbers are below 2^22 (see src/search/sort.ts): bounds clamped to small integers keep the kernels in
+      // integer arithmetic.
+      return { kind: 'range', col: index.docReceived, lo: clamp(q.range.lo, 1, DAY_BOUND), hi: clamp(q.range.hi, 0, DAY_BOUND) };
     case 'reviewdays':
-      return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: q.range.lo, hi: q.range.hi };
+      return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: clamp(q.range.lo, -DAY_BOUND, DAY_BOUND), hi: clamp(q.range.hi, -DAY_BOUND - 1, DAY_BOUND) };
   }
 }
+
+/** Past every day number and every review time (day numbers stay below 2^22). */
+const DAY_BOUND = 2 ** 23;
+const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
 
 const histograms = new WeakMap<Column, Uint32Array>();
 
@@ -324,38 +330,33 @@ export function passes(t: Test, d: number): boolean {
 }
 
 /**
- * The test as a batch: sets marks[i] to 1 for each docs[i] (i < n) that passes (that fails, when `negate`), and
- * leaves the other marks as they are, so that an OR group is one pass per term over the same marks.
+ * Whether a filter that passes this share of the documents is mostly one way: then a branch per document is almost
+ * always predicted, and is faster than the branch-free form, which writes every document.
  */
-export function markOf(t: Test, negate: boolean): Mark {
+const skewed = (share: number): boolean => share < 0.1 || share > 0.9;
+
+/**
+ * The test as a batch: sets marks[i] to 1 for each docs[i] (i < n) that passes (that fails, when `negate`), and
+ * leaves the other marks as they are, so that an OR group is one pass per term over the same marks. `share` is about
+ * which share of the documents the batch marks (see `skewed`).
+ */
+export function markOf(t: Test, negate: boolean, share = 0.5): Mark {
   const want = negate ? 0 : 1;
+  const flip = want ^ 1;
   switch (t.kind) {
     case 'set': {
       const { col, ok } = t;
-      const flip = want ^ 1;
-      if (col instanceof Uint8Array) return (docs, n, marks) => markSet8(col, ok, flip, docs, n, marks);
-      if (col instanceof Uint16Array) return (docs, n, marks) => markSet16(col, ok, flip, docs, n, marks);
+      if (col instanceof Uint8Array) return skewed(share) ? (docs, n, marks) => markSet8Branch(col, ok, want, docs, n, marks) : (docs, n, marks) => markSet8(col, ok, flip, docs, n, marks);
+      if (col instanceof Uint16Array) return skewed(share) ? (docs, n, marks) => markSet16Branch(col, ok, want, docs, n, marks) : (docs, n, marks) => markSet16(col, ok, flip, docs, n, marks);
       return (docs, n, marks) => markSet32(col, ok, want, docs, n, marks);
     }
     case 'range': {
       const { col, lo, hi } = t;
-      return (docs, n, marks) => {
-        for (let i = 0; i < n; i++) {
-          const v = col[docs[i]!]!;
-          if ((v !== 0 && v >= lo && v <= hi ? 1 : 0) === want) marks[i] = 1;
-        }
-      };
+      return (docs, n, marks) => markRange(col, lo, hi - lo, flip, docs, n, marks);
     }
     case 'review': {
       const { decided, received, lo, hi } = t;
-      return (docs, n, marks) => {
-        for (let i = 0; i < n; i++) {
-          const d = docs[i]!;
-          const a = received[d]!;
-          const b = decided[d]!;
-          if ((a !== 0 && b !== 0 && b - a >= lo && b - a <= hi ? 1 : 0) === want) marks[i] = 1;
-        }
-      };
+      return (docs, n, marks) => markReview(decided, received, lo, hi - lo, flip, docs, n, marks);
     }
     case 'ids': {
       const { lo, hi } = t;
@@ -371,7 +372,8 @@ export function markOf(t: Test, negate: boolean): Mark {
 
 // The kernels of `set` tests, one function per column type: each stays monomorphic, so the optimizer keeps it
 // compiled (one function seeing u8, u16 and u32 columns in turn was deoptimized and ran several times slower).
-// u8 and u16 columns have a table entry for every value (see `qualifierTest`): no branch per document.
+// u8 and u16 columns have a table entry for every value (see `qualifierTest`): no bounds check. The branch-free
+// forms write every document and count those that pass; the `Branch` forms write only those.
 function scanSet8(col: Uint8Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
   let n = 0;
   for (let d = lo; d < hi; d++) {
@@ -380,12 +382,22 @@ function scanSet8(col: Uint8Array, ok: Uint8Array, flip: number, lo: number, hi:
   }
   return n;
 }
+function scanSet8Branch(col: Uint8Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) if (ok[col[d]!] === want) out[n++] = d;
+  return n;
+}
 function scanSet16(col: Uint16Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
   let n = 0;
   for (let d = lo; d < hi; d++) {
     out[n] = d;
     n += ok[col[d]!]! ^ flip;
   }
+  return n;
+}
+function scanSet16Branch(col: Uint16Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) if (ok[col[d]!] === want) out[n++] = d;
   return n;
 }
 function scanSet32(col: Uint32Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
@@ -400,8 +412,14 @@ function scanSet32(col: Uint32Array, ok: Uint8Array, want: number, lo: number, h
 function markSet8(col: Uint8Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
   for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
 }
+function markSet8Branch(col: Uint8Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) if (ok[col[docs[i]!]!] === want) marks[i] = 1;
+}
 function markSet16(col: Uint16Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
   for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
+}
+function markSet16Branch(col: Uint16Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) if (ok[col[docs[i]!]!] === want) marks[i] = 1;
 }
 function markSet32(col: Uint32Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
   const size = ok.length;
@@ -411,39 +429,56 @@ function markSet32(col: Uint32Array, ok: Uint8Array, want: number, docs: Uint32A
   }
 }
 
+// Day ranges, branch-free: v in [lo, lo + span] is (v - lo) >>> 0 <= span (below lo wraps past span), and lo >= 1
+// rules out "no date" (0). A review time needs both dates: -a >>> 31 is 1 for a day number a, 0 for none.
+function scanRange(col: Uint32Array, lo: number, span: number, flip: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) {
+    out[n] = d;
+    n += (((col[d]! - lo) >>> 0 <= span ? 1 : 0) ^ flip);
+  }
+  return n;
+}
+function markRange(col: Uint32Array, lo: number, span: number, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) marks[i]! |= ((col[docs[i]!]! - lo) >>> 0 <= span ? 1 : 0) ^ flip;
+}
+function scanReview(decided: Uint32Array, received: Uint32Array, lo: number, span: number, flip: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) {
+    const a = received[d]!;
+    const b = decided[d]!;
+    out[n] = d;
+    n += ((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) ^ flip;
+  }
+  return n;
+}
+function markReview(decided: Uint32Array, received: Uint32Array, lo: number, span: number, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const a = received[d]!;
+    const b = decided[d]!;
+    marks[i]! |= ((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) ^ flip;
+  }
+}
+
 /** The test over the ids lo..hi-1 (those that fail, when `negate`), written to `out` ascending. */
-export function scanOf(t: Test, negate: boolean): Scan {
+export function scanOf(t: Test, negate: boolean, share = 0.5): Scan {
   const want = negate ? 0 : 1;
+  const flip = want ^ 1;
   switch (t.kind) {
     case 'set': {
       const { col, ok } = t;
-      const flip = want ^ 1;
-      if (col instanceof Uint8Array) return (lo, hi, out) => scanSet8(col, ok, flip, lo, hi, out);
-      if (col instanceof Uint16Array) return (lo, hi, out) => scanSet16(col, ok, flip, lo, hi, out);
+      if (col instanceof Uint8Array) return skewed(share) ? (lo, hi, out) => scanSet8Branch(col, ok, want, lo, hi, out) : (lo, hi, out) => scanSet8(col, ok, flip, lo, hi, out);
+      if (col instanceof Uint16Array) return skewed(share) ? (lo, hi, out) => scanSet16Branch(col, ok, want, lo, hi, out) : (lo, hi, out) => scanSet16(col, ok, flip, lo, hi, out);
       return (lo, hi, out) => scanSet32(col, ok, want, lo, hi, out);
     }
     case 'range': {
       const { col, lo: from, hi: to } = t;
-      return (lo, hi, out) => {
-        let n = 0;
-        for (let d = lo; d < hi; d++) {
-          const v = col[d]!;
-          if ((v !== 0 && v >= from && v <= to ? 1 : 0) === want) out[n++] = d;
-        }
-        return n;
-      };
+      return (lo, hi, out) => scanRange(col, from, to - from, flip, lo, hi, out);
     }
     case 'review': {
       const { decided, received, lo: from, hi: to } = t;
-      return (lo, hi, out) => {
-        let n = 0;
-        for (let d = lo; d < hi; d++) {
-          const a = received[d]!;
-          const b = decided[d]!;
-          if ((a !== 0 && b !== 0 && b - a >= from && b - a <= to ? 1 : 0) === want) out[n++] = d;
-        }
-        return n;
-      };
+      return (lo, hi, out) => scanReview(decided, received, from, to - from, flip, lo, hi, out);
     }
     case 'ids': {
       const { lo: from, hi: to } = t;
@@ -460,13 +495,14 @@ export function scanOf(t: Test, negate: boolean): Scan {
 function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
   if (q.field === 'device') return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
   const test = qualifierTest(index, q)!;
+  const share = shareOf(index, test);
   const condition: Condition = {
     cost: Infinity,
     list: null,
     points: (d) => (passes(test, d) ? 0 : -1),
-    mark: markOf(test, false),
-    scan: scanOf(test, false),
-    share: shareOf(index, test),
+    mark: markOf(test, false, share),
+    scan: scanOf(test, false, share),
+    share,
   };
   // Qualifiers with few documents per value also give candidates: the documents of the values that pass.
   const rowsOf = q.field === 'applicant' ? index.applicantDocs : q.field === 'code' || q.field === 'class' ? index.codeDocs : null;

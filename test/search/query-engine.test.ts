@@ -74,7 +74,7 @@ const CLAUSES = [
   '-country:US', 'state:mn', 'decided:2024-01-01..2024-03-31', 'decided:2024', 'decided:<2024', 'decided:>=2024-02', 'decided:..2023',
   'received:>=2023-06', 'received:2023-06-01', 'reviewdays:>180', 'reviewdays:<=90', 'reviewdays:0..31', 'pacemaker OR code:DQY',
   'lead OR "infusion pump"', 'kit', 'k0', '-country:US OR thirdparty:yes', 'class:2 OR -state:MN', '-decided:2024 OR received:2023',
-  '-reviewdays:<=90', 'code:dqy OR applicant:cook OR panel:cardio', '-applicant:"c.r. bard, inc."', 'code:ZZZ', '-code:ZZZ',
+  '-reviewdays:<=90', '-received:>=2023-06', 'received:<2023-06-15', 'reviewdays:<0', 'code:dqy OR applicant:cook OR panel:cardio', '-applicant:"c.r. bard, inc."', 'code:ZZZ', '-code:ZZZ',
 ];
 const arbQuery = fc.array(fc.constantFrom(...CLAUSES), { maxLength: 3 }).map((cs) => cs.join(' '));
 const arbFacets = fc.option(
