@@ -196,14 +196,15 @@ type Column = Uint8Array | Uint16Array | Uint32Array;
  * What a qualifier asks of one document, as data rather than a function, so that it runs as a tight loop over a
  * column (one kernel per kind below) instead of a call per candidate:
  * - `set`: the column's value v passes when v < ok.length and ok[v] is 1 (a column's "none" is always past the end);
- * - `range`: the column holds a day number, 0 for none, and passes within [lo, hi];
+ * - `range`: the column holds a day number, 0 for none, and passes within [lo, hi]; no document outside the id
+ *   ranges `within` (two, [a, b) and [c, d)) passes, when given;
  * - `review`: docDecided - docReceived, both present, within [lo, hi];
  * - `ids`: the document id is within [lo, hi).
  * Null for the qualifiers that read a document's terms (device:).
  */
 export type Test =
   | { kind: 'set'; col: Column; ok: Uint8Array }
-  | { kind: 'range'; col: Uint32Array; lo: number; hi: number }
+  | { kind: 'range'; col: Uint32Array; lo: number; hi: number; within?: readonly [number, number, number, number] }
   | { kind: 'review'; decided: Uint32Array; received: Uint32Array; lo: number; hi: number }
   | { kind: 'ids'; lo: number; hi: number };
 
@@ -274,7 +275,7 @@ export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
     case 'received':
       // Day numbers are below 2^22 (see src/search/sort.ts): bounds clamped to small integers keep the kernels in
       // integer arithmetic.
-      return { kind: 'range', col: index.docReceived, lo: clamp(q.range.lo, 1, DAY_BOUND), hi: clamp(q.range.hi, 0, DAY_BOUND) };
+      return { kind: 'range', col: index.docReceived, lo: clamp(q.range.lo, 1, DAY_BOUND), hi: clamp(q.range.hi, 0, DAY_BOUND), within: receivedWithin(index, q.range.lo) };
     case 'reviewdays':
       return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: clamp(q.range.lo, -DAY_BOUND, DAY_BOUND), hi: clamp(q.range.hi, -DAY_BOUND - 1, DAY_BOUND) };
   }
@@ -283,6 +284,31 @@ export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
 /** Past every day number and every review time (day numbers stay below 2^22). */
 const DAY_BOUND = 2 ** 23;
 const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
+
+const leads = new WeakMap<SearchIndex, number>();
+
+/**
+ * Where the documents received on or after day `lo` can be: a document is decided at most `lead` days before it is
+ * received (lead is the largest received - decided of the index, 0 or less in practice, made once per index), so
+ * those dated ones are decided on or after lo - lead, the first ids (ids run in decision date order); and the
+ * undated documents (the last ids) may have any receipt date.
+ */
+function receivedWithin(index: SearchIndex, lo: number): [number, number, number, number] {
+  const { docDecided, docReceived, docCount } = index;
+  const dated = partitionPoint(0, docCount, (d) => docDecided[d]! !== 0);
+  let lead = leads.get(index);
+  if (lead === undefined) {
+    lead = -DAY_BOUND;
+    for (let d = 0; d < dated; d++) {
+      const r = docReceived[d]!;
+      if (r !== 0 && r - docDecided[d]! > lead) lead = r - docDecided[d]!;
+    }
+    leads.set(index, lead);
+  }
+  const from = lo - lead;
+  const p = partitionPoint(0, dated, (d) => docDecided[d]! >= from);
+  return [0, p, dated, docCount];
+}
 
 const histograms = new WeakMap<Column, Uint32Array>();
 
@@ -301,6 +327,8 @@ function histogramOf(col: Uint8Array | Uint16Array): Uint32Array {
 function shareOf(index: SearchIndex, t: Test): number {
   if (index.docCount === 0) return 1;
   if (t.kind === 'ids') return (t.hi - t.lo) / index.docCount;
+  // At most the documents it may reach; half of those, as for any column of days.
+  if (t.kind === 'range' && t.within) return (0.5 * (t.within[1] - t.within[0] + t.within[3] - t.within[2])) / index.docCount;
   if (t.kind !== 'set' || t.col instanceof Uint32Array) return 0.5;
   const counts = histogramOf(t.col);
   let n = 0;
@@ -473,8 +501,15 @@ export function scanOf(t: Test, negate: boolean, share = 0.5): Scan {
       return (lo, hi, out) => scanSet32(col, ok, want, lo, hi, out);
     }
     case 'range': {
-      const { col, lo: from, hi: to } = t;
-      return (lo, hi, out) => scanRange(col, from, to - from, flip, lo, hi, out);
+      const { col, lo: from, hi: to, within } = t;
+      if (negate || !within) return (lo, hi, out) => scanRange(col, from, to - from, flip, lo, hi, out);
+      // Only where a document can pass: the two id ranges of `within`, in order.
+      const [a, b, c, d] = within;
+      return (lo, hi, out) => {
+        const n = scanRange(col, from, to - from, 0, Math.max(lo, a), Math.min(hi, b), out);
+        const rest = out.subarray(n);
+        return n + scanRange(col, from, to - from, 0, Math.max(lo, c), Math.min(hi, d), rest);
+      };
     }
     case 'review': {
       const { decided, received, lo: from, hi: to } = t;
