@@ -3,6 +3,7 @@ import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Ran
 import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
+import { rangeSpan } from './sort.ts';
 import { foldText } from './tokenize.ts';
 
 const idRange = (lo: number, hi: number): Uint32Array => {
@@ -327,8 +328,11 @@ function histogramOf(col: Uint8Array | Uint16Array): Uint32Array {
 function shareOf(index: SearchIndex, t: Test): number {
   if (index.docCount === 0) return 1;
   if (t.kind === 'ids') return (t.hi - t.lo) / index.docCount;
-  // At most the documents it may reach; half of those, as for any column of days.
-  if (t.kind === 'range' && t.within) return (0.5 * (t.within[1] - t.within[0] + t.within[3] - t.within[2])) / index.docCount;
+  // Exact, from where the range is in that sort's order of every document (made once per index).
+  if (t.kind === 'range' || t.kind === 'review') {
+    const { above, within } = rangeSpan(index, t);
+    return (within - above) / index.docCount;
+  }
   if (t.kind !== 'set' || t.col instanceof Uint32Array) return 0.5;
   const counts = histogramOf(t.col);
   let n = 0;
@@ -380,10 +384,12 @@ export function markOf(t: Test, negate: boolean, share = 0.5): Mark {
     }
     case 'range': {
       const { col, lo, hi } = t;
+      if (skewed(share)) return (docs, n, marks) => markRangeBranch(col, lo, hi - lo, want, docs, n, marks);
       return (docs, n, marks) => markRange(col, lo, hi - lo, flip, docs, n, marks);
     }
     case 'review': {
       const { decided, received, lo, hi } = t;
+      if (skewed(share)) return (docs, n, marks) => markReviewBranch(decided, received, lo, hi - lo, want, docs, n, marks);
       return (docs, n, marks) => markReview(decided, received, lo, hi - lo, flip, docs, n, marks);
     }
     case 'ids': {
@@ -470,6 +476,31 @@ function scanRange(col: Uint32Array, lo: number, span: number, flip: number, fro
 function markRange(col: Uint32Array, lo: number, span: number, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
   for (let i = 0; i < n; i++) marks[i]! |= ((col[docs[i]!]! - lo) >>> 0 <= span ? 1 : 0) ^ flip;
 }
+function scanRangeBranch(col: Uint32Array, lo: number, span: number, want: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) if (((col[d]! - lo) >>> 0 <= span ? 1 : 0) === want) out[n++] = d;
+  return n;
+}
+function markRangeBranch(col: Uint32Array, lo: number, span: number, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) if (((col[docs[i]!]! - lo) >>> 0 <= span ? 1 : 0) === want) marks[i] = 1;
+}
+function scanReviewBranch(decided: Uint32Array, received: Uint32Array, lo: number, span: number, want: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) {
+    const a = received[d]!;
+    const b = decided[d]!;
+    if (((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) === want) out[n++] = d;
+  }
+  return n;
+}
+function markReviewBranch(decided: Uint32Array, received: Uint32Array, lo: number, span: number, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const a = received[d]!;
+    const b = decided[d]!;
+    if (((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) === want) marks[i] = 1;
+  }
+}
 function scanReview(decided: Uint32Array, received: Uint32Array, lo: number, span: number, flip: number, from: number, to: number, out: Uint32Array): number {
   let n = 0;
   for (let d = from; d < to; d++) {
@@ -502,17 +533,20 @@ export function scanOf(t: Test, negate: boolean, share = 0.5): Scan {
     }
     case 'range': {
       const { col, lo: from, hi: to, within } = t;
-      if (negate || !within) return (lo, hi, out) => scanRange(col, from, to - from, flip, lo, hi, out);
+      const scan = skewed(share) ? scanRangeBranch : scanRange;
+      const pass = skewed(share) ? want : flip;
+      if (negate || !within) return (lo, hi, out) => scan(col, from, to - from, pass, lo, hi, out);
       // Only where a document can pass: the two id ranges of `within`, in order.
       const [a, b, c, d] = within;
       return (lo, hi, out) => {
-        const n = scanRange(col, from, to - from, 0, Math.max(lo, a), Math.min(hi, b), out);
+        const n = scan(col, from, to - from, pass, Math.max(lo, a), Math.min(hi, b), out);
         const rest = out.subarray(n);
-        return n + scanRange(col, from, to - from, 0, Math.max(lo, c), Math.min(hi, d), rest);
+        return n + scan(col, from, to - from, pass, Math.max(lo, c), Math.min(hi, d), rest);
       };
     }
     case 'review': {
       const { decided, received, lo: from, hi: to } = t;
+      if (skewed(share)) return (lo, hi, out) => scanReviewBranch(decided, received, from, to - from, want, lo, hi, out);
       return (lo, hi, out) => scanReview(decided, received, from, to - from, flip, lo, hi, out);
     }
     case 'ids': {

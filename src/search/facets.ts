@@ -38,7 +38,29 @@ export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
     applicants = new Uint32Array(index.applicants.length);
     countCodesAndApplicants(docCode, docApplicant, docs, codes, applicants);
   }
-  const years = yearCounts(index, docs);
+  return facetsOf(index, codes, applicants, yearCounts(index, docs));
+}
+
+/** The three facets of every document but `left` (distinct ids, in any order): every document's counts less theirs. */
+export function facetsWithout(index: SearchIndex, left: Uint32Array): Facet[] {
+  const { docCode, docApplicant, docYear } = index;
+  const all = countsOfEverything(index);
+  const codes = all.codes.slice();
+  const applicants = all.applicants.slice();
+  const years = yearCounts(index, { lo: 0, hi: index.docCount });
+  for (let i = 0; i < left.length; i++) {
+    const d = left[i]!;
+    const c = docCode[d]!;
+    if (c !== NO_CODE) codes[c]!--;
+    const a = docApplicant[d]!;
+    if (a !== NO_APPLICANT) applicants[a]!--;
+    years[docYear[d]!]!--;
+  }
+  years[0] = 0;
+  return facetsOf(index, codes, applicants, years);
+}
+
+function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array): Facet[] {
   return [
     { field: 'productCode', values: topCounts(codes, FACET_SIZE).map(([id, count]) => ({ value: index.codes[id]!, count })) },
     { field: 'applicant', values: topCounts(applicants, FACET_SIZE).map(([id, count]) => ({ value: index.applicants[id]!, count })) },

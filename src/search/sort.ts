@@ -128,6 +128,30 @@ export function orderOf(index: SearchIndex, sort: KeyedSort): Uint32Array {
   return out;
 }
 
+/**
+ * Where the documents passing a receipt date or review time range are in that sort's order of every document
+ * (values descending, documents without one last): positions [above, within); those before are above the range,
+ * those after below it or without a value.
+ */
+export function rangeSpan(
+  index: SearchIndex,
+  test: { kind: 'range' | 'review'; lo: number; hi: number },
+): { order: Uint32Array; above: number; within: number } {
+  const order = orderOf(index, test.kind === 'range' ? 'receivedDate:desc' : 'reviewDays:desc');
+  const { docReceived, docDecided } = index;
+  // The value of document d, or null: NaN compares false, so one test covers "no value".
+  const value = (d: number): number => {
+    const r = docReceived[d]!;
+    if (r === 0) return Number.NaN;
+    if (test.kind === 'range') return r;
+    const decided = docDecided[d]!;
+    return decided === 0 ? Number.NaN : decided - r;
+  };
+  const above = partitionPoint(0, order.length, (i) => value(order[i]!) > test.hi);
+  const within = partitionPoint(above, order.length, (i) => value(order[i]!) >= test.lo);
+  return { order, above, within };
+}
+
 const bitmaps = new WeakMap<SearchIndex, Uint8Array>();
 
 /** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */
