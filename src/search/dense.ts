@@ -1,5 +1,6 @@
 import type { Facet } from '../contract/envelope.ts';
 import { partitionPoint } from '../utils/bisect.ts';
+import { rowsByValue } from './csr.ts';
 import { decidedIds, qualifierTest, type Test } from './evaluate.ts';
 import { facetsWithout } from './facets.ts';
 import type { ParsedQuery } from './grammar.ts';
@@ -107,25 +108,6 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
     };
   }
   return null;
-}
-
-const byValue = new WeakMap<Uint8Array | Uint16Array, { offsets: Uint32Array; values: Uint32Array }>();
-
-/** The documents of each value of a u8 or u16 column (ascending within a value), made once per column. */
-function rowsByValue(col: Uint8Array | Uint16Array): { offsets: Uint32Array; values: Uint32Array } {
-  let rows = byValue.get(col);
-  if (!rows) {
-    const size = col instanceof Uint8Array ? 0x100 : 0x10000;
-    const offsets = new Uint32Array(size + 1);
-    for (let d = 0; d < col.length; d++) offsets[col[d]! + 1]!++;
-    for (let v = 0; v < size; v++) offsets[v + 1]! += offsets[v]!;
-    const values = new Uint32Array(col.length);
-    const fill = offsets.slice(0, size);
-    for (let d = 0; d < col.length; d++) values[fill[col[d]!]!++] = d;
-    rows = { offsets, values };
-    byValue.set(col, rows);
-  }
-  return rows;
 }
 
 /** Positions [offset, offset + limit) of the documents not failed, in the sort's order (docs/search.md, "Sorts"). */

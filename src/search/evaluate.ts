@@ -4,6 +4,7 @@ import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tie
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { rangeSpan } from './sort.ts';
+import { rowsByValue } from './csr.ts';
 import { foldText } from './tokenize.ts';
 
 const idRange = (lo: number, hi: number): Uint32Array => {
@@ -595,6 +596,19 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
   } else if (test.kind === 'ids') {
     condition.cost = test.hi - test.lo;
     condition.list = () => idRange(test.lo, test.hi);
+  } else if (test.kind === 'set' && !(test.col instanceof Uint32Array) && share * 8 < 1) {
+    // A rare value of a small column (country:IN, panel:radiology) also gives candidates: its documents, from the
+    // column grouped by value (made once per column), instead of a scan of the column.
+    const rows = rowsByValue(test.col);
+    const parts: Uint32Array[] = [];
+    for (let v = 0; v + 1 < rows.offsets.length; v++) {
+      if (test.ok[v] === 1 && rows.offsets[v + 1]! > rows.offsets[v]!) parts.push(rows.values.subarray(rows.offsets[v]!, rows.offsets[v + 1]!));
+    }
+    if (parts.length <= 4) {
+      const total = parts.reduce((sum, p) => sum + p.length, 0);
+      condition.cost = parts.length <= 1 ? total : 2 * total;
+      condition.list = () => (parts.length === 1 ? parts[0]! : union(parts, index.docCount));
+    }
   }
   return condition;
 }
