@@ -45,7 +45,7 @@ export function denseSearch(
     }
     const test = qualifierTest(index, term.qualifier);
     const f = test && failures(index, test, term.negate);
-    if (!f) return null;
+    if (!f || f.cost * 2 > n) return null;
     failing.push(f);
   }
   if (ids.hi <= ids.lo) return null;
@@ -81,19 +81,16 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
   if (test.kind === 'set') {
     if (test.col instanceof Uint32Array) return null;
     const rows = rowsByValue(test.col);
+    const { offsets, values } = rows;
     const want = negate ? 0 : 1;
-    const values: number[] = [];
     let cost = 0;
-    for (let v = 0; v + 1 < rows.offsets.length; v++) {
-      if (test.ok[v] !== want) {
-        values.push(v);
-        cost += rows.offsets[v + 1]! - rows.offsets[v]!;
-      }
-    }
+    for (let v = 0; v + 1 < offsets.length; v++) if (test.ok[v] !== want) cost += offsets[v + 1]! - offsets[v]!;
     return {
       cost,
       each: (fail) => {
-        for (const v of values) for (let i = rows.offsets[v]!, end = rows.offsets[v + 1]!; i < end; i++) fail(rows.values[i]!);
+        for (let v = 0; v + 1 < offsets.length; v++) {
+          if (test.ok[v] !== want) for (let i = offsets[v]!, end = offsets[v + 1]!; i < end; i++) fail(values[i]!);
+        }
       },
     };
   }
