@@ -34,3 +34,22 @@ export function groupByColumn(column: Uint32Array | Uint16Array, groupCount: num
   }
   return { offsets, values };
 }
+
+const byValue = new WeakMap<Uint8Array | Uint16Array, Rows>();
+
+/** The rows of each value of a u8 or u16 column (every value it can hold, ascending within a value), made once per column. */
+export function rowsByValue(col: Uint8Array | Uint16Array): Rows {
+  let rows = byValue.get(col);
+  if (!rows) {
+    const size = col instanceof Uint8Array ? 0x100 : 0x10000;
+    const offsets = new Uint32Array(size + 1);
+    for (let d = 0; d < col.length; d++) offsets[col[d]! + 1]!++;
+    for (let v = 0; v < size; v++) offsets[v + 1]! += offsets[v]!;
+    const values = new Uint32Array(col.length);
+    const fill = offsets.slice(0, size);
+    for (let d = 0; d < col.length; d++) values[fill[col[d]!]!++] = d;
+    rows = { offsets, values };
+    byValue.set(col, rows);
+  }
+  return rows;
+}

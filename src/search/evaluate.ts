@@ -3,6 +3,8 @@ import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Ran
 import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
+import { rangeSpan } from './sort.ts';
+import { rowsByValue } from './csr.ts';
 import { foldText } from './tokenize.ts';
 
 const idRange = (lo: number, hi: number): Uint32Array => {
@@ -77,9 +79,9 @@ function termCondition(index: SearchIndex, term: Term, units: number): Condition
   const negated: Condition = { cost: Infinity, list: null, points: (d) => (positive.points(d) < 0 ? 0 : -1) };
   const test = term.kind === 'field' ? qualifierTest(index, term.qualifier) : null;
   if (test) {
-    negated.mark = markOf(test, true);
-    negated.scan = scanOf(test, true);
     negated.share = 1 - shareOf(index, test);
+    negated.mark = markOf(test, true, negated.share);
+    negated.scan = scanOf(test, true, negated.share);
   } else negated.mark = exclusionMark(index, positive);
   return negated;
 }
@@ -196,14 +198,15 @@ type Column = Uint8Array | Uint16Array | Uint32Array;
  * What a qualifier asks of one document, as data rather than a function, so that it runs as a tight loop over a
  * column (one kernel per kind below) instead of a call per candidate:
  * - `set`: the column's value v passes when v < ok.length and ok[v] is 1 (a column's "none" is always past the end);
- * - `range`: the column holds a day number, 0 for none, and passes within [lo, hi];
+ * - `range`: the column holds a day number, 0 for none, and passes within [lo, hi]; no document outside the id
+ *   ranges `within` (two, [a, b) and [c, d)) passes, when given;
  * - `review`: docDecided - docReceived, both present, within [lo, hi];
  * - `ids`: the document id is within [lo, hi).
  * Null for the qualifiers that read a document's terms (device:).
  */
 export type Test =
   | { kind: 'set'; col: Column; ok: Uint8Array }
-  | { kind: 'range'; col: Uint32Array; lo: number; hi: number }
+  | { kind: 'range'; col: Uint32Array; lo: number; hi: number; within?: readonly [number, number, number, number] }
   | { kind: 'review'; decided: Uint32Array; received: Uint32Array; lo: number; hi: number }
   | { kind: 'ids'; lo: number; hi: number };
 
@@ -272,10 +275,41 @@ export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
       return { kind: 'ids', lo: r.lo, hi: r.hi };
     }
     case 'received':
-      return { kind: 'range', col: index.docReceived, lo: Math.max(1, q.range.lo), hi: q.range.hi };
+      // Day numbers are below 2^22 (see src/search/sort.ts): bounds clamped to small integers keep the kernels in
+      // integer arithmetic.
+      return { kind: 'range', col: index.docReceived, lo: clamp(q.range.lo, 1, DAY_BOUND), hi: clamp(q.range.hi, 0, DAY_BOUND), within: receivedWithin(index, q.range.lo) };
     case 'reviewdays':
-      return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: q.range.lo, hi: q.range.hi };
+      return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: clamp(q.range.lo, -DAY_BOUND, DAY_BOUND), hi: clamp(q.range.hi, -DAY_BOUND - 1, DAY_BOUND) };
   }
+}
+
+/** Past every day number and every review time (day numbers stay below 2^22). */
+const DAY_BOUND = 2 ** 23;
+const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
+
+const leads = new WeakMap<SearchIndex, number>();
+
+/**
+ * Where the documents received on or after day `lo` can be: a document is decided at most `lead` days before it is
+ * received (lead is the largest received - decided of the index, 0 or less in practice, made once per index), so
+ * those dated ones are decided on or after lo - lead, the first ids (ids run in decision date order); and the
+ * undated documents (the last ids) may have any receipt date.
+ */
+function receivedWithin(index: SearchIndex, lo: number): [number, number, number, number] {
+  const { docDecided, docReceived, docCount } = index;
+  const dated = partitionPoint(0, docCount, (d) => docDecided[d]! !== 0);
+  let lead = leads.get(index);
+  if (lead === undefined) {
+    lead = -DAY_BOUND;
+    for (let d = 0; d < dated; d++) {
+      const r = docReceived[d]!;
+      if (r !== 0 && r - docDecided[d]! > lead) lead = r - docDecided[d]!;
+    }
+    leads.set(index, lead);
+  }
+  const from = lo - lead;
+  const p = partitionPoint(0, dated, (d) => docDecided[d]! >= from);
+  return [0, p, dated, docCount];
 }
 
 const histograms = new WeakMap<Column, Uint32Array>();
@@ -295,6 +329,11 @@ function histogramOf(col: Uint8Array | Uint16Array): Uint32Array {
 function shareOf(index: SearchIndex, t: Test): number {
   if (index.docCount === 0) return 1;
   if (t.kind === 'ids') return (t.hi - t.lo) / index.docCount;
+  // Exact, from where the range is in that sort's order of every document (made once per index).
+  if (t.kind === 'range' || t.kind === 'review') {
+    const { above, within } = rangeSpan(index, t);
+    return (within - above) / index.docCount;
+  }
   if (t.kind !== 'set' || t.col instanceof Uint32Array) return 0.5;
   const counts = histogramOf(t.col);
   let n = 0;
@@ -324,38 +363,35 @@ export function passes(t: Test, d: number): boolean {
 }
 
 /**
- * The test as a batch: sets marks[i] to 1 for each docs[i] (i < n) that passes (that fails, when `negate`), and
- * leaves the other marks as they are, so that an OR group is one pass per term over the same marks.
+ * Whether a filter that passes this share of the documents is mostly one way: then a branch per document is almost
+ * always predicted, and is faster than the branch-free form, which writes every document.
  */
-export function markOf(t: Test, negate: boolean): Mark {
+const skewed = (share: number): boolean => share < 0.1 || share > 0.9;
+
+/**
+ * The test as a batch: sets marks[i] to 1 for each docs[i] (i < n) that passes (that fails, when `negate`), and
+ * leaves the other marks as they are, so that an OR group is one pass per term over the same marks. `share` is about
+ * which share of the documents the batch marks (see `skewed`).
+ */
+export function markOf(t: Test, negate: boolean, share = 0.5): Mark {
   const want = negate ? 0 : 1;
+  const flip = want ^ 1;
   switch (t.kind) {
     case 'set': {
       const { col, ok } = t;
-      const flip = want ^ 1;
-      if (col instanceof Uint8Array) return (docs, n, marks) => markSet8(col, ok, flip, docs, n, marks);
-      if (col instanceof Uint16Array) return (docs, n, marks) => markSet16(col, ok, flip, docs, n, marks);
+      if (col instanceof Uint8Array) return skewed(share) ? (docs, n, marks) => markSet8Branch(col, ok, want, docs, n, marks) : (docs, n, marks) => markSet8(col, ok, flip, docs, n, marks);
+      if (col instanceof Uint16Array) return skewed(share) ? (docs, n, marks) => markSet16Branch(col, ok, want, docs, n, marks) : (docs, n, marks) => markSet16(col, ok, flip, docs, n, marks);
       return (docs, n, marks) => markSet32(col, ok, want, docs, n, marks);
     }
     case 'range': {
       const { col, lo, hi } = t;
-      return (docs, n, marks) => {
-        for (let i = 0; i < n; i++) {
-          const v = col[docs[i]!]!;
-          if ((v !== 0 && v >= lo && v <= hi ? 1 : 0) === want) marks[i] = 1;
-        }
-      };
+      if (skewed(share)) return (docs, n, marks) => markRangeBranch(col, lo, hi - lo, want, docs, n, marks);
+      return (docs, n, marks) => markRange(col, lo, hi - lo, flip, docs, n, marks);
     }
     case 'review': {
       const { decided, received, lo, hi } = t;
-      return (docs, n, marks) => {
-        for (let i = 0; i < n; i++) {
-          const d = docs[i]!;
-          const a = received[d]!;
-          const b = decided[d]!;
-          if ((a !== 0 && b !== 0 && b - a >= lo && b - a <= hi ? 1 : 0) === want) marks[i] = 1;
-        }
-      };
+      if (skewed(share)) return (docs, n, marks) => markReviewBranch(decided, received, lo, hi - lo, want, docs, n, marks);
+      return (docs, n, marks) => markReview(decided, received, lo, hi - lo, flip, docs, n, marks);
     }
     case 'ids': {
       const { lo, hi } = t;
@@ -371,7 +407,8 @@ export function markOf(t: Test, negate: boolean): Mark {
 
 // The kernels of `set` tests, one function per column type: each stays monomorphic, so the optimizer keeps it
 // compiled (one function seeing u8, u16 and u32 columns in turn was deoptimized and ran several times slower).
-// u8 and u16 columns have a table entry for every value (see `qualifierTest`): no branch per document.
+// u8 and u16 columns have a table entry for every value (see `qualifierTest`): no bounds check. The branch-free
+// forms write every document and count those that pass; the `Branch` forms write only those.
 function scanSet8(col: Uint8Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
   let n = 0;
   for (let d = lo; d < hi; d++) {
@@ -380,12 +417,22 @@ function scanSet8(col: Uint8Array, ok: Uint8Array, flip: number, lo: number, hi:
   }
   return n;
 }
+function scanSet8Branch(col: Uint8Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) if (ok[col[d]!] === want) out[n++] = d;
+  return n;
+}
 function scanSet16(col: Uint16Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
   let n = 0;
   for (let d = lo; d < hi; d++) {
     out[n] = d;
     n += ok[col[d]!]! ^ flip;
   }
+  return n;
+}
+function scanSet16Branch(col: Uint16Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = lo; d < hi; d++) if (ok[col[d]!] === want) out[n++] = d;
   return n;
 }
 function scanSet32(col: Uint32Array, ok: Uint8Array, want: number, lo: number, hi: number, out: Uint32Array): number {
@@ -400,8 +447,14 @@ function scanSet32(col: Uint32Array, ok: Uint8Array, want: number, lo: number, h
 function markSet8(col: Uint8Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
   for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
 }
+function markSet8Branch(col: Uint8Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) if (ok[col[docs[i]!]!] === want) marks[i] = 1;
+}
 function markSet16(col: Uint16Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
   for (let i = 0; i < n; i++) marks[i]! |= ok[col[docs[i]!]!]! ^ flip;
+}
+function markSet16Branch(col: Uint16Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) if (ok[col[docs[i]!]!] === want) marks[i] = 1;
 }
 function markSet32(col: Uint32Array, ok: Uint8Array, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
   const size = ok.length;
@@ -411,39 +464,91 @@ function markSet32(col: Uint32Array, ok: Uint8Array, want: number, docs: Uint32A
   }
 }
 
+// Day ranges, branch-free: v in [lo, lo + span] is (v - lo) >>> 0 <= span (below lo wraps past span), and lo >= 1
+// rules out "no date" (0). A review time needs both dates: -a >>> 31 is 1 for a day number a, 0 for none.
+function scanRange(col: Uint32Array, lo: number, span: number, flip: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) {
+    out[n] = d;
+    n += (((col[d]! - lo) >>> 0 <= span ? 1 : 0) ^ flip);
+  }
+  return n;
+}
+function markRange(col: Uint32Array, lo: number, span: number, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) marks[i]! |= ((col[docs[i]!]! - lo) >>> 0 <= span ? 1 : 0) ^ flip;
+}
+function scanRangeBranch(col: Uint32Array, lo: number, span: number, want: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) if (((col[d]! - lo) >>> 0 <= span ? 1 : 0) === want) out[n++] = d;
+  return n;
+}
+function markRangeBranch(col: Uint32Array, lo: number, span: number, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) if (((col[docs[i]!]! - lo) >>> 0 <= span ? 1 : 0) === want) marks[i] = 1;
+}
+function scanReviewBranch(decided: Uint32Array, received: Uint32Array, lo: number, span: number, want: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) {
+    const a = received[d]!;
+    const b = decided[d]!;
+    if (((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) === want) out[n++] = d;
+  }
+  return n;
+}
+function markReviewBranch(decided: Uint32Array, received: Uint32Array, lo: number, span: number, want: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const a = received[d]!;
+    const b = decided[d]!;
+    if (((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) === want) marks[i] = 1;
+  }
+}
+function scanReview(decided: Uint32Array, received: Uint32Array, lo: number, span: number, flip: number, from: number, to: number, out: Uint32Array): number {
+  let n = 0;
+  for (let d = from; d < to; d++) {
+    const a = received[d]!;
+    const b = decided[d]!;
+    out[n] = d;
+    n += ((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) ^ flip;
+  }
+  return n;
+}
+function markReview(decided: Uint32Array, received: Uint32Array, lo: number, span: number, flip: number, docs: Uint32Array, n: number, marks: Uint8Array): void {
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const a = received[d]!;
+    const b = decided[d]!;
+    marks[i]! |= ((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) ^ flip;
+  }
+}
+
 /** The test over the ids lo..hi-1 (those that fail, when `negate`), written to `out` ascending. */
-export function scanOf(t: Test, negate: boolean): Scan {
+export function scanOf(t: Test, negate: boolean, share = 0.5): Scan {
   const want = negate ? 0 : 1;
+  const flip = want ^ 1;
   switch (t.kind) {
     case 'set': {
       const { col, ok } = t;
-      const flip = want ^ 1;
-      if (col instanceof Uint8Array) return (lo, hi, out) => scanSet8(col, ok, flip, lo, hi, out);
-      if (col instanceof Uint16Array) return (lo, hi, out) => scanSet16(col, ok, flip, lo, hi, out);
+      if (col instanceof Uint8Array) return skewed(share) ? (lo, hi, out) => scanSet8Branch(col, ok, want, lo, hi, out) : (lo, hi, out) => scanSet8(col, ok, flip, lo, hi, out);
+      if (col instanceof Uint16Array) return skewed(share) ? (lo, hi, out) => scanSet16Branch(col, ok, want, lo, hi, out) : (lo, hi, out) => scanSet16(col, ok, flip, lo, hi, out);
       return (lo, hi, out) => scanSet32(col, ok, want, lo, hi, out);
     }
     case 'range': {
-      const { col, lo: from, hi: to } = t;
+      const { col, lo: from, hi: to, within } = t;
+      const scan = skewed(share) ? scanRangeBranch : scanRange;
+      const pass = skewed(share) ? want : flip;
+      if (negate || !within) return (lo, hi, out) => scan(col, from, to - from, pass, lo, hi, out);
+      // Only where a document can pass: the two id ranges of `within`, in order.
+      const [a, b, c, d] = within;
       return (lo, hi, out) => {
-        let n = 0;
-        for (let d = lo; d < hi; d++) {
-          const v = col[d]!;
-          if ((v !== 0 && v >= from && v <= to ? 1 : 0) === want) out[n++] = d;
-        }
-        return n;
+        const n = scan(col, from, to - from, pass, Math.max(lo, a), Math.min(hi, b), out);
+        const rest = out.subarray(n);
+        return n + scan(col, from, to - from, pass, Math.max(lo, c), Math.min(hi, d), rest);
       };
     }
     case 'review': {
       const { decided, received, lo: from, hi: to } = t;
-      return (lo, hi, out) => {
-        let n = 0;
-        for (let d = lo; d < hi; d++) {
-          const a = received[d]!;
-          const b = decided[d]!;
-          if ((a !== 0 && b !== 0 && b - a >= from && b - a <= to ? 1 : 0) === want) out[n++] = d;
-        }
-        return n;
-      };
+      if (skewed(share)) return (lo, hi, out) => scanReviewBranch(decided, received, from, to - from, want, lo, hi, out);
+      return (lo, hi, out) => scanReview(decided, received, from, to - from, flip, lo, hi, out);
     }
     case 'ids': {
       const { lo: from, hi: to } = t;
@@ -460,13 +565,14 @@ export function scanOf(t: Test, negate: boolean): Scan {
 function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
   if (q.field === 'device') return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
   const test = qualifierTest(index, q)!;
+  const share = shareOf(index, test);
   const condition: Condition = {
     cost: Infinity,
     list: null,
     points: (d) => (passes(test, d) ? 0 : -1),
-    mark: markOf(test, false),
-    scan: scanOf(test, false),
-    share: shareOf(index, test),
+    mark: markOf(test, false, share),
+    scan: scanOf(test, false, share),
+    share,
   };
   // Qualifiers with few documents per value also give candidates: the documents of the values that pass.
   const rowsOf = q.field === 'applicant' ? index.applicantDocs : q.field === 'code' || q.field === 'class' ? index.codeDocs : null;
@@ -490,6 +596,19 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
   } else if (test.kind === 'ids') {
     condition.cost = test.hi - test.lo;
     condition.list = () => idRange(test.lo, test.hi);
+  } else if (test.kind === 'set' && !(test.col instanceof Uint32Array) && share * 8 < 1) {
+    // A rare value of a small column (country:IN, panel:radiology) also gives candidates: its documents, from the
+    // column grouped by value (made once per column), instead of a scan of the column.
+    const rows = rowsByValue(test.col);
+    const parts: Uint32Array[] = [];
+    for (let v = 0; v + 1 < rows.offsets.length; v++) {
+      if (test.ok[v] === 1 && rows.offsets[v + 1]! > rows.offsets[v]!) parts.push(rows.values.subarray(rows.offsets[v]!, rows.offsets[v + 1]!));
+    }
+    if (parts.length <= 4) {
+      const total = parts.reduce((sum, p) => sum + p.length, 0);
+      condition.cost = parts.length <= 1 ? total : 2 * total;
+      condition.list = () => (parts.length === 1 ? parts[0]! : union(parts, index.docCount));
+    }
   }
   return condition;
 }

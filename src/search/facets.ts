@@ -1,6 +1,7 @@
 import { MAX_YEAR, NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import type { Facet } from '../contract/envelope.ts';
 import type { SearchIndex } from './model.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 
 export const FACET_SIZE = 10;
 
@@ -13,17 +14,66 @@ export type DocSet = Uint32Array | { lo: number; hi: number };
  * ids are assigned in value order, so "value ascending" is "id ascending" for all three.
  */
 export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
-  const { docCode, docYear, docApplicant } = index;
-  // Years are 0 (no decision date, dropped after) or 1900..9999, so they index an array without a branch.
-  const codes = new Uint32Array(index.codes.length);
-  const years = new Uint32Array(MAX_YEAR + 1);
-  const applicants = new Uint32Array(index.applicants.length);
+  const { docCode, docApplicant } = index;
+  let codes: Uint32Array;
+  let applicants: Uint32Array;
+  if (docs instanceof Uint32Array && docs.length * 2 > index.docCount) {
+    // Most documents match: the counts of every document, less those of the documents between the matches.
+    const all = countsOfEverything(index);
+    codes = all.codes.slice();
+    applicants = all.applicants.slice();
+    let next = 0;
+    for (let i = 0; i <= docs.length; i++) {
+      const until = i < docs.length ? docs[i]! : index.docCount;
+      for (let d = next; d < until; d++) {
+        const c = docCode[d]!;
+        if (c !== NO_CODE) codes[c]!--;
+        const a = docApplicant[d]!;
+        if (a !== NO_APPLICANT) applicants[a]!--;
+      }
+      next = until + 1;
+    }
+  } else {
+    codes = new Uint32Array(index.codes.length);
+    applicants = new Uint32Array(index.applicants.length);
+    countCodesAndApplicants(docCode, docApplicant, docs, codes, applicants);
+  }
+  return facetsOf(index, codes, applicants, yearCounts(index, docs));
+}
+
+/** The three facets of every document but `left` (distinct ids, in any order): every document's counts less theirs. */
+export function facetsWithout(index: SearchIndex, left: Uint32Array): Facet[] {
+  const { docCode, docApplicant, docYear } = index;
+  const all = countsOfEverything(index);
+  const codes = all.codes.slice();
+  const applicants = all.applicants.slice();
+  const years = yearCounts(index, { lo: 0, hi: index.docCount });
+  for (let i = 0; i < left.length; i++) {
+    const d = left[i]!;
+    const c = docCode[d]!;
+    if (c !== NO_CODE) codes[c]!--;
+    const a = docApplicant[d]!;
+    if (a !== NO_APPLICANT) applicants[a]!--;
+    years[docYear[d]!]!--;
+  }
+  years[0] = 0;
+  return facetsOf(index, codes, applicants, years);
+}
+
+function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array): Facet[] {
+  return [
+    { field: 'productCode', values: topCounts(codes, FACET_SIZE).map(([id, count]) => ({ value: index.codes[id]!, count })) },
+    { field: 'applicant', values: topCounts(applicants, FACET_SIZE).map(([id, count]) => ({ value: index.applicants[id]!, count })) },
+    { field: 'decisionYear', values: topCounts(years, FACET_SIZE).map(([year, count]) => ({ value: year, count })) },
+  ];
+}
+
+function countCodesAndApplicants(docCode: Uint16Array, docApplicant: Uint32Array, docs: DocSet, codes: Uint32Array, applicants: Uint32Array): void {
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       const c = docCode[d]!;
       if (c !== NO_CODE) codes[c]!++;
-      years[docYear[d]!]!++;
       const a = docApplicant[d]!;
       if (a !== NO_APPLICANT) applicants[a]!++;
     }
@@ -31,17 +81,57 @@ export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
     for (let d = docs.lo; d < docs.hi; d++) {
       const c = docCode[d]!;
       if (c !== NO_CODE) codes[c]!++;
-      years[docYear[d]!]!++;
       const a = docApplicant[d]!;
       if (a !== NO_APPLICANT) applicants[a]!++;
     }
   }
-  years[0] = 0;
-  return [
-    { field: 'productCode', values: topCounts(codes, FACET_SIZE).map(([id, count]) => ({ value: index.codes[id]!, count })) },
-    { field: 'applicant', values: topCounts(applicants, FACET_SIZE).map(([id, count]) => ({ value: index.applicants[id]!, count })) },
-    { field: 'decisionYear', values: topCounts(years, FACET_SIZE).map(([year, count]) => ({ value: year, count })) },
-  ];
+}
+
+const everything = new WeakMap<SearchIndex, { codes: Uint32Array; applicants: Uint32Array }>();
+
+/** Product code and applicant counts over every document: one pass, once per index. */
+function countsOfEverything(index: SearchIndex): { codes: Uint32Array; applicants: Uint32Array } {
+  let all = everything.get(index);
+  if (!all) {
+    all = { codes: new Uint32Array(index.codes.length), applicants: new Uint32Array(index.applicants.length) };
+    countCodesAndApplicants(index.docCode, index.docApplicant, { lo: 0, hi: index.docCount }, all.codes, all.applicants);
+    everything.set(index, all);
+  }
+  return all;
+}
+
+const yearRuns = new WeakMap<SearchIndex, Uint32Array>();
+
+/**
+ * Where each decision year's documents start and end: ids run in decision date order, so a year's documents are one
+ * range. Triples (year, lo, hi), made once per index.
+ */
+function runsOfYears(index: SearchIndex): Uint32Array {
+  let runs = yearRuns.get(index);
+  if (!runs) {
+    const { docYear, docCount } = index;
+    const out: number[] = [];
+    for (let d = 0; d < docCount; ) {
+      const y = docYear[d]!;
+      let e = d + 1;
+      while (e < docCount && docYear[e] === y) e++;
+      if (y !== 0) out.push(y, d, e);
+      d = e;
+    }
+    runs = Uint32Array.from(out);
+    yearRuns.set(index, runs);
+  }
+  return runs;
+}
+
+/** Matches per decision year (index: the year; no date is not counted), from the years' id ranges: no pass over the matches. */
+function yearCounts(index: SearchIndex, docs: DocSet): Uint32Array {
+  const years = new Uint32Array(MAX_YEAR + 1);
+  const runs = runsOfYears(index);
+  const before = (id: number): number =>
+    docs instanceof Uint32Array ? partitionPoint(0, docs.length, (i) => docs[i]! < id) : Math.min(Math.max(id, docs.lo), docs.hi) - docs.lo;
+  for (let r = 0; r < runs.length; r += 3) years[runs[r]!]! += before(runs[r + 2]!) - before(runs[r + 1]!);
+  return years;
 }
 
 /** The `k` ids with the highest non-zero counts, count descending then id ascending, as [id, count] pairs. */

@@ -33,7 +33,7 @@ const QUALIFIER: Record<Qualifier['field'], Need> = {
   expedited: ['docFlags'],
   summary: ['docFlags'],
   decided: ['docDecided'],
-  received: ['docReceived'],
+  received: ['docDecided', 'docReceived'],
   reviewdays: ['docDecided', 'docReceived'],
 };
 

@@ -1,4 +1,5 @@
 import type { Facet } from '../contract/envelope.ts';
+import { denseSearch } from './dense.ts';
 import { matchParsed } from './evaluate.ts';
 import { countFacetFields, type FacetOut, type FacetRequest } from './facet-fields.ts';
 import { countFacets, type DocSet } from './facets.ts';
@@ -106,6 +107,12 @@ function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchO
 }
 
 function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
+  const offset0 = (req.page - 1) * req.pageSize;
+  if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
+    const parsed = parseQuery(req.query);
+    const dense = parsed.plain ? null : denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize);
+    if (dense) return { total: dense.total, kNumbers: Array.from(dense.page, (d) => kNumberText(index.docKNumber[d]!)), facets: dense.facets };
+  }
   const matches = matchesOf(index, req);
   const offset = (req.page - 1) * req.pageSize;
   const set = asDocSet(matches);

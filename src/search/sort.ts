@@ -128,15 +128,46 @@ export function orderOf(index: SearchIndex, sort: KeyedSort): Uint32Array {
   return out;
 }
 
+/**
+ * Where the documents passing a receipt date or review time range are in that sort's order of every document
+ * (values descending, documents without one last): positions [above, within); those before are above the range,
+ * those after below it or without a value.
+ */
+export function rangeSpan(
+  index: SearchIndex,
+  test: { kind: 'range' | 'review'; lo: number; hi: number },
+): { order: Uint32Array; above: number; within: number } {
+  const order = orderOf(index, test.kind === 'range' ? 'receivedDate:desc' : 'reviewDays:desc');
+  const { docReceived, docDecided } = index;
+  // The value of document d, or null: NaN compares false, so one test covers "no value".
+  const value = (d: number): number => {
+    const r = docReceived[d]!;
+    if (r === 0) return Number.NaN;
+    if (test.kind === 'range') return r;
+    const decided = docDecided[d]!;
+    return decided === 0 ? Number.NaN : decided - r;
+  };
+  const above = partitionPoint(0, order.length, (i) => value(order[i]!) > test.hi);
+  const within = partitionPoint(above, order.length, (i) => value(order[i]!) >= test.lo);
+  return { order, above, within };
+}
+
 const bitmaps = new WeakMap<SearchIndex, Uint8Array>();
 
 /** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */
-export type Way = 'walk' | 'heap' | 'sort';
+export type Way = 'walk' | 'probe' | 'heap' | 'sort';
 
 function keyedPage(index: SearchIndex, members: Members, sort: KeyedSort, offset: number, limit: number): Uint32Array {
   const m = 'docs' in members ? members.docs.length : members.hi - members.lo;
   const k = Math.min(m, offset + limit);
-  // Walking the whole order visits about k * docCount / m documents; selecting reads each match once.
+  // Walking the whole order visits about k * docCount / m documents; selecting reads each match once. When that walk
+  // is short next to the list (dense matches, a small page), each document walked is looked up in the list by
+  // binary search, rather than marking every match in a bitmap first and clearing it after (two passes over them).
+  const steps = (k * index.docCount) / m;
+  if ('docs' in members && m >= 4096 && steps * 32 <= m) {
+    const page = pickPage(index, members, sort, offset, limit, 'probe', Math.ceil(m / 32));
+    if (page) return page;
+  }
   if (m >= 4096 && k * index.docCount <= 2 * m * m) {
     const page = pickPage(index, members, sort, offset, limit, 'walk', 4 * m);
     if (page) return page;
@@ -148,6 +179,7 @@ function keyedPage(index: SearchIndex, members: Members, sort: KeyedSort, offset
  * Positions [offset, offset + limit) of the members in a keyed sort, one way:
  * - `walk`: down the whole order of the index, keeping members, until the page is full; null if that took more
  *   than `budget` steps (members clustered late in the order);
+ * - `probe`: the same walk, each document looked up in the members by binary search (no bitmap made);
  * - `heap`: the offset + limit smallest keys in a bounded max-heap, then those sorted;
  * - `sort`: every member's key, sorted.
  */
@@ -159,7 +191,21 @@ export function pickPage(index: SearchIndex, members: Members, sort: KeyedSort, 
   const size = Math.min(limit, m - offset);
   const out = new Uint32Array(size);
   const k = offset + size;
-  if (way === 'walk') {
+  if (way === 'probe' && list) {
+    const order = orderOf(index, sort);
+    let seen = 0;
+    let at = 0;
+    for (let step = 0; step < order.length && seen < k; step++) {
+      if (step >= budget) return null;
+      const d = order[step]!;
+      if (contains(list, d)) {
+        if (seen >= offset) out[at++] = d;
+        seen++;
+      }
+    }
+    return seen < k ? null : out;
+  }
+  if (way === 'walk' || way === 'probe') {
     const order = orderOf(index, sort);
     let member: Uint8Array | null = null;
     if (list) {
@@ -223,6 +269,18 @@ export function pickPage(index: SearchIndex, members: Members, sort: KeyedSort, 
   keys.sort();
   for (let i = 0; i < size; i++) out[i] = keys[offset + i]! % ID_SPAN;
   return out;
+}
+
+/** Whether the ascending list holds d. */
+function contains(list: Uint32Array, d: number): boolean {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < list.length && list[lo] === d;
 }
 
 /**

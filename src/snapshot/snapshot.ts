@@ -280,8 +280,10 @@ export class Snapshot {
    * Each record of these K numbers, given in ascending order, handed to `take` with its position in `kNumbers`, as
    * JSON; a K number the snapshot lacks is an error. For exports: read past the byte cache (they read many records
    * once, and would push out what other requests keep there), into one buffer reused from read to read, so `bytes`
-   * are valid only during the call. Checked as `recordJson` checks: a shard not checked yet is read and checked whole
-   * once (and every record of it asked here is cut from those bytes), later records one by one against their digests.
+   * are valid only during the call. Each record is checked against its digest in the record table (the table is
+   * checked against the manifest): an export takes a few records of each of thousands of shards, and reading and
+   * hashing every one of those shards whole cost more than the export itself. Records of a shard the cache holds are
+   * cut from its checked bytes.
    */
   async eachRecordUncached(kNumbers: readonly string[], take: (i: number, bytes: Uint8Array) => void): Promise<void> {
     const scratch: Scratch = { bytes: new Uint8Array(0) };
@@ -292,36 +294,81 @@ export class Snapshot {
       let end = i + 1;
       while (end < kNumbers.length && (kNumbers[end] as string) <= shard.last) end++;
       const cached = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
-      let whole: Uint8Array | null = null;
-      if (!cached && !this.verified.has(shard.path)) {
-        // Checked whole once; its records are then found through the record table (checked against the manifest).
-        const entry = this.files.get(shard.path) as FileEntry;
-        whole = await this.readBytes(shard.path, 0, entry.bytes, scratch).catch(() => this.corrupt(shard.path, entry.sha256, UNREADABLE));
-        const actual = toHex(this.storage.sha256(whole));
-        if (whole.length !== entry.bytes || actual !== entry.sha256) this.corrupt(shard.path, entry.sha256, actual);
-        this.verified.add(shard.path);
+      if (!cached) {
+        const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
+        const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
+        const table = this.tableParts[part] ?? (await this.tablePart(part));
+        await this.eachCheckedRecord(shard.path, table, first, shard.count, kNumbers, i, end, take, scratch);
+        i = end;
+        continue;
       }
-      const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
-      const table = whole ? (this.tableParts[part] ?? (await this.tablePart(part))) : null;
-      const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
       for (; i < end; i++) {
         const k = kNumbers[i] as string;
-        let bytes: Uint8Array | null = null;
-        if (cached) {
-          const at = findLine(cached, k);
-          if (at >= 0) bytes = cached.bytes.subarray(cached.starts[at], cached.ends[at]);
-        } else if (whole && table) {
-          const entry = findEntry(table, first, shard.count, Number(k.slice(1)));
-          if (entry >= 0) {
-            const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
-            const from = view.getUint32(entry * RECORD_TABLE.entryBytes + 4, true);
-            bytes = whole.subarray(from, from + view.getUint32(entry * RECORD_TABLE.entryBytes + 8, true));
-          }
-        } else bytes = await this.readRecord(k, false, scratch);
-        if (bytes === null) throw new Error(`snapshot ${this.id} has no record ${k}`);
-        take(i, bytes);
+        const at = findLine(cached, k);
+        if (at < 0) throw new Error(`snapshot ${this.id} has no record ${k}`);
+        take(i, cached.bytes.subarray(cached.starts[at], cached.ends[at]));
       }
     }
+  }
+
+  /**
+   * The records kNumbers[from..to) of one shard, ascending, handed to `take`: records less than
+   * `RECORD_GAP` bytes apart are read together (one open and read of the file for most of an export's records of a
+   * shard, rather than one per record), and each is checked against its digest in the record table.
+   */
+  private async eachCheckedRecord(
+    path: string,
+    table: Uint8Array,
+    first: number,
+    count: number,
+    kNumbers: readonly string[],
+    from: number,
+    to: number,
+    take: (i: number, bytes: Uint8Array) => void,
+    scratch: Scratch,
+  ): Promise<void> {
+    const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
+    // Each record's table entry, then its offset and length in the shard (entries ascend by K number, offsets too).
+    const n = to - from;
+    const entries = new Uint32Array(n);
+    const offsets = new Uint32Array(n);
+    const lengths = new Uint32Array(n);
+    for (let j = 0; j < n; j++) {
+      const entry = findEntry(table, first, count, Number((kNumbers[from + j] as string).slice(1)));
+      if (entry < 0) throw new Error(`snapshot ${this.id} has no record ${kNumbers[from + j]}`);
+      entries[j] = entry;
+      offsets[j] = view.getUint32(entry * RECORD_TABLE.entryBytes + 4, true);
+      lengths[j] = view.getUint32(entry * RECORD_TABLE.entryBytes + 8, true);
+    }
+    for (let j = 0; j < n; ) {
+      const start = offsets[j] as number;
+      let stop = start + (lengths[j] as number);
+      let last = j + 1;
+      while (last < n && (offsets[last] as number) - stop < RECORD_GAP) {
+        stop = (offsets[last] as number) + (lengths[last] as number);
+        last++;
+      }
+      const bytes = await this.readBytes(path, start, stop - start, scratch).catch(() =>
+        this.corrupt(path, (this.files.get(path) as FileEntry).sha256, UNREADABLE),
+      );
+      for (; j < last; j++) {
+        const at = (offsets[j] as number) - start;
+        const record = bytes.subarray(at, at + (lengths[j] as number));
+        const digestAt = (entries[j] as number) * RECORD_TABLE.entryBytes + 12;
+        if (record.length !== lengths[j] || !bytesEqual(this.storage.sha256(record), 0, table, digestAt, RECORD_TABLE.digestBytes)) {
+          await this.changedSince(path);
+        }
+        take(from + j, record);
+      }
+    }
+  }
+
+  /** A checked file whose bytes no longer match: reported as the file it is now against the manifest. */
+  private async changedSince(path: string): Promise<never> {
+    this.verified.delete(path);
+    this.identities.delete(path);
+    const now = await this.storage.read(path).then((b) => toHex(this.storage.sha256(b)), () => UNREADABLE);
+    return this.corrupt(path, (this.files.get(path) as FileEntry).sha256, now);
   }
 
   /** A record, through the cache when `keep` (what it reads is kept), or past it, into `scratch` when given. */
@@ -366,11 +413,8 @@ export class Snapshot {
       this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, UNREADABLE),
     );
     if (!bytesEqual(this.storage.sha256(bytes), 0, table, at + 12, RECORD_TABLE.digestBytes)) {
-      // The file changed since it was checked whole: report it as the file it is now against the manifest.
-      this.verified.delete(shard.path);
-      this.identities.delete(shard.path);
-      const now = await this.storage.read(shard.path).then((b) => toHex(this.storage.sha256(b)), () => UNREADABLE);
-      this.corrupt(shard.path, (this.files.get(shard.path) as FileEntry).sha256, now);
+      // The file changed since it was checked whole.
+      await this.changedSince(shard.path);
     }
     if (keep) this.cache.set(`r${kNumber}`, bytes);
     return bytes;
@@ -504,6 +548,12 @@ export class Snapshot {
     return this.cache.weight;
   }
 }
+
+/**
+ * Records of one shard fewer bytes apart than this are read together for an export: reading the gap costs less than
+ * another open and read of the file (a record is a kilobyte or so, a shard a hundred kilobytes or so).
+ */
+const RECORD_GAP = 16 * 1024;
 
 /** Position of the table entry for the K number digits `digits` among `count` entries from `first`, or -1. */
 function findEntry(table: Uint8Array, first: number, count: number, digits: number): number {

@@ -105,7 +105,7 @@ describe('records read for an export', () => {
     const exporting = await openSnapshotDirectory(dir);
     const cached = await openSnapshotDirectory(dir);
     const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
-    // First every shard unchecked (read whole), then checked (read record by record), then a sparse selection.
+    // Every record, twice (nothing is kept between calls), then a sparse selection (records read apart).
     const uncached = async (ks: string[]) => {
       const got: string[] = [];
       await exporting.eachRecordUncached(ks, (i, bytes) => {
@@ -127,6 +127,26 @@ describe('records read for an export', () => {
     await cp(source, dir, { recursive: true, dereference: true });
     const snapshot = await openSnapshotDirectory(dir);
     const shard = snapshot.recordIndex.shards[0]!;
+    const file = await open(join(dir, shard.path), 'r+');
+    try {
+      const byte = Buffer.alloc(1);
+      await file.read(byte, 0, 1, 40);
+      byte[0] = byte[0]! ^ 1;
+      await file.write(byte, 0, 1, 40);
+    } finally {
+      await file.close();
+    }
+    await expect(snapshot.eachRecordUncached([shard.first], () => {})).rejects.toBeInstanceOf(CorruptFile);
+  });
+
+  it('refuse a record changed after an export read it', async () => {
+    const source = await buildFixtureSnapshot();
+    const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-export-')), 'snapshot');
+    await cp(source, dir, { recursive: true, dereference: true });
+    const snapshot = await openSnapshotDirectory(dir);
+    const shard = snapshot.recordIndex.shards[0]!;
+    // Each read checks the record against its digest, whatever was read before.
+    await snapshot.eachRecordUncached([shard.first], () => {});
     const file = await open(join(dir, shard.path), 'r+');
     try {
       const byte = Buffer.alloc(1);

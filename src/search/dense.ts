@@ -1,0 +1,144 @@
+import type { Facet } from '../contract/envelope.ts';
+import { partitionPoint } from '../utils/bisect.ts';
+import { rowsByValue } from './csr.ts';
+import { decidedIds, qualifierTest, type Test } from './evaluate.ts';
+import { facetsWithout } from './facets.ts';
+import type { ParsedQuery } from './grammar.ts';
+import { yearRange, type SearchIndex } from './model.ts';
+import { orderOf, rangeSpan, type Sort } from './sort.ts';
+
+/**
+ * Queries made only of filters that pass most documents (thirdparty:no -country:MY, thirdparty:no received:>=1990):
+ * listing their matches, often every document, costs a pass over the index per filter and more to count their
+ * facets. Here the documents that fail are listed instead, from where each filter's failures already are: a set
+ * filter's failing values hold their documents in one row each (the column grouped by value, made once per column),
+ * a receipt date or review time range fails at both ends of that sort's order of every document. The answer is then
+ * every document but those: the total by subtraction, the facets as every document's counts less the failures', and
+ * the page by walking the sort's order past the failures. Null when the query is not of that kind, or when its
+ * failures could be more than half the documents.
+ */
+export type DenseOutcome = { total: number; page: Uint32Array; facets: Facet[] };
+
+type Failing = { cost: number; each: (fail: (d: number) => void) => void };
+
+export function denseSearch(
+  index: SearchIndex,
+  parsed: ParsedQuery,
+  filters: { yearFrom: number | null; yearTo: number | null },
+  sort: Sort,
+  offset: number,
+  limit: number,
+): DenseOutcome | null {
+  const n = index.docCount;
+  if (n === 0) return null;
+  const ids = yearRange(index, filters.yearFrom, filters.yearTo);
+  const failing: Failing[] = [];
+  for (const clause of parsed.clauses) {
+    if (clause.length !== 1 || clause[0]!.kind !== 'field') return null;
+    const term = clause[0]!;
+    if (term.kind !== 'field') return null;
+    if (!term.negate && term.qualifier.field === 'decided') {
+      const r = decidedIds(index, term.qualifier.range);
+      ids.lo = Math.max(ids.lo, r.lo);
+      ids.hi = Math.min(ids.hi, r.hi);
+      continue;
+    }
+    const test = qualifierTest(index, term.qualifier);
+    const f = test && failures(index, test, term.negate);
+    if (!f || f.cost * 2 > n) return null;
+    failing.push(f);
+  }
+  if (ids.hi <= ids.lo) return null;
+  // Documents outside the id range fail too.
+  failing.push({
+    cost: n - (ids.hi - ids.lo),
+    each: (fail) => {
+      for (let d = 0; d < ids.lo; d++) fail(d);
+      for (let d = ids.hi; d < n; d++) fail(d);
+    },
+  });
+  let cost = 0;
+  for (const f of failing) cost += f.cost;
+  if (cost * 2 > n) return null;
+
+  const failed = new Uint8Array(n);
+  const list = new Uint32Array(cost);
+  let count = 0;
+  for (const f of failing) {
+    f.each((d) => {
+      if (failed[d] === 0) {
+        failed[d] = 1;
+        list[count++] = d;
+      }
+    });
+  }
+  const total = n - count;
+  return { total, page: pageOf(index, failed, total, sort, offset, limit), facets: facetsWithout(index, list.subarray(0, count)) };
+}
+
+/** Where the documents that fail a test are, or null when this test's failures cannot be listed that way. */
+function failures(index: SearchIndex, test: Test, negate: boolean): Failing | null {
+  if (test.kind === 'set') {
+    if (test.col instanceof Uint32Array) return null;
+    const rows = rowsByValue(test.col);
+    const { offsets, values } = rows;
+    const want = negate ? 0 : 1;
+    let cost = 0;
+    for (let v = 0; v + 1 < offsets.length; v++) if (test.ok[v] !== want) cost += offsets[v + 1]! - offsets[v]!;
+    return {
+      cost,
+      each: (fail) => {
+        for (let v = 0; v + 1 < offsets.length; v++) {
+          if (test.ok[v] !== want) for (let i = offsets[v]!, end = offsets[v + 1]!; i < end; i++) fail(values[i]!);
+        }
+      },
+    };
+  }
+  if (test.kind === 'range' || test.kind === 'review') {
+    const { order, above, within } = rangeSpan(index, test);
+    const spans: [number, number][] = negate ? [[above, within]] : [[0, above], [within, order.length]];
+    return {
+      cost: spans.reduce((s, [a, b]) => s + b - a, 0),
+      each: (fail) => {
+        for (const [a, b] of spans) for (let i = a; i < b; i++) fail(order[i]!);
+      },
+    };
+  }
+  return null;
+}
+
+/** Positions [offset, offset + limit) of the documents not failed, in the sort's order (docs/search.md, "Sorts"). */
+function pageOf(index: SearchIndex, failed: Uint8Array, total: number, sort: Sort, offset: number, limit: number): Uint32Array {
+  const size = Math.max(0, Math.min(limit, total - offset));
+  const out = new Uint32Array(size);
+  if (size === 0) return out;
+  const n = index.docCount;
+  let seen = 0;
+  let at = 0;
+  const visit = (d: number): boolean => {
+    if (failed[d] === 1) return false;
+    if (seen >= offset) out[at++] = d;
+    seen++;
+    return at === size;
+  };
+  switch (sort) {
+    case 'relevance':
+    case 'decisionDate:desc':
+      for (let d = 0; d < n; d++) if (visit(d)) break;
+      break;
+    case 'decisionDate:asc': {
+      // Dated documents from the oldest, then the undated ones reversed (K number ascending).
+      const decided = index.docDecided;
+      const dated = partitionPoint(0, n, (d) => decided[d]! !== 0);
+      let done = false;
+      for (let d = dated - 1; d >= 0 && !done; d--) done = visit(d);
+      for (let d = n - 1; d >= dated && !done; d--) done = visit(d);
+      break;
+    }
+    default: {
+      const order = orderOf(index, sort);
+      for (let i = 0; i < order.length; i++) if (visit(order[i]!)) break;
+    }
+  }
+  return out;
+}
