@@ -31,7 +31,11 @@ export function queryHandler(deps: QueryDeps) {
     try {
       const body = await readBody(req);
       // Checking and answering run in the request's turn of the event loop (turns.ts); compressing and sending do not.
-      answer = await deps.turns.run(req.socket, () => answerQuery(core, snapshot, body, req.headers['content-type'], note(res)));
+      // A connection closed while its request waited for its turn (the client left, or the pipelining bound refused
+      // it) gets no work done for it: nobody would read the answer.
+      answer = await deps.turns.run(req.socket, () =>
+        req.socket.destroyed ? Promise.reject(new ClientGone('the connection closed before its turn')) : answerQuery(core, snapshot, body, req.headers['content-type'], note(res)),
+      );
     } catch (err) {
       if (err instanceof ClientGone) return;
       answer = errorAnswer(deps, err, null, snapshot);

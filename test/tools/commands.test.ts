@@ -18,6 +18,8 @@ const COMMANDS = [
   ['bench/server-load.ts', 'server-load'],
   ['bench/search-latency.ts', 'search-latency'],
   ['bench/profile.ts', 'profile'],
+  ['bench/ab.ts', 'ab'],
+  ['bench/pipelining-ab.ts', 'pipelining-ab'],
   ['test/browser/measure.ts', 'measure'],
 ] as const;
 
