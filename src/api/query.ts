@@ -132,26 +132,15 @@ function assemble(operation: OperationName, parts: AnswerParts, sourceStateJson:
   const { data, tail } = parts;
   // sourceState is ASCII-safe JSON text at most a few hundred bytes: encodeInto writes it in place.
   const stateMax = sourceStateJson.length * 3;
+  const size = head.length + data.length + SOURCE_STATE.length + stateMax + tail.length;
+  // Written around `data` in its own buffer when it has room for the rest (a catalog page of up to hundreds of KB is
+  // then not copied again), else into a new one.
   const spare = parts.spare;
-  if (spare && spare.before >= head.length && spare.after >= SOURCE_STATE.length + stateMax + tail.length) {
-    // Written around `data` in its own buffer: a catalog page (up to hundreds of KB) is not copied again.
-    const start = data.byteOffset - head.length;
-    const whole = new Uint8Array(data.buffer, start, head.length + data.length + SOURCE_STATE.length + stateMax + tail.length);
-    whole.set(head, 0);
-    let at = head.length + data.length;
-    whole.set(SOURCE_STATE, at);
-    at += SOURCE_STATE.length;
-    at += encoder.encodeInto(sourceStateJson, whole.subarray(at)).written;
-    whole.set(tail, at);
-    at += tail.length;
-    return whole.subarray(0, at);
-  }
-  const out = new Uint8Array(head.length + data.length + SOURCE_STATE.length + stateMax + tail.length);
-  let at = 0;
-  out.set(head, at);
-  at += head.length;
-  out.set(data, at);
-  at += data.length;
+  const inPlace = spare !== undefined && spare.before >= head.length && spare.after >= size - head.length - data.length;
+  const out = inPlace ? new Uint8Array(data.buffer, data.byteOffset - head.length, size) : new Uint8Array(size);
+  out.set(head, 0);
+  if (!inPlace) out.set(data, head.length);
+  let at = head.length + data.length;
   out.set(SOURCE_STATE, at);
   at += SOURCE_STATE.length;
   at += encoder.encodeInto(sourceStateJson, out.subarray(at)).written;
