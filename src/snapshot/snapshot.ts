@@ -70,9 +70,14 @@ export class CorruptFile extends Error {
 type Cached = ShardLines | Uint8Array;
 /** A buffer lent to a run of reads (an export's), reused from one read to the next. */
 type Scratch = { bytes: Uint8Array };
-/** Lent buffers: at least this large, and at most this many kept between requests (about 1 MiB at 1M records). */
+/** Read buffers (lent or an export's scratch): at least this large; lent ones kept between requests: at most this many. */
 const LEND_MIN_BYTES = 64 * 1024;
 const LEND_KEEP = 8;
+
+/** Grows a scratch buffer (to twice its size at least) when it is shorter than `length`. */
+function ensureRoom(scratch: Scratch, length: number): void {
+  if (scratch.bytes.length < length) scratch.bytes = new Uint8Array(Math.max(length, 2 * scratch.bytes.length, LEND_MIN_BYTES));
+}
 const weightOf = (value: Cached): number => ('bytes' in value ? value.bytes.length + value.starts.length * 8 : value.length) + 64;
 
 const utf8 = new TextDecoder();
@@ -448,10 +453,15 @@ export class Snapshot {
     return bytes === null ? null : (JSON.parse(utf8.decode(bytes)) as ProductCodeEntry);
   }
 
-  /** The i-th shard of a kind, checked whole against the manifest, with where each entry's line is. */
-  async shardLines(kind: 'clearance' | 'product-code', position: number): Promise<ShardLines> {
+  private shardAt(kind: 'clearance' | 'product-code', position: number): ShardIndex['shards'][number] {
     const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
     if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
+    return shard;
+  }
+
+  /** The i-th shard of a kind, checked whole against the manifest, with where each entry's line is. */
+  async shardLines(kind: 'clearance' | 'product-code', position: number): Promise<ShardLines> {
+    const shard = this.shardAt(kind, position);
     const key = `s${shard.path}`;
     const cached = this.cache.get(key);
     if (cached) return cached as ShardLines;
@@ -467,8 +477,7 @@ export class Snapshot {
    * a new buffer for each read (36-92 KB) was most of what the garbage collector and the allocator had to do.
    */
   async lendShardLines(kind: 'clearance' | 'product-code', position: number): Promise<{ lines: ShardLines; release: () => void }> {
-    const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
-    if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
+    const shard = this.shardAt(kind, position);
     const cached = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
     if (cached) return { lines: cached, release: () => {} };
     const size = (this.files.get(shard.path) as FileEntry).bytes;
@@ -490,8 +499,7 @@ export class Snapshot {
 
   /** The i-th shard of a kind, read now (into `scratch` when given) and checked whole against the manifest, not kept in the cache. */
   private async readShardLines(kind: 'clearance' | 'product-code', position: number, scratch?: Scratch): Promise<ShardLines> {
-    const shard = (kind === 'clearance' ? this.recordIndex : this.productCodeIndex).shards[position];
-    if (!shard) throw new Error(`snapshot ${this.id} has no ${kind} shard ${position}`);
+    const shard = this.shardAt(kind, position);
     const entry = this.files.get(shard.path) as FileEntry;
     const { bytes, identity } = await this.readShard(shard.path, entry, scratch);
     // A shard read again (it left the cache) is hashed again unless the storage can tell it is the very file whose
@@ -513,7 +521,7 @@ export class Snapshot {
   /** A whole shard (into `scratch`, grown when short, when given) and its identity when the storage can tell one. */
   private async readShard(path: string, entry: FileEntry, scratch?: Scratch): Promise<{ bytes: Uint8Array; identity: string | null }> {
     try {
-      if (scratch && scratch.bytes.length < entry.bytes) scratch.bytes = new Uint8Array(Math.max(entry.bytes, 2 * scratch.bytes.length, LEND_MIN_BYTES));
+      if (scratch) ensureRoom(scratch, entry.bytes);
       if (this.storage.readIdentified) return await this.storage.readIdentified(path, 0, entry.bytes, scratch?.bytes);
       return { bytes: await this.readBytes(path, 0, entry.bytes, scratch), identity: null };
     } catch {
@@ -525,7 +533,7 @@ export class Snapshot {
   /** `length` bytes of a file from `offset`: into `scratch` (grown when short) when the storage can, else a new buffer. */
   private async readBytes(path: string, offset: number, length: number, scratch?: Scratch): Promise<Uint8Array> {
     if (!scratch || !this.storage.readInto) return this.storage.readRange(path, offset, length);
-    if (scratch.bytes.length < length) scratch.bytes = new Uint8Array(Math.max(length, 2 * scratch.bytes.length, 64 * 1024));
+    ensureRoom(scratch, length);
     const got = await this.storage.readInto(path, offset, scratch.bytes.subarray(0, length));
     return scratch.bytes.subarray(0, got);
   }
