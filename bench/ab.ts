@@ -9,15 +9,14 @@
  *
  * A script, not a test: it prints figures and asserts nothing.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { findGenerator, runLoad } from './lib/load.ts';
 import { lookupTargets } from './lib/lookups.ts';
-import { BENCH_CURSOR_SECRET } from './lib/server.ts';
-import { freePort, memoryOf, startNode, stop, waitForHttp } from './lib/procs.ts';
+import { startServer } from './lib/server.ts';
+import { memoryOf } from './lib/procs.ts';
 import { median } from './lib/stats.ts';
 
 const USAGE = `Usage: npx tsx bench/ab.ts --a DIR --b DIR --snapshot DIR [options]
@@ -48,21 +47,10 @@ if (!values.a || !values.b || !values.snapshot) {
 const envOf = (list: string) => Object.fromEntries(list.split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-ab-'));
 
-async function start(root: string, env: Record<string, string>) {
-  execFileSync(process.execPath, [join(root, 'build/server-bundle.mjs')], { cwd: root });
-  const port = await freePort();
-  const child = startNode(join(root, 'dist/server/main.mjs'), [], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SNAPSHOT_PATH: resolve(values.snapshot!), SYNC_STATE_PATH: join(tmp, 'none.json'), CURSOR_SECRET: BENCH_CURSOR_SECRET, NODE_ENV: 'production', ...env },
-    stdio: 'ignore',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/healthz`, 200, 120_000);
-  return { url, child };
-}
 
 const { generator } = await findGenerator('auto', process.cwd());
-const a = await start(resolve(values.a), envOf(values['env-a']));
-const b = await start(resolve(values.b), envOf(values['env-b']));
+const a = await startServer(resolve(values.a), resolve(values.snapshot), await mkdtemp(join(tmp, 'a-')), envOf(values['env-a']));
+const b = await startServer(resolve(values.b), resolve(values.snapshot), await mkdtemp(join(tmp, 'b-')), envOf(values['env-b']));
 const wanted = values.operations.split(',');
 const targets = (await lookupTargets(resolve(values.snapshot), 2000)).filter((t) => wanted.includes(t.name.replace(', hot', '-hot')));
 const options = { connections: Number(values.connections), seconds: Number(values.seconds), tmp, tag: 'ab' };
@@ -84,10 +72,10 @@ try {
     }
     const mib = (pid: number) => `${((memoryOf(pid)?.peak ?? 0) / 1048576).toFixed(0)} MiB peak`;
     console.log(
-      `${t.name.padEnd(16)} A ${median(ra).toFixed(0).padStart(6)} req/s p99 ${median(pa).toFixed(1)} ms | B ${median(rb).toFixed(0).padStart(6)} req/s p99 ${median(pb).toFixed(1)} ms | B/A ${(median(rb) / median(ra)).toFixed(2)} | ${mib(a.child.pid!)} / ${mib(b.child.pid!)}`,
+      `${t.name.padEnd(16)} A ${median(ra).toFixed(0).padStart(6)} req/s p99 ${median(pa).toFixed(1)} ms | B ${median(rb).toFixed(0).padStart(6)} req/s p99 ${median(pb).toFixed(1)} ms | B/A ${(median(rb) / median(ra)).toFixed(2)} | ${mib(a.pid)} / ${mib(b.pid)}`,
     );
   }
 } finally {
-  await stop(a.child);
-  await stop(b.child);
+  await a.stop();
+  await b.stop();
 }

@@ -8,7 +8,6 @@
  *
  * A script, not a test: it prints figures and asserts nothing.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,8 +16,8 @@ import { findGenerator, runLoad, type LoadRequest } from './lib/load.ts';
 import { lookupTargets } from './lib/lookups.ts';
 import { pipeliningAttack } from './lib/pipelining.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
-import { BENCH_CURSOR_SECRET } from './lib/server.ts';
-import { freePort, memoryOf, startNode, stop, waitForHttp } from './lib/procs.ts';
+import { startServer } from './lib/server.ts';
+import { memoryOf } from './lib/procs.ts';
 
 const USAGE = `Usage: npx tsx bench/pipelining-ab.ts --snapshot DIR --checkouts DIR,DIR [options]
 
@@ -50,22 +49,17 @@ const search: LoadRequest[] = makeQueries(records, 400, 510).map((q) => ({
   body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: q.input }),
 }));
 const roots = values.checkouts.split(',').map((p) => resolve(p));
-for (const root of roots) execFileSync(process.execPath, [join(root, 'build/server-bundle.mjs')], { cwd: root });
 const mib = (b: number) => `${(b / 1048576).toFixed(0)} MiB`;
 for (let round = 0; round < Number(values.rounds); round++) {
   for (const root of round % 2 === 0 ? roots : [...roots].reverse()) {
-    const port = await freePort();
-    const env = { ...process.env, HOST: '127.0.0.1', PORT: String(port), SNAPSHOT_PATH: snapshot, SYNC_STATE_PATH: join(tmp, 'none.json'), CURSOR_SECRET: BENCH_CURSOR_SECRET };
-    const child = startNode(join(root, 'dist/server/main.mjs'), [], { env, stdio: 'ignore' });
-    const url = `http://127.0.0.1:${port}`;
+    const server = await startServer(root, snapshot, await mkdtemp(join(tmp, 'server-')));
     try {
-      await waitForHttp(`${url}/healthz`, 200, 60_000);
-      for (const t of [...targets.map((x) => x.ours), search]) await runLoad(generator, url, t, { connections: 50, seconds: Number(values.seconds), tmp, tag: 'load' });
-      const afterLoad = memoryOf(child.pid!)?.rss ?? Number.NaN;
-      const f = await pipeliningAttack(url, child.pid!, { seconds: 8 });
+      for (const t of [...targets.map((x) => x.ours), search]) await runLoad(generator, server.url, t, { connections: 50, seconds: Number(values.seconds), tmp, tag: 'load' });
+      const afterLoad = memoryOf(server.pid)?.rss ?? Number.NaN;
+      const f = await pipeliningAttack(server.url, server.pid, { seconds: 8 });
       console.log(`${root}: RSS after the load ${mib(afterLoad)}, peak during the attack ${mib(f.peakRssBytes)}; slowest meta ${f.metaMaxMs.toFixed(0)} ms (${f.metaAnswers} answered, ${f.metaFailures} failed)`);
     } finally {
-      await stop(child);
+      await server.stop();
     }
   }
 }

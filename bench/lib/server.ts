@@ -11,12 +11,16 @@ export type RunningServer = { url: string; pid: number; stop: () => Promise<void
 
 export const BENCH_CURSOR_SECRET = 'device-510k benchmark cursor secret';
 
-/** The server bundle `npm start` makes and runs (build/server-bundle.mjs), made once per bench run. */
-let bundled: Promise<string> | null = null;
+/** The server bundle `npm start` makes and runs (build/server-bundle.mjs), made once per checkout and run. */
+const bundles = new Map<string, Promise<string>>();
 function serverBundle(root: string): Promise<string> {
-  bundled ??= new Promise((resolve, reject) => {
-    execFile(process.execPath, [join(root, 'build/server-bundle.mjs')], { cwd: root }, (err) => (err ? reject(err) : resolve(join(root, 'dist/server/main.mjs'))));
-  });
+  let bundled = bundles.get(root);
+  if (!bundled) {
+    bundled = new Promise((resolve, reject) => {
+      execFile(process.execPath, [join(root, 'build/server-bundle.mjs')], { cwd: root }, (err) => (err ? reject(err) : resolve(join(root, 'dist/server/main.mjs'))));
+    });
+    bundles.set(root, bundled);
+  }
   return bundled;
 }
 
