@@ -1,5 +1,3 @@
-import { cp, mkdtemp, open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +5,7 @@ import { toClearanceRecord } from '../../src/contract/index.ts';
 import { ByteSink, csvRowOf, writeCsvRow } from '../../src/operations/csv.ts';
 import { csvCell } from '../../src/operations/export.ts';
 import { CorruptFile, openSnapshotDirectory } from '../../src/snapshot/index.ts';
+import { flipByte, snapshotCopy } from '../helpers/damage.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords } from '../server/helpers.ts';
 
@@ -122,40 +121,20 @@ describe('records read for an export', () => {
   });
 
   it('refuse a shard that does not match its sha256', async () => {
-    const source = await buildFixtureSnapshot();
-    const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-export-')), 'snapshot');
-    await cp(source, dir, { recursive: true, dereference: true });
+    const dir = await snapshotCopy(await buildFixtureSnapshot(), 'device-510k-export-');
     const snapshot = await openSnapshotDirectory(dir);
     const shard = snapshot.recordIndex.shards[0]!;
-    const file = await open(join(dir, shard.path), 'r+');
-    try {
-      const byte = Buffer.alloc(1);
-      await file.read(byte, 0, 1, 40);
-      byte[0] = byte[0]! ^ 1;
-      await file.write(byte, 0, 1, 40);
-    } finally {
-      await file.close();
-    }
+    await flipByte(join(dir, shard.path), 40);
     await expect(snapshot.eachRecordUncached([shard.first], () => {})).rejects.toBeInstanceOf(CorruptFile);
   });
 
   it('refuse a record changed after an export read it', async () => {
-    const source = await buildFixtureSnapshot();
-    const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-export-')), 'snapshot');
-    await cp(source, dir, { recursive: true, dereference: true });
+    const dir = await snapshotCopy(await buildFixtureSnapshot(), 'device-510k-export-');
     const snapshot = await openSnapshotDirectory(dir);
     const shard = snapshot.recordIndex.shards[0]!;
     // Each read checks the record against its digest, whatever was read before.
     await snapshot.eachRecordUncached([shard.first], () => {});
-    const file = await open(join(dir, shard.path), 'r+');
-    try {
-      const byte = Buffer.alloc(1);
-      await file.read(byte, 0, 1, 40);
-      byte[0] = byte[0]! ^ 1;
-      await file.write(byte, 0, 1, 40);
-    } finally {
-      await file.close();
-    }
+    await flipByte(join(dir, shard.path), 40);
     await expect(snapshot.eachRecordUncached([shard.first], () => {})).rejects.toBeInstanceOf(CorruptFile);
   });
 });

@@ -1,11 +1,11 @@
 import { connect } from 'node:net';
-import { cp, mkdtemp, open, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, RECORD_TABLE, ResponseSchemas, ShardIndex, recordTablePartPath, type OperationName } from '../../src/contract/index.ts';
 import { JsonBytes, type Operation } from '../../src/operations/index.ts';
 import { openSnapshotDirectory } from '../../src/snapshot/index.ts';
+import { flipByte, snapshotCopy } from '../helpers/damage.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectError, startServer, type Answer, type Running } from './helpers.ts';
 
@@ -90,23 +90,9 @@ describe('answers cut from bytes are the schema-parsed answers, byte for byte', 
 
 /** A copy of the fixture snapshot in which `damage` may change files. */
 async function damagedCopy(damage: (dir: string) => Promise<void>): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-bytes-')), 'snap');
-  await cp(snapshotPath, dir, { recursive: true, dereference: true });
+  const dir = await snapshotCopy(snapshotPath, 'device-510k-bytes-');
   await damage(dir);
   return dir;
-}
-
-/** Overwrites one byte of a file in place (same size, so only a digest can tell). */
-async function flipByte(path: string, at: number): Promise<void> {
-  const file = await open(path, 'r+');
-  try {
-    const one = Buffer.alloc(1);
-    await file.read(one, 0, 1, at);
-    one[0] = one[0] === 0x61 ? 0x62 : 0x61;
-    await file.write(one, 0, 1, at);
-  } finally {
-    await file.close();
-  }
 }
 
 /** A shard of at least three records, its second record (the victim), its first, and a byte in the victim's line. */
