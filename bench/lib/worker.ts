@@ -19,7 +19,7 @@ import { BENCH_CURSOR_SECRET, startServer, type RunningServer } from './server.t
  * the page in the Worker's static assets (the ASSETS binding; wrangler.toml's `[assets]`), copied once before the
  * start so that the start is timed apart from the copy. Memory is the workerd process's resident set (Miniflare's
  * entry Worker and the assets server included) and, through workerd's V8 inspector, our isolate's own: its V8 heap
- * and its ArrayBuffers (Runtime.getHeapUsage, after a collection), what the platform's 128 MB an isolate bounds.
+ * and its ArrayBuffers (Runtime.getHeapUsage, after a full collection), what the platform's 128 MB an isolate bounds.
  */
 /** The isolate's V8 heap (used, of total) and its ArrayBuffers' backing stores, from Runtime.getHeapUsage. */
 export type IsolateMemory = { usedBytes: number; totalBytes: number; arrayBufferBytes: number };
@@ -103,7 +103,7 @@ async function workerdPid(): Promise<number> {
   throw new Error('no workerd child process');
 }
 
-type Cdp = { send: (method: string, params?: object) => Promise<unknown>; close: () => void };
+type Cdp = { send: (method: string, params?: object, timeoutMs?: number) => Promise<unknown>; close: () => void };
 
 /** A Chrome DevTools Protocol session with the isolate of our Worker, through workerd's inspector. */
 async function inspect(port: number): Promise<Cdp> {
@@ -128,19 +128,19 @@ async function inspect(port: number): Promise<Cdp> {
     else w.resolve(message.result);
   });
   return {
-    send: (method, params = {}) =>
+    send: (method, params = {}, timeoutMs = 10_000) =>
       new Promise((resolve, reject) => {
         const id = next++;
         waiting.set(id, { resolve, reject });
         socket.send(JSON.stringify({ id, method, params }));
-        setTimeout(() => waiting.has(id) && (waiting.delete(id), reject(new Error(`${method}: no answer from the inspector`))), 10_000);
+        setTimeout(() => waiting.has(id) && (waiting.delete(id), reject(new Error(`${method}: no answer from the inspector`))), timeoutMs);
       }),
     close: () => socket.close(),
   };
 }
 
 /**
- * The isolate's memory, after a collection if the inspector offers one: V8's heap (used, of total) and the backing
+ * The isolate's memory, after a full collection (forced by a heap snapshot): V8's heap (used, of total) and the backing
  * stores of its ArrayBuffers (the snapshot's bytes and the search index live there, outside the heap). Null, with the
  * reason logged, when it cannot be read.
  */
@@ -148,10 +148,14 @@ async function heapOf(port: number, log: (line: string) => void): Promise<Isolat
   let cdp: Cdp | null = null;
   try {
     cdp = await inspect(port);
-    // Twice, a moment apart: ArrayBuffers whose wrappers the first collection freed are released after it.
-    await cdp.send('HeapProfiler.collectGarbage').catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 500));
-    await cdp.send('HeapProfiler.collectGarbage').catch(() => undefined);
+    // workerd's inspector never answers HeapProfiler.collectGarbage (V8 posts the collection as a task the isolate
+    // does not run), so that figure held garbage; a heap snapshot collects garbage first, in place. Its chunks are
+    // events, not kept. Twice, a moment apart: ArrayBuffers whose wrappers the first collection freed are released
+    // after it.
+    for (let i = 0; i < 2; i++) {
+      await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, 120_000);
+      await new Promise((r) => setTimeout(r, 500));
+    }
     const usage = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number; totalSize: number; backingStorageSize?: number };
     return { usedBytes: usage.usedSize, totalBytes: usage.totalSize, arrayBufferBytes: usage.backingStorageSize ?? Number.NaN };
   } catch (err) {
