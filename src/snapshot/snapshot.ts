@@ -26,6 +26,13 @@ export type SnapshotOptions = {
    * and search; record shards are read for a request and not kept); the least recently used go first.
    */
   cacheBytes?: number;
+  /**
+   * Bytes of the record table kept in memory, in whole parts (a part covers 1,024 shards: about 2.7 MB at 1,000,000
+   * records, 28 bytes a record); the least recently used go first and are read and checked again when needed.
+   * Unbounded by default: a server holds the whole table (28 MB at 1,000,000 records). A Worker, with 128 MB an
+   * isolate, bounds it.
+   */
+  tableCacheBytes?: number;
   /** Told once per file and snapshot when a file's bytes do not match the manifest's sha256. */
   onCorrupt?: (report: CorruptFileReport) => void;
 };
@@ -108,7 +115,9 @@ export class Snapshot {
   private readonly files: ReadonlyMap<string, FileEntry>;
   /** Records before each record shard, so shard i's entries in the record table start at recordsBefore[i]. */
   private readonly recordsBefore: Uint32Array;
-  private readonly tableParts: (Uint8Array | undefined)[] = [];
+  /** Parts of the record table read and checked, least recently used first. */
+  private readonly tableParts: LruCache<number, Uint8Array>;
+  /** Parts being read now, so that concurrent requests for one part read it once. */
   private readonly tableLoads = new Map<number, Promise<Uint8Array>>();
   private readonly cache: LruCache<string, Cached>;
   /** Record shards whose bytes have matched their sha256 once, so that single records may be read from them. */
@@ -149,6 +158,8 @@ export class Snapshot {
       this.recordsBefore[i + 1] = (this.recordsBefore[i] as number) + s.count;
     });
     this.cache = new LruCache(Math.max(1, Math.floor(init.options.cacheBytes ?? DEFAULT_CACHE_BYTES)), weightOf);
+    const tableBytes = init.options.tableCacheBytes ?? Number.MAX_SAFE_INTEGER;
+    this.tableParts = new LruCache(Math.max(1, Math.floor(Math.min(tableBytes, Number.MAX_SAFE_INTEGER))), (part) => part.byteLength);
     this.onCorrupt = init.options.onCorrupt;
   }
 
@@ -232,15 +243,17 @@ export class Snapshot {
 
   /**
    * The bytes of one of the snapshot's files (a path the manifest lists, or the manifest itself), read now and
-   * checked against the manifest's sha256; throws CorruptFile when they do not match or cannot be read.
+   * checked against the manifest's sha256; throws CorruptFile when they do not match or cannot be read. `large`:
+   * megabytes, checked with the storage's asynchronous hash where it has one.
    */
-  async readFile(rel: string): Promise<Uint8Array> {
+  async readFile(rel: string, large = false): Promise<Uint8Array> {
     const safe = safeRelPath(rel);
     if (safe === LAYOUT.manifest) return this.manifestBytes;
     const entry = safe === null ? undefined : this.files.get(safe);
     if (safe === null || !entry) throw new Error(`${rel} is not a file of snapshot ${this.id}`);
     const bytes = await this.storage.read(safe).catch(() => this.corrupt(safe, entry.sha256, UNREADABLE));
-    const actual = toHex(this.storage.sha256(bytes));
+    const digest = large && this.storage.sha256Async ? await this.storage.sha256Async(bytes) : this.storage.sha256(bytes);
+    const actual = toHex(digest);
     if (actual !== entry.sha256 || bytes.length !== entry.bytes) return this.corrupt(safe, entry.sha256, actual);
     return bytes;
   }
@@ -302,7 +315,7 @@ export class Snapshot {
       if (!cached) {
         const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
         const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
-        const table = this.tableParts[part] ?? (await this.tablePart(part));
+        const table = this.tableParts.get(part) ?? (await this.tablePart(part));
         await this.eachCheckedRecord(shard.path, table, first, shard.count, kNumbers, i, end, take, scratch);
         i = end;
         continue;
@@ -408,7 +421,7 @@ export class Snapshot {
       }
     }
     const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
-    const table = this.tableParts[part] ?? (await this.tablePart(part));
+    const table = this.tableParts.get(part) ?? (await this.tablePart(part));
     const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
     const entry = findEntry(table, first, shard.count, Number(kNumber.slice(1)));
     if (entry < 0) return null;
@@ -538,17 +551,27 @@ export class Snapshot {
     return scratch.bytes.subarray(0, got);
   }
 
-  /** The part of the record table that covers shard positions [part * shardsPerPart, …), checked once and kept. */
+  /**
+   * The part of the record table that covers shard positions [part * shardsPerPart, …), read and checked, and kept
+   * while `tableCacheBytes` allows. Checked with the storage's asynchronous hash where it has one (Web Crypto in a
+   * Worker: a part is megabytes, and the read is awaited anyway).
+   */
   private tablePart(part: number): Promise<Uint8Array> {
     const loading = this.tableLoads.get(part);
     if (loading) return loading;
-    const load = this.readFile(recordTablePartPath(part)).then((bytes) => {
-      this.tableParts[part] = bytes;
+    const load = this.readFile(recordTablePartPath(part), true).then((bytes) => {
+      this.tableParts.set(part, bytes);
       return bytes;
     });
     this.tableLoads.set(part, load);
-    load.catch(() => this.tableLoads.delete(part));
+    const done = () => this.tableLoads.delete(part);
+    load.then(done, done);
     return load;
+  }
+
+  /** Bytes of the record table held now (for measurements and tests). */
+  get tableBytes(): number {
+    return this.tableParts.weight;
   }
 
   /** Bytes the cache holds now (for measurements and tests). */
