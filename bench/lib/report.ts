@@ -97,7 +97,7 @@ function kindTable(sizes: SizeResults[]): string | null {
 }
 
 /** Issue 12's figures: the engine on qualifier and sorted queries (ours and SQLite's), and the export. */
-function extensionsTable(sizes: SizeResults[]): string | null {
+export function extensionsTable(sizes: SizeResults[]): string | null {
   const measured = sizes.filter((s) => s.extensions);
   if (measured.length === 0) return null;
   const group = (f: { byGroup?: Record<string, { p50Ms: number; p99Ms: number }> } | null | undefined, g: string) => {
@@ -127,7 +127,7 @@ function extensionsTable(sizes: SizeResults[]): string | null {
 }
 
 /** Issue 12's targets, at the largest size measured. */
-function extensionVerdicts(r: Results): string[] {
+export function extensionVerdicts(r: Results): string[] {
   const s = [...r.sizes].reverse().find((x) => x.extensions);
   if (!s) return [];
   const out: string[] = [];

@@ -1,0 +1,65 @@
+/**
+ * The search-extensions section of `npm run bench` on its own, over one built snapshot: the engine's p50 and p99 on
+ * qualifier and sorted queries against SQLite FTS5 on the same queries (answers compared), and the export's
+ * throughput and memory growth as NDJSON and CSV. The same code as the bench's section (bench/lib/extensions.ts),
+ * with the bench's query count and rounds by default; the snapshot is only read, SQLite's database is kept in the
+ * work directory as the bench keeps it.
+ *
+ *   npx tsx bench/extensions-probe.ts --snapshot DIR [--queries 200] [--rounds 3] [--work-dir DIR] [--out FILE]
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { LAYOUT, Manifest } from '../src/contract/index.ts';
+import { measureExtensions } from './lib/extensions.ts';
+import { killAll } from './lib/procs.ts';
+import { sampleRecords } from './lib/queries.ts';
+import { extensionsTable, extensionVerdicts } from './lib/report.ts';
+import type { Results, SizeResults } from './lib/results.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    snapshot: { type: 'string', default: 'snapshot' },
+    queries: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '3' },
+    'work-dir': { type: 'string', default: join(tmpdir(), 'device-510k-bench') },
+    out: { type: 'string' },
+  },
+});
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+const started = Date.now();
+const log = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+const dir = await realpath(values.snapshot);
+const manifest = Manifest.parse(JSON.parse(await readFile(join(dir, LAYOUT.manifest), 'utf8')));
+const label = manifest.counts.records.toLocaleString('en-US');
+const tmp = await mkdtemp(join(tmpdir(), 'device-510k-extensions-'));
+const loadAtStart = loadavg();
+try {
+  const extensions = await measureExtensions({
+    root: ROOT,
+    snapshotPath: dir,
+    snapshotDir: dir,
+    snapshotId: manifest.snapshotId,
+    workDir: resolve(values['work-dir']),
+    tmp,
+    records: await sampleRecords(dir, 200),
+    queries: Number(values.queries),
+    rounds: Number(values.rounds),
+    log: (line) => log(`${label}: ${line}`),
+  });
+  const size = { label, records: manifest.counts.records, extensions } as SizeResults;
+  const results = { sizes: [size] } as Results;
+  console.log(`Load average ${loadAtStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end.\n`);
+  console.log(extensionsTable([size]));
+  for (const v of extensionVerdicts(results)) console.log(`- ${v}`);
+  if (values.out) await writeFile(values.out, `${JSON.stringify({ startedAt: new Date(started).toISOString(), loadAtStart, loadAtEnd: loadavg(), size }, null, 2)}\n`);
+} finally {
+  await rm(tmp, { recursive: true, force: true });
+}
