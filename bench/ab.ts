@@ -13,8 +13,9 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
-import { findGenerator, runLoad } from './lib/load.ts';
+import { findGenerator, runLoad, type LoadRequest } from './lib/load.ts';
 import { lookupTargets } from './lib/lookups.ts';
+import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { startServer } from './lib/server.ts';
 import { memoryOf } from './lib/procs.ts';
 import { median } from './lib/stats.ts';
@@ -23,7 +24,8 @@ const USAGE = `Usage: npx tsx bench/ab.ts --a DIR --b DIR --snapshot DIR [option
 
   --a DIR, --b DIR     two checkouts of the project (each one's server bundle is built and started)
   --snapshot DIR       the snapshot both serve
-  --operations LIST    some of detail, detail-hot, classification, meta, catalog (meta,catalog)
+  --operations LIST    some of detail, detail-hot, classification, meta, catalog, search (meta,catalog); search
+                       is the bench's 400 queries (give ANSWER_CACHE_BYTES=0 to both sides for each one asked anew)
   --rounds N           alternating rounds per operation, the median is kept (3)
   --seconds N          seconds per round (5)
   --connections N      connections of the load generator (50)
@@ -52,7 +54,11 @@ const { generator } = await findGenerator('auto', process.cwd());
 const a = await startServer(resolve(values.a), resolve(values.snapshot), await mkdtemp(join(tmp, 'a-')), envOf(values['env-a']));
 const b = await startServer(resolve(values.b), resolve(values.snapshot), await mkdtemp(join(tmp, 'b-')), envOf(values['env-b']));
 const wanted = values.operations.split(',');
-const targets = (await lookupTargets(resolve(values.snapshot), 2000)).filter((t) => wanted.includes(t.name.replace(', hot', '-hot')));
+const targets: { name: string; ours: LoadRequest[] }[] = (await lookupTargets(resolve(values.snapshot), 2000)).filter((t) => wanted.includes(t.name.replace(', hot', '-hot')));
+if (wanted.includes('search')) {
+  const queries = makeQueries(await sampleRecords(resolve(values.snapshot), 200), 400, 510);
+  targets.push({ name: 'search', ours: queries.map((q) => ({ method: 'POST', path: '/v1/query', body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: q.input }) })) });
+}
 const options = { connections: Number(values.connections), seconds: Number(values.seconds), tmp, tag: 'ab' };
 try {
   for (const t of targets) {
