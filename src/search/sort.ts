@@ -154,6 +154,17 @@ export function rangeSpan(
 
 const bitmaps = new WeakMap<SearchIndex, Uint8Array>();
 
+/**
+ * A byte per document (the length rounded up to a multiple of 4, for reading four at a time), all 0, made once per
+ * index and lent to one search at a time, which leaves it all 0 again: a megabyte made per query at a million
+ * documents kept the collector busy.
+ */
+export function zeroedBitmap(index: SearchIndex): Uint8Array {
+  let bitmap = bitmaps.get(index);
+  if (!bitmap) bitmaps.set(index, (bitmap = new Uint8Array((index.docCount + 3) & ~3)));
+  return bitmap;
+}
+
 /** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */
 export type Way = 'walk' | 'probe' | 'heap' | 'sort';
 
@@ -209,8 +220,7 @@ export function pickPage(index: SearchIndex, members: Members, sort: KeyedSort, 
     const order = orderOf(index, sort);
     let member: Uint8Array | null = null;
     if (list) {
-      member = bitmaps.get(index) ?? new Uint8Array(index.docCount);
-      bitmaps.set(index, member);
+      member = zeroedBitmap(index);
       for (let i = 0; i < m; i++) member[list[i]!] = 1;
     }
     const hi = lo + m;
