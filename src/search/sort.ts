@@ -165,6 +165,30 @@ export function zeroedBitmap(index: SearchIndex): Uint8Array {
   return bitmap;
 }
 
+/**
+ * Distinct ids, ascending: sorted when very few, else set as bits (a bit per document: 128 kB at a million, small
+ * enough to stay in cache while ids in any order are set) and read back in id order.
+ */
+export function ascendingIds(index: SearchIndex, ids: Uint32Array): Uint32Array {
+  if (ids.length * 64 < index.docCount) return ids.slice().sort();
+  const bits = new Uint32Array((index.docCount + 31) >>> 5);
+  for (let i = 0; i < ids.length; i++) {
+    const d = ids[i]!;
+    bits[d >>> 5]! |= 1 << (d & 31);
+  }
+  const out = new Uint32Array(ids.length);
+  let n = 0;
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      const low = word & -word;
+      out[n++] = (w << 5) + 31 - Math.clz32(low);
+      word ^= low;
+    }
+  }
+  return out;
+}
+
 /** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */
 export type Way = 'walk' | 'probe' | 'heap' | 'sort';
 

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { buildSearchIndexData } from '../../build/index/search.ts';
 import { SORTS, type ClearanceRecord } from '../../src/contract/index.ts';
+import { dayNumber } from '../../src/contract/search-index.ts';
 import { denseSearch } from '../../src/search/dense.ts';
+import { countFacets } from '../../src/search/facets.ts';
 import { parseQuery } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { kNumberText, runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { ascendingIds } from '../../src/search/sort.ts';
 import { makeRecord } from '../helpers/records.ts';
 
 /**
@@ -85,5 +88,38 @@ describe('queries of filters that pass most documents', () => {
     const first = QUERIES.map((q) => runSearch(ix, request(q, 'receivedDate:desc', 1)));
     const again = QUERIES.map((q) => runSearch(ix, request(q, 'receivedDate:desc', 1)));
     expect(again).toEqual(first);
+  });
+});
+
+describe('review time ranges, listed from their sort order', () => {
+  const QUERIES: [string, (review: number) => boolean, (d: number, ix: SearchIndex) => boolean][] = [
+    ['reviewdays:>395', (r) => r > 395, () => true],
+    ['reviewdays:>200', (r) => r > 200, () => true],
+    ['reviewdays:10..20 thirdparty:no', (r) => r >= 10 && r <= 20, (d, ix) => (ix.docFlags[d]! & 3) === 1],
+    ['reviewdays:>100 received:>=2001-02', (r) => r > 100, (d, ix) => ix.docReceived[d]! >= dayNumber('2001-02-01')],
+  ];
+
+  it.each(QUERIES)('%s: every match, in order, with their facets', (query, review, also) => {
+    const ix = index();
+    const want: number[] = [];
+    for (let d = 0; d < ix.docCount; d++) {
+      const a = ix.docReceived[d]!;
+      const b = ix.docDecided[d]!;
+      if (a !== 0 && b !== 0 && review(b - a) && also(d, ix)) want.push(d);
+    }
+    expect(want.length).toBeGreaterThan(0);
+    const got = runSearch(ix, { query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 2, pageSize: 25 });
+    expect(got.total).toBe(want.length);
+    expect(got.kNumbers).toEqual(want.slice(25, 50).map((d) => kNumberText(ix.docKNumber[d]!)));
+    expect(got.facets).toEqual(countFacets(ix, Uint32Array.from(want)));
+  });
+
+  it('puts ids in id order whether it sorts them or sets them as bits', () => {
+    const ix = index();
+    for (const size of [0, 1, 500, 40_000, ix.docCount]) {
+      const ids = Uint32Array.from([...Array(ix.docCount).keys()].filter((d) => (d * 7919) % ix.docCount < size));
+      const shuffled = Uint32Array.from([...ids].reverse());
+      expect([...ascendingIds(ix, shuffled)]).toEqual([...ids]);
+    }
   });
 });
