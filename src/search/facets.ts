@@ -36,7 +36,7 @@ export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
   } else {
     codes = new Uint32Array(index.codes.length);
     applicants = new Uint32Array(index.applicants.length);
-    countCodesAndApplicants(docCode, docApplicant, docs, codes, applicants);
+    countByBlocks(index, docs, codes, applicants);
   }
   return facetsOf(index, codes, applicants, yearCounts(index, docs));
 }
@@ -60,7 +60,8 @@ export function facetsWithout(index: SearchIndex, failed: Uint8Array): { left: n
   for (let q = 0; q < quads.length; ) {
     if ((q + perBlock) * 4 <= docCount && wholeBlock(quads, q, q + perBlock)) {
       blocks ??= blockCounts(index);
-      takeBlock(index, blocks, q * 4, codes, applicants, years);
+      addBlock(blocks, q / perBlock, codes, applicants, -1);
+      takeYears(index, q * 4, years);
       left += BLOCK;
       q += perBlock;
       continue;
@@ -119,19 +120,76 @@ function blockCounts(index: SearchIndex): BlockCounts {
   return counts;
 }
 
-/** Takes the block of ids from `lo` off the counts: its codes and applicants from `blocks`, its years from their id ranges. */
-function takeBlock(index: SearchIndex, blocks: BlockCounts, lo: number, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array): void {
-  const b = lo / BLOCK;
+/** Adds block b's code and applicant counts to `codes` and `applicants` (sign 1), or takes them off (-1). */
+function addBlock(blocks: BlockCounts, b: number, codes: Uint32Array, applicants: Uint32Array, sign: 1 | -1): void {
   const nc = codes.length;
   const na = applicants.length;
-  for (let c = 0, at = b * nc; c < nc; c++) codes[c]! -= blocks.codes[at + c]!;
-  for (let a = 0, at = b * na; a < na; a++) applicants[a]! -= blocks.applicants[at + a]!;
+  for (let c = 0, at = b * nc; c < nc; c++) codes[c]! += sign * blocks.codes[at + c]!;
+  for (let a = 0, at = b * na; a < na; a++) applicants[a]! += sign * blocks.applicants[at + a]!;
+}
+
+/** Takes the block of ids from `lo` off the year counts, from the years' id ranges. */
+function takeYears(index: SearchIndex, lo: number, years: Uint32Array): void {
   const runs = runsOfYears(index);
   const hi = lo + BLOCK;
   for (let r = 0; r < runs.length; r += 3) {
     const from = Math.max(lo, runs[r + 1]!);
     const to = Math.min(hi, runs[r + 2]!);
     if (to > from) years[runs[r]!]! -= to - from;
+  }
+}
+
+/**
+ * Product code and applicant counts over the matches (ids ascending, or a range). A whole block of ids that holds more
+ * matches than not adds its counts made once per index (`blockCounts`) and takes off the ids it lacks: a date range's
+ * matches are mostly runs of ids, since ids run in decision date order.
+ */
+function countByBlocks(index: SearchIndex, docs: DocSet, codes: Uint32Array, applicants: Uint32Array): void {
+  const { docCode, docApplicant, docCount } = index;
+  let blocks: BlockCounts | null = null;
+  if (!(docs instanceof Uint32Array)) {
+    // Whole blocks inside the range at once, the ids before and after them one by one.
+    const first = Math.ceil(docs.lo / BLOCK) * BLOCK;
+    const end = Math.floor(Math.min(docs.hi, docCount) / BLOCK) * BLOCK;
+    if (end - first < BLOCK) return countCodesAndApplicants(docCode, docApplicant, docs, codes, applicants);
+    blocks = blockCounts(index);
+    for (let lo = first; lo < end; lo += BLOCK) addBlock(blocks, lo / BLOCK, codes, applicants, 1);
+    countCodesAndApplicants(docCode, docApplicant, { lo: docs.lo, hi: first }, codes, applicants);
+    countCodesAndApplicants(docCode, docApplicant, { lo: end, hi: docs.hi }, codes, applicants);
+    return;
+  }
+  for (let i = 0; i < docs.length; ) {
+    const lo = docs[i]! - (docs[i]! % BLOCK);
+    const hi = lo + BLOCK;
+    // The matches in this block are positions [i, j): at most BLOCK of them, distinct ids.
+    let j = i;
+    let past = Math.min(docs.length, i + BLOCK);
+    while (j < past) {
+      const mid = (j + past) >>> 1;
+      if (docs[mid]! < hi) j = mid + 1;
+      else past = mid;
+    }
+    if (hi <= docCount && (j - i) * 2 > BLOCK) {
+      blocks ??= blockCounts(index);
+      addBlock(blocks, lo / BLOCK, codes, applicants, 1);
+      takeGaps(docCode, docApplicant, docs, i, j, lo, hi, codes, applicants);
+    } else countCodesAndApplicants(docCode, docApplicant, docs.subarray(i, j), codes, applicants);
+    i = j;
+  }
+}
+
+/** Takes off the counts of the ids in [lo, hi) that are not among docs[i..j) (ascending, all within [lo, hi)). */
+function takeGaps(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32Array, i: number, j: number, lo: number, hi: number, codes: Uint32Array, applicants: Uint32Array): void {
+  let next = lo;
+  for (let k = i; k <= j; k++) {
+    const until = k < j ? docs[k]! : hi;
+    for (let d = next; d < until; d++) {
+      const c = docCode[d]!;
+      if (c !== NO_CODE) codes[c]!--;
+      const a = docApplicant[d]!;
+      if (a !== NO_APPLICANT) applicants[a]!--;
+    }
+    next = until + 1;
   }
 }
 
