@@ -166,17 +166,28 @@ export function zeroedBitmap(index: SearchIndex): Uint8Array {
 }
 
 /**
- * Distinct ids, ascending: sorted when very few, else set as bits (a bit per document: 128 kB at a million, small
- * enough to stay in cache while ids in any order are set) and read back in id order.
+ * Distinct ids, ascending: sorted when very few, else set as bits (`idsByBits`).
  */
 export function ascendingIds(index: SearchIndex, ids: Uint32Array): Uint32Array {
   if (ids.length * 64 < index.docCount) return ids.slice().sort();
-  const bits = new Uint32Array((index.docCount + 31) >>> 5);
-  for (let i = 0; i < ids.length; i++) {
-    const d = ids[i]!;
-    bits[d >>> 5]! |= 1 << (d & 31);
+  return idsByBits(index.docCount, [ids]);
+}
+
+/**
+ * The distinct ids of the lists (in any order), ascending: set as bits (a bit per document: 128 kB at a million,
+ * small enough to stay in cache while ids in any order are set) and read back in id order.
+ */
+export function idsByBits(docCount: number, lists: readonly Uint32Array[]): Uint32Array {
+  const bits = new Uint32Array((docCount + 31) >>> 5);
+  let total = 0;
+  for (const ids of lists) {
+    total += ids.length;
+    for (let i = 0; i < ids.length; i++) {
+      const d = ids[i]!;
+      bits[d >>> 5]! |= 1 << (d & 31);
+    }
   }
-  const out = new Uint32Array(ids.length);
+  const out = new Uint32Array(total);
   let n = 0;
   for (let w = 0; w < bits.length; w++) {
     let word = bits[w]!;
@@ -186,7 +197,7 @@ export function ascendingIds(index: SearchIndex, ids: Uint32Array): Uint32Array 
       word ^= low;
     }
   }
-  return out;
+  return n === total ? out : out.slice(0, n);
 }
 
 /** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */

@@ -6,7 +6,7 @@ import { denseSearch } from '../../src/search/dense.ts';
 import { parseQuery } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { kNumberText, runSearch, type SearchRequest } from '../../src/search/query.ts';
-import { ascendingIds } from '../../src/search/sort.ts';
+import { ascendingIds, idsByBits } from '../../src/search/sort.ts';
 import { makeRecord } from '../helpers/records.ts';
 
 /**
@@ -14,6 +14,7 @@ import { makeRecord } from '../helpers/records.ts';
  * blocks of ids (src/search/facets.ts, `facetsWithout`): the same total, page and facets for every sort.
  */
 const CODES = ['DQY', 'DTB', 'FRN', 'QQQ'];
+const PANELS = [null, 'Cardiovascular', 'General Hospital', 'General & Plastic Surgery', 'Radiology', 'Radiology', 'Radiology'];
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
@@ -37,6 +38,7 @@ function corpus(n: number): ClearanceRecord[] {
         decisionDate: decided === null ? null : iso(decided),
         receivedDate: received === null ? null : iso(received),
         thirdParty: rnd() < 0.02 ? null : rnd() < 0.02,
+        advisoryCommittee: PANELS[(i * 31) % PANELS.length]!,
       }),
     );
   }
@@ -136,7 +138,7 @@ describe('queries of filters that pass most documents', () => {
   });
 });
 
-describe('review time ranges, listed from their sort order', () => {
+describe('filters that list their candidates: review time ranges, column values', () => {
   const QUERIES: [string, (review: number) => boolean, (d: number, ix: SearchIndex) => boolean][] = [
     ['reviewdays:>395', (r) => r > 395, () => true],
     ['reviewdays:>200', (r) => r > 200, () => true],
@@ -159,6 +161,20 @@ describe('review time ranges, listed from their sort order', () => {
     expect(got.facets).toEqual(plainFacets(ix, want));
   });
 
+  it.each([
+    ['panel:general', (ix: SearchIndex, d: number) => ix.panels[ix.docPanel[d]!]?.startsWith('General') === true],
+    ['panel:cardio thirdparty:no', (ix: SearchIndex, d: number) => ix.docPanel[d] === ix.panels.indexOf('Cardiovascular') && (ix.docFlags[d]! & 3) === 1],
+    ['panel:general received:>=2000', (ix: SearchIndex, d: number) => ix.panels[ix.docPanel[d]!]?.startsWith('General') === true && ix.docReceived[d]! >= dayNumber('2000-01-01')],
+  ] as const)('%s: a column value\'s documents as candidates, every match in order', (query, pass) => {
+    const ix = index();
+    const want = [...Array(ix.docCount).keys()].filter((d) => pass(ix, d));
+    expect(want.length).toBeGreaterThan(0);
+    const got = runSearch(ix, { query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 3, pageSize: 25 });
+    expect(got.total).toBe(want.length);
+    expect(got.kNumbers).toEqual(want.slice(50, 75).map((d) => kNumberText(ix.docKNumber[d]!)));
+    expect(got.facets).toEqual(plainFacets(ix, want));
+  });
+
   it('puts ids in id order whether it sorts them or sets them as bits', () => {
     const ix = index();
     for (const size of [0, 1, 500, 40_000, ix.docCount]) {
@@ -166,5 +182,9 @@ describe('review time ranges, listed from their sort order', () => {
       const shuffled = Uint32Array.from([...ids].reverse());
       expect([...ascendingIds(ix, shuffled)]).toEqual([...ids]);
     }
+    // Lists that share ids: each once.
+    const a = Uint32Array.from([9, 70_000, 3, 64]);
+    const b = Uint32Array.from([64, 3, 99_999, 31, 32]);
+    expect([...idsByBits(ix.docCount, [a, b])]).toEqual([3, 9, 31, 32, 64, 70_000, 99_999]);
   });
 });
