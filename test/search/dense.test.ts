@@ -144,6 +144,7 @@ describe('filters that list their candidates: review time ranges, column values'
     ['reviewdays:>200', (r) => r > 200, () => true],
     ['reviewdays:10..20 thirdparty:no', (r) => r >= 10 && r <= 20, (d, ix) => (ix.docFlags[d]! & 3) === 1],
     ['reviewdays:>100 received:>=2001-02', (r) => r > 100, (d, ix) => ix.docReceived[d]! >= dayNumber('2001-02-01')],
+    ['reviewdays:>50 received:2019-03..2021-06', (r) => r > 50, (d, ix) => ix.docReceived[d]! >= dayNumber('2019-03-01') && ix.docReceived[d]! <= dayNumber('2021-06-30')],
   ];
 
   it.each(QUERIES)('%s: every match, in order, with their facets', (query, review, also) => {
