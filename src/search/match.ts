@@ -210,6 +210,8 @@ export type Condition = {
   scan?: Scan;
   /** For filters: about which share of all documents passes (0..1), so the most selective runs first; 1 when unknown. */
   share?: number;
+  /** `list` gives exactly the documents that pass: when it gives the candidates, they need no `mark`. */
+  exact?: boolean;
 };
 
 /**
@@ -273,7 +275,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   }
   words.sort((a, b) => a.scanCost - b.scanCost);
 
-  type Source = { cost: number; docs: () => Uint32Array; word: PreparedWord | null };
+  type Source = { cost: number; docs: () => Uint32Array; word: PreparedWord | null; condition?: Condition };
   const sources: Source[] = [{ cost: years.hi - years.lo, docs: () => range(years.lo, years.hi), word: null }];
   if (code !== null) sources.push({ cost: rowLength(index.codeDocs, code), docs: () => row(index.codeDocs, code), word: null });
   if (applicant !== null) {
@@ -281,7 +283,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   }
   for (const c of extra) {
     const list = c.list;
-    if (list) sources.push({ cost: c.cost, docs: () => list().slice(), word: null });
+    if (list) sources.push({ cost: c.cost, docs: () => list().slice(), word: null, condition: c });
   }
   const firstWord = words[0];
   let firstTiers: Uint8Array | null = null;
@@ -300,7 +302,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   const plainRange = source === sources[0] && code === null && applicant === null;
   // From a plain id range, the first filter that can scans the range's column itself: no list of every id is made.
   // Filters run most selective first: each later one reads only what the earlier ones kept.
-  const filters = extra.filter((c) => c.mark).sort((a, b) => (a.share ?? 1) - (b.share ?? 1));
+  const filters = extra.filter((c) => c.mark && !(c.exact && c === source.condition)).sort((a, b) => (a.share ?? 1) - (b.share ?? 1));
   const fused = plainRange ? filters.find((c) => c.scan) : undefined;
   let docs: Uint32Array;
   let kept = 0;

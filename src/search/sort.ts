@@ -154,6 +154,52 @@ export function rangeSpan(
 
 const bitmaps = new WeakMap<SearchIndex, Uint8Array>();
 
+/**
+ * A byte per document (the length rounded up to a multiple of 4, for reading four at a time), all 0, made once per
+ * index and lent to one search at a time, which leaves it all 0 again: a megabyte made per query at a million
+ * documents kept the collector busy.
+ */
+export function zeroedBitmap(index: SearchIndex): Uint8Array {
+  let bitmap = bitmaps.get(index);
+  if (!bitmap) bitmaps.set(index, (bitmap = new Uint8Array((index.docCount + 3) & ~3)));
+  return bitmap;
+}
+
+/**
+ * Distinct ids, ascending: sorted when very few, else set as bits (`idsByBits`).
+ */
+export function ascendingIds(index: SearchIndex, ids: Uint32Array): Uint32Array {
+  if (ids.length * 64 < index.docCount) return ids.slice().sort();
+  return idsByBits(index.docCount, [ids]);
+}
+
+/**
+ * The distinct ids of the lists (in any order), ascending: set as bits (a bit per document: 128 kB at a million,
+ * small enough to stay in cache while ids in any order are set) and read back in id order.
+ */
+export function idsByBits(docCount: number, lists: readonly Uint32Array[]): Uint32Array {
+  const bits = new Uint32Array((docCount + 31) >>> 5);
+  let total = 0;
+  for (const ids of lists) {
+    total += ids.length;
+    for (let i = 0; i < ids.length; i++) {
+      const d = ids[i]!;
+      bits[d >>> 5]! |= 1 << (d & 31);
+    }
+  }
+  const out = new Uint32Array(total);
+  let n = 0;
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      const low = word & -word;
+      out[n++] = (w << 5) + 31 - Math.clz32(low);
+      word ^= low;
+    }
+  }
+  return n === total ? out : out.slice(0, n);
+}
+
 /** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */
 export type Way = 'walk' | 'probe' | 'heap' | 'sort';
 
@@ -209,8 +255,7 @@ export function pickPage(index: SearchIndex, members: Members, sort: KeyedSort, 
     const order = orderOf(index, sort);
     let member: Uint8Array | null = null;
     if (list) {
-      member = bitmaps.get(index) ?? new Uint8Array(index.docCount);
-      bitmaps.set(index, member);
+      member = zeroedBitmap(index);
       for (let i = 0; i < m; i++) member[list[i]!] = 1;
     }
     const hi = lo + m;
