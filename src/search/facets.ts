@@ -22,17 +22,7 @@ export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
     const all = countsOfEverything(index);
     codes = all.codes.slice();
     applicants = all.applicants.slice();
-    let next = 0;
-    for (let i = 0; i <= docs.length; i++) {
-      const until = i < docs.length ? docs[i]! : index.docCount;
-      for (let d = next; d < until; d++) {
-        const c = docCode[d]!;
-        if (c !== NO_CODE) codes[c]!--;
-        const a = docApplicant[d]!;
-        if (a !== NO_APPLICANT) applicants[a]!--;
-      }
-      next = until + 1;
-    }
+    takeGaps(docCode, docApplicant, docs, 0, docs.length, 0, index.docCount, codes, applicants);
   } else {
     codes = new Uint32Array(index.codes.length);
     applicants = new Uint32Array(index.applicants.length);
