@@ -9,14 +9,13 @@
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { LAYOUT, Manifest } from '../src/contract/index.ts';
 import { measureExtensions } from './lib/extensions.ts';
-import { killAll } from './lib/procs.ts';
+import { startProbe } from './lib/probe.ts';
 import { sampleRecords } from './lib/queries.ts';
 import { extensionsTable, extensionVerdicts } from './lib/report.ts';
 import type { Results, SizeResults } from './lib/results.ts';
@@ -31,14 +30,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
-
-const started = Date.now();
-const log = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
-const dir = await realpath(values.snapshot);
-const manifest = Manifest.parse(JSON.parse(await readFile(join(dir, LAYOUT.manifest), 'utf8')));
-const label = manifest.counts.records.toLocaleString('en-US');
+const { started, log, dir, manifest, label } = await startProbe(values.snapshot);
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-extensions-'));
 const loadAtStart = loadavg();
 try {
