@@ -93,7 +93,8 @@ for (const { mode, via } of VARIANTS) {
       await page.keyboard.press('ArrowDown');
       await page.keyboard.press('ArrowDown');
       await expect.poll(() => page.url()).toContain('sort=decisionDate%3Aasc');
-      await page.waitForFunction(() => document.getElementById('results')?.dataset.answers?.includes('sort='));
+      // The first key press asks for newest first: wait for the answer to the second, not for any sorted one.
+      await page.waitForFunction(() => document.getElementById('results')?.dataset.answers?.includes('sort=decisionDate%3Aasc'));
       const dates = (await listedKNumbers(page)).map((k) => truth.records.get(k)!.decisionDate);
       const known = dates.filter((d): d is string => d !== null);
       expect(known.length).toBeGreaterThan(1);
