@@ -69,7 +69,8 @@ export class ByteSink {
 }
 
 // Where each column's value is in the record being scanned: kind 0 none/null, 1 as it is (number, boolean),
-// 2 a string without escapes (the bytes between its quotes), 3 a string with escapes (its bytes with the quotes).
+// 2 a string without escapes (the bytes between its quotes), 4 the same with a comma in it (to be quoted), 3 a string
+// with escapes (its bytes with the quotes).
 const starts = new Int32Array(CSV_COLUMNS.length);
 const ends = new Int32Array(CSV_COLUMNS.length);
 const kinds = new Uint8Array(CSV_COLUMNS.length);
@@ -116,15 +117,19 @@ function scanObject(json: Uint8Array, i: number, end: number, nested: boolean): 
       const s = i + 1;
       let j = s;
       let escaped = false;
-      while (j < end && json[j] !== QUOTE) {
-        if (json[j] === BACKSLASH) {
+      let comma = false;
+      for (let b = json[j]; j < end && b !== QUOTE; b = json[j]) {
+        if (b === BACKSLASH) {
           escaped = true;
           j += 2;
-        } else j++;
+        } else {
+          if (b === COMMA) comma = true;
+          j++;
+        }
       }
       if (j >= end) return -1;
       if (column >= 0) {
-        kinds[column] = escaped ? 3 : 2;
+        kinds[column] = escaped ? 3 : comma ? 4 : 2;
         starts[column] = escaped ? s - 1 : s;
         ends[column] = escaped ? j + 1 : j;
       }
@@ -180,20 +185,20 @@ export function writeCsvRow(json: Uint8Array, from: number, to: number, out: Byt
       at = out.at;
       continue;
     }
-    if (kind === 1) {
+    // Without escapes the string has no quote, tab or line break: only a comma needs quotes, only = + - @ an apostrophe.
+    const comma = kind === 4;
+    if (comma) bytes[at++] = QUOTE;
+    if (kind !== 1) {
+      const first = json[s];
+      if (first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40) bytes[at++] = 0x27;
+    }
+    // Most values are a few dozen bytes: copied by hand, without a view made for each.
+    if (e - s > 64) {
       bytes.set(json.subarray(s, e), at);
       at += e - s;
-      continue;
+    } else {
+      for (let k = s; k < e; k++) bytes[at++] = json[k]!;
     }
-    // Without escapes the string has no quote, tab or line break: only a comma needs quotes, only = + - @ an apostrophe.
-    const first = json[s];
-    const formula = first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40;
-    const next = json.indexOf(COMMA, s);
-    const comma = next >= 0 && next < e;
-    if (comma) bytes[at++] = QUOTE;
-    if (formula) bytes[at++] = 0x27;
-    bytes.set(json.subarray(s, e), at);
-    at += e - s;
     if (comma) bytes[at++] = QUOTE;
   }
   bytes[at++] = 0x0d;
