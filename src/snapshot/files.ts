@@ -29,8 +29,6 @@ export async function readSnapshotFile(root: string, rel: string): Promise<Buffe
  */
 export class NodeStorage implements SnapshotStorage {
   readonly location: string;
-  /** The thread that reads prefetched files, started at the first hint. */
-  private prefetcher: Worker | null = null;
 
   constructor(dir: string) {
     this.location = dir;
@@ -77,16 +75,8 @@ export class NodeStorage implements SnapshotStorage {
    * a read there waits for the request's thread to come back to the event loop, which an export seldom does.
    */
   prefetch(paths: readonly string[]): void {
-    if (!this.prefetcher) {
-      const started = startPrefetcher();
-      // A thread that failed (out of its small heap, say) is replaced at the next hint; the reads never needed it.
-      started.on('error', () => {});
-      started.once('exit', () => {
-        if (this.prefetcher === started) this.prefetcher = null;
-      });
-      this.prefetcher = started;
-    }
-    this.prefetcher.postMessage(paths.map((p) => join(this.location, p)));
+    prefetcher ??= startPrefetcher();
+    prefetcher.postMessage(paths.map((p) => join(this.location, p)));
   }
 
   /** Opens a file of the snapshot (never through a symbolic link), runs `use` on it, and closes it. */
@@ -106,13 +96,19 @@ export class NodeStorage implements SnapshotStorage {
 }
 
 /**
- * The prefetching thread: reads each list of files it is sent, in order, whole (never through a symbolic link), and
- * ignores what cannot be read. Plain JavaScript evaluated as it is, so it needs no file of its own next to a bundle.
- * Small heap limits: it holds one 128 KiB buffer and the list it works on.
+ * The prefetching thread, one for the process whatever the snapshots (about 10 MiB): started at the first hint, so
+ * that a process that never exports never has it.
  */
+let prefetcher: Worker | null = null;
+
 /** Time the probes of a file in memory take at most (100 µs): one read from a disk takes about as long. */
 const PREFETCH_PROBE_NS = 100_000;
 
+/**
+ * Starts the prefetching thread: it reads each list of files it is sent, in order, whole unless their pages are in
+ * memory (never through a symbolic link), and ignores what cannot be read. Plain JavaScript evaluated as it is, so it
+ * needs no file of its own next to a bundle. Small heap limits: it holds one 128 KiB buffer and the list it works on.
+ */
 function startPrefetcher(): Worker {
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
@@ -146,8 +142,13 @@ parentPort.on('message', (files) => {
 });`,
     { eval: true, resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 } },
   );
-  // A hint is worth nothing to a process that is stopping: the thread never keeps it alive.
+  // A hint is worth nothing to a process that is stopping: the thread never keeps it alive. One that failed (out of
+  // its small heap, say) is replaced at the next hint; the reads never needed it.
   worker.unref();
+  worker.on('error', () => {});
+  worker.once('exit', () => {
+    if (prefetcher === worker) prefetcher = null;
+  });
   return worker;
 }
 
