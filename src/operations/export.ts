@@ -31,6 +31,12 @@ export type PreparedExport = {
  */
 export const EXPORT_BATCH = 2048;
 
+/**
+ * Batches whose shards are hinted to the storage before they are read: an export's first batches meet most of its
+ * shards for the first time (later ones mostly come back to shards met before), so the hints run well ahead.
+ */
+const PREFETCH_AHEAD = 4;
+
 /** The cursor: the sort it belongs to and the sort key of the last record sent (src/search/sort.ts). */
 const ExportCursor = z.strictObject({ v: z.literal(1), s: z.enum(SORTS), k: z.array(z.number()).min(1).max(4) });
 type ExportCursor = z.infer<typeof ExportCursor>;
@@ -59,7 +65,8 @@ function decodeExportCursor(text: string, sort: Sort): ExportCursor {
   return parsed.data;
 }
 
-export async function prepareExport(input: ExportInput, snapshot: Snapshot): Promise<PreparedExport> {
+/** `batchSize` is EXPORT_BATCH but in tests, where a small fixture then spans several batches. */
+export async function prepareExport(input: ExportInput, snapshot: Snapshot, batchSize = EXPORT_BATCH): Promise<PreparedExport> {
   const loaded = await searchIndexOf(snapshot);
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const index = loaded.index;
@@ -85,7 +92,7 @@ export async function prepareExport(input: ExportInput, snapshot: Snapshot): Pro
     count: end - start,
     nextCursor,
     contentType: csv ? 'text/csv; charset=utf-8; header=present' : 'application/x-ndjson; charset=utf-8',
-    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv),
+    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, batchSize),
   };
 }
 
@@ -100,22 +107,25 @@ function keyOfKNumber(index: SearchIndex, kNumber: string, sort: Sort, scoreOf: 
   return sortKey(index, d, sort, scoreOf(d));
 }
 
-async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint32Array, csv: boolean): AsyncGenerator<Uint8Array> {
+async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint32Array, csv: boolean, batchSize: number): AsyncGenerator<Uint8Array> {
   if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
-  const kDigits = index.docKNumber;
   // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
   let arena = new Uint8Array(4 * 1024 * 1024);
-  const starts = new Uint32Array(EXPORT_BATCH);
-  const ends = new Uint32Array(EXPORT_BATCH);
-  const kOrder = new Uint32Array(EXPORT_BATCH);
-  for (let at = 0; at < docs.length; at += EXPORT_BATCH) {
-    const batch = docs.subarray(at, at + EXPORT_BATCH);
-    // Positions in the batch by K number (K digits and position packed in one number, so a numeric sort orders them).
-    const packed = new Float64Array(batch.length);
-    for (let i = 0; i < batch.length; i++) packed[i] = kDigits[batch[i]!]! * EXPORT_BATCH + i;
-    packed.sort();
-    const byK = Array.from(packed, (p) => kNumberText(Math.floor(p / EXPORT_BATCH)));
-    for (let j = 0; j < packed.length; j++) kOrder[packed[j]! % EXPORT_BATCH] = j;
+  const starts = new Uint32Array(batchSize);
+  const ends = new Uint32Array(batchSize);
+  // The shards of the batches ahead are hinted to the storage (each once an export), so that it can fetch them
+  // while the batches before are read and written.
+  const hinted = new Set<string>();
+  const ahead: Batch[] = [];
+  let hintedUpTo = 0;
+  for (let at = 0; at < docs.length; at += batchSize) {
+    for (; hintedUpTo < docs.length && hintedUpTo < at + PREFETCH_AHEAD * batchSize; hintedUpTo += batchSize) {
+      const batch = batchInKOrder(index, docs.subarray(hintedUpTo, hintedUpTo + batchSize));
+      snapshot.prefetchRecords(batch.byK, hinted);
+      ahead.push(batch);
+    }
+    const { byK, kOrder } = ahead.shift() as Batch;
+    const count = byK.length;
     let used = 0;
     // Past the shared record cache: an export reads each record once, and would push out what other requests use.
     await snapshot.eachRecordUncached(byK, (j, bytes) => {
@@ -133,13 +143,13 @@ async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint3
     // written from their bytes.
     if (csv) {
       const sink = new ByteSink(used);
-      for (let i = 0; i < batch.length; i++) writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
+      for (let i = 0; i < count; i++) writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
       yield sink.take();
       continue;
     }
-    const out = new Uint8Array(used + batch.length);
+    const out = new Uint8Array(used + count);
     let o = 0;
-    for (let i = 0; i < batch.length; i++) {
+    for (let i = 0; i < count; i++) {
       const j = kOrder[i]!;
       out.set(arena.subarray(starts[j]!, ends[j]!), o);
       o += ends[j]! - starts[j]!;
@@ -147,6 +157,25 @@ async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint3
     }
     yield out;
   }
+}
+
+type Batch = { byK: string[]; kOrder: Uint32Array };
+
+/**
+ * A batch of records: its K numbers ascending (`byK`, the order records are read in, so that neighbours in
+ * a shard are read together), and where each record of the batch is among them (`kOrder`, the order they are sent in).
+ */
+function batchInKOrder(index: SearchIndex, batch: Uint32Array): Batch {
+  const kDigits = index.docKNumber;
+  const n = batch.length;
+  // K digits and position packed in one number, so a numeric sort orders them.
+  const packed = new Float64Array(n);
+  for (let i = 0; i < n; i++) packed[i] = kDigits[batch[i]!]! * n + i;
+  packed.sort();
+  const byK = Array.from(packed, (p) => kNumberText(Math.floor(p / n)));
+  const kOrder = new Uint32Array(n);
+  for (let j = 0; j < n; j++) kOrder[packed[j]! % n] = j;
+  return { byK, kOrder };
 }
 
 export { CSV_COLUMNS, csvCell } from './csv.ts';

@@ -330,6 +330,29 @@ export class Snapshot {
   }
 
   /**
+   * Tells the storage, when it takes such hints, that the records of these K numbers (ascending) will be read soon,
+   * so that it fetches their shards in the background. `seen` holds the shards already hinted for the same reader
+   * (an export hints each shard once, though it reads from it in many batches); shards the cache holds are skipped.
+   */
+  prefetchRecords(kNumbers: readonly string[], seen: Set<string>): void {
+    if (!this.storage.prefetch) return;
+    const paths: string[] = [];
+    for (let i = 0; i < kNumbers.length; ) {
+      const shard = this.recordIndex.shards[shardPositionHolding(this.recordIndex, kNumbers[i] as string)];
+      // A K number no shard holds is for the read to refuse.
+      if (!shard) {
+        i++;
+        continue;
+      }
+      while (i < kNumbers.length && (kNumbers[i] as string) <= shard.last) i++;
+      if (seen.has(shard.path) || this.cache.get(`s${shard.path}`) !== undefined) continue;
+      seen.add(shard.path);
+      paths.push(shard.path);
+    }
+    if (paths.length > 0) this.storage.prefetch(paths);
+  }
+
+  /**
    * The records kNumbers[from..to) of one shard, ascending, handed to `take`: records less than
    * `RECORD_GAP` bytes apart are read together (one open and read of the file for most of an export's records of a
    * shard, rather than one per record), and each is checked against its digest in the record table.

@@ -15,6 +15,12 @@ export interface SnapshotStorage {
    * read, so that a reader of many ranges (an export) reuses one buffer instead of making one per read.
    */
   readInto?(path: string, offset: number, into: Uint8Array): Promise<number>;
+  /**
+   * Optional: a hint that these files will be read soon (the shards of the records an export reads next), so that the storage
+   * starts fetching them in the background while the caller works on what it has. Nothing is kept or returned, and a
+   * file that cannot be read is left to the read that follows to report.
+   */
+  prefetch?(paths: readonly string[]): void;
   /** SHA-256 of the bytes. Synchronous: records are checked on the request path, and a round trip would cost more. */
   sha256(bytes: Uint8Array): Uint8Array;
   /**

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toClearanceRecord } from '../../src/contract/index.ts';
+import { exportInputOf } from '../../src/api/export.ts';
+import { ExportInput, toClearanceRecord } from '../../src/contract/index.ts';
 import { ByteSink, csvRowOf, writeCsvRow } from '../../src/operations/csv.ts';
-import { csvCell } from '../../src/operations/export.ts';
-import { CorruptFile, openSnapshotDirectory } from '../../src/snapshot/index.ts';
+import { csvCell, prepareExport } from '../../src/operations/export.ts';
+import { CorruptFile, openSnapshotDirectory, type Snapshot } from '../../src/snapshot/index.ts';
 import { flipByte, snapshotCopy } from '../helpers/damage.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords } from '../server/helpers.ts';
@@ -136,5 +137,69 @@ describe('records read for an export', () => {
     await snapshot.eachRecordUncached([shard.first], () => {});
     await flipByte(join(dir, shard.path), 40);
     await expect(snapshot.eachRecordUncached([shard.first], () => {})).rejects.toBeInstanceOf(CorruptFile);
+  });
+});
+
+type ShardEntry = Snapshot['recordIndex']['shards'][number];
+
+describe('record shards hinted to the storage', () => {
+  /** The storage's hints and reads of record shards, in the order they came. */
+  function spy(snapshot: Snapshot): string[] {
+    const events: string[] = [];
+    const storage = snapshot.storage;
+    storage.prefetch = (paths) => {
+      for (const p of paths) events.push(`hint ${p}`);
+    };
+    const readInto = storage.readInto!.bind(storage);
+    storage.readInto = (path, offset, into) => {
+      events.push(`read ${path}`);
+      return readInto(path, offset, into);
+    };
+    return events;
+  }
+
+  it('hints each shard once for a reader, and none the cache holds or a storage without hints', async () => {
+    const dir = await buildFixtureSnapshot();
+    const snapshot = await openSnapshotDirectory(dir);
+    const events = spy(snapshot);
+    const [a, b, c] = snapshot.recordIndex.shards.slice(0, 3) as [ShardEntry, ShardEntry, ShardEntry];
+    await snapshot.shardLines('clearance', 2);
+    const seen = new Set<string>();
+    snapshot.prefetchRecords([a.first, a.last, b.first, c.first], seen);
+    snapshot.prefetchRecords([a.first, b.first], seen);
+    expect(events).toEqual([`hint ${a.path}`, `hint ${b.path}`]);
+    // A K number no shard holds (before the first shard) does not stop the hints after it.
+    expect(a.first > 'K000000').toBe(true);
+    snapshot.prefetchRecords(['K000000', a.first], new Set());
+    expect(events).toEqual([`hint ${a.path}`, `hint ${b.path}`, `hint ${a.path}`]);
+    const plain = await openSnapshotDirectory(dir);
+    (plain.storage as { prefetch?: unknown }).prefetch = undefined;
+    expect(() => plain.prefetchRecords([a.first], new Set())).not.toThrow();
+  });
+
+  it('name every shard an export reads, once, batches before its first read, and change no byte of the answer', async () => {
+    const dir = await buildFixtureSnapshot();
+    for (const format of ['ndjson', 'csv']) {
+      const input = ExportInput.parse(exportInputOf(`/v1/export?format=${format}`));
+      const body = async (snapshot: Snapshot, batch?: number) => {
+        const parts: Uint8Array[] = [];
+        for await (const chunk of (await prepareExport(input, snapshot, batch)).chunks) parts.push(chunk.slice());
+        return Buffer.concat(parts).toString('utf8');
+      };
+      const plain = await openSnapshotDirectory(dir);
+      (plain.storage as { prefetch?: unknown }).prefetch = undefined;
+      const hinting = await openSnapshotDirectory(dir);
+      const events = spy(hinting);
+      // Batches of 16 records: the fixture's export spans many of them.
+      expect(await body(hinting, 16)).toBe(await body(plain));
+      const hints = events.filter((e) => e.startsWith('hint ')).map((e) => e.slice(5));
+      const reads = events.filter((e) => e.startsWith('read ')).map((e) => e.slice(5));
+      expect(new Set(hints).size).toBe(hints.length);
+      expect(new Set(reads)).toEqual(new Set(hints));
+      for (const path of new Set(reads)) expect(events.indexOf(`hint ${path}`)).toBeLessThan(events.indexOf(`read ${path}`));
+      // The first read comes after the hints of several batches, not of the first alone.
+      const first = events.findIndex((e) => e.startsWith('read '));
+      expect(first).toBeGreaterThan(16);
+    }
   });
 });
