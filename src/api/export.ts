@@ -1,6 +1,6 @@
 import { ExportInput } from '../contract/index.ts';
 import { ApiError } from '../operations/errors.ts';
-import { prepareExport } from '../operations/export.ts';
+import { prepareExport, type ExportOptions } from '../operations/export.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { issuesToDetails, ruleOf, sentenceOf } from './issues.ts';
 
@@ -31,14 +31,14 @@ export function exportInputOf(url: string): Record<string, unknown> {
  * The headers say the total, this part's count and, when `limit` cut the part short, the cursor of the next one
  * (X-Next-Cursor and a Link rel="next").
  */
-export async function answerExport(url: string, snapshot: Snapshot | null): Promise<ExportAnswer> {
+export async function answerExport(url: string, snapshot: Snapshot | null, options: ExportOptions = {}): Promise<ExportAnswer> {
   const parsed = ExportInput.safeParse(exportInputOf(url), { error: ruleOf });
   if (!parsed.success) {
     const details = issuesToDetails(parsed.error.issues, 'query', 'GET /v1/export').map((d) => ({ ...d, path: d.path.replace(/^query\./, '') }));
     throw new ApiError('invalid_input', sentenceOf(details), { details });
   }
   if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
-  const prepared = await prepareExport(parsed.data, snapshot);
+  const prepared = await prepareExport(parsed.data, snapshot, options);
   const extension = parsed.data.format === 'csv' ? 'csv' : 'ndjson';
   const headers: Record<string, string> = {
     'Content-Type': prepared.contentType,

@@ -65,8 +65,18 @@ function decodeExportCursor(text: string, sort: Sort): ExportCursor {
   return parsed.data;
 }
 
-/** `batchSize` is EXPORT_BATCH but in tests, where a small fixture then spans several batches. */
-export async function prepareExport(input: ExportInput, snapshot: Snapshot, batchSize = EXPORT_BATCH): Promise<PreparedExport> {
+export type ExportOptions = {
+  /**
+   * Chunks are lent: each is valid only until the next is asked for, whose bytes then reuse its memory. For a host
+   * that is done with a chunk when it asks for the next (the Node server waits until the socket took it): an export
+   * then holds one batch's buffers whatever its length, where fresh chunks would pile up until a collection.
+   */
+  lend?: boolean;
+  /** Records a batch; EXPORT_BATCH but in tests, where a small fixture then spans several batches. */
+  batchSize?: number;
+};
+
+export async function prepareExport(input: ExportInput, snapshot: Snapshot, options: ExportOptions = {}): Promise<PreparedExport> {
   const loaded = await searchIndexOf(snapshot);
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const index = loaded.index;
@@ -92,7 +102,7 @@ export async function prepareExport(input: ExportInput, snapshot: Snapshot, batc
     count: end - start,
     nextCursor,
     contentType: csv ? 'text/csv; charset=utf-8; header=present' : 'application/x-ndjson; charset=utf-8',
-    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, batchSize),
+    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false),
   };
 }
 
@@ -107,12 +117,22 @@ function keyOfKNumber(index: SearchIndex, kNumber: string, sort: Sort, scoreOf: 
   return sortKey(index, d, sort, scoreOf(d));
 }
 
-async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint32Array, csv: boolean, batchSize: number): AsyncGenerator<Uint8Array> {
+async function* exportChunks(
+  snapshot: Snapshot,
+  index: SearchIndex,
+  docs: Uint32Array,
+  csv: boolean,
+  batchSize: number,
+  lend: boolean,
+): AsyncGenerator<Uint8Array> {
   if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
   // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
   let arena = new Uint8Array(4 * 1024 * 1024);
   const starts = new Uint32Array(batchSize);
   const ends = new Uint32Array(batchSize);
+  // The chunk going out: one buffer kept from batch to batch when chunks are lent, else a new one each batch.
+  let sink = new ByteSink(0);
+  let out = new Uint8Array(0);
   // The shards of the batches ahead are hinted to the storage (each once an export), so that it can fetch them
   // while the batches before are read and written.
   const hinted = new Set<string>();
@@ -142,12 +162,13 @@ async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint3
     // The records in the request's order: as they are, each followed by a line break (NDJSON), or as CSV rows
     // written from their bytes.
     if (csv) {
-      const sink = new ByteSink(used);
+      if (lend) sink.at = 0;
+      else sink = new ByteSink(used);
       for (let i = 0; i < count; i++) writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
       yield sink.take();
       continue;
     }
-    const out = new Uint8Array(used + count);
+    if (!lend || out.length < used + count) out = new Uint8Array(lend ? Math.max(used + count, 2 * out.length) : used + count);
     let o = 0;
     for (let i = 0; i < count; i++) {
       const j = kOrder[i]!;
@@ -155,7 +176,7 @@ async function* exportChunks(snapshot: Snapshot, index: SearchIndex, docs: Uint3
       o += ends[j]! - starts[j]!;
       out[o++] = 0x0a;
     }
-    yield out;
+    yield out.subarray(0, o);
   }
 }
 

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerExport } from '../api/export.ts';
 import type { Snapshot } from '../snapshot/index.ts';
@@ -19,15 +18,18 @@ export function exportHandler(deps: ExportDeps) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const snapshot = deps.current();
     try {
-      const answer = await answerExport(req.url ?? '', snapshot);
+      const answer = await answerExport(req.url ?? '', snapshot, { lend: true });
       res.writeHead(200, answer.headers);
       if (req.method === 'HEAD') {
         res.end();
         return;
       }
+      // Chunks are lent (src/operations/export.ts): the next reuses the memory of the one before, so each is handed
+      // to the kernel (the write's callback) before the next is asked for.
+      const closed = new Promise((resolve) => res.once('close', resolve));
       for await (const chunk of answer.chunks) {
         if (res.destroyed) return;
-        if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        await Promise.race([new Promise((resolve) => res.write(chunk, resolve)), closed]);
       }
       res.end();
     } catch (err) {

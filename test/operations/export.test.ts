@@ -181,9 +181,19 @@ describe('record shards hinted to the storage', () => {
     const dir = await buildFixtureSnapshot();
     for (const format of ['ndjson', 'csv']) {
       const input = ExportInput.parse(exportInputOf(`/v1/export?format=${format}`));
-      const body = async (snapshot: Snapshot, batch?: number) => {
+      const body = async (snapshot: Snapshot, batchSize?: number, lend = false) => {
         const parts: Uint8Array[] = [];
-        for await (const chunk of (await prepareExport(input, snapshot, batch)).chunks) parts.push(chunk.slice());
+        const buffers = new Set<ArrayBufferLike>();
+        for await (const chunk of (await prepareExport(input, snapshot, { batchSize, lend })).chunks) {
+          parts.push(chunk.slice());
+          buffers.add(chunk.buffer);
+        }
+        // Lent chunks share a buffer, replaced only when a batch needs more room; fresh ones each have their own.
+        if (batchSize !== undefined) {
+          expect(parts.length).toBeGreaterThan(8);
+          if (lend) expect(buffers.size).toBeLessThanOrEqual(4);
+          else expect(buffers.size).toBe(parts.length);
+        }
         return Buffer.concat(parts).toString('utf8');
       };
       const plain = await openSnapshotDirectory(dir);
@@ -192,6 +202,7 @@ describe('record shards hinted to the storage', () => {
       const events = spy(hinting);
       // Batches of 16 records: the fixture's export spans many of them.
       expect(await body(hinting, 16)).toBe(await body(plain));
+      expect(await body(plain, 16, true)).toBe(await body(plain));
       const hints = events.filter((e) => e.startsWith('hint ')).map((e) => e.slice(5));
       const reads = events.filter((e) => e.startsWith('read ')).map((e) => e.slice(5));
       expect(new Set(hints).size).toBe(hints.length);
