@@ -3,15 +3,19 @@
  * `--limit` matches and prints records/s and the server's RSS growth (bench/lib/measure-export.ts).
  *
  *   npx tsx bench/export-throughput.ts --snapshot /tmp/query-bench/snapshot [--limit 100000] [--format ndjson|csv] [--query ""] [--sort relevance]
- *                                      [--cpu-prof DIR]
+ *                                      [--cold] [--cpu-prof DIR]
  *
+ * `--cold` drops the snapshot's record shards from the page cache first (bench/lib/page-cache.ts), so the export reads
+ * them from the disk.
  * `--cpu-prof DIR` runs the server under node --cpu-prof and leaves its profile in DIR when it stops.
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureExport } from './lib/measure-export.ts';
+import { evictFromPageCache } from './lib/page-cache.ts';
 import { freePort, startTsx, stop, waitForHttp } from './lib/procs.ts';
 
 const { values } = parseArgs({
@@ -22,6 +26,7 @@ const { values } = parseArgs({
     query: { type: 'string', default: '' },
     sort: { type: 'string', default: 'relevance' },
     'cpu-prof': { type: 'string' },
+    cold: { type: 'boolean', default: false },
   },
 });
 const port = await freePort();
@@ -37,9 +42,10 @@ try {
   await fetch(`${url}/v1/export?limit=1&format=ndjson`).then((r) => r.text());
   const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
   const format = values.format === 'csv' ? 'csv' : 'ndjson';
+  if (values.cold && !evictFromPageCache(join(values.snapshot, 'records'))) throw new Error('cannot drop the shards from the page cache here');
   const m = await measureExport(url, server.pid!, { query: values.query, format, limit: Number(values.limit), sort: values.sort });
   console.log(
-    `export ${format}: ${m.records.toLocaleString('en-US')} records, ${mib(m.bytes)} in ${m.seconds.toFixed(2)} s = ${Math.round(m.recordsPerSecond).toLocaleString('en-US')} records/s; ` +
+    `export ${format}${values.cold ? ' (cold)' : ''}: ${m.records.toLocaleString('en-US')} records, ${mib(m.bytes)} in ${m.seconds.toFixed(2)} s = ${Math.round(m.recordsPerSecond).toLocaleString('en-US')} records/s; ` +
       `server RSS ${mib(m.rssBefore)} before, ${mib(m.rssPeak)} at peak (+${mib(m.rssGrowth)}); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
   );
 } finally {

@@ -5,7 +5,7 @@ import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { kNumberText, matchesOf, matchList } from '../search/query.ts';
 import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
-import type { Snapshot } from '../snapshot/index.ts';
+import type { ReadCounts, Snapshot } from '../snapshot/index.ts';
 import { ApiError, SearchUnavailable } from './errors.ts';
 import { searchIndexOf } from './search.ts';
 import { partitionPoint } from '../utils/bisect.ts';
@@ -32,8 +32,10 @@ export type PreparedExport = {
 export const EXPORT_BATCH = 2048;
 
 /**
- * Batches whose shards are hinted to the storage before they are read: an export's first batches meet most of its
- * shards for the first time (later ones mostly come back to shards met before), so the hints run well ahead.
+ * Batches whose shards are hinted to the storage before they are read, once the export's reads are seen to wait on
+ * the disk: an export's first batches meet most of its shards for the first time (later ones mostly come back to
+ * shards met before), so the hints run well ahead. While the reads come from memory nothing is hinted: a prefetch
+ * would only copy shards the kernel holds already, on the core the client and the kernel's sending need.
  */
 const PREFETCH_AHEAD = 4;
 
@@ -133,22 +135,35 @@ async function* exportChunks(
   // The chunk going out: one buffer kept from batch to batch when chunks are lent, else a new one each batch.
   let sink = new ByteSink(0);
   let out = new Uint8Array(0);
-  // The shards of the batches ahead are hinted to the storage (each once an export), so that it can fetch them
-  // while the batches before are read and written.
+  // The batches ahead, in K number order; once reads are slow, their shards are hinted to the storage (each once an
+  // export), so that it can fetch them while the batches before are read and written.
   const hinted = new Set<string>();
   const ahead: Batch[] = [];
-  let hintedUpTo = 0;
+  let cold = false;
+    const reads: ReadCounts = { reads: 0, slow: 0 };
   for (let at = 0; at < docs.length; at += batchSize) {
-    for (; hintedUpTo < docs.length && hintedUpTo < at + PREFETCH_AHEAD * batchSize; hintedUpTo += batchSize) {
-      const batch = batchInKOrder(index, docs.subarray(hintedUpTo, hintedUpTo + batchSize));
-      snapshot.prefetchRecords(batch.byK, hinted);
-      ahead.push(batch);
+    while (ahead.length < PREFETCH_AHEAD && at + ahead.length * batchSize < docs.length) {
+      const from = at + ahead.length * batchSize;
+      ahead.push(batchInKOrder(index, docs.subarray(from, from + batchSize)));
+    }
+    // A batch that waited on the disk for one read in eight turns the hints on for the rest of the export.
+    if (!cold && reads.slow * 8 > reads.reads) cold = true;
+    if (cold) {
+      for (const batch of ahead) {
+        if (batch.hinted) continue;
+        snapshot.prefetchRecords(batch.byK, hinted);
+        batch.hinted = true;
+      }
     }
     const { byK, kOrder } = ahead.shift() as Batch;
     const count = byK.length;
     let used = 0;
     // Past the shared record cache: an export reads each record once, and would push out what other requests use.
-    await snapshot.eachRecordUncached(byK, (j, bytes) => {
+    reads.reads = 0;
+    reads.slow = 0;
+    await snapshot.eachRecordUncached(
+      byK,
+      (j, bytes) => {
       if (used + bytes.length > arena.length) {
         const grown = new Uint8Array(Math.max(2 * arena.length, used + bytes.length));
         grown.set(arena.subarray(0, used));
@@ -158,7 +173,9 @@ async function* exportChunks(
       starts[j] = used;
       used += bytes.length;
       ends[j] = used;
-    });
+      },
+      reads,
+    );
     // The records in the request's order: as they are, each followed by a line break (NDJSON), or as CSV rows
     // written from their bytes.
     if (csv) {
@@ -180,7 +197,7 @@ async function* exportChunks(
   }
 }
 
-type Batch = { byK: string[]; kOrder: Uint32Array };
+type Batch = { byK: string[]; kOrder: Uint32Array; hinted: boolean };
 
 /**
  * A batch of records: its K numbers ascending (`byK`, the order records are read in, so that neighbours in
@@ -196,7 +213,7 @@ function batchInKOrder(index: SearchIndex, batch: Uint32Array): Batch {
   const byK = Array.from(packed, (p) => kNumberText(Math.floor(p / n)));
   const kOrder = new Uint32Array(n);
   for (let j = 0; j < n; j++) kOrder[packed[j]! % n] = j;
-  return { byK, kOrder };
+  return { byK, kOrder, hinted: false };
 }
 
 export { CSV_COLUMNS, csvCell } from './csv.ts';

@@ -33,6 +33,12 @@ export type SnapshotOptions = {
    * isolate, bounds it.
    */
   tableCacheBytes?: number;
+  /**
+   * A read of records past the cache (an export's) that takes longer than this waited on the disk, where one from
+   * memory takes microseconds; an export whose reads wait so has the storage prefetch the shards it reads next.
+   * 0.1 ms by default.
+   */
+  slowReadMs?: number;
   /** Told once per file and snapshot when a file's bytes do not match the manifest's sha256. */
   onCorrupt?: (report: CorruptFileReport) => void;
 };
@@ -76,7 +82,7 @@ export class CorruptFile extends Error {
 
 type Cached = ShardLines | Uint8Array;
 /** A buffer lent to a run of reads (an export's), reused from one read to the next. */
-type Scratch = { bytes: Uint8Array };
+type Scratch = { bytes: Uint8Array; entries?: Uint32Array; offsets?: Uint32Array; lengths?: Uint32Array };
 /** Read buffers (lent or an export's scratch): at least this large; lent ones kept between requests: at most this many. */
 const LEND_MIN_BYTES = 64 * 1024;
 const LEND_KEEP = 8;
@@ -127,6 +133,7 @@ export class Snapshot {
   /** Files already reported as damaged, so the log says it once per file and snapshot. */
   private readonly reported = new Set<string>();
   private readonly onCorrupt: ((report: CorruptFileReport) => void) | undefined;
+  private readonly slowReadMs: number;
   /** Buffers record shards are read into for one request and given back after (see `lendShardLines`). */
   private readonly lendable: Uint8Array[] = [];
 
@@ -161,6 +168,7 @@ export class Snapshot {
     const tableBytes = init.options.tableCacheBytes ?? Number.MAX_SAFE_INTEGER;
     this.tableParts = new LruCache(Math.max(1, Math.floor(Math.min(tableBytes, Number.MAX_SAFE_INTEGER))), (part) => part.byteLength);
     this.onCorrupt = init.options.onCorrupt;
+    this.slowReadMs = init.options.slowReadMs ?? 0.1;
   }
 
   /**
@@ -303,7 +311,7 @@ export class Snapshot {
    * hashing every one of those shards whole cost more than the export itself. Records of a shard the cache holds are
    * cut from its checked bytes.
    */
-  async eachRecordUncached(kNumbers: readonly string[], take: (i: number, bytes: Uint8Array) => void): Promise<void> {
+  async eachRecordUncached(kNumbers: readonly string[], take: (i: number, bytes: Uint8Array) => void, reads?: ReadCounts): Promise<void> {
     const scratch: Scratch = { bytes: new Uint8Array(0) };
     for (let i = 0; i < kNumbers.length; ) {
       const position = shardPositionHolding(this.recordIndex, kNumbers[i] as string);
@@ -316,7 +324,7 @@ export class Snapshot {
         const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
         const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
         const table = this.tableParts.get(part) ?? (await this.tablePart(part));
-        await this.eachCheckedRecord(shard.path, table, first, shard.count, kNumbers, i, end, take, scratch);
+        await this.eachCheckedRecord(shard.path, table, first, shard.count, kNumbers, i, end, take, scratch, reads);
         i = end;
         continue;
       }
@@ -367,13 +375,19 @@ export class Snapshot {
     to: number,
     take: (i: number, bytes: Uint8Array) => void,
     scratch: Scratch,
+    reads?: ReadCounts,
   ): Promise<void> {
     const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
     // Each record's table entry, then its offset and length in the shard (entries ascend by K number, offsets too).
     const n = to - from;
-    const entries = new Uint32Array(n);
-    const offsets = new Uint32Array(n);
-    const lengths = new Uint32Array(n);
+    // Kept in the scratch from shard to shard: an export reads a few records of each of thousands of shards.
+    if (!scratch.entries || scratch.entries.length < n) {
+      const size = Math.max(n, 2 * (scratch.entries?.length ?? 0), 64);
+      scratch.entries = new Uint32Array(size);
+      scratch.offsets = new Uint32Array(size);
+      scratch.lengths = new Uint32Array(size);
+    }
+    const { entries, offsets, lengths } = scratch as Required<Scratch>;
     for (let j = 0; j < n; j++) {
       const entry = findEntry(table, first, count, Number((kNumbers[from + j] as string).slice(1)));
       if (entry < 0) throw new Error(`snapshot ${this.id} has no record ${kNumbers[from + j]}`);
@@ -389,9 +403,14 @@ export class Snapshot {
         stop = (offsets[last] as number) + (lengths[last] as number);
         last++;
       }
+      const began = reads ? performance.now() : 0;
       const bytes = await this.readBytes(path, start, stop - start, scratch).catch(() =>
         this.corrupt(path, (this.files.get(path) as FileEntry).sha256, UNREADABLE),
       );
+      if (reads) {
+        reads.reads++;
+        if (performance.now() - began > this.slowReadMs) reads.slow++;
+      }
       for (; j < last; j++) {
         const at = (offsets[j] as number) - start;
         const record = bytes.subarray(at, at + (lengths[j] as number));
@@ -608,6 +627,9 @@ export class Snapshot {
  * another open and read of the file (a record is a kilobyte or so, a shard a hundred kilobytes or so).
  */
 const RECORD_GAP = 16 * 1024;
+
+/** Reads of records made past the cache, and how many of them were slow (SnapshotOptions.slowReadMs): a caller's counters. */
+export type ReadCounts = { reads: number; slow: number };
 
 /** Position of the table entry for the K number digits `digits` among `count` entries from `first`, or -1. */
 function findEntry(table: Uint8Array, first: number, count: number, digits: number): number {

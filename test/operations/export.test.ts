@@ -144,15 +144,17 @@ type ShardEntry = Snapshot['recordIndex']['shards'][number];
 
 describe('record shards hinted to the storage', () => {
   /** The storage's hints and reads of record shards, in the order they came. */
-  function spy(snapshot: Snapshot): string[] {
+  /** Records the storage's hints and reads; each read waits `waitMs` first (a disk), when given. */
+  function spy(snapshot: Snapshot, waitMs = 0): string[] {
     const events: string[] = [];
     const storage = snapshot.storage;
     storage.prefetch = (paths) => {
       for (const p of paths) events.push(`hint ${p}`);
     };
     const readInto = storage.readInto!.bind(storage);
-    storage.readInto = (path, offset, into) => {
+    storage.readInto = async (path, offset, into) => {
       events.push(`read ${path}`);
+      if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
       return readInto(path, offset, into);
     };
     return events;
@@ -177,7 +179,7 @@ describe('record shards hinted to the storage', () => {
     expect(() => plain.prefetchRecords([a.first], new Set())).not.toThrow();
   });
 
-  it('name every shard an export reads, once, batches before its first read, and change no byte of the answer', async () => {
+  it('once reads wait on the disk, name every shard an export reads next, once, batches ahead; never while they do not; and change no byte', async () => {
     const dir = await buildFixtureSnapshot();
     for (const format of ['ndjson', 'csv']) {
       const input = ExportInput.parse(exportInputOf(`/v1/export?format=${format}`));
@@ -198,19 +200,35 @@ describe('record shards hinted to the storage', () => {
       };
       const plain = await openSnapshotDirectory(dir);
       (plain.storage as { prefetch?: unknown }).prefetch = undefined;
-      const hinting = await openSnapshotDirectory(dir);
-      const events = spy(hinting);
-      // Batches of 16 records: the fixture's export spans many of them.
-      expect(await body(hinting, 16)).toBe(await body(plain));
+      // Reads never slow: no hint at all.
+      const fast = await openSnapshotDirectory(dir, { slowReadMs: Infinity });
+      const fastEvents = spy(fast);
+      expect(await body(fast, 16)).toBe(await body(plain));
+      expect(fastEvents.some((e) => e.startsWith('hint '))).toBe(false);
+      expect(fastEvents.length).toBeGreaterThan(16);
       expect(await body(plain, 16, true)).toBe(await body(plain));
+      // Reads that wait 5 ms each: the first batch is read unhinted, and shows the wait.
+      const slow = await openSnapshotDirectory(dir, { slowReadMs: 1 });
+      const events = spy(slow, 5);
+      expect(await body(slow, 16)).toBe(await body(plain));
       const hints = events.filter((e) => e.startsWith('hint ')).map((e) => e.slice(5));
-      const reads = events.filter((e) => e.startsWith('read ')).map((e) => e.slice(5));
       expect(new Set(hints).size).toBe(hints.length);
-      expect(new Set(reads)).toEqual(new Set(hints));
-      for (const path of new Set(reads)) expect(events.indexOf(`hint ${path}`)).toBeLessThan(events.indexOf(`read ${path}`));
-      // The first read comes after the hints of several batches, not of the first alone.
-      const first = events.findIndex((e) => e.startsWith('read '));
-      expect(first).toBeGreaterThan(16);
+      const firstHint = events.findIndex((e) => e.startsWith('hint '));
+      expect(firstHint).toBeGreaterThan(0);
+      // From then on, every shard read for the first time was hinted before.
+      const readBefore = new Set(events.slice(0, firstHint).map((e) => e.slice(5)));
+      const readAfter = new Set(events.slice(firstHint).filter((e) => e.startsWith('read ')).map((e) => e.slice(5)));
+      let firstTimers = 0;
+      for (const path of readAfter) {
+        if (readBefore.has(path)) continue;
+        firstTimers++;
+        expect(events.indexOf(`hint ${path}`), path).toBeGreaterThanOrEqual(firstHint);
+        expect(events.indexOf(`hint ${path}`)).toBeLessThan(events.indexOf(`read ${path}`));
+      }
+      expect(firstTimers).toBeGreaterThan(0);
+      // The first hints cover several batches, not the next alone: more shards than a batch of 16 records reads.
+      const nextRead = events.findIndex((e, i) => i > firstHint && e.startsWith('read '));
+      expect(nextRead - firstHint).toBeGreaterThan(16);
     }
   });
 });
