@@ -1,6 +1,6 @@
 import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
-import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
+import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits, rangeSpan } from './sort.ts';
@@ -81,6 +81,7 @@ function termCondition(index: SearchIndex, term: Term, units: number): Condition
   if (test) {
     negated.share = 1 - shareOf(index, test);
     negated.mark = markOf(test, true, negated.share);
+    negated.keep = keepOf(test, true);
     negated.scan = scanOf(test, true, negated.share);
   } else negated.mark = exclusionMark(index, positive);
   return negated;
@@ -521,6 +522,94 @@ function markReview(decided: Uint32Array, received: Uint32Array, lo: number, spa
   }
 }
 
+/**
+ * The test over candidates in place: keeps docs[i] (i < n) that pass (that fail, when `negate`), in order, at the
+ * front, and returns how many. One pass and branch-free whatever the share: each candidate is written where the next
+ * kept one goes, and the count moves on only when it passes.
+ */
+export function keepOf(t: Test, negate: boolean): Keep {
+  const flip = negate ? 1 : 0;
+  switch (t.kind) {
+    case 'set': {
+      const { col, ok } = t;
+      if (col instanceof Uint8Array) return (docs, n) => keepSet8(col, ok, flip, docs, n);
+      if (col instanceof Uint16Array) return (docs, n) => keepSet16(col, ok, flip, docs, n);
+      return (docs, n) => keepSet32(col, ok, flip, docs, n);
+    }
+    case 'range': {
+      const { col, lo, hi } = t;
+      return (docs, n) => keepRange(col, lo, hi - lo, flip, docs, n);
+    }
+    case 'review': {
+      const { decided, received, lo, hi } = t;
+      return (docs, n) => keepReview(decided, received, lo, hi - lo, flip, docs, n);
+    }
+    case 'ids': {
+      const { lo, hi } = t;
+      return (docs, n) => {
+        let kept = 0;
+        for (let i = 0; i < n; i++) {
+          const d = docs[i]!;
+          docs[kept] = d;
+          kept += (d >= lo && d < hi ? 1 : 0) ^ flip;
+        }
+        return kept;
+      };
+    }
+  }
+}
+
+// The kernels of `keepOf`, one function per column type (monomorphic, as the others above).
+function keepSet8(col: Uint8Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    docs[kept] = d;
+    kept += ok[col[d]!]! ^ flip;
+  }
+  return kept;
+}
+function keepSet16(col: Uint16Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    docs[kept] = d;
+    kept += ok[col[d]!]! ^ flip;
+  }
+  return kept;
+}
+function keepSet32(col: Uint32Array, ok: Uint8Array, flip: number, docs: Uint32Array, n: number): number {
+  const size = ok.length;
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const v = col[d]!;
+    docs[kept] = d;
+    kept += (v < size ? ok[v]! : 0) ^ flip;
+  }
+  return kept;
+}
+function keepRange(col: Uint32Array, lo: number, span: number, flip: number, docs: Uint32Array, n: number): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    docs[kept] = d;
+    kept += ((col[d]! - lo) >>> 0 <= span ? 1 : 0) ^ flip;
+  }
+  return kept;
+}
+function keepReview(decided: Uint32Array, received: Uint32Array, lo: number, span: number, flip: number, docs: Uint32Array, n: number): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const a = received[d]!;
+    const b = decided[d]!;
+    docs[kept] = d;
+    kept += ((-a >>> 31) & (-b >>> 31) & ((b - a - lo) >>> 0 <= span ? 1 : 0)) ^ flip;
+  }
+  return kept;
+}
+
 /** The test over the ids lo..hi-1 (those that fail, when `negate`), written to `out` ascending. */
 export function scanOf(t: Test, negate: boolean, share = 0.5): Scan {
   const want = negate ? 0 : 1;
@@ -571,6 +660,7 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
     list: null,
     points: (d) => (passes(test, d) ? 0 : -1),
     mark: markOf(test, false, share),
+    keep: keepOf(test, false),
     scan: scanOf(test, false, share),
     share,
   };

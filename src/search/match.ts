@@ -1,6 +1,7 @@
 import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
+import { idsByBits } from './sort.ts';
 import { kNumberRange } from './tokenize.ts';
 
 /**
@@ -164,11 +165,13 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array)
     if (old === 0) touched[n++] = d;
     if (tier > old) tiers[d] = tier;
   };
+  // The index's sections in locals: each is a getter on the index, not worth a call per posting.
+  const { termDocOffsets, termDocs, byKNumber } = index;
   for (let t = w.termLo; t < w.termHi; t++) {
     const tier = t === w.exact ? Tier.primaryWhole : Tier.primaryPrefix;
-    for (let i = index.termDocOffsets[t]!, end = index.termDocOffsets[t + 1]!; i < end; i++) mark(index.termDocs[i]!, tier);
+    for (let i = termDocOffsets[t]!, end = termDocOffsets[t + 1]!; i < end; i++) mark(termDocs[i]!, tier);
   }
-  if (w.k) for (let i = w.k.lo; i < w.k.hi; i++) mark(index.byKNumber[i]!, w.k.tier);
+  if (w.k) for (let i = w.k.lo; i < w.k.hi; i++) mark(byKNumber[i]!, w.k.tier);
   const rows: [TierSet, SearchIndex['codeDocs']][] = [
     [w.codes, index.codeDocs],
     [w.applicants, index.applicantDocs],
@@ -195,6 +198,11 @@ export type MatchRequest = {
   extra?: readonly Condition[];
   /** The n of `pointsFor`: the number of scoring units (words, phrases, OR groups); `words.length` when absent. */
   units?: number;
+  /**
+   * The caller orders the matches by a sort other than relevance: only which documents match counts, so no scores
+   * are kept (`scores` is null), and a word that gives the candidates lists its documents without their tiers.
+   */
+  unscored?: boolean;
 };
 
 /**
@@ -207,6 +215,8 @@ export type Condition = {
   list: (() => Uint32Array) | null;
   points: (d: number) => number;
   mark?: Mark;
+  /** The same filter as `mark`, in one pass: keeps the candidates that pass, in place (no marks to compact). */
+  keep?: Keep;
   scan?: Scan;
   /** For filters: about which share of all documents passes (0..1), so the most selective runs first; 1 when unknown. */
   share?: number;
@@ -220,6 +230,9 @@ export type Condition = {
  * candidate; an OR of filters is one pass per term over the same marks.
  */
 export type Mark = (docs: Uint32Array, n: number, marks: Uint8Array) => void;
+
+/** A filter over candidates in place: keeps docs[i] (i < n) that pass, in order, at the front; returns how many. */
+export type Keep = (docs: Uint32Array, n: number) => number;
 
 /** The same filter over the ids lo..hi-1 with no list made: writes those that pass to `out`, ascending; returns how many. */
 export type Scan = (lo: number, hi: number, out: Uint32Array) => number;
@@ -241,6 +254,13 @@ export function pointsFor(tier: Tier, n: number): number {
   }
 }
 
+/** `pointsFor` of every tier, indexed by tier: one read per document in the loops over many. */
+function pointsByTier(n: number): Uint32Array {
+  const out = new Uint32Array(5);
+  for (let t = Tier.none; t <= Tier.primaryWhole; t++) out[t] = pointsFor(t as Tier, n);
+  return out;
+}
+
 /** What one check of a word against a candidate costs, relative to visiting one posting. */
 const CHECK_COST = 4;
 
@@ -251,8 +271,9 @@ const CHECK_COST = 4;
  */
 export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   const n = req.units ?? req.words.length;
+  const scored = n > 0 && req.unscored !== true;
   const extra = req.extra ?? [];
-  const empty: Matches = { docs: new Uint32Array(0), scores: n > 0 ? new Uint32Array(0) : null };
+  const empty: Matches = { docs: new Uint32Array(0), scores: scored ? new Uint32Array(0) : null };
 
   const code = req.productCode === null ? null : findCode(index, req.productCode);
   if (req.productCode !== null && code === null) return empty;
@@ -292,6 +313,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
       cost: firstWord.scanCost,
       word: firstWord,
       docs: () => {
+        if (!scored) return wordDocs(index, firstWord);
         firstTiers = new Uint8Array(index.docCount);
         return ascending(scanWord(index, firstWord, firstTiers), firstTiers);
       },
@@ -311,7 +333,9 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
     kept = fused.scan!(years.lo, years.hi, docs);
   } else {
     docs = source.docs();
-    if (plainRange) kept = docs.length;
+    // Every id passes the id range, product code and applicant when none narrows them: no pass to make.
+    const open = years.lo === 0 && years.hi === index.docCount && code === null && applicant === null;
+    if (plainRange || open) kept = docs.length;
     else {
       // Filters first: they are one comparison each, then the conditions that only filter, as passes over columns.
       const codeCol = index.docCode;
@@ -325,9 +349,13 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
       }
     }
   }
-  const marks = filters.some((c) => c !== fused) ? new Uint8Array(kept) : null;
+  const marks = filters.some((c) => c !== fused && !c.keep) ? new Uint8Array(kept) : null;
   for (const c of filters) {
     if (c === fused || kept === 0) continue;
+    if (c.keep) {
+      kept = c.keep(docs, kept);
+      continue;
+    }
     const m = marks!;
     m.fill(0, 0, kept);
     c.mark!(docs, kept, m);
@@ -335,7 +363,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   }
   const scoring = extra.filter((c) => !c.mark);
   if (kept < docs.length && kept * 4 < docs.length) docs = docs.slice(0, kept); // let a large list go
-  let scores: Uint32Array | null = n > 0 ? new Uint32Array(kept) : null;
+  let scores: Uint32Array | null = scored ? new Uint32Array(kept) : null;
   if (scoring.length > 0) {
     let out = 0;
     outer: for (let i = 0; i < kept; i++) {
@@ -356,9 +384,23 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   for (const w of words) {
     if (docs.length === 0) break;
     kept = 0;
-    const s = scores!;
+    if (!scores) {
+      // Only which documents match: the source word's documents all do, the others are checked.
+      if (w === source.word) continue;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        docs[kept] = d;
+        kept += tierOf(index, w, d) === Tier.none ? 0 : 1;
+      }
+      release(w);
+      docs = docs.subarray(0, kept);
+      continue;
+    }
+    const s = scores;
     if (w === source.word) {
-      for (let i = 0; i < docs.length; i++) s[i]! += pointsFor(firstTiers![docs[i]!]! as Tier, n);
+      const points = pointsByTier(n);
+      const tiers = firstTiers!;
+      for (let i = 0; i < docs.length; i++) s[i]! += points[tiers[docs[i]!]!]!;
       continue;
     }
     if (w.scanCost < docs.length * CHECK_COST) {
@@ -405,11 +447,30 @@ const rowLength = (rows: { offsets: Uint32Array }, r: number): number => rows.of
 const row = (rows: { offsets: Uint32Array; values: Uint32Array }, r: number): Uint32Array =>
   rows.values.slice(rows.offsets[r]!, rows.offsets[r + 1]!);
 
-/** The touched documents in ascending order: sorted when few, read off the tier array when many. */
+/**
+ * Every document the word matches, ascending, without tiers: its terms' postings, its K numbers, and the documents of
+ * the product codes and applicants it reaches, set as bits and read back.
+ */
+function wordDocs(index: SearchIndex, w: PreparedWord): Uint32Array {
+  const lists: Uint32Array[] = [];
+  const { termDocOffsets, termDocs } = index;
+  if (w.termHi > w.termLo) lists.push(termDocs.subarray(termDocOffsets[w.termLo]!, termDocOffsets[w.termHi]!));
+  if (w.k) lists.push(index.byKNumber.subarray(w.k.lo, w.k.hi));
+  for (const [set, rows] of [
+    [w.codes, index.codeDocs],
+    [w.applicants, index.applicantDocs],
+  ] as const) {
+    for (const id of set.ids) lists.push(rows.values.subarray(rows.offsets[id]!, rows.offsets[id + 1]!));
+  }
+  if (lists.length === 1 && w.termHi - w.termLo === 1) return lists[0]!.slice();
+  return idsByBits(index.docCount, lists);
+}
+
+/**
+ * The touched documents (distinct) in ascending order: sorted when very few, else set as bits and read back
+ * (`idsByBits`), which beats reading the whole tier array a byte a document (a branch each, missed at every match).
+ */
 function ascending(touched: Uint32Array, tiers: Uint8Array): Uint32Array {
-  if (touched.length * 16 < tiers.length) return touched.sort();
-  const out = new Uint32Array(touched.length);
-  let n = 0;
-  for (let d = 0; d < tiers.length; d++) if (tiers[d] !== 0) out[n++] = d;
-  return out;
+  if (touched.length * 64 < tiers.length) return touched.sort();
+  return idsByBits(tiers.length, [touched]);
 }

@@ -34,13 +34,15 @@ export type SearchOutcome = {
   stats?: ReviewStats;
 };
 
-/** Every match, ascending by id, with relevance points (null without scoring words); or one id range. */
+/** Every match, ascending by id, with relevance points (null without scoring words, or under a sort); or one id range. */
 export type MatchSet = { docs: Uint32Array; scores: Uint32Array | null } | { lo: number; hi: number };
 
 /** The matches of a request: plain requests take the paths they always took. Throws QueryError on a bad query. */
 export function matchesOf(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
   const parsed = parseQuery(req.query);
-  const filters = { applicant: req.applicant, productCode: req.productCode, yearFrom: req.yearFrom, yearTo: req.yearTo };
+  // Ordered by a sort: which documents match is all that counts (no relevance scores).
+  const unscored = req.sort !== undefined && req.sort !== 'relevance';
+  const filters = { applicant: req.applicant, productCode: req.productCode, yearFrom: req.yearFrom, yearTo: req.yearTo, unscored };
   if (parsed.plain) {
     const words = queryWords(req.query);
     if (words.length === 0 && req.applicant === null && req.productCode === null) {
