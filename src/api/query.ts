@@ -24,6 +24,11 @@ export type QueryDeps = {
   deadline?: <T>(work: Promise<T>, operation: OperationName) => Promise<T>;
   /** Keeps the answers of operations marked `cacheable` (search); none are kept when absent. */
   answerCache?: AnswerCache;
+  /**
+   * Where an answer's bytes are written (a new Uint8Array when absent): a host may lend memory it reuses, with room
+   * before it for its own head, so that an answer is made in the buffer it is sent from.
+   */
+  allocate?: (size: number) => Uint8Array;
 };
 
 /** What to send: the status, the JSON bytes, the headers an error adds, and what failed when it was not a plain ApiError. */
@@ -77,7 +82,7 @@ export async function answerQuery(
       if (cache) parts = { ...parts, spare: undefined };
       cache?.set(snapshot, key, parts);
     }
-    const answer = assemble(envelope.operation, parts, deps.sourceStateJson(snapshot, deps.now(), parts.warnings));
+    const answer = assemble(envelope.operation, parts, deps.sourceStateJson(snapshot, deps.now(), parts.warnings), deps.allocate);
     return { status: 200, body: answer, headers: {}, operation: envelope.operation };
   } catch (err) {
     return errorAnswer(deps, err, operation, snapshot);
@@ -127,7 +132,9 @@ export function answerParts(result: OperationResult): AnswerParts {
 
 const SOURCE_STATE = encoder.encode(',"sourceState":');
 
-function assemble(operation: OperationName, parts: AnswerParts, sourceStateJson: string): Uint8Array {
+const newBytes = (size: number): Uint8Array => new Uint8Array(size);
+
+function assemble(operation: OperationName, parts: AnswerParts, sourceStateJson: string, allocate = newBytes): Uint8Array {
   const head = headOf(operation);
   const { data, tail } = parts;
   // sourceState is ASCII-safe JSON text at most a few hundred bytes: encodeInto writes it in place.
@@ -137,7 +144,7 @@ function assemble(operation: OperationName, parts: AnswerParts, sourceStateJson:
   // then not copied again), else into a new one.
   const spare = parts.spare;
   const inPlace = spare !== undefined && spare.before >= head.length && spare.after >= size - head.length - data.length;
-  const out = inPlace ? new Uint8Array(data.buffer, data.byteOffset - head.length, size) : new Uint8Array(size);
+  const out = inPlace ? new Uint8Array(data.buffer, data.byteOffset - head.length, size) : allocate(size);
   out.set(head, 0);
   if (!inPlace) out.set(data, head.length);
   let at = head.length + data.length;

@@ -121,9 +121,17 @@ const SERVED_AT_MARK = '\u0000servedAt\u0000';
 export class SourceStateJson {
   private key: { manifest: Manifest | null; sync: SyncStatus | null; time: string } | null = null;
   private parts: [string, string] = ['', ''];
+  private servedAtMs = Number.NaN;
+  private servedAt = '';
 
   json(inputs: SourceStateInputs): string {
-    const servedAt = inputs.now.toISOString();
+    // Formatted once per millisecond: answers sent in the same one share it.
+    const ms = inputs.now.getTime();
+    if (ms !== this.servedAtMs) {
+      this.servedAtMs = ms;
+      this.servedAt = inputs.now.toISOString();
+    }
+    const servedAt = this.servedAt;
     if (inputs.warnings && inputs.warnings.length > 0) return JSON.stringify(sourceStateOf(inputs));
     const time = timeKey(inputs);
     const key = this.key;

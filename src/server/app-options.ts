@@ -26,6 +26,8 @@ export type AppOptions = ServerConfig & {
   now?: () => Date;
   /** Snapshot files up to this size are sent from the verified byte cache; larger ones are streamed (default 1 MiB). */
   fileMemoryMaxBytes?: number;
+  /** Whether POST /v1/query is answered on the fast lane (fast-lane.ts) before Node's HTTP layer (default true). */
+  fastLane?: boolean;
 };
 
 /** Every option with its default filled in, resolved once when the app is made. */
@@ -49,6 +51,7 @@ export type ResolvedOptions = {
   requestTimeoutMs: number;
   operationTimeoutMs: number;
   fileMemoryMaxBytes: number;
+  fastLane: boolean;
   logger: Logger;
   now: () => Date;
   operations: Record<OperationName, Operation>;
@@ -87,6 +90,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     requestTimeoutMs: Math.max(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeoutMs),
     operationTimeoutMs: options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
     fileMemoryMaxBytes,
+    fastLane: options.fastLane ?? true,
     logger: options.logger ?? jsonLogger(),
     now: options.now ?? (() => new Date()),
     operations,

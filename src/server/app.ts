@@ -6,11 +6,14 @@ import { AnswerCache } from '../api/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, UNREADABLE, type CheckResult, type Snapshot } from '../snapshot/index.ts';
 import { resolveAppOptions, type AppOptions, type ResolvedOptions } from './app-options.ts';
-import { closeGracefully, createHttpServer } from './http-server.ts';
+import { closeGracefully, createHttpServer, KEEP_ALIVE_MS } from './http-server.ts';
+import { installFastLane, type FastLaneControl } from './fast-lane.ts';
+import { MAX_BODY_BYTES } from './body.ts';
+import { errorAnswer } from '../api/query.ts';
 import { limitPipelining } from './pipeline.ts';
 import { createTurns } from './turns.ts';
 import { precompressedCopy } from './public-dir.ts';
-import type { QueryDeps } from './query.ts';
+import { queryRunner, type QueryDeps } from './query.ts';
 import { mountRoutes } from './routes.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { publicFiles } from './static.ts';
@@ -22,6 +25,8 @@ export type App = {
   readonly polka: Polka;
   readonly snapshots: SnapshotSource;
   readonly syncState: SyncStateReader | null;
+  /** The fast lane in front of Node's HTTP server (null when it is off). */
+  readonly fastLane: FastLaneControl | null;
   /** Starts listening; port 0 picks a free port. */
   listen(port?: number, host?: string): Promise<{ port: number; host: string; url: string }>;
   /** Looks at the snapshot link now and opens a refused snapshot again (what SIGHUP does); switches if it can. */
@@ -46,8 +51,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (!serveStatic && settings.publicDir !== null) settings.logger.info('no public/ folder: the browser page is not served');
 
   let draining = false;
+  const routeDeps = queryDeps(settings, snapshots, syncState);
   const { polka, dispatch } = mountRoutes({
-    deps: queryDeps(settings, snapshots, syncState),
+    deps: routeDeps,
     snapshots,
     serveStatic,
     fileMemoryMaxBytes: settings.fileMemoryMaxBytes,
@@ -60,19 +66,36 @@ export async function createApp(options: AppOptions): Promise<App> {
       settings.logger.info('connection closed: too many pipelined requests waiting', { remote: socket.remoteAddress ?? null, waitingMax: settings.pipelineMaxWaiting }),
   };
   const server = createHttpServer(settings, limitPipelining(pipelining, dispatch));
+  const deps = routeDeps;
+  const lane = settings.fastLane
+    ? installFastLane(server, {
+        current: () => snapshots.current,
+        runner: (allocate) => queryRunner({ ...deps, allocate }),
+        fail: (err, operation, snapshot) => errorAnswer(deps, err, operation, snapshot),
+        logger: settings.logger,
+        draining: () => draining,
+        depth: pipelining.depth,
+        maxWaiting: pipelining.maxWaiting,
+        onRefused: pipelining.onRefused,
+        maxBodyBytes: MAX_BODY_BYTES,
+        keepAliveMs: KEEP_ALIVE_MS,
+        requestTimeoutMs: settings.requestTimeoutMs,
+      })
+    : undefined;
 
   return {
     server,
     polka,
     snapshots,
     syncState,
+    fastLane: lane ?? null,
     listen: (port = 0, host = '127.0.0.1') => listen(server, port, host),
     reload: () => snapshots.check({ retry: true }),
     async close({ graceMs = 10_000 } = {}) {
       draining = true;
       snapshots.close();
       syncState?.close();
-      await closeGracefully(server, graceMs);
+      await closeGracefully(server, graceMs, lane);
     },
   };
 }

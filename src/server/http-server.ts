@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { MAX_BODY_BYTES } from './body.ts';
+import type { FastLaneControl } from './fast-lane.ts';
+
+/** How long a keep-alive connection may sit idle between requests (Node's default). */
+export const KEEP_ALIVE_MS = 5000;
 
 type Handler = ((req: IncomingMessage, res: ServerResponse) => void) & { busy?: (socket: Socket) => boolean };
 
@@ -11,7 +15,7 @@ type Handler = ((req: IncomingMessage, res: ServerResponse) => void) & { busy?: 
  */
 export function createHttpServer(limits: { headersTimeoutMs: number; requestTimeoutMs: number }, handle: Handler): Server {
   const server = createServer({
-    keepAliveTimeout: 5000,
+    keepAliveTimeout: KEEP_ALIVE_MS,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     // Node checks the two timeouts on this interval (30 s by default), which would let a short limit run long.
@@ -54,17 +58,24 @@ export function createHttpServer(limits: { headersTimeoutMs: number; requestTime
 }
 
 /** Stops taking connections and lets requests in flight finish, cutting what is left after `graceMs`. */
-export function closeGracefully(server: Server, graceMs: number): Promise<void> {
+export function closeGracefully(server: Server, graceMs: number, lane?: FastLaneControl): Promise<void> {
   if (!server.listening) return Promise.resolve();
   return new Promise<void>((resolve) => {
     // Idle keep-alive connections would hold close() open; requests in flight finish and then go idle too.
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
-    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    const closeIdle = () => {
+      server.closeIdleConnections();
+      lane?.closeIdle();
+    };
+    const sweep = setInterval(closeIdle, 50);
+    const deadline = setTimeout(() => {
+      server.closeAllConnections();
+      lane?.closeAll();
+    }, graceMs);
     server.close(() => {
       clearInterval(sweep);
       clearTimeout(deadline);
       resolve();
     });
-    server.closeIdleConnections();
+    closeIdle();
   });
 }

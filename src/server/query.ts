@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { OperationName } from '../contract/index.ts';
 import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps as ApiQueryDeps } from '../api/query.ts';
 import type { Snapshot } from '../snapshot/index.ts';
@@ -17,25 +18,55 @@ export type QueryDeps = Omit<ApiQueryDeps, 'deadline'> & {
   turns: Turns;
 };
 
+/** One request's answer below HTTP: the bytes of its body in, the answer out, or null when its client is gone. */
+export type QueryRun = (
+  snapshot: Snapshot | null,
+  body: Uint8Array,
+  contentType: string | undefined,
+  connection: Socket,
+  onOperation: (operation: OperationName) => void,
+) => Promise<QueryAnswer | null>;
+
 /**
- * POST /v1/query on Node: the body is read first (its size is the table's first check, and nothing in it can be
- * checked before it is read), then src/api/query.ts answers it, and the answer goes out compressed as the client
- * accepts. Nothing escapes: every failure, including a bug, becomes the canonical error body.
+ * Answers a request's body with src/api/query.ts, bounded by the operation timeout, in the connection's turn of the
+ * event loop (turns.ts). A connection closed while its request waited for its turn (the client left, or the
+ * pipelining bound refused it) gets no work done for it: nobody would read the answer. Both lanes of POST /v1/query
+ * (Node's HTTP server and the fast lane) answer through this.
+ */
+export function queryRunner(deps: QueryDeps): QueryRun {
+  const core: ApiQueryDeps = { ...deps, deadline: (work, operation) => withDeadline(work, deps.operationTimeoutMs, operation) };
+  return (snapshot, body, contentType, connection, onOperation) =>
+    deps.turns
+      .run(connection, () => (connection.destroyed ? Promise.resolve(null) : answerQuery(core, snapshot, body, contentType, onOperation)))
+      .catch((err: unknown) => errorAnswer(deps, err, null, snapshot));
+}
+
+/** Logs the stack of an answer that is a bug (the client sees only the generic sentence). */
+export function logBug(logger: Logger, answer: QueryAnswer, method: string, path: string): void {
+  const failure = answer.failure;
+  if (!failure?.bug) return;
+  logger.error('internal error', {
+    method,
+    path,
+    operation: answer.operation,
+    stack: failure.cause instanceof Error ? failure.cause.stack : String(failure.cause),
+  });
+}
+
+/**
+ * POST /v1/query on Node's HTTP server: the body is read first (its size is the table's first check, and nothing in
+ * it can be checked before it is read), then `queryRunner` answers it, and the answer goes out compressed as the
+ * client accepts. Nothing escapes: every failure, including a bug, becomes the canonical error body.
  */
 export function queryHandler(deps: QueryDeps) {
-  const core: ApiQueryDeps = { ...deps, deadline: (work, operation) => withDeadline(work, deps.operationTimeoutMs, operation) };
-  const note = (res: ServerResponse) => (operation: OperationName) => noteOperation(res, operation);
+  const run = queryRunner(deps);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const snapshot = deps.current();
-    let answer: QueryAnswer;
+    let answer: QueryAnswer | null;
     try {
       const body = await readBody(req);
-      // Checking and answering run in the request's turn of the event loop (turns.ts); compressing and sending do not.
-      // A connection closed while its request waited for its turn (the client left, or the pipelining bound refused
-      // it) gets no work done for it: nobody would read the answer.
-      answer = await deps.turns.run(req.socket, () =>
-        req.socket.destroyed ? Promise.reject(new ClientGone('the connection closed before its turn')) : answerQuery(core, snapshot, body, req.headers['content-type'], note(res)),
-      );
+      answer = await run(snapshot, body, req.headers['content-type'], req.socket, (operation) => noteOperation(res, operation));
+      if (answer === null) return;
     } catch (err) {
       if (err instanceof ClientGone) return;
       answer = errorAnswer(deps, err, null, snapshot);
@@ -110,15 +141,7 @@ async function send(
   answer: QueryAnswer,
   snapshot: Snapshot | null,
 ): Promise<void> {
-  const failure = answer.failure;
-  if (failure?.bug) {
-    deps.logger.error('internal error', {
-      method: req.method,
-      path: (req.url ?? '').split('?', 1)[0],
-      operation: answer.operation,
-      stack: failure.cause instanceof Error ? failure.cause.stack : String(failure.cause),
-    });
-  }
+  logBug(deps.logger, answer, req.method ?? '', (req.url ?? '').split('?', 1)[0] ?? '');
   if (res.headersSent) {
     // Part of an answer is out: the only honest thing left is to cut the connection.
     res.destroy();

@@ -177,7 +177,7 @@ describe('the cache is bounded by bytes', () => {
   });
 });
 
-describe('pipelined requests of a client that does not read', () => {
+for (const fastLane of [true, false]) describe(`pipelined requests of a client that does not read (${fastLane ? 'the fast lane' : "Node's HTTP server"})`, () => {
   it('are answered a few at a time, and all of them once the client reads', async () => {
     const big = new JsonBytes(new Uint8Array(Buffer.from(JSON.stringify({ title: 'x'.repeat(2 * 1024 * 1024) }), 'utf8')));
     let started = 0;
@@ -188,7 +188,7 @@ describe('pipelined requests of a client that does not read', () => {
         return { data: big };
       },
     };
-    const heavy = await startServer({ snapshotPath, operations: { 'device-510k.meta': heavyMeta }, pipelineDepth: 4 });
+    const heavy = await startServer({ snapshotPath, operations: { 'device-510k.meta': heavyMeta }, pipelineDepth: 4, fastLane });
     const { port } = new URL(heavy.url);
     const body = JSON.stringify({ version: 1, operation: 'device-510k.meta', input: {} });
     const one = `POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -234,7 +234,7 @@ describe('pipelined requests of a client that does not read', () => {
         return { data: new JsonBytes(new Uint8Array(Buffer.from(JSON.stringify({ title: 'x'.repeat(2 * 1024 * 1024) }), 'utf8'))) };
       },
     };
-    const guarded = await startServer({ snapshotPath, operations: { 'device-510k.meta': counted }, pipelineDepth: 2, pipelineMaxWaiting: 5 });
+    const guarded = await startServer({ snapshotPath, operations: { 'device-510k.meta': counted }, pipelineDepth: 2, pipelineMaxWaiting: 5, fastLane });
     const { port } = new URL(guarded.url);
     const body = JSON.stringify({ version: 1, operation: 'device-510k.meta', input: {} });
     const one = `POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;

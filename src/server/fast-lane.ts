@@ -1,0 +1,493 @@
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { OperationName } from '../contract/index.ts';
+import type { QueryAnswer } from '../api/query.ts';
+import type { Snapshot } from '../snapshot/index.ts';
+import type { Logger } from './log.ts';
+import { logBug, type QueryRun } from './query.ts';
+import { COMPRESS_MIN_BYTES, compress } from './respond.ts';
+import { pickEncoding } from './media.ts';
+
+/**
+ * The fast lane: POST /v1/query answered straight from the socket's bytes, below Node's HTTP layer.
+ *
+ * A profile of the smallest answer (meta) through Node's HTTP server had its HTTP layer (the parser's request and
+ * response objects, header validation, the writable stream machinery) at about a quarter of the time and our code at
+ * a few percent per piece: a bare node:http server sending fixed bytes was 0.43-0.45x of nginx, so no trimming of
+ * ours could reach the target. Every connection starts here. Requests of the one shape API clients send (a whole
+ * `POST /v1/query HTTP/1.1` with a Host, a Content-Length within the body limit, no Transfer-Encoding, Expect or
+ * Upgrade, every header line well formed) are read from the socket's bytes and answered with one write. Anything
+ * else (another path or method, a malformed or unusual request, one still incomplete after a moment) hands the
+ * connection to Node's HTTP server for the rest of its life, from the first byte not answered here: Node's parser
+ * then decides and answers exactly as it always did (400, 408, 413, 431, chunked bodies, 100-continue, the page and
+ * the snapshot's files). Answers already under way on the lane are written before the hand-over, so they stay in
+ * order.
+ *
+ * The pipelining bound is the one of pipeline.ts: at most `depth` requests of a connection are answered at once, the
+ * next start once an answer has been handed to the kernel and the socket has drained, and a connection with more
+ * than `maxWaiting` complete requests waiting is closed before any of them starts.
+ */
+export type FastLane = {
+  /** The snapshot serving now; read once per request. */
+  current: () => Snapshot | null;
+  /** Answers a request; given the lane's `allocate`, so that answers are made in the lane's buffers. */
+  runner: (allocate: (size: number) => Uint8Array) => QueryRun;
+  /** The answer for a thrown value (a compression that failed). */
+  fail: (err: unknown, operation: string | null, snapshot: Snapshot | null) => QueryAnswer;
+  logger: Logger;
+  /** True once the server is stopping: answers then close their connection. */
+  draining: () => boolean;
+  depth: number;
+  maxWaiting: number;
+  onRefused: (socket: Socket) => void;
+  maxBodyBytes: number;
+  keepAliveMs: number;
+  requestTimeoutMs: number;
+};
+
+export type FastLaneControl = {
+  /** Closes the lane's connections that have nothing in flight (as the server's `closeIdleConnections`). */
+  closeIdle(): void;
+  /** Closes every connection of the lane. */
+  closeAll(): void;
+  /** Connections on the lane now, requests answered on it, and connections handed to Node (for tests). */
+  readonly connections: number;
+  readonly answered: number;
+  readonly handedOver: number;
+};
+
+/** Node's limit on a request's head (`--max-http-header-size`): a longer head goes to Node, which answers 431. */
+const MAX_HEAD_BYTES = 16 * 1024;
+/** How long a request cut between two reads may wait for its rest before Node's parser (and its timeouts) take it. */
+const PARTIAL_WAIT_MS = 100;
+
+const REQUEST_LINE = Buffer.from('POST /v1/query HTTP/1.1\r\n', 'latin1');
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+// Control characters other than tab are refused in a value by Node's parser: such a request is Node's to answer.
+const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+const DIGITS = /^[0-9]{1,15}$/;
+
+type Request = { body: Buffer; contentType: string | undefined; acceptEncoding: string | undefined; close: boolean };
+
+/**
+ * One request from the start of `buf`: the request and the bytes it took, 'more' when it is not all there yet, or
+ * 'node' when it is not the lane's to answer.
+ */
+export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; used: number } | 'more' | 'node' {
+  const lineEnd = REQUEST_LINE.length;
+  if (buf.length < lineEnd) return REQUEST_LINE.subarray(0, buf.length).equals(buf) ? 'more' : 'node';
+  if (buf.compare(REQUEST_LINE, 0, lineEnd, 0, lineEnd) !== 0) return 'node';
+  const headEnd = buf.indexOf(HEAD_END, lineEnd - 2);
+  if (headEnd < 0) return buf.length > MAX_HEAD_BYTES ? 'node' : 'more';
+  if (headEnd + 4 > MAX_HEAD_BYTES) return 'node';
+  let length = -1;
+  let host = false;
+  let contentType: string | undefined;
+  let acceptEncoding: string | undefined;
+  let close = false;
+  // Header lines, each `name: value`; the head is latin1 as Node reads it.
+  const head = buf.toString('latin1', lineEnd, headEnd);
+  if (head.length === 0) return 'node';
+  for (const line of head.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) return 'node';
+    const name = line.slice(0, colon).toLowerCase();
+    if (!TOKEN.test(name)) return 'node';
+    const value = line.slice(colon + 1).trim();
+    if (BAD_VALUE.test(value)) return 'node';
+    switch (name) {
+      case 'content-length':
+        if (length >= 0 || !DIGITS.test(value)) return 'node';
+        length = Number(value);
+        break;
+      case 'host':
+        if (host) return 'node';
+        host = true;
+        break;
+      case 'content-type':
+        if (contentType !== undefined) return 'node';
+        contentType = value;
+        break;
+      case 'accept-encoding':
+        acceptEncoding = acceptEncoding === undefined ? value : `${acceptEncoding}, ${value}`;
+        break;
+      case 'connection':
+        for (const token of value.split(',')) {
+          const t = token.trim().toLowerCase();
+          if (t === 'close') close = true;
+          else if (t === 'upgrade') return 'node';
+        }
+        break;
+      case 'transfer-encoding':
+      case 'expect':
+      case 'upgrade':
+        return 'node';
+    }
+  }
+  if (!host || length < 0 || length > maxBodyBytes) return 'node';
+  const bodyStart = headEnd + 4;
+  if (buf.length < bodyStart + length) return 'more';
+  return { request: { body: buf.subarray(bodyStart, bodyStart + length), contentType, acceptEncoding, close }, used: bodyStart + length };
+}
+
+let dateSecond = -1;
+let dateText = '';
+/** The Date header, made once a second (as Node and nginx do). */
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}
+
+/** Room kept before an answer in a buffer of the lane's for its HTTP head (which is about 250 bytes). */
+const HEAD_ROOM = 512;
+const SCRATCH_BYTES = 64 * 1024;
+const SCRATCH_KEPT = 8;
+
+/**
+ * Buffers the lane lends to answers: an answer is written at HEAD_ROOM into one, its HTTP head just before it, and the
+ * whole is sent without another copy. A buffer comes back once the socket took all of it at once (nothing of it waits
+ * in the stream); one still queued is left to the garbage collector. Making a new ArrayBuffer for every answer was a
+ * microsecond of the allocator's and the collector's time per request, on top of copying the answer again.
+ */
+export class Scratch {
+  private readonly free: ArrayBuffer[] = [];
+  private readonly lent = new WeakSet<ArrayBufferLike>();
+
+  readonly allocate = (size: number): Uint8Array => {
+    const buffer = size + HEAD_ROOM > SCRATCH_BYTES ? new ArrayBuffer(HEAD_ROOM + size) : (this.free.pop() ?? new ArrayBuffer(SCRATCH_BYTES));
+    this.lent.add(buffer);
+    return new Uint8Array(buffer, HEAD_ROOM, size);
+  };
+
+  /** Whether the bytes before `bytes` in its buffer are the lane's to write. */
+  owns(bytes: Uint8Array): boolean {
+    return this.lent.has(bytes.buffer);
+  }
+
+  release(buffer: ArrayBufferLike): void {
+    if (this.lent.delete(buffer) && buffer.byteLength === SCRATCH_BYTES && this.free.length < SCRATCH_KEPT) this.free.push(buffer as ArrayBuffer);
+  }
+}
+
+type Out = { bytes: Buffer; close: boolean; lent: ArrayBufferLike | null };
+
+/** The answer's bytes as Node's `sendBytes` sends them: the same headers in the same order, then the body. */
+export async function answerBytes(request: Request, answer: QueryAnswer, close: boolean, scratch: Scratch): Promise<Out> {
+  const raw = answer.body;
+  const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(request.acceptEncoding) : 'identity';
+  let payload: Uint8Array = raw;
+  if (encoding !== 'identity') {
+    try {
+      payload = await compress(encoding, raw);
+    } finally {
+      if (scratch.owns(raw)) scratch.release(raw.buffer);
+    }
+  }
+  let head = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Unknown'}\r\nContent-Type: application/json; charset=utf-8\r\nAccess-Control-Allow-Origin: *\r\nVary: Accept-Encoding\r\nContent-Length: ${payload.length}\r\n`;
+  for (const name in answer.headers) {
+    const value = answer.headers[name]!;
+    if (name.toLowerCase() === 'connection') close ||= value.toLowerCase() === 'close';
+    else head += `${name}: ${value}\r\n`;
+  }
+  if (encoding !== 'identity') head += `Content-Encoding: ${encoding}\r\n`;
+  head += `Date: ${httpDate()}\r\n${close ? 'Connection: close\r\n' : 'Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n'}\r\n`;
+  // Header values are ASCII (the answer's own headers are too), so a character is a byte.
+  if (payload === raw && scratch.owns(raw) && raw.byteOffset >= head.length) {
+    const bytes = Buffer.from(raw.buffer, raw.byteOffset - head.length, head.length + raw.length);
+    bytes.write(head, 0, 'latin1');
+    return { bytes, close, lent: raw.buffer };
+  }
+  const bytes = Buffer.allocUnsafe(head.length + payload.length);
+  bytes.write(head, 0, 'latin1');
+  bytes.set(payload, head.length);
+  return { bytes, close, lent: null };
+}
+
+type Slot = { request: Request; started: number; operation: OperationName | null; out: (Out & { status: number }) | null };
+
+/** One connection on the lane. */
+class Connection {
+  private buf: Buffer | null = null;
+  private readonly waiting: Request[] = [];
+  /** Started and not yet written, in the order of their requests. */
+  private readonly slots: Slot[] = [];
+  private handingOver = false;
+  private partialTimer: NodeJS.Timeout | null = null;
+  private ended = false;
+  private closing = false;
+  private movedAt = -1;
+  private busyTimeout = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly lane: FastLane,
+    private readonly run: QueryRun,
+    private readonly scratch: Scratch,
+    private readonly counts: { answered: number; handedOver: number },
+    private readonly toNode: (socket: Socket) => void,
+    private readonly forget: (c: Connection) => void,
+  ) {
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('timeout', this.onTimeout);
+    socket.on('error', noop);
+    socket.once('close', this.onClose);
+    socket.setNoDelay(true);
+    socket.setTimeout(lane.keepAliveMs);
+  }
+
+  get idle(): boolean {
+    return this.slots.length === 0 && this.waiting.length === 0 && this.buf === null && this.socket.writableLength === 0;
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.buf = this.buf === null ? chunk : Buffer.concat([this.buf, chunk]);
+    this.parseAll();
+  };
+
+  private parseAll(): void {
+    while (this.buf !== null && !this.handingOver && !this.socket.destroyed) {
+      const parsed = parse(this.buf, this.lane.maxBodyBytes);
+      if (parsed === 'node') return this.handOver();
+      if (parsed === 'more') {
+        // A request cut between two reads usually has its rest in the next one; a client that takes longer is slow
+        // or hostile, and Node's parser, with its header and request timeouts, takes it from here.
+        this.partialTimer ??= setTimeout(() => this.handOver(), PARTIAL_WAIT_MS);
+        this.markBusy();
+        return;
+      }
+      if (this.partialTimer) {
+        clearTimeout(this.partialTimer);
+        this.partialTimer = null;
+      }
+      this.buf = parsed.used === this.buf.length ? null : this.buf.subarray(parsed.used);
+      this.take(parsed.request);
+    }
+  }
+
+  private take(request: Request): void {
+    if (this.closing) return;
+    if (request.close) this.closing = true;
+    this.markBusy();
+    if (this.slots.length < this.lane.depth && this.waiting.length === 0 && !this.socket.writableNeedDrain) this.start(request);
+    else if (this.waiting.length < this.lane.maxWaiting) this.waiting.push(request);
+    else {
+      this.waiting.length = 0;
+      this.buf = null;
+      this.socket.destroy();
+      this.lane.onRefused(this.socket);
+    }
+  }
+
+  private start(request: Request): void {
+    const slot: Slot = { request, started: performance.now(), operation: null, out: null };
+    this.slots.push(slot);
+    const snapshot = this.lane.current();
+    void this
+      .run(snapshot, request.body, request.contentType, this.socket, (operation) => (slot.operation = operation))
+      .then((answer) => (answer === null ? undefined : this.finish(slot, answer, snapshot)))
+      .catch((err: unknown) => {
+        // Nothing above throws by design; if something did, the connection cannot be answered in order any more.
+        this.lane.logger.error('internal error', { method: 'POST', path: '/v1/query', stack: err instanceof Error ? err.stack : String(err) });
+        this.socket.destroy();
+      });
+  }
+
+  private async finish(slot: Slot, answer: QueryAnswer, snapshot: Snapshot | null): Promise<void> {
+    logBug(this.lane.logger, answer, 'POST', '/v1/query');
+    const close = slot.request.close || this.lane.draining();
+    let out: Out;
+    try {
+      out = await answerBytes(slot.request, answer, close, this.scratch);
+    } catch (err) {
+      // An answer that could not be compressed becomes the error it is, sent as it is.
+      answer = this.lane.fail(err, answer.operation, snapshot);
+      logBug(this.lane.logger, answer, 'POST', '/v1/query');
+      out = await answerBytes({ ...slot.request, acceptEncoding: undefined }, answer, close, this.scratch);
+    }
+    slot.out = { ...out, status: answer.status };
+    this.flush();
+  }
+
+  /** Writes the answers that are ready, in order, and starts the requests waiting when the socket has room. */
+  private flush(): void {
+    const socket = this.socket;
+    while (this.slots.length > 0 && this.slots[0]!.out !== null) {
+      const slot = this.slots.shift()!;
+      const out = slot.out!;
+      const aborted = socket.destroyed;
+      if (!aborted) {
+        this.counts.answered++;
+        socket.write(out.bytes);
+        if (out.lent !== null && socket.writableLength === 0) this.scratch.release(out.lent);
+      }
+      this.lane.logger.request({
+        method: 'POST',
+        path: '/v1/query',
+        operation: slot.operation,
+        status: out.status,
+        ms: Math.round((performance.now() - slot.started) * 100) / 100,
+        ...(aborted && { aborted: true as const }),
+      });
+      if (out.close) {
+        this.waiting.length = 0;
+        this.slots.length = 0;
+        this.buf = null;
+        this.handingOver = false;
+        socket.end();
+        return;
+      }
+    }
+    if (socket.destroyed) return;
+    if (socket.writableNeedDrain) {
+      socket.once('drain', this.pump);
+      return;
+    }
+    this.pump();
+  }
+
+  private readonly pump = (): void => {
+    while (this.waiting.length > 0 && this.slots.length < this.lane.depth && !this.socket.writableNeedDrain && !this.socket.destroyed) {
+      this.start(this.waiting.shift()!);
+    }
+    if (this.slots.length > 0 || this.waiting.length > 0) return;
+    if (this.handingOver) return this.handOverNow();
+    if (this.ended) {
+      this.socket.end();
+      return;
+    }
+    if (this.buf === null) this.markIdle();
+  };
+
+  /** Node's parser takes the connection once the answers under way here are written. */
+  private handOver(): void {
+    if (this.partialTimer) {
+      clearTimeout(this.partialTimer);
+      this.partialTimer = null;
+    }
+    if (this.handingOver || this.socket.destroyed) return;
+    this.handingOver = true;
+    this.socket.pause();
+    if (this.slots.length === 0 && this.waiting.length === 0) this.handOverNow();
+  }
+
+  private handOverNow(): void {
+    const socket = this.socket;
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('timeout', this.onTimeout);
+    socket.off('error', noop);
+    socket.off('close', this.onClose);
+    socket.off('drain', this.pump);
+    socket.setTimeout(0);
+    this.forget(this);
+    if (this.buf !== null) socket.unshift(this.buf);
+    this.buf = null;
+    this.counts.handedOver++;
+    this.toNode(socket);
+    // Node's parser reads what was given back once the socket flows again.
+    process.nextTick(() => socket.resume());
+  }
+
+  /** The client is done sending: what it asked is answered, then the connection ends (Node's HTTP server does so too). */
+  private readonly onEnd = (): void => {
+    this.ended = true;
+    if (this.buf !== null && !this.handingOver) {
+      // A request the client will never finish: Node's parser answers it as it would (400) or drops it.
+      this.handOver();
+      return;
+    }
+    if (this.slots.length === 0 && this.waiting.length === 0 && !this.handingOver) this.socket.end();
+  };
+
+  private markBusy(): void {
+    if (this.busyTimeout) return;
+    this.busyTimeout = true;
+    this.movedAt = -1;
+    this.socket.setTimeout(Math.max(1, Math.ceil(this.lane.requestTimeoutMs / 3)));
+  }
+
+  private markIdle(): void {
+    if (!this.busyTimeout) return;
+    this.busyTimeout = false;
+    this.socket.setTimeout(this.lane.keepAliveMs);
+  }
+
+  /**
+   * Idle between requests: closed, as Node closes a keep-alive connection. Busy: closed once no byte has moved either
+   * way over two of these timeouts in a row (a client that stopped reading its answers), as http-server.ts does.
+   */
+  private readonly onTimeout = (): void => {
+    const socket = this.socket;
+    if (this.idle) {
+      socket.destroy();
+      return;
+    }
+    const moved = socket.bytesRead + socket.bytesWritten;
+    if (this.movedAt === moved) {
+      socket.destroy();
+      return;
+    }
+    this.movedAt = moved;
+  };
+
+  private readonly onClose = (): void => {
+    if (this.partialTimer) clearTimeout(this.partialTimer);
+    this.waiting.length = 0;
+    this.buf = null;
+    this.forget(this);
+  };
+
+  /** Closes the connection when it has nothing in flight; true when it did. */
+  closeIfIdle(): boolean {
+    if (!this.idle) return false;
+    this.socket.destroy();
+    return true;
+  }
+}
+
+function noop(): void {}
+
+/**
+ * Puts the fast lane in front of Node's HTTP server: every connection the server accepts starts on the lane, and
+ * Node's own connection handling (and any other 'connection' listener added before) runs only when the lane hands the
+ * connection over.
+ */
+export function installFastLane(server: Server, lane: FastLane): FastLaneControl {
+  const nodeListeners = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  const open = new Set<Connection>();
+  const scratch = new Scratch();
+  const run = lane.runner(scratch.allocate);
+  const counts = { answered: 0, handedOver: 0 };
+  const toNode = (socket: Socket) => {
+    for (const listener of nodeListeners) listener.call(server, socket);
+  };
+  server.on('connection', (socket: Socket) => {
+    open.add(new Connection(socket, lane, run, scratch, counts, toNode, (c) => open.delete(c)));
+  });
+  return {
+    closeIdle() {
+      for (const c of open) if (c.closeIfIdle()) open.delete(c);
+    },
+    closeAll() {
+      for (const c of open) c.socket.destroy();
+      open.clear();
+    },
+    get connections() {
+      return open.size;
+    },
+    get answered() {
+      return counts.answered;
+    },
+    get handedOver() {
+      return counts.handedOver;
+    },
+  };
+}

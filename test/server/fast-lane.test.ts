@@ -1,0 +1,207 @@
+import { connect, type Socket } from 'node:net';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allRecords, envelope, startServer, type Running } from './helpers.ts';
+
+/**
+ * The fast lane (src/server/fast-lane.ts) answers POST /v1/query from the socket's bytes and hands everything else to
+ * Node's HTTP server. Its answers must be the bytes Node's path sends, and a connection handed over must go on exactly
+ * as Node would have served it from the first byte the lane did not answer.
+ */
+let snapshotPath: string;
+let lane: Running;
+let node: Running;
+let kNumbers: string[];
+const NOW = new Date('2026-11-25T00:00:00.000Z');
+
+beforeAll(async () => {
+  snapshotPath = await buildFixtureSnapshot();
+  kNumbers = (await allRecords(snapshotPath)).map((r) => r.kNumber);
+  lane = await startServer({ snapshotPath, now: () => NOW });
+  node = await startServer({ snapshotPath, now: () => NOW, fastLane: false });
+});
+afterAll(async () => {
+  await lane?.close();
+  await node?.close();
+});
+
+type Reply = { status: number; head: string[]; body: Buffer };
+
+const post = (body: string, extra = '') =>
+  `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const META = JSON.stringify(envelope('device-510k.meta', {}));
+
+/** Reads HTTP/1.1 answers with a Content-Length from a byte stream, as many as are whole. */
+function replies(bytes: Buffer): Reply[] {
+  const out: Reply[] = [];
+  let at = 0;
+  for (;;) {
+    const end = bytes.indexOf('\r\n\r\n', at);
+    if (end < 0) break;
+    const lines = bytes.toString('latin1', at, end).split('\r\n');
+    const status = Number(lines[0]!.split(' ')[1]);
+    const lengthLine = lines.find((l) => l.toLowerCase().startsWith('content-length:'));
+    const length = lengthLine ? Number(lengthLine.split(':')[1]) : 0;
+    if (bytes.length < end + 4 + length) break;
+    out.push({ status, head: lines, body: bytes.subarray(end + 4, end + 4 + length) });
+    at = end + 4 + length;
+  }
+  return out;
+}
+
+/** Writes `pieces` (with `gapMs` between them) on one connection and collects `count` answers, or what came before it closed. */
+async function exchange(url: string, pieces: string[], count: number, gapMs = 0): Promise<{ replies: Reply[]; closed: boolean }> {
+  const socket: Socket = connect(Number(new URL(url).port), '127.0.0.1');
+  const chunks: Buffer[] = [];
+  let closed = false;
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.on('error', () => {});
+  const done = new Promise<void>((resolve) => {
+    socket.on('close', () => {
+      closed = true;
+      resolve();
+    });
+    socket.on('data', () => {
+      if (replies(Buffer.concat(chunks)).length >= count) resolve();
+    });
+  });
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  for (const [i, piece] of pieces.entries()) {
+    if (i > 0 && gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+    socket.write(piece);
+  }
+  await Promise.race([done, new Promise((r) => setTimeout(r, 10_000))]);
+  socket.destroy();
+  return { replies: replies(Buffer.concat(chunks)), closed };
+}
+
+/** The head without the Date line, which differs from one second to the next. */
+const comparable = (r: Reply) => ({ status: r.status, head: r.head.filter((l) => !l.startsWith('Date: ')), body: r.body.toString('utf8') });
+
+describe('the fast lane', () => {
+  it('answers every record, code and error exactly as Node\'s HTTP path does, headers included', async () => {
+    const bodies = [
+      META,
+      ...kNumbers.map((id) => JSON.stringify(envelope('device-510k.detail', { id }))),
+      JSON.stringify(envelope('device-510k.detail', { id: 'K000000' })),
+      JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit: 500, cursor: null })),
+      JSON.stringify(envelope('device-510k.search', { query: 'catheter', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 })),
+      '{"version":1,',
+      JSON.stringify({ version: 2, operation: 'device-510k.meta', input: {} }),
+      JSON.stringify(envelope('device-510k.nothing', {})),
+    ];
+    const before = lane.app.fastLane!.answered;
+    const ours: Reply[] = [];
+    const theirs: Reply[] = [];
+    // Pipelined in batches within the bound of requests a connection may have waiting.
+    for (let i = 0; i < bodies.length; i += 30) {
+      const batch = bodies.slice(i, i + 30);
+      const request = batch.map((b) => post(b)).join('');
+      const [a, b] = await Promise.all([exchange(lane.url, [request], batch.length), exchange(node.url, [request], batch.length)]);
+      ours.push(...a.replies);
+      theirs.push(...b.replies);
+    }
+    expect(ours).toHaveLength(bodies.length);
+    expect(ours.map(comparable)).toEqual(theirs.map(comparable));
+    expect(new Set(ours.map((r) => r.status))).toEqual(new Set([200, 404, 400]));
+    expect(lane.app.fastLane!.answered - before).toBe(bodies.length);
+    expect(node.app.fastLane).toBeNull();
+  });
+
+  it('compresses what Node compresses, with the same headers', async () => {
+    const body = JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit: 50, cursor: null }));
+    for (const encoding of ['br', 'gzip', 'gzip;q=0.5, br;q=0', 'identity']) {
+      const request = post(body, `Accept-Encoding: ${encoding}\r\n`);
+      const [ours, theirs] = await Promise.all([exchange(lane.url, [request], 1), exchange(node.url, [request], 1)]);
+      const [a, b] = [ours.replies[0]!, theirs.replies[0]!];
+      expect(a.head.filter((l) => !l.startsWith('Date: ') && !l.startsWith('Content-Length: '))).toEqual(
+        b.head.filter((l) => !l.startsWith('Date: ') && !l.startsWith('Content-Length: ')),
+      );
+      const plain = (r: Reply) => {
+        const coding = r.head.find((l) => l.startsWith('Content-Encoding: '))?.slice(18);
+        return coding === 'br' ? brotliDecompressSync(r.body) : coding === 'gzip' ? gunzipSync(r.body) : r.body;
+      };
+      expect(plain(a).toString('utf8')).toBe(plain(b).toString('utf8'));
+    }
+  });
+
+  it('hands a connection to Node at the first request that is not its own, after answering those before it in order', async () => {
+    const handed = lane.app.fastLane!.handedOver;
+    const answered = lane.app.fastLane!.answered;
+    const detail = JSON.stringify(envelope('device-510k.detail', { id: kNumbers[0] }));
+    const request = [post(META), post(detail), 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', post(detail), 'OPTIONS /v1/query HTTP/1.1\r\nHost: x\r\n\r\n'].join('');
+    const { replies: got } = await exchange(lane.url, [request], 5);
+    expect(got.map((r) => r.status)).toEqual([200, 200, 200, 200, 204]);
+    expect(JSON.parse(got[0]!.body.toString()).operation).toBe('device-510k.meta');
+    expect(JSON.parse(got[1]!.body.toString()).data.record.kNumber).toBe(kNumbers[0]);
+    expect(JSON.parse(got[2]!.body.toString()).status).toBe('ok');
+    expect(JSON.parse(got[3]!.body.toString()).data.record.kNumber).toBe(kNumbers[0]);
+    expect(lane.app.fastLane!.answered - answered).toBe(2);
+    expect(lane.app.fastLane!.handedOver - handed).toBe(1);
+  });
+
+  it('leaves to Node what Node must decide: chunked bodies, 100-continue, bad headers, too large, no Host, HTTP/1.0', async () => {
+    const chunked = `POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${META.length.toString(16)}\r\n${META}\r\n0\r\n\r\n`;
+    const cases: [string, number][] = [
+      [chunked, 200],
+      [post(META, 'Expect: 100-continue\r\n'), 100],
+      [post(META, 'Bad Header: x\r\n'), 400],
+      [post(META, 'X-Ctl: a\u0001b\r\n'), 400],
+      [`POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024}\r\n\r\n`, 413],
+      [`POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`, 400],
+      [`POST /v1/query HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${META.length}\r\n\r\n${META}`, 400],
+      [`POST /v1/query HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${META.length}\r\n\r\n${META}`, 200],
+      [`GET /v1/query HTTP/1.1\r\nHost: x\r\n\r\n`, 405],
+    ];
+    for (const [request, status] of cases) {
+      const handed = lane.app.fastLane!.handedOver;
+      const [ours, theirs] = await Promise.all([exchange(lane.url, [request], 1), exchange(node.url, [request], 1)]);
+      expect({ request, status: ours.replies[0]?.status }).toEqual({ request, status });
+      expect(ours.replies.map(comparable)).toEqual(theirs.replies.map(comparable));
+      expect(lane.app.fastLane!.handedOver - handed).toBe(1);
+    }
+  });
+
+  it('waits a moment for a request cut between two writes, and hands a slower one to Node, which answers it', async () => {
+    const request = post(META);
+    const cut = request.length - 10;
+    const answered = lane.app.fastLane!.answered;
+    const handed = lane.app.fastLane!.handedOver;
+    const quick = await exchange(lane.url, [request.slice(0, cut), request.slice(cut)], 1, 10);
+    expect(quick.replies.map((r) => r.status)).toEqual([200]);
+    expect(lane.app.fastLane!.answered - answered).toBe(1);
+    expect(lane.app.fastLane!.handedOver - handed).toBe(0);
+    const slow = await exchange(lane.url, [request.slice(0, cut), request.slice(cut), request], 2, 300);
+    expect(slow.replies.map((r) => r.status)).toEqual([200, 200]);
+    expect(lane.app.fastLane!.handedOver - handed).toBe(1);
+  });
+
+  it('closes the connection after an answer to a request that asked for it, and ignores what follows', async () => {
+    const { replies: got, closed } = await exchange(lane.url, [post(META, 'Connection: close\r\n') + post(META)], 2);
+    expect(got.map((r) => r.status)).toEqual([200]);
+    expect(got[0]!.head).toContain('Connection: close');
+    expect(closed).toBe(true);
+  });
+
+  it('answers the requests of a client that half-closes after sending them, then closes', async () => {
+    const socket = connect(Number(new URL(lane.url).port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.end(post(META) + post(META));
+    await closed;
+    expect(replies(Buffer.concat(chunks)).map((r) => r.status)).toEqual([200, 200]);
+  });
+
+  it('logs one line per request answered on it', async () => {
+    const before = lane.logger.requests.length;
+    await exchange(lane.url, [post(META) + post('{')], 2);
+    const lines = lane.logger.requests.slice(before);
+    expect(lines.map((l) => ({ method: l.method, path: l.path, operation: l.operation, status: l.status }))).toEqual([
+      { method: 'POST', path: '/v1/query', operation: 'device-510k.meta', status: 200 },
+      { method: 'POST', path: '/v1/query', operation: null, status: 400 },
+    ]);
+  });
+});
