@@ -76,7 +76,9 @@ export async function answerQuery(
     let parts = cache?.get(snapshot, key);
     if (!parts) {
       const servedAt = deps.now();
-      const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors });
+      // An answer that is kept must not live in memory the host reuses.
+      const allocate = op.cacheable ? undefined : deps.allocate;
+      const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors, ...(allocate && { allocate }) });
       parts = answerParts(await (deps.deadline ? deps.deadline(work, envelope.operation) : work));
       // Kept parts are shared by later answers, so none is written in place.
       if (cache) parts = { ...parts, spare: undefined };

@@ -109,7 +109,7 @@ export async function catalog(input: PreparedCatalog, ctx: OperationContext): Pr
   try {
     result = await pageAfter(index, load, after, input.limit);
     // With room around it for the envelope, which is then written in place rather than the page copied into it.
-    data = JsonBytes.joinRuns('{"items":[', result.runs, result.count, ']}', ENVELOPE_ROOM);
+    data = JsonBytes.joinRuns('{"items":[', result.runs, result.count, ']}', ENVELOPE_ROOM, ctx.allocate);
   } finally {
     for (const release of releases) release();
   }

@@ -49,6 +49,7 @@ export class JsonBytes<T> {
     count: number,
     suffix: string,
     spare: { before: number; after: number } = { before: 0, after: 0 },
+    allocate: (size: number) => Uint8Array = (size) => new Uint8Array(size),
   ): JsonBytes<T> {
     const head = encoder.encode(prefix);
     const tail = encoder.encode(suffix);
@@ -62,7 +63,7 @@ export class JsonBytes<T> {
       size += entries;
       if (to > from) slack = Math.max(slack, (lines.ends[to - 1] as number) - (lines.starts[from] as number) - entries - (to - from - 1));
     }
-    const buffer = new Uint8Array(spare.before + size + Math.max(slack, spare.after));
+    const buffer = allocate(spare.before + size + Math.max(slack, spare.after));
     const out = buffer.subarray(spare.before);
     out.set(head, 0);
     let at = head.length;
@@ -104,6 +105,11 @@ export type OperationContext = {
   snapshot: Snapshot;
   servedAt: Date;
   cursors: CursorCodec;
+  /**
+   * Where a large answer's bytes may be made (the host's buffers: src/api/query.ts `allocate`). Given only to
+   * operations whose answers are not kept after they are sent.
+   */
+  allocate?: (size: number) => Uint8Array;
 };
 
 /** The `data` member of an operation's answer, from the contract's response schema. */
