@@ -26,8 +26,6 @@ export type AppOptions = ServerConfig & {
   now?: () => Date;
   /** Snapshot files up to this size are sent from the verified byte cache; larger ones are streamed (default 1 MiB). */
   fileMemoryMaxBytes?: number;
-  /** Whether POST /v1/query is answered on the fast lane (fast-lane.ts) before Node's HTTP layer (default true). */
-  fastLane?: boolean;
 };
 
 /** Every option with its default filled in, resolved once when the app is made. */

@@ -22,6 +22,8 @@ export type ServerConfig = {
   pipelineDepth?: number;
   /** Pipelined requests of one connection that may wait for their turn; one more closes the connection. Default 32. */
   pipelineMaxWaiting?: number;
+  /** Whether POST /v1/query is answered on the fast lane (fast-lane.ts) before Node's HTTP layer. Default true. */
+  fastLane?: boolean;
   /** Milliseconds of operations run per turn of the event loop before it goes back to the network. Default 2. */
   turnBudgetMs?: number;
   /** How often the snapshot link is re-read, in milliseconds (0: only on file-system events and reload()). */
@@ -81,10 +83,19 @@ function byteSize(env: NodeJS.ProcessEnv, name: string, zeroAllowed = false): nu
   return Number(match[1]) * unit;
 }
 
+/** An on/off switch: 1, true, on or yes; 0, false, off or no; unset keeps the default. */
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return fallback;
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+  throw new Error(`Expected \`${name}\` to be on or off (1, true, on, yes; 0, false, off, no), got "${env[name]}"`);
+}
+
 /**
  * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
- * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000).
+ * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000), FAST_LANE (on).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -102,5 +113,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.ANSWER_CACHE_BYTES ? { answerCacheBytes: byteSize(env, 'ANSWER_CACHE_BYTES', true) } : {}),
     headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
     requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),
+    fastLane: onOff(env, 'FAST_LANE', true),
   };
 }
