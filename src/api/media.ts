@@ -3,6 +3,7 @@
 /** True for `application/json`, with or without parameters such as `charset`. */
 export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
+  if (header === 'application/json') return true;
   const type = header.split(';', 1)[0]?.trim().toLowerCase();
   return type === 'application/json';
 }

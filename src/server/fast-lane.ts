@@ -67,6 +67,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 // Control characters other than tab are refused in a value by Node's parser: such a request is Node's to answer.
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 const DIGITS = /^[0-9]{1,15}$/;
+const OWS = /^[ \t]+|[ \t]+$/g;
 
 type Request = { body: Buffer; contentType: string | undefined; acceptEncoding: string | undefined; close: boolean };
 
@@ -94,7 +95,8 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
     if (colon <= 0) return 'node';
     const name = line.slice(0, colon).toLowerCase();
     if (!TOKEN.test(name)) return 'node';
-    const value = line.slice(colon + 1).trim();
+    // Only spaces and tabs around a value are not part of it (RFC 9110 5.5); String.trim would also take U+00A0.
+    const value = line.slice(colon + 1).replace(OWS, '');
     if (BAD_VALUE.test(value)) return 'node';
     switch (name) {
       case 'content-length':

@@ -69,7 +69,7 @@ async function exchange(url: string, pieces: string[], count: number, gapMs = 0)
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   for (const [i, piece] of pieces.entries()) {
     if (i > 0 && gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
-    socket.write(piece);
+    socket.write(Buffer.from(piece, 'latin1'));
   }
   await Promise.race([done, new Promise((r) => setTimeout(r, 10_000))]);
   socket.destroy();
@@ -148,6 +148,7 @@ describe('the fast lane', () => {
       [post(META, 'Expect: 100-continue\r\n'), 100],
       [post(META, 'Bad Header: x\r\n'), 400],
       [post(META, 'X-Ctl: a\u0001b\r\n'), 400],
+      [`POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${META.length}\u00a0\r\n\r\n${META}`, 400],
       [`POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024}\r\n\r\n`, 413],
       [`POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`, 400],
       [`POST /v1/query HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${META.length}\r\n\r\n${META}`, 400],
