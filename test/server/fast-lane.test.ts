@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, envelope, startServer, type Running } from './helpers.ts';
@@ -205,4 +206,36 @@ describe('the fast lane', () => {
       { method: 'POST', path: '/v1/query', operation: null, status: 400 },
     ]);
   });
+
+  it('answers any variation of a request\'s head as Node does (generated requests)', async () => {
+    const lines = [
+      'Host: 127.0.0.1',
+      'Content-Type: application/json',
+      'Content-Type: application/json; charset=utf-8',
+      'Accept-Encoding: gzip',
+      'Connection: keep-alive',
+      'Connection: close',
+      'X-Any: value',
+      'Content-Length: 3',
+    ];
+    // Bytes that matter to an HTTP parser: separators, controls, spaces, obs-text.
+    const odd = fc.constantFrom(' ', '\t', ':', '\r', '\n', '\u0000', '\u007f', '\u00a0', '\u00ff', ',', '"', 'a', '0', ';');
+    const line = fc.tuple(fc.constantFrom(...lines), fc.nat(40), fc.option(odd, { nil: undefined }), fc.boolean()).map(([l, at, insert, upper]) => {
+      const cased = upper ? l.toUpperCase() : l;
+      if (insert === undefined) return cased;
+      const i = at % (cased.length + 1);
+      return cased.slice(0, i) + insert + cased.slice(i);
+    });
+    const requestLine = fc.constantFrom('POST /v1/query HTTP/1.1', 'POST /v1/query HTTP/1.1', 'POST /v1/query HTTP/1.0', 'POST /v1/query?x HTTP/1.1', 'POST  /v1/query HTTP/1.1', 'post /v1/query HTTP/1.1');
+    const body = fc.constantFrom(META, '{}', '', JSON.stringify(envelope('device-510k.detail', { id: 'k802527 ' })));
+    await fc.assert(
+      fc.asyncProperty(requestLine, fc.array(line, { maxLength: 6 }), body, fc.boolean(), async (first, head, payload, withLength) => {
+        const length = withLength ? [`Content-Length: ${Buffer.byteLength(payload)}`] : [];
+        const request = `${first}\r\n${[...length, ...head].join('\r\n')}\r\n\r\n${payload}`;
+        const [ours, theirs] = await Promise.all([exchange(lane.url, [request], 1), exchange(node.url, [request], 1)]);
+        expect({ request, replies: ours.replies.map(comparable) }).toEqual({ request, replies: theirs.replies.map(comparable) });
+      }),
+      { numRuns: 300, seed: 510 },
+    );
+  }, 120_000);
 });
