@@ -22,8 +22,12 @@ export function startTsx(script: string, args: readonly string[], options: { env
 }
 
 /** A JavaScript file under plain node (no TypeScript loader), tracked like `startTsx`'s children. */
-export function startNode(script: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions } = {}): ChildProcess {
-  return track(spawn(process.execPath, [script, ...args], { env: options.env ?? process.env, stdio: options.stdio ?? ['ignore', 'pipe', 'inherit'] }));
+export function startNode(
+  script: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions; nodeArgs?: readonly string[] } = {},
+): ChildProcess {
+  return track(spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { env: options.env ?? process.env, stdio: options.stdio ?? ['ignore', 'pipe', 'inherit'] }));
 }
 
 export function track(child: ChildProcess): ChildProcess {

@@ -1,4 +1,4 @@
-import { openSync, closeSync } from 'node:fs';
+import { openSync, closeSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { freePort, startNode, startTsx, stop, waitForHttp } from './procs.ts';
@@ -24,11 +24,22 @@ function serverBundle(root: string): Promise<string> {
   return bundled;
 }
 
+/**
+ * The options `npm start` gives Node for the server: what stands between `exec node` and the bundle in the checkout's
+ * own package.json, so that each checkout of an A/B runs with its own.
+ */
+export function serverNodeArgs(root: string): string[] {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  const options = /exec node((?:\s+--[\w-]+(?:=\S+)?)*)\s+dist\/server\/main\.mjs/.exec(start)?.[1] ?? '';
+  return options.split(/\s+/).filter((o) => o !== '');
+}
+
 export async function startServer(root: string, snapshotPath: string, tmp: string, env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
   const main = await serverBundle(root);
   const log = openSync(join(tmp, 'server.log'), 'a');
   const child = startNode(main, [], {
+    nodeArgs: serverNodeArgs(root),
     env: {
       ...process.env,
       HOST: '127.0.0.1',

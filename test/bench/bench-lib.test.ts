@@ -187,3 +187,13 @@ describe('plot', () => {
     expect(svg.match(/<path /g)?.length).toBe(1 + 4 + 1 + 2);
   });
 });
+
+describe('the server the bench starts', () => {
+  it('runs with the Node options of npm start, read from the checkout\'s own package.json', async () => {
+    const { serverNodeArgs } = await import('../../bench/lib/server.ts');
+    const start = (JSON.parse(await readFile('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const args = serverNodeArgs('.');
+    expect(args.length).toBeGreaterThan(0);
+    expect(start).toContain(`exec node ${args.join(' ')} dist/server/main.mjs`);
+  });
+});
