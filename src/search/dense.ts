@@ -13,14 +13,20 @@ import { orderOf, rangeSpan, zeroedBitmap, type Sort } from './sort.ts';
  * facets. Here the documents that fail are marked instead, from where each filter's failures already are: a set
  * filter's failing values hold their documents in one row each (the column grouped by value, made once per column),
  * a receipt date or review time range fails at both ends of that sort's order of every document. The answer is then
- * every document but those: the total by subtraction, the facets as every document's counts less the failures'
- * (whole blocks of failed ids at once, src/search/facets.ts), and the page by walking the sort's order past the
- * failures. Null when the query is not of that kind, or when its failures could be more than half the documents.
+ * every document but those: the total by subtraction, the facets counted from the shorter side, the failures or the
+ * passes (whole blocks of ids at once, src/search/facets.ts), and the page by walking the sort's order past the
+ * failures. Null when the query is not of that kind, when the failures it sets one by one could be more than half the
+ * documents, or when it could pass under an eighth of them (then listing the matches is cheaper than walking past the
+ * failures). A receipt date range's failures are mostly one run of ids (ids run in decision date order), set at once
+ * and taken off the facets a whole block at a time: they count in the first bound only for what lies outside the run.
  */
 export type DenseOutcome = { total: number; page: Uint32Array; facets: Facet[] };
 
-/** A filter's failing documents: how many (at most), and a loop that sets their bytes in `failed` to 1. */
-type Failing = { cost: number; mark: (failed: Uint8Array) => void };
+/**
+ * A filter's failing documents: how many (at most), how many documents marking them visits one by one (the rest are
+ * runs of ids set at once), and a loop that sets their bytes in `failed` to 1.
+ */
+type Failing = { count: number; work: number; runs: [number, number][]; mark: (failed: Uint8Array) => void };
 
 export function denseSearch(
   index: SearchIndex,
@@ -46,28 +52,35 @@ export function denseSearch(
     }
     const test = qualifierTest(index, term.qualifier);
     const f = test && failures(index, test, term.negate);
-    if (!f || f.cost * 2 > n) return null;
+    if (!f || f.work * 2 > n) return null;
     failing.push(f);
   }
   if (ids.hi <= ids.lo) return null;
-  // Documents outside the id range fail too.
+  // Documents outside the id range fail too: two runs.
   failing.push({
-    cost: n - (ids.hi - ids.lo),
+    count: n - (ids.hi - ids.lo),
+    work: 0,
+    runs: [[0, ids.lo], [ids.hi, n]],
     mark: (failed) => {
       failed.fill(1, 0, ids.lo);
       failed.fill(1, ids.hi, n);
     },
   });
-  let cost = 0;
-  for (const f of failing) cost += f.cost;
-  if (cost * 2 > n) return null;
+  let count = 0;
+  let work = 0;
+  for (const f of failing) {
+    count += f.count;
+    work += f.work;
+  }
+  // At least n - count documents pass (filters may fail the same ones).
+  if (work * 2 > n || (n - count) * 8 < n) return null;
 
   // Filters may fail the same document: each only sets bytes, and one pass over them in id order counts the distinct
   // failures and takes them off the facets, reading the columns in order (a list in the filters' order, mostly a
   // sort's order, read them scattered: several times slower at a million documents).
   const failed = zeroedBitmap(index);
   for (const f of failing) f.mark(failed);
-  const { left, facets } = facetsWithout(index, failed);
+  const { left, facets } = facetsWithout(index, failed, failing.flatMap((f) => f.runs), Math.min(n, count));
   const total = n - left;
   const page = pageOf(index, failed, total, sort, offset, limit);
   failed.fill(0);
@@ -84,7 +97,9 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
     let cost = 0;
     for (let v = 0; v + 1 < offsets.length; v++) if (test.ok[v] !== want) cost += offsets[v + 1]! - offsets[v]!;
     return {
-      cost,
+      count: cost,
+      work: cost,
+      runs: [],
       mark: (failed) => {
         for (let v = 0; v + 1 < offsets.length; v++) {
           if (test.ok[v] !== want) for (let i = offsets[v]!, end = offsets[v + 1]!; i < end; i++) failed[values[i]!] = 1;
@@ -95,11 +110,29 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
   if (test.kind === 'range' || test.kind === 'review') {
     const { order, above, within } = rangeSpan(index, test);
     const spans: [number, number][] = negate ? [[above, within]] : [[0, above], [within, order.length]];
+    const count = spans.reduce((s, [a, b]) => s + b - a, 0);
     // A receipt date range passes no document between the two id ranges of `within` (src/search/evaluate.ts): those
-    // ids fail as one run, set at once, and only the failures outside it are set one by one.
+    // ids fail as one run, set at once. The failures outside it are found either down the spans of the order (which
+    // also hold the run's ids, skipped) or by testing the ids outside the run in id order: the shorter.
     const [, from, to] = !negate && test.kind === 'range' && test.within ? test.within : [0, 0, 0];
+    const outside = from + (index.docCount - to);
+    if (test.kind === 'range' && to > from && outside < count) {
+      const { col, lo, hi } = test;
+      return {
+        count,
+        work: outside,
+        runs: [[from, to]],
+        mark: (failed) => {
+          failed.fill(1, from, to);
+          markOutside(col, lo, hi - lo, 0, from, failed);
+          markOutside(col, lo, hi - lo, to, index.docCount, failed);
+        },
+      };
+    }
     return {
-      cost: spans.reduce((s, [a, b]) => s + b - a, 0),
+      count,
+      work: count,
+      runs: to > from ? [[from, to]] : [],
       mark: (failed) => {
         failed.fill(1, from, to);
         for (const [a, b] of spans) {
@@ -112,6 +145,11 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
     };
   }
   return null;
+}
+
+/** Sets failed[d] to 1 for each id d in [from, to) whose day col[d] is outside [lo, lo + span] (0, no date, is). */
+function markOutside(col: Uint32Array, lo: number, span: number, from: number, to: number, failed: Uint8Array): void {
+  for (let d = from; d < to; d++) if ((col[d]! - lo) >>> 0 > span) failed[d] = 1;
 }
 
 /** Positions [offset, offset + limit) of the documents not failed, in the sort's order (docs/search.md, "Sorts"). */
@@ -128,17 +166,34 @@ function pageOf(index: SearchIndex, failed: Uint8Array, total: number, sort: Sor
     seen++;
     return at === size;
   };
+  // In id order, four failed ids in a row are skipped at once: a date range's failures are long runs of ids.
+  const quads = new Uint32Array(failed.buffer, failed.byteOffset, failed.length >>> 2);
+  const ALL_FAILED = 0x01010101;
   switch (sort) {
     case 'relevance':
     case 'decisionDate:desc':
-      for (let d = 0; d < n; d++) if (visit(d)) break;
+      for (let d = 0; d < n; ) {
+        if ((d & 3) === 0 && quads[d >>> 2] === ALL_FAILED) {
+          d += 4;
+          continue;
+        }
+        if (visit(d)) break;
+        d++;
+      }
       break;
     case 'decisionDate:asc': {
       // Dated documents from the oldest, then the undated ones reversed (K number ascending).
       const decided = index.docDecided;
       const dated = partitionPoint(0, n, (d) => decided[d]! !== 0);
       let done = false;
-      for (let d = dated - 1; d >= 0 && !done; d--) done = visit(d);
+      for (let d = dated - 1; d >= 0 && !done; ) {
+        if ((d & 3) === 3 && quads[d >>> 2] === ALL_FAILED) {
+          d -= 4;
+          continue;
+        }
+        done = visit(d);
+        d--;
+      }
       for (let d = n - 1; d >= dated && !done; d--) done = visit(d);
       break;
     }

@@ -77,8 +77,8 @@ describe('facets of matches that fill blocks of ids', () => {
 
   it('counts a list of most of some blocks, with gaps', () => {
     const ix = index();
-    // Fails more than half the documents, so the matches are listed: runs of ids with a few missing.
-    const got = runSearch(ix, { query: 'thirdparty:no received:>=2003', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 });
+    // Asking for stats lists the matches (the general path): runs of ids with a few missing.
+    const got = runSearch(ix, { query: 'thirdparty:no received:>=2003', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, stats: true });
     const want = plain(ix, (d) => (ix.docFlags[d]! & 3) === 1 && ix.docReceived[d]! >= dayNumber('2003-01-01'));
     expect(got.total).toBe(want.length);
     expect(got.facets).toEqual(plainFacets(ix, want));
@@ -95,8 +95,9 @@ describe('facets of matches that fill blocks of ids', () => {
   });
 });
 
-describe('queries of filters that pass most documents', () => {
-  // Each fails under half the documents, most of them whole runs of ids: old receipt dates, a decision date bound.
+describe('queries of filters whose failures are few or mostly runs of ids', () => {
+  // Each fails under half the documents, or more but mostly as one run of ids (a receipt date range's old dates, a
+  // decision date bound), and passes at least an eighth of them.
   const QUERIES = [
     'received:>=1995-06',
     'thirdparty:no received:>=1992-03',
@@ -107,6 +108,10 @@ describe('queries of filters that pass most documents', () => {
     'received:>=1990 -received:2010-01..2012-06',
     'thirdparty:no -code:QQQ received:>=1985',
     'reviewdays:<390 received:>=1994',
+    'thirdparty:no received:>=2010-05',
+    'received:>=2016-02',
+    'received:2008..2019 thirdparty:no',
+    'decided:..2018 received:>=2009',
   ];
   const request = (query: string, sort: (typeof SORTS)[number], page: number): SearchRequest => ({
     query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page, pageSize: 25, sort,
@@ -127,6 +132,13 @@ describe('queries of filters that pass most documents', () => {
         expect(got.kNumbers).toEqual(general.kNumbers);
         expect(got.facets).toEqual(general.facets);
       }
+    }
+  });
+
+  it('leaves to the general path a query that passes few documents, or fails many outside runs', () => {
+    const ix = index();
+    for (const query of ['received:>=2021-06', 'decided:2020..', 'reviewdays:>200 received:>=1990', '-thirdparty:no']) {
+      expect(denseSearch(ix, parseQuery(query), { yearFrom: null, yearTo: null }, 'kNumber:asc', 0, 25), query).toBeNull();
     }
   });
 
