@@ -115,19 +115,22 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
     // ids fail as one run, set at once. The failures outside it are found either down the spans of the order (which
     // also hold the run's ids, skipped) or by testing the ids outside the run in id order: the shorter.
     const [, from, to] = !negate && test.kind === 'range' && test.within ? test.within : [0, 0, 0];
-    const outside = from + (index.docCount - to);
-    if (test.kind === 'range' && to > from && outside < count) {
+    if (test.kind === 'range' && to > from) {
       const { col, lo, hi } = test;
-      return {
-        count,
-        work: outside,
-        runs: [[from, to]],
-        mark: (failed) => {
-          failed.fill(1, from, to);
-          markOutside(col, lo, hi - lo, 0, from, failed);
-          markOutside(col, lo, hi - lo, to, index.docCount, failed);
-        },
-      };
+      const zones = zonesOf(col);
+      const outside = zoneWork(zones, lo, hi, 0, from) + zoneWork(zones, lo, hi, to, index.docCount);
+      if (outside < count) {
+        return {
+          count,
+          work: outside,
+          runs: [[from, to]],
+          mark: (failed) => {
+            failed.fill(1, from, to);
+            markOutside(col, zones, lo, hi, 0, from, failed);
+            markOutside(col, zones, lo, hi, to, index.docCount, failed);
+          },
+        };
+      }
     }
     return {
       count,
@@ -147,9 +150,58 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
   return null;
 }
 
-/** Sets failed[d] to 1 for each id d in [from, to) whose day col[d] is outside [lo, lo + span] (0, no date, is). */
-function markOutside(col: Uint32Array, lo: number, span: number, from: number, to: number, failed: Uint8Array): void {
-  for (let d = from; d < to; d++) if ((col[d]! - lo) >>> 0 > span) failed[d] = 1;
+/** Ids per zone of `zonesOf`. */
+const ZONE = 256;
+
+/**
+ * A day column's zone map: the least and the greatest day of each run of ZONE ids (days present only), and the ids
+ * without a day, ascending. Made once per column: ids run in decision date order, so receipt dates are close within
+ * a zone, and a range test need not read a zone that lies wholly within its days.
+ */
+type Zones = { least: Uint32Array; most: Uint32Array; undated: Uint32Array };
+const zonesByColumn = new WeakMap<Uint32Array, Zones>();
+
+function zonesOf(col: Uint32Array): Zones {
+  let zones = zonesByColumn.get(col);
+  if (!zones) {
+    const count = Math.ceil(col.length / ZONE);
+    const least = new Uint32Array(count).fill(0xffffffff);
+    const most = new Uint32Array(count);
+    const undated: number[] = [];
+    for (let d = 0; d < col.length; d++) {
+      const v = col[d]!;
+      if (v === 0) {
+        undated.push(d);
+        continue;
+      }
+      const z = (d / ZONE) | 0;
+      if (v < least[z]!) least[z] = v;
+      if (v > most[z]!) most[z] = v;
+    }
+    zones = { least, most, undated: Uint32Array.from(undated) };
+    zonesByColumn.set(col, zones);
+  }
+  return zones;
+}
+
+/** How many ids `markOutside` reads over [from, to): those of the zones not wholly within [lo, hi], and the undated. */
+function zoneWork(zones: Zones, lo: number, hi: number, from: number, to: number): number {
+  if (to <= from) return 0;
+  let work = 0;
+  for (let z = (from / ZONE) | 0, last = ((to - 1) / ZONE) | 0; z <= last; z++) if (zones.least[z]! < lo || zones.most[z]! > hi) work += ZONE;
+  return work + zones.undated.length;
+}
+
+/** Sets failed[d] to 1 for each id d in [from, to) whose day col[d] is outside [lo, hi] or absent (0). */
+function markOutside(col: Uint32Array, zones: Zones, lo: number, hi: number, from: number, to: number, failed: Uint8Array): void {
+  if (to <= from) return;
+  const { least, most, undated } = zones;
+  for (let i = partitionPoint(0, undated.length, (j) => undated[j]! < from); i < undated.length && undated[i]! < to; i++) failed[undated[i]!] = 1;
+  const span = hi - lo;
+  for (let z = (from / ZONE) | 0, last = ((to - 1) / ZONE) | 0; z <= last; z++) {
+    if (least[z]! >= lo && most[z]! <= hi) continue;
+    for (let d = Math.max(from, z * ZONE), end = Math.min(to, (z + 1) * ZONE); d < end; d++) if ((col[d]! - lo) >>> 0 > span) failed[d] = 1;
+  }
 }
 
 /** Positions [offset, offset + limit) of the documents not failed, in the sort's order (docs/search.md, "Sorts"). */
