@@ -664,6 +664,12 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
     scan: scanOf(test, false, share),
     share,
   };
+  if (test.kind === 'range' && test.within) {
+    // Its scan visits only the two id ranges of `within` (see scanOf).
+    const [a, b, c, d] = test.within;
+    const overlap = (lo: number, hi: number, from: number, to: number) => Math.max(0, Math.min(hi, to) - Math.max(lo, from));
+    condition.extent = (lo, hi) => overlap(lo, hi, a, b) + overlap(lo, hi, c, d);
+  }
   // Qualifiers with few documents per value also give candidates: the documents of the values that pass.
   const rowsOf = q.field === 'applicant' ? index.applicantDocs : q.field === 'code' || q.field === 'class' ? index.codeDocs : null;
   if (rowsOf && test.kind === 'set') {

@@ -218,6 +218,8 @@ export type Condition = {
   /** The same filter as `mark`, in one pass: keeps the candidates that pass, in place (no marks to compact). */
   keep?: Keep;
   scan?: Scan;
+  /** How many ids `scan` visits over lo..hi-1 (hi - lo when absent): a receipt date range skips the ids it cannot pass. */
+  extent?: (lo: number, hi: number) => number;
   /** For filters: about which share of all documents passes (0..1), so the most selective runs first; 1 when unknown. */
   share?: number;
   /** `list` gives exactly the documents that pass: when it gives the candidates, they need no `mark`. */
@@ -296,8 +298,21 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   }
   words.sort((a, b) => a.scanCost - b.scanCost);
 
+  // A filter that scans the id range itself (below) visits only the ids it can pass: the range costs that many.
+  let extent = years.hi - years.lo;
+  let scanner: Condition | undefined;
+  if (code === null && applicant === null) {
+    for (const c of extra) {
+      if (!c.scan || !c.mark || !c.extent) continue;
+      const e = c.extent(years.lo, years.hi);
+      if (e < extent) {
+        extent = e;
+        scanner = c;
+      }
+    }
+  }
   type Source = { cost: number; docs: () => Uint32Array; word: PreparedWord | null; condition?: Condition };
-  const sources: Source[] = [{ cost: years.hi - years.lo, docs: () => range(years.lo, years.hi), word: null }];
+  const sources: Source[] = [{ cost: extent, docs: () => range(years.lo, years.hi), word: null }];
   if (code !== null) sources.push({ cost: rowLength(index.codeDocs, code), docs: () => row(index.codeDocs, code), word: null });
   if (applicant !== null) {
     sources.push({ cost: rowLength(index.applicantDocs, applicant), docs: () => row(index.applicantDocs, applicant), word: null });
@@ -325,11 +340,12 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   // From a plain id range, the first filter that can scans the range's column itself: no list of every id is made.
   // Filters run most selective first: each later one reads only what the earlier ones kept.
   const filters = extra.filter((c) => c.mark && !(c.exact && c === source.condition)).sort((a, b) => (a.share ?? 1) - (b.share ?? 1));
-  const fused = plainRange ? filters.find((c) => c.scan) : undefined;
+  const fused = plainRange ? (scanner ?? filters.find((c) => c.scan)) : undefined;
   let docs: Uint32Array;
   let kept = 0;
   if (fused) {
-    docs = new Uint32Array(years.hi - years.lo);
+    // The scan writes at most one id per id it visits.
+    docs = new Uint32Array(fused === scanner ? extent : years.hi - years.lo);
     kept = fused.scan!(years.lo, years.hi, docs);
   } else {
     docs = source.docs();

@@ -157,6 +157,8 @@ describe('filters that list their candidates: review time ranges, column values'
     ['reviewdays:10..20 thirdparty:no', (r) => r >= 10 && r <= 20, (d, ix) => (ix.docFlags[d]! & 3) === 1],
     ['reviewdays:>100 received:>=2001-02', (r) => r > 100, (d, ix) => ix.docReceived[d]! >= dayNumber('2001-02-01')],
     ['reviewdays:>50 received:2019-03..2021-06', (r) => r > 50, (d, ix) => ix.docReceived[d]! >= dayNumber('2019-03-01') && ix.docReceived[d]! <= dayNumber('2021-06-30')],
+    // The receipt date range scans fewer ids (the recent ones) than the review time range lists, nearly all passing.
+    ['reviewdays:>5 received:>=1999-06', (r) => r > 5, (d, ix) => ix.docReceived[d]! >= dayNumber('1999-06-01')],
   ];
 
   it.each(QUERIES)('%s: every match, in order, with their facets', (query, review, also) => {
