@@ -216,9 +216,7 @@ export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
   const set = (col: Column, ok: Uint8Array): Test => {
     const span = col instanceof Uint8Array ? 0x100 : col instanceof Uint16Array ? 0x10000 : 0;
     if (ok.length >= span) return { kind: 'set', col, ok };
-    const full = new Uint8Array(span);
-    full.set(ok);
-    return { kind: 'set', col, ok: full };
+    return { kind: 'set', col, ok: fullTable(col, ok, span) };
   };
   switch (q.field) {
     case 'applicant': {
@@ -282,6 +280,29 @@ export function qualifierTest(index: SearchIndex, q: Qualifier): Test | null {
     case 'reviewdays':
       return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: clamp(q.range.lo, -DAY_BOUND, DAY_BOUND), hi: clamp(q.range.hi, -DAY_BOUND - 1, DAY_BOUND) };
   }
+}
+
+const fullTables = new WeakMap<Column, Map<string, Uint8Array>>();
+
+/**
+ * `ok` widened to every value a column can hold (64 kB for a u16 column), kept for the last few distinct tables of
+ * each column: a table made per query was garbage for the collector, and the same filters come back (class:2).
+ * Tables are only read once made.
+ */
+function fullTable(col: Column, ok: Uint8Array, span: number): Uint8Array {
+  let known = fullTables.get(col);
+  if (!known) fullTables.set(col, (known = new Map()));
+  const passing: number[] = [];
+  for (let v = 0; v < ok.length; v++) if (ok[v] === 1) passing.push(v);
+  const key = passing.join(',');
+  let full = known.get(key);
+  if (!full) {
+    full = new Uint8Array(span);
+    full.set(ok);
+    if (known.size >= 16) known.delete(known.keys().next().value!);
+    known.set(key, full);
+  }
+  return full;
 }
 
 /** Past every day number and every review time (day numbers stay below 2^22). */

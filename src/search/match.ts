@@ -272,6 +272,36 @@ const CHECK_COST = 4;
  * postings are fewer than that, scans them and intersects.
  */
 export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
+  const lent: Uint8Array[] = [];
+  try {
+    return matchWith(index, req, () => {
+      const tiers = tierPool(index).pop() ?? new Uint8Array(index.docCount);
+      lent.push(tiers);
+      return tiers;
+    });
+  } finally {
+    const pool = tierPool(index);
+    for (const tiers of lent) {
+      tiers.fill(0);
+      if (pool.length < 2) pool.push(tiers);
+    }
+  }
+}
+
+const tierPools = new WeakMap<SearchIndex, Uint8Array[]>();
+
+/**
+ * Zeroed tier arrays (a byte per document) kept per index and lent to one search at a time, given back zeroed: a
+ * megabyte made for each word of a query at a million documents was most of the garbage that set off the collector
+ * (whose pauses, a few milliseconds each, fell inside queries).
+ */
+function tierPool(index: SearchIndex): Uint8Array[] {
+  let pool = tierPools.get(index);
+  if (!pool) tierPools.set(index, (pool = []));
+  return pool;
+}
+
+function matchWith(index: SearchIndex, req: MatchRequest, lendTiers: () => Uint8Array): Matches {
   const n = req.units ?? req.words.length;
   const scored = n > 0 && req.unscored !== true;
   const extra = req.extra ?? [];
@@ -329,7 +359,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
       word: firstWord,
       docs: () => {
         if (!scored) return wordDocs(index, firstWord);
-        firstTiers = new Uint8Array(index.docCount);
+        firstTiers = lendTiers();
         return ascending(scanWord(index, firstWord, firstTiers), firstTiers);
       },
     });
@@ -420,7 +450,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
       continue;
     }
     if (w.scanCost < docs.length * CHECK_COST) {
-      const tiers = new Uint8Array(index.docCount);
+      const tiers = lendTiers();
       scanWord(index, w, tiers);
       for (let i = 0; i < docs.length; i++) {
         const t = tiers[docs[i]!]! as Tier;
