@@ -1,7 +1,7 @@
 import type { Facet } from '../contract/envelope.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { rowsByValue } from './csr.ts';
-import { decidedIds, qualifierTest, type Test } from './evaluate.ts';
+import { decidedIds, qualifierTest, shareOf, type Test } from './evaluate.ts';
 import { facetsWithout } from './facets.ts';
 import type { ParsedQuery } from './grammar.ts';
 import { yearRange, type SearchIndex } from './model.ts';
@@ -94,8 +94,9 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
     const rows = rowsByValue(test.col);
     const { offsets, values } = rows;
     const want = negate ? 0 : 1;
-    let cost = 0;
-    for (let v = 0; v + 1 < offsets.length; v++) if (test.ok[v] !== want) cost += offsets[v + 1]! - offsets[v]!;
+    // How many fail, from the share that passes (exact for these columns, kept per test).
+    const passing = Math.round(shareOf(index, test) * index.docCount);
+    const cost = negate ? passing : index.docCount - passing;
     return {
       count: cost,
       work: cost,

@@ -382,7 +382,14 @@ function matchWith(index: SearchIndex, req: MatchRequest, lendTiers: () => Uint8
     // Every id passes the id range, product code and applicant when none narrows them: no pass to make.
     const open = years.lo === 0 && years.hi === index.docCount && code === null && applicant === null;
     if (plainRange || open) kept = docs.length;
-    else {
+    else if (code === null && applicant === null) {
+      // Only the id range narrows: the candidates ascend, so those within it are one stretch, found by binary search.
+      const list = docs;
+      const from = partitionPoint(0, list.length, (i) => list[i]! < years.lo);
+      const to = partitionPoint(from, list.length, (i) => list[i]! < years.hi);
+      docs = list.subarray(from, to);
+      kept = docs.length;
+    } else {
       // Filters first: they are one comparison each, then the conditions that only filter, as passes over columns.
       const codeCol = index.docCode;
       const applicantCol = index.docApplicant;
