@@ -761,7 +761,7 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
     if (parts.length <= 4) {
       const total = parts.reduce((sum, p) => sum + p.length, 0);
       condition.cost = parts.length <= 1 ? total : 2 * total;
-      condition.list = () => (parts.length === 1 ? parts[0]! : union(parts, index.docCount));
+      condition.list = () => (parts.length === 1 ? parts[0]!.slice() : union(parts, index.docCount));
       condition.exact = true;
     }
   }

@@ -207,7 +207,8 @@ export type MatchRequest = {
 
 /**
  * One condition on documents beyond the words: `points(d)` is -1 when `d` fails it, else the points it adds.
- * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell);
+ * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell), in an
+ * array of its own that the caller may change (candidates are filtered in place);
  * `cost` is its length, used to pick the cheapest source of candidates.
  */
 export type Condition = {
@@ -349,7 +350,7 @@ function matchWith(index: SearchIndex, req: MatchRequest, lendTiers: () => Uint8
   }
   for (const c of extra) {
     const list = c.list;
-    if (list) sources.push({ cost: c.cost, docs: () => list().slice(), word: null, condition: c });
+    if (list) sources.push({ cost: c.cost, docs: list, word: null, condition: c });
   }
   const firstWord = words[0];
   let firstTiers: Uint8Array | null = null;

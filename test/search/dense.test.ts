@@ -190,6 +190,18 @@ describe('filters that list their candidates: review time ranges, column values'
     expect(got.facets).toEqual(plainFacets(ix, want));
   });
 
+  it('filters a column value\'s documents in a list of their own, leaving the index\'s rows as they were', () => {
+    const ix = index();
+    const cardio = ix.panels.indexOf('Cardiovascular');
+    const ask = (query: string) => runSearch(ix, { query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 2, pageSize: 25 });
+    // Keeps few of the panel's documents, in place in the candidates.
+    expect(ask('panel:cardio thirdparty:yes').total).toBeGreaterThan(0);
+    const want = [...Array(ix.docCount).keys()].filter((d) => ix.docPanel[d] === cardio);
+    const got = ask('panel:cardio');
+    expect(got.kNumbers).toEqual(want.slice(25, 50).map((d) => kNumberText(ix.docKNumber[d]!)));
+    expect(got.facets).toEqual(plainFacets(ix, want));
+  });
+
   it('puts ids in id order whether it sorts them or sets them as bits', () => {
     const ix = index();
     for (const size of [0, 1, 500, 40_000, ix.docCount]) {
