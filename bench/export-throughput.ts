@@ -13,21 +13,32 @@
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { measureExport } from './lib/measure-export.ts';
 import { evictFromPageCache } from './lib/page-cache.ts';
 import { freePort, startTsx, stop, waitForHttp } from './lib/procs.ts';
 
-const { values } = parseArgs({
-  options: {
-    snapshot: { type: 'string', default: 'snapshot' },
-    limit: { type: 'string', default: '100000' },
-    format: { type: 'string', default: 'ndjson' },
-    query: { type: 'string', default: '' },
-    sort: { type: 'string', default: 'relevance' },
-    'cpu-prof': { type: 'string' },
-    cold: { type: 'boolean', default: false },
-  },
+const USAGE = `Usage: npx tsx bench/export-throughput.ts --snapshot DIR [options]
+
+Starts the server over a snapshot, loads its search index, streams one export and prints records/s and the server's
+RSS growth.
+
+  --snapshot DIR    the snapshot to serve (snapshot)
+  --limit N         records to export at most (100000)
+  --format F        ndjson or csv (ndjson)
+  --query Q         the search query ("")
+  --sort S          the sort (relevance)
+  --cold            drop the snapshot's record shards from the page cache first
+  --cpu-prof DIR    run the server under node --cpu-prof, its profile left in DIR when it stops`;
+
+const values = parseCommandLine('export-throughput', USAGE, {
+  snapshot: { type: 'string', default: 'snapshot' },
+  limit: { type: 'string', default: '100000' },
+  format: { type: 'string', default: 'ndjson' },
+  query: { type: 'string', default: '' },
+  sort: { type: 'string', default: 'relevance' },
+  'cpu-prof': { type: 'string' },
+  cold: { type: 'boolean', default: false },
 });
 const port = await freePort();
 const server = startTsx('src/main.ts', [], {

@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { measureExtensions } from './lib/extensions.ts';
 import { startProbe } from './lib/probe.ts';
 import { sampleRecords } from './lib/queries.ts';
@@ -21,14 +21,23 @@ import { extensionsTable, extensionVerdicts } from './lib/report.ts';
 import type { Results, SizeResults } from './lib/results.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({
-  options: {
-    snapshot: { type: 'string', default: 'snapshot' },
-    queries: { type: 'string', default: '200' },
-    rounds: { type: 'string', default: '3' },
-    'work-dir': { type: 'string', default: join(tmpdir(), 'device-510k-bench') },
-    out: { type: 'string' },
-  },
+const USAGE = `Usage: npx tsx bench/extensions-probe.ts --snapshot DIR [options]
+
+The search-extensions section of npm run bench over one built snapshot: the engine's p50 and p99 on qualifier and
+sorted queries against SQLite FTS5 (answers compared), and the export's records/s and memory growth, NDJSON and CSV.
+
+  --snapshot DIR   the snapshot to read (snapshot)
+  --queries N      qualifier and sorted queries (200)
+  --rounds N       rounds per engine after a warm-up round, the median is kept (3)
+  --work-dir DIR   where SQLite's database is kept, as the bench keeps it (${join(tmpdir(), 'device-510k-bench')})
+  --out FILE       also write every figure as JSON`;
+
+const values = parseCommandLine('extensions-probe', USAGE, {
+  snapshot: { type: 'string', default: 'snapshot' },
+  queries: { type: 'string', default: '200' },
+  rounds: { type: 'string', default: '3' },
+  'work-dir': { type: 'string', default: join(tmpdir(), 'device-510k-bench') },
+  out: { type: 'string' },
 });
 const { started, log, dir, manifest, label } = await startProbe(values.snapshot);
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-extensions-'));

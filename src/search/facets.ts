@@ -15,62 +15,138 @@ export type DocSet = Uint32Array | { lo: number; hi: number };
  */
 export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
   const { docCode, docApplicant } = index;
-  let codes: Uint32Array;
-  let applicants: Uint32Array;
-  if (docs instanceof Uint32Array && docs.length * 2 > index.docCount) {
-    // Most documents match: the counts of every document, less those of the documents between the matches.
-    const all = countsOfEverything(index);
-    codes = all.codes.slice();
-    applicants = all.applicants.slice();
-    takeGaps(docCode, docApplicant, docs, 0, docs.length, 0, index.docCount, codes, applicants);
-  } else {
-    codes = new Uint32Array(index.codes.length);
-    applicants = new Uint32Array(index.applicants.length);
-    countByBlocks(index, docs, codes, applicants);
+  const counts = lendCounts(index);
+  try {
+    const { codes, applicants, years } = counts;
+    if (docs instanceof Uint32Array && docs.length * 2 > index.docCount) {
+      // Most documents match: the counts of every document, less those of the documents between the matches.
+      const all = countsOfEverything(index);
+      codes.set(all.codes);
+      applicants.set(all.applicants);
+      takeGaps(docCode, docApplicant, docs, 0, docs.length, 0, index.docCount, codes, applicants);
+    } else countByBlocks(index, docs, codes, applicants);
+    yearCounts(index, docs, years);
+    return facetsOf(index, codes, applicants, years);
+  } finally {
+    giveBack(index, counts);
   }
-  return facetsOf(index, codes, applicants, yearCounts(index, docs));
+}
+
+type Counts = { codes: Uint32Array; applicants: Uint32Array; years: Uint32Array };
+const spareCounts = new WeakMap<SearchIndex, Counts>();
+
+/**
+ * Zeroed count arrays for the three facets (about 100 kB at a million documents), kept per index and lent to one
+ * count at a time, given back zeroed: made for each query they were garbage that set off the collector.
+ */
+function lendCounts(index: SearchIndex): Counts {
+  const spare = spareCounts.get(index);
+  if (spare) {
+    spareCounts.delete(index);
+    return spare;
+  }
+  return { codes: new Uint32Array(index.codes.length), applicants: new Uint32Array(index.applicants.length), years: new Uint32Array(MAX_YEAR + 1) };
+}
+
+function giveBack(index: SearchIndex, counts: Counts): void {
+  counts.codes.fill(0);
+  counts.applicants.fill(0);
+  counts.years.fill(0);
+  spareCounts.set(index, counts);
 }
 
 /**
  * The three facets of every document whose byte in `failed` is 0 (its length a multiple of 4, bytes past the
- * documents 0): every document's counts less the failed ones', and how many failed. A block of ids that failed whole
- * (a date range's failures are mostly one run of ids, since ids run in decision date order) takes off its counts
- * made once per index (`blockCounts`), rather than its documents' one by one.
+ * documents 0), and how many failed. Counted a block of 32,768 ids at a time, from whichever side is shorter: when
+ * most documents pass, every document's counts less the failures' (a block that fails whole takes off its counts made
+ * once per index, `blockCounts`); when most fail, the passing documents' counts added up from nothing (a block that
+ * fails whole costs nothing; one that mostly passes adds its counts and takes off its failures). `runs` are id ranges
+ * the caller knows to have failed whole (a date range's failures are mostly one run, since ids run in decision date
+ * order): their blocks are not read. `failing` is about how many fail, to pick the side.
  */
-export function facetsWithout(index: SearchIndex, failed: Uint8Array): { left: number; facets: Facet[] } {
-  const { docCode, docApplicant, docYear, docCount } = index;
-  const all = countsOfEverything(index);
-  const codes = all.codes.slice();
-  const applicants = all.applicants.slice();
-  const years = yearCounts(index, { lo: 0, hi: docCount });
+export function facetsWithout(index: SearchIndex, failed: Uint8Array, runs: readonly (readonly [number, number])[] = [], failing = 0): { left: number; facets: Facet[] } {
+  const { docCount } = index;
+  const down = failing * 2 <= docCount;
+  const counts = lendCounts(index);
+  try {
+    return countWithout(index, failed, runs, down, counts);
+  } finally {
+    giveBack(index, counts);
+  }
+}
+
+function countWithout(index: SearchIndex, failed: Uint8Array, runs: readonly (readonly [number, number])[], down: boolean, counts: Counts): { left: number; facets: Facet[] } {
+  const { docCount } = index;
+  const { codes, applicants, years } = counts;
+  if (down) {
+    const all = countsOfEverything(index);
+    codes.set(all.codes);
+    applicants.set(all.applicants);
+    yearCounts(index, { lo: 0, hi: docCount }, years);
+  }
+  const sign = down ? -1 : 1;
+  const cols = { code: index.docCode, applicant: index.docApplicant, year: index.docYear };
   const quads = new Uint32Array(failed.buffer, failed.byteOffset, failed.length >>> 2);
-  const perBlock = BLOCK >>> 2;
   let blocks: BlockCounts | null = null;
   let left = 0;
-  for (let q = 0; q < quads.length; ) {
-    if ((q + perBlock) * 4 <= docCount && wholeBlock(quads, q, q + perBlock)) {
-      blocks ??= blockCounts(index);
-      addBlock(blocks, q / perBlock, codes, applicants, -1);
-      takeYears(index, q * 4, years);
-      left += BLOCK;
-      q += perBlock;
+  for (let lo = 0; lo < docCount; lo += BLOCK) {
+    const hi = Math.min(lo + BLOCK, docCount);
+    const full = hi - lo === BLOCK;
+    if (runs.some(([a, b]) => a <= lo && hi <= b)) {
+      left += hi - lo;
+      if (down) {
+        if (full) {
+          blocks ??= blockCounts(index);
+          addBlock(blocks, lo / BLOCK, codes, applicants, -1);
+          addYears(index, lo, hi, years, -1);
+        } else countDocs(cols, failed, lo, hi, 1, codes, applicants, years, -1);
+      }
       continue;
     }
-    for (const end = Math.min(q + perBlock, quads.length); q < end; q++) {
-      if (quads[q] === 0) continue;
-      for (let d = q * 4, last = Math.min(d + 4, docCount); d < last; d++) {
-        if (failed[d] === 0) continue;
-        left++;
-        const c = docCode[d]!;
-        if (c !== NO_CODE) codes[c]!--;
-        const a = docApplicant[d]!;
-        if (a !== NO_APPLICANT) applicants[a]!--;
-        years[docYear[d]!]!--;
-      }
-    }
+    let count = 0;
+    for (let q = lo >>> 2, end = (hi + 3) >>> 2; q < end; q++) count += Math.imul(quads[q]!, 0x01010101) >>> 24;
+    left += count;
+    // The documents this side takes off (down) or adds (up): the failures, or the passes.
+    const changed = down ? count : hi - lo - count;
+    if (full && changed * 2 > BLOCK) {
+      // Most of the block changes: its counts at once, then the other documents back the other way.
+      blocks ??= blockCounts(index);
+      addBlock(blocks, lo / BLOCK, codes, applicants, sign);
+      addYears(index, lo, hi, years, sign);
+      countDocs(cols, failed, lo, hi, down ? 0 : 1, codes, applicants, years, -sign);
+    } else if (changed > 0) countDocs(cols, failed, lo, hi, down ? 1 : 0, codes, applicants, years, sign);
   }
   years[0] = 0;
   return { left, facets: facetsOf(index, codes, applicants, years) };
+}
+
+/** Adds (sign 1) or takes off (-1) the counts of each document in [lo, hi) whose byte in `failed` is `which`. */
+function countDocs(
+  cols: { code: Uint16Array; applicant: Uint32Array; year: Uint16Array },
+  failed: Uint8Array,
+  lo: number,
+  hi: number,
+  which: number,
+  codes: Uint32Array,
+  applicants: Uint32Array,
+  years: Uint32Array,
+  sign: number,
+): void {
+  const { code, applicant, year } = cols;
+  // Four bytes at a time: a quad with none of them `which` is passed over.
+  const quads = new Uint32Array(failed.buffer, failed.byteOffset, failed.length >>> 2);
+  const none = which === 1 ? 0 : 0x01010101;
+  for (let q = lo >>> 2, end = (hi + 3) >>> 2; q < end; q++) {
+    if (quads[q] === none) continue;
+    for (let d = q << 2, last = Math.min(d + 4, hi); d < last; d++) {
+      if (failed[d] !== which) continue;
+      const c = code[d]!;
+      if (c !== NO_CODE) codes[c]! += sign;
+      const a = applicant[d]!;
+      if (a !== NO_APPLICANT) applicants[a]! += sign;
+      years[year[d]!]! += sign;
+    }
+  }
 }
 
 /** Ids per block of `blockCounts`: below 2^16, so a block's counts fit 16 bits. */
@@ -78,12 +154,6 @@ const BLOCK = 32_768;
 /** Block b's count of product code c is codes[b × codeCount + c]; applicants the same. */
 type BlockCounts = { codes: Uint16Array; applicants: Uint16Array };
 const blockCountsByIndex = new WeakMap<SearchIndex, BlockCounts>();
-
-/** Whether every byte of quads [from, to) is 1. */
-function wholeBlock(quads: Uint32Array, from: number, to: number): boolean {
-  for (let q = from; q < to; q++) if (quads[q] !== 0x01010101) return false;
-  return true;
-}
 
 /**
  * Product code and applicant counts of each whole block of BLOCK ids, made once per index on first use: 2 bytes per
@@ -118,14 +188,13 @@ function addBlock(blocks: BlockCounts, b: number, codes: Uint32Array, applicants
   for (let a = 0, at = b * na; a < na; a++) applicants[a]! += sign * blocks.applicants[at + a]!;
 }
 
-/** Takes the block of ids from `lo` off the year counts, from the years' id ranges. */
-function takeYears(index: SearchIndex, lo: number, years: Uint32Array): void {
+/** Adds the ids [lo, hi) to the year counts (sign 1), or takes them off (-1), from the years' id ranges. */
+function addYears(index: SearchIndex, lo: number, hi: number, years: Uint32Array, sign: number): void {
   const runs = runsOfYears(index);
-  const hi = lo + BLOCK;
   for (let r = 0; r < runs.length; r += 3) {
     const from = Math.max(lo, runs[r + 1]!);
     const to = Math.min(hi, runs[r + 2]!);
-    if (to > from) years[runs[r]!]! -= to - from;
+    if (to > from) years[runs[r]!]! += sign * (to - from);
   }
 }
 
@@ -247,9 +316,11 @@ function runsOfYears(index: SearchIndex): Uint32Array {
   return runs;
 }
 
-/** Matches per decision year (index: the year; no date is not counted), from the years' id ranges: no pass over the matches. */
-function yearCounts(index: SearchIndex, docs: DocSet): Uint32Array {
-  const years = new Uint32Array(MAX_YEAR + 1);
+/**
+ * Matches per decision year added to `years` (index: the year; no date is not counted), from the years' id ranges:
+ * no pass over the matches.
+ */
+function yearCounts(index: SearchIndex, docs: DocSet, years: Uint32Array): Uint32Array {
   const runs = runsOfYears(index);
   const before = (id: number): number =>
     docs instanceof Uint32Array ? partitionPoint(0, docs.length, (i) => docs[i]! < id) : Math.min(Math.max(id, docs.lo), docs.hi) - docs.lo;

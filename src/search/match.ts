@@ -207,7 +207,8 @@ export type MatchRequest = {
 
 /**
  * One condition on documents beyond the words: `points(d)` is -1 when `d` fails it, else the points it adds.
- * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell);
+ * `list` gives, ascending, a superset of the documents that pass (null when only a scan of candidates can tell), in an
+ * array of its own that the caller may change (candidates are filtered in place);
  * `cost` is its length, used to pick the cheapest source of candidates.
  */
 export type Condition = {
@@ -218,6 +219,8 @@ export type Condition = {
   /** The same filter as `mark`, in one pass: keeps the candidates that pass, in place (no marks to compact). */
   keep?: Keep;
   scan?: Scan;
+  /** How many ids `scan` visits over lo..hi-1 (hi - lo when absent): a receipt date range skips the ids it cannot pass. */
+  extent?: (lo: number, hi: number) => number;
   /** For filters: about which share of all documents passes (0..1), so the most selective runs first; 1 when unknown. */
   share?: number;
   /** `list` gives exactly the documents that pass: when it gives the candidates, they need no `mark`. */
@@ -270,6 +273,36 @@ const CHECK_COST = 4;
  * postings are fewer than that, scans them and intersects.
  */
 export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
+  const lent: Uint8Array[] = [];
+  try {
+    return matchWith(index, req, () => {
+      const tiers = tierPool(index).pop() ?? new Uint8Array(index.docCount);
+      lent.push(tiers);
+      return tiers;
+    });
+  } finally {
+    const pool = tierPool(index);
+    for (const tiers of lent) {
+      tiers.fill(0);
+      if (pool.length < 2) pool.push(tiers);
+    }
+  }
+}
+
+const tierPools = new WeakMap<SearchIndex, Uint8Array[]>();
+
+/**
+ * Zeroed tier arrays (a byte per document) kept per index and lent to one search at a time, given back zeroed: a
+ * megabyte made for each word of a query at a million documents was most of the garbage that set off the collector
+ * (whose pauses, a few milliseconds each, fell inside queries).
+ */
+function tierPool(index: SearchIndex): Uint8Array[] {
+  let pool = tierPools.get(index);
+  if (!pool) tierPools.set(index, (pool = []));
+  return pool;
+}
+
+function matchWith(index: SearchIndex, req: MatchRequest, lendTiers: () => Uint8Array): Matches {
   const n = req.units ?? req.words.length;
   const scored = n > 0 && req.unscored !== true;
   const extra = req.extra ?? [];
@@ -296,15 +329,28 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   }
   words.sort((a, b) => a.scanCost - b.scanCost);
 
+  // A filter that scans the id range itself (below) visits only the ids it can pass: the range costs that many.
+  let extent = years.hi - years.lo;
+  let scanner: Condition | undefined;
+  if (code === null && applicant === null) {
+    for (const c of extra) {
+      if (!c.scan || !c.mark || !c.extent) continue;
+      const e = c.extent(years.lo, years.hi);
+      if (e < extent) {
+        extent = e;
+        scanner = c;
+      }
+    }
+  }
   type Source = { cost: number; docs: () => Uint32Array; word: PreparedWord | null; condition?: Condition };
-  const sources: Source[] = [{ cost: years.hi - years.lo, docs: () => range(years.lo, years.hi), word: null }];
+  const sources: Source[] = [{ cost: extent, docs: () => range(years.lo, years.hi), word: null }];
   if (code !== null) sources.push({ cost: rowLength(index.codeDocs, code), docs: () => row(index.codeDocs, code), word: null });
   if (applicant !== null) {
     sources.push({ cost: rowLength(index.applicantDocs, applicant), docs: () => row(index.applicantDocs, applicant), word: null });
   }
   for (const c of extra) {
     const list = c.list;
-    if (list) sources.push({ cost: c.cost, docs: () => list().slice(), word: null, condition: c });
+    if (list) sources.push({ cost: c.cost, docs: list, word: null, condition: c });
   }
   const firstWord = words[0];
   let firstTiers: Uint8Array | null = null;
@@ -314,7 +360,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
       word: firstWord,
       docs: () => {
         if (!scored) return wordDocs(index, firstWord);
-        firstTiers = new Uint8Array(index.docCount);
+        firstTiers = lendTiers();
         return ascending(scanWord(index, firstWord, firstTiers), firstTiers);
       },
     });
@@ -325,18 +371,26 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
   // From a plain id range, the first filter that can scans the range's column itself: no list of every id is made.
   // Filters run most selective first: each later one reads only what the earlier ones kept.
   const filters = extra.filter((c) => c.mark && !(c.exact && c === source.condition)).sort((a, b) => (a.share ?? 1) - (b.share ?? 1));
-  const fused = plainRange ? filters.find((c) => c.scan) : undefined;
+  const fused = plainRange ? (scanner ?? filters.find((c) => c.scan)) : undefined;
   let docs: Uint32Array;
   let kept = 0;
   if (fused) {
-    docs = new Uint32Array(years.hi - years.lo);
+    // The scan writes at most one id per id it visits.
+    docs = new Uint32Array(fused === scanner ? extent : years.hi - years.lo);
     kept = fused.scan!(years.lo, years.hi, docs);
   } else {
     docs = source.docs();
     // Every id passes the id range, product code and applicant when none narrows them: no pass to make.
     const open = years.lo === 0 && years.hi === index.docCount && code === null && applicant === null;
     if (plainRange || open) kept = docs.length;
-    else {
+    else if (code === null && applicant === null) {
+      // Only the id range narrows: the candidates ascend, so those within it are one stretch, found by binary search.
+      const list = docs;
+      const from = partitionPoint(0, list.length, (i) => list[i]! < years.lo);
+      const to = partitionPoint(from, list.length, (i) => list[i]! < years.hi);
+      docs = list.subarray(from, to);
+      kept = docs.length;
+    } else {
       // Filters first: they are one comparison each, then the conditions that only filter, as passes over columns.
       const codeCol = index.docCode;
       const applicantCol = index.docApplicant;
@@ -404,7 +458,7 @@ export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
       continue;
     }
     if (w.scanCost < docs.length * CHECK_COST) {
-      const tiers = new Uint8Array(index.docCount);
+      const tiers = lendTiers();
       scanWord(index, w, tiers);
       for (let i = 0; i < docs.length; i++) {
         const t = tiers[docs[i]!]! as Tier;

@@ -165,6 +165,9 @@ export function zeroedBitmap(index: SearchIndex): Uint8Array {
   return bitmap;
 }
 
+/** All 0: the bits `idsByBits` lends itself from call to call (a 128 kB array each time was garbage). */
+let spareBits: Uint32Array | null = null;
+
 /**
  * Distinct ids, ascending: sorted when very few, else set as bits (`idsByBits`).
  */
@@ -178,7 +181,10 @@ export function ascendingIds(index: SearchIndex, ids: Uint32Array): Uint32Array 
  * small enough to stay in cache while ids in any order are set) and read back in id order.
  */
 export function idsByBits(docCount: number, lists: readonly Uint32Array[]): Uint32Array {
-  const bits = new Uint32Array((docCount + 31) >>> 5);
+  const words = (docCount + 31) >>> 5;
+  // The bits are read back word by word and each word zeroed as it is read, so one array serves every call.
+  const bits = spareBits !== null && spareBits.length === words ? spareBits : new Uint32Array(words);
+  spareBits = null;
   let total = 0;
   for (const ids of lists) {
     total += ids.length;
@@ -191,12 +197,15 @@ export function idsByBits(docCount: number, lists: readonly Uint32Array[]): Uint
   let n = 0;
   for (let w = 0; w < bits.length; w++) {
     let word = bits[w]!;
+    if (word === 0) continue;
+    bits[w] = 0;
     while (word !== 0) {
       const low = word & -word;
       out[n++] = (w << 5) + 31 - Math.clz32(low);
       word ^= low;
     }
   }
+  spareBits = bits;
   return n === total ? out : out.slice(0, n);
 }
 

@@ -77,8 +77,8 @@ describe('facets of matches that fill blocks of ids', () => {
 
   it('counts a list of most of some blocks, with gaps', () => {
     const ix = index();
-    // Fails more than half the documents, so the matches are listed: runs of ids with a few missing.
-    const got = runSearch(ix, { query: 'thirdparty:no received:>=2003', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 });
+    // Asking for stats lists the matches (the general path): runs of ids with a few missing.
+    const got = runSearch(ix, { query: 'thirdparty:no received:>=2003', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, stats: true });
     const want = plain(ix, (d) => (ix.docFlags[d]! & 3) === 1 && ix.docReceived[d]! >= dayNumber('2003-01-01'));
     expect(got.total).toBe(want.length);
     expect(got.facets).toEqual(plainFacets(ix, want));
@@ -95,8 +95,9 @@ describe('facets of matches that fill blocks of ids', () => {
   });
 });
 
-describe('queries of filters that pass most documents', () => {
-  // Each fails under half the documents, most of them whole runs of ids: old receipt dates, a decision date bound.
+describe('queries of filters whose failures are few or mostly runs of ids', () => {
+  // Each fails under half the documents, or more but mostly as one run of ids (a receipt date range's old dates, a
+  // decision date bound), and passes at least an eighth of them.
   const QUERIES = [
     'received:>=1995-06',
     'thirdparty:no received:>=1992-03',
@@ -107,6 +108,10 @@ describe('queries of filters that pass most documents', () => {
     'received:>=1990 -received:2010-01..2012-06',
     'thirdparty:no -code:QQQ received:>=1985',
     'reviewdays:<390 received:>=1994',
+    'thirdparty:no received:>=2010-05',
+    'received:>=2016-02',
+    'received:2008..2019 thirdparty:no',
+    'decided:..2018 received:>=2009',
   ];
   const request = (query: string, sort: (typeof SORTS)[number], page: number): SearchRequest => ({
     query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page, pageSize: 25, sort,
@@ -130,6 +135,13 @@ describe('queries of filters that pass most documents', () => {
     }
   });
 
+  it('leaves to the general path a query that passes few documents, or fails many outside runs', () => {
+    const ix = index();
+    for (const query of ['received:>=2021-06', 'decided:2020..', 'reviewdays:>200 received:>=1990', '-thirdparty:no']) {
+      expect(denseSearch(ix, parseQuery(query), { yearFrom: null, yearTo: null }, 'kNumber:asc', 0, 25), query).toBeNull();
+    }
+  });
+
   it('answers the same query the same way after other queries', () => {
     const ix = index();
     const first = QUERIES.map((q) => runSearch(ix, request(q, 'receivedDate:desc', 1)));
@@ -145,6 +157,8 @@ describe('filters that list their candidates: review time ranges, column values'
     ['reviewdays:10..20 thirdparty:no', (r) => r >= 10 && r <= 20, (d, ix) => (ix.docFlags[d]! & 3) === 1],
     ['reviewdays:>100 received:>=2001-02', (r) => r > 100, (d, ix) => ix.docReceived[d]! >= dayNumber('2001-02-01')],
     ['reviewdays:>50 received:2019-03..2021-06', (r) => r > 50, (d, ix) => ix.docReceived[d]! >= dayNumber('2019-03-01') && ix.docReceived[d]! <= dayNumber('2021-06-30')],
+    // The receipt date range scans fewer ids (the recent ones) than the review time range lists, nearly all passing.
+    ['reviewdays:>5 received:>=1999-06', (r) => r > 5, (d, ix) => ix.docReceived[d]! >= dayNumber('1999-06-01')],
   ];
 
   it.each(QUERIES)('%s: every match, in order, with their facets', (query, review, also) => {
@@ -173,6 +187,18 @@ describe('filters that list their candidates: review time ranges, column values'
     const got = runSearch(ix, { query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 3, pageSize: 25 });
     expect(got.total).toBe(want.length);
     expect(got.kNumbers).toEqual(want.slice(50, 75).map((d) => kNumberText(ix.docKNumber[d]!)));
+    expect(got.facets).toEqual(plainFacets(ix, want));
+  });
+
+  it('filters a column value\'s documents in a list of their own, leaving the index\'s rows as they were', () => {
+    const ix = index();
+    const cardio = ix.panels.indexOf('Cardiovascular');
+    const ask = (query: string) => runSearch(ix, { query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 2, pageSize: 25 });
+    // Keeps few of the panel's documents, in place in the candidates.
+    expect(ask('panel:cardio thirdparty:yes').total).toBeGreaterThan(0);
+    const want = [...Array(ix.docCount).keys()].filter((d) => ix.docPanel[d] === cardio);
+    const got = ask('panel:cardio');
+    expect(got.kNumbers).toEqual(want.slice(25, 50).map((d) => kNumberText(ix.docKNumber[d]!)));
     expect(got.facets).toEqual(plainFacets(ix, want));
   });
 

@@ -20,6 +20,8 @@ const COMMANDS = [
   ['bench/profile.ts', 'profile'],
   ['bench/ab.ts', 'ab'],
   ['bench/pipelining-ab.ts', 'pipelining-ab'],
+  ['bench/extensions-probe.ts', 'extensions-probe'],
+  ['bench/export-throughput.ts', 'export-throughput'],
   ['test/browser/measure.ts', 'measure'],
 ] as const;
 
