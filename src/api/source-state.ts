@@ -1,5 +1,6 @@
 import type { Manifest, SourceState } from '../contract/index.ts';
 import type { SyncStatus } from '../snapshot/index.ts';
+import { isoTime } from '../utils/iso-time.ts';
 
 /** docs/contract.md section 7, as a pure function of what is loaded, what the sync recorded, and the time. */
 export type SourceStateInputs = {
@@ -121,17 +122,9 @@ const SERVED_AT_MARK = '\u0000servedAt\u0000';
 export class SourceStateJson {
   private key: { manifest: Manifest | null; sync: SyncStatus | null; time: string } | null = null;
   private parts: [string, string] = ['', ''];
-  private servedAtMs = Number.NaN;
-  private servedAt = '';
 
   json(inputs: SourceStateInputs): string {
-    // Formatted once per millisecond: answers sent in the same one share it.
-    const ms = inputs.now.getTime();
-    if (ms !== this.servedAtMs) {
-      this.servedAtMs = ms;
-      this.servedAt = inputs.now.toISOString();
-    }
-    const servedAt = this.servedAt;
+    const servedAt = isoTime(inputs.now.getTime());
     if (inputs.warnings && inputs.warnings.length > 0) return JSON.stringify(sourceStateOf(inputs));
     const time = timeKey(inputs);
     const key = this.key;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isoTime } from '../utils/iso-time.ts';
 
 /**
  * Structured logs: one JSON line per request on `request` (method, path, operation, status, milliseconds; never a
@@ -22,21 +23,9 @@ export type RequestLine = {
 
 const line = (fields: Record<string, unknown>) => `${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`;
 
-let stampMs = -1;
-let stamp = '';
-/** The time of a line, formatted once per millisecond (tens of requests share one at full load). */
-function timeNow(): string {
-  const ms = Date.now();
-  if (ms !== stampMs) {
-    stampMs = ms;
-    stamp = new Date(ms).toISOString();
-  }
-  return stamp;
-}
-
 /** `line({ level: 'info', msg: 'request', ...l })`, written out: one request line costs a template, not a stringify. */
 const requestLine = (l: RequestLine) =>
-  `{"time":"${timeNow()}","level":"info","msg":"request","method":${JSON.stringify(l.method)},"path":${JSON.stringify(l.path)},"operation":${l.operation === null ? 'null' : JSON.stringify(l.operation)},"status":${l.status},"ms":${l.ms}${l.aborted ? ',"aborted":true' : ''}}\n`;
+  `{"time":"${isoTime(Date.now())}","level":"info","msg":"request","method":${JSON.stringify(l.method)},"path":${JSON.stringify(l.path)},"operation":${l.operation === null ? 'null' : JSON.stringify(l.operation)},"status":${l.status},"ms":${l.ms}${l.aborted ? ',"aborted":true' : ''}}\n`;
 
 const exitFlushes = new Set<() => void>();
 /** A process that exits (process.exit after a drain) runs no more event-loop turns: write what waits first. */
