@@ -6,7 +6,7 @@ import { AnswerCache } from '../api/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, UNREADABLE, type CheckResult, type Snapshot } from '../snapshot/index.ts';
 import { resolveAppOptions, type AppOptions, type ResolvedOptions } from './app-options.ts';
-import { closeGracefully, createHttpServer, KEEP_ALIVE_MS } from './http-server.ts';
+import { closeGracefully, createHttpServer } from './http-server.ts';
 import { installFastLane, type FastLaneControl } from './fast-lane.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { errorAnswer } from '../api/query.ts';
@@ -51,9 +51,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (!serveStatic && settings.publicDir !== null) settings.logger.info('no public/ folder: the browser page is not served');
 
   let draining = false;
-  const routeDeps = queryDeps(settings, snapshots, syncState);
+  const deps = queryDeps(settings, snapshots, syncState);
   const { polka, dispatch } = mountRoutes({
-    deps: routeDeps,
+    deps,
     snapshots,
     serveStatic,
     fileMemoryMaxBytes: settings.fileMemoryMaxBytes,
@@ -66,7 +66,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       settings.logger.info('connection closed: too many pipelined requests waiting', { remote: socket.remoteAddress ?? null, waitingMax: settings.pipelineMaxWaiting }),
   };
   const server = createHttpServer(settings, limitPipelining(pipelining, dispatch));
-  const deps = routeDeps;
   const lane = settings.fastLane
     ? installFastLane(server, {
         current: () => snapshots.current,
@@ -78,17 +77,16 @@ export async function createApp(options: AppOptions): Promise<App> {
         maxWaiting: pipelining.maxWaiting,
         onRefused: pipelining.onRefused,
         maxBodyBytes: MAX_BODY_BYTES,
-        keepAliveMs: KEEP_ALIVE_MS,
         requestTimeoutMs: settings.requestTimeoutMs,
       })
-    : undefined;
+    : null;
 
   return {
     server,
     polka,
     snapshots,
     syncState,
-    fastLane: lane ?? null,
+    fastLane: lane,
     listen: (port = 0, host = '127.0.0.1') => listen(server, port, host),
     reload: () => snapshots.check({ retry: true }),
     async close({ graceMs = 10_000 } = {}) {

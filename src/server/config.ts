@@ -47,6 +47,13 @@ export const DEFAULT_PUBLIC_DIR = join(REPO_ROOT, 'public');
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_PIPELINE_DEPTH = 4;
+/** How long a keep-alive connection may sit idle between requests (Node's default). */
+export const KEEP_ALIVE_MS = 5000;
+/**
+ * How often a busy connection is checked for progress: every third of the request timeout, so that one on which no
+ * byte moved over two checks in a row (between two and three thirds of the limit) is closed within the limit.
+ */
+export const stallCheckMs = (requestTimeoutMs: number): number => Math.max(1, Math.ceil(requestTimeoutMs / 3));
 export const DEFAULT_PIPELINE_MAX_WAITING = 32;
 export const DEFAULT_TURN_BUDGET_MS = 2;
 export { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS };

@@ -5,8 +5,9 @@ import type { QueryAnswer } from '../api/query.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
 import { logBug, type QueryRun } from './query.ts';
-import { COMPRESS_MIN_BYTES, compress } from './respond.ts';
-import { pickEncoding } from './media.ts';
+import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
+import { encodeJson, jsonHeaders } from './respond.ts';
+import type { Encoding } from './media.ts';
 
 /**
  * The fast lane: POST /v1/query answered straight from the socket's bytes, below Node's HTTP layer.
@@ -41,7 +42,6 @@ export type FastLane = {
   maxWaiting: number;
   onRefused: (socket: Socket) => void;
   maxBodyBytes: number;
-  keepAliveMs: number;
   requestTimeoutMs: number;
 };
 
@@ -148,6 +148,8 @@ function httpDate(): string {
 
 /** Room kept before an answer in a buffer of the lane's for its HTTP head (which is about 250 bytes). */
 const HEAD_ROOM = 512;
+/** What Node's HTTP server says of a connection it keeps open. */
+const KEEP_ALIVE = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(KEEP_ALIVE_MS / 1000)}\r\n`;
 const SCRATCH_BYTES = 64 * 1024;
 const SCRATCH_KEPT = 8;
 
@@ -182,23 +184,25 @@ type Out = { bytes: Buffer; close: boolean; lent: ArrayBufferLike | null };
 /** The answer's bytes as Node's `sendBytes` sends them: the same headers in the same order, then the body. */
 export async function answerBytes(request: Request, answer: QueryAnswer, close: boolean, scratch: Scratch): Promise<Out> {
   const raw = answer.body;
-  const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(request.acceptEncoding) : 'identity';
-  let payload: Uint8Array = raw;
-  if (encoding !== 'identity') {
-    try {
-      payload = await compress(encoding, raw);
-    } finally {
-      if (scratch.owns(raw)) scratch.release(raw.buffer);
-    }
+  let encoded: { payload: Uint8Array; encoding: Encoding };
+  try {
+    encoded = await encodeJson(raw, request.acceptEncoding);
+  } catch (err) {
+    // Only compressing can fail, and the bytes it read are not sent.
+    if (scratch.owns(raw)) scratch.release(raw.buffer);
+    throw err;
   }
-  let head = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Unknown'}\r\nContent-Type: application/json; charset=utf-8\r\nAccess-Control-Allow-Origin: *\r\nVary: Accept-Encoding\r\nContent-Length: ${payload.length}\r\n`;
-  for (const name in answer.headers) {
-    const value = answer.headers[name]!;
+  // Compressed bytes are new ones: the lent buffer is free once they are made.
+  if (encoded.payload !== raw && scratch.owns(raw)) scratch.release(raw.buffer);
+  const { payload, encoding } = encoded;
+  let head = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Unknown'}\r\n`;
+  const headers = jsonHeaders(payload.length, encoding, answer.headers);
+  for (const name in headers) {
+    const value = String(headers[name]);
     if (name.toLowerCase() === 'connection') close ||= value.toLowerCase() === 'close';
     else head += `${name}: ${value}\r\n`;
   }
-  if (encoding !== 'identity') head += `Content-Encoding: ${encoding}\r\n`;
-  head += `Date: ${httpDate()}\r\n${close ? 'Connection: close\r\n' : 'Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n'}\r\n`;
+  head += `Date: ${httpDate()}\r\n${close ? 'Connection: close\r\n' : KEEP_ALIVE}\r\n`;
   // Header values are ASCII (the answer's own headers are too), so a character is a byte.
   if (payload === raw && scratch.owns(raw) && raw.byteOffset >= head.length) {
     const bytes = Buffer.from(raw.buffer, raw.byteOffset - head.length, head.length + raw.length);
@@ -241,7 +245,7 @@ class Connection {
     socket.on('error', noop);
     socket.once('close', this.onClose);
     socket.setNoDelay(true);
-    socket.setTimeout(lane.keepAliveMs);
+    socket.setTimeout(KEEP_ALIVE_MS);
   }
 
   get idle(): boolean {
@@ -412,13 +416,13 @@ class Connection {
     if (this.busyTimeout) return;
     this.busyTimeout = true;
     this.movedAt = -1;
-    this.socket.setTimeout(Math.max(1, Math.ceil(this.lane.requestTimeoutMs / 3)));
+    this.socket.setTimeout(stallCheckMs(this.lane.requestTimeoutMs));
   }
 
   private markIdle(): void {
     if (!this.busyTimeout) return;
     this.busyTimeout = false;
-    this.socket.setTimeout(this.lane.keepAliveMs);
+    this.socket.setTimeout(KEEP_ALIVE_MS);
   }
 
   /**

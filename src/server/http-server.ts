@@ -1,10 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { MAX_BODY_BYTES } from './body.ts';
+import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import type { FastLaneControl } from './fast-lane.ts';
-
-/** How long a keep-alive connection may sit idle between requests (Node's default). */
-export const KEEP_ALIVE_MS = 5000;
 
 type Handler = ((req: IncomingMessage, res: ServerResponse) => void) & { busy?: (socket: Socket) => boolean };
 
@@ -26,7 +24,7 @@ export function createHttpServer(limits: { headersTimeoutMs: number; requestTime
   // socket timeout cannot do it alone: it skips its first expiry while a write is pending, so a stalled reader would
   // keep its connection for twice the limit. Here the timeout fires every third of the limit, and a connection that
   // moved no byte over two of them in a row (between two and three thirds of the limit) is closed.
-  const third = Math.max(1, Math.ceil(limits.requestTimeoutMs / 3));
+  const third = stallCheckMs(limits.requestTimeoutMs);
   const movedAt = new WeakMap<Socket, number>();
   server.timeout = third;
   server.on('timeout', (socket: Socket) => {
@@ -58,7 +56,7 @@ export function createHttpServer(limits: { headersTimeoutMs: number; requestTime
 }
 
 /** Stops taking connections and lets requests in flight finish, cutting what is left after `graceMs`. */
-export function closeGracefully(server: Server, graceMs: number, lane?: FastLaneControl): Promise<void> {
+export function closeGracefully(server: Server, graceMs: number, lane: FastLaneControl | null = null): Promise<void> {
   if (!server.listening) return Promise.resolve();
   return new Promise<void>((resolve) => {
     // Idle keep-alive connections would hold close() open; requests in flight finish and then go idle too.

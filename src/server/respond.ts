@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
-import { pickEncoding } from './media.ts';
+import { pickEncoding, type Encoding } from './media.ts';
 
 /** Answers at or under this size go out as they are (the contract's section 1: larger ones are compressed). */
 export const COMPRESS_MIN_BYTES = 1024;
@@ -31,10 +31,26 @@ export async function compress(encoding: 'br' | 'gzip', raw: Uint8Array): Promis
   return raw.length > SYNC_COMPRESS_MAX_BYTES ? gzipAsync(raw) : gzipSync(raw);
 }
 
-/**
- * Sends a JSON answer that is already bytes, with the headers every JSON answer carries (the contract's section 1),
- * compressed with br or gzip when it is over 1 KiB and the client accepts one of them.
- */
+/** A JSON answer's bytes as sent: compressed with br or gzip when over 1 KiB and the client accepts one of them. */
+export async function encodeJson(raw: Uint8Array, acceptEncoding: string | undefined): Promise<{ payload: Uint8Array; encoding: Encoding }> {
+  const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(acceptEncoding) : 'identity';
+  return { payload: encoding === 'identity' ? raw : await compress(encoding, raw), encoding };
+}
+
+/** The headers every JSON answer carries (the contract's section 1), in the order they are sent, with an answer's own. */
+export function jsonHeaders(length: number, encoding: Encoding, own: Readonly<Record<string, string>>): Record<string, string | number> {
+  const head: Record<string, string | number> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Access-Control-Allow-Origin': '*',
+    Vary: 'Accept-Encoding',
+    'Content-Length': length,
+    ...own,
+  };
+  if (encoding !== 'identity') head['Content-Encoding'] = encoding;
+  return head;
+}
+
+/** Sends a JSON answer that is already bytes, encoded by `encodeJson`, with `jsonHeaders`. */
 export async function sendBytes(
   req: IncomingMessage,
   res: ServerResponse,
@@ -42,18 +58,9 @@ export async function sendBytes(
   raw: Uint8Array,
   headers: Readonly<Record<string, string>> = {},
 ): Promise<void> {
-  const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : 'identity';
-  const payload = encoding === 'identity' ? raw : await compress(encoding, raw);
+  const { payload, encoding } = await encodeJson(raw, req.headers['accept-encoding']);
   if (res.headersSent || res.destroyed) return;
-  const head: Record<string, string | number> = {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Access-Control-Allow-Origin': '*',
-    Vary: 'Accept-Encoding',
-    'Content-Length': payload.length,
-    ...headers,
-  };
-  if (encoding !== 'identity') head['Content-Encoding'] = encoding;
-  res.writeHead(status, head);
+  res.writeHead(status, jsonHeaders(payload.length, encoding, headers));
   res.end(req.method === 'HEAD' ? undefined : payload);
 }
 
