@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, envelope, startServer, type Running } from './helpers.ts';
+import { Scratch } from '../../src/server/fast-lane.ts';
 
 /**
  * The fast lane (src/server/fast-lane.ts) answers POST /v1/query from the socket's bytes and hands everything else to
@@ -238,4 +239,43 @@ describe('the fast lane', () => {
       { numRuns: 300, seed: 510 },
     );
   }, 120_000);
+});
+
+describe('the buffers the fast lane lends', () => {
+  it('gives a returned buffer of the same size class to the next answer, and never one that is still lent', () => {
+    const scratch = new Scratch();
+    // A catalog page of a shard (about 100 KB) and a small answer take buffers of different sizes.
+    const page = scratch.allocate(100_000);
+    const small = scratch.allocate(2_000);
+    expect(page.length).toBe(100_000);
+    expect(page.buffer).not.toBe(small.buffer);
+    expect(page.buffer.byteLength).toBeGreaterThanOrEqual(100_000 + 512);
+    expect(scratch.owns(page) && scratch.owns(small)).toBe(true);
+    // Still lent: a second page gets a buffer of its own.
+    const other = scratch.allocate(90_000);
+    expect(other.buffer).not.toBe(page.buffer);
+    scratch.release(page.buffer);
+    expect(scratch.owns(page)).toBe(false);
+    const next = scratch.allocate(120_000);
+    expect(next.buffer).toBe(page.buffer);
+    // A small answer never takes a large buffer back, nor a large answer a small one.
+    scratch.release(small.buffer);
+    expect(scratch.allocate(200_000).buffer).not.toBe(small.buffer);
+    expect(scratch.allocate(10).buffer).toBe(small.buffer);
+  });
+
+  it('keeps no answer larger than its largest size, and gives a buffer back once only', () => {
+    const scratch = new Scratch();
+    const huge = scratch.allocate(3 * 1024 * 1024);
+    expect(huge.buffer.byteLength).toBe(3 * 1024 * 1024 + 512);
+    scratch.release(huge.buffer);
+    expect(scratch.allocate(3 * 1024 * 1024).buffer).not.toBe(huge.buffer);
+    const a = scratch.allocate(100);
+    scratch.release(a.buffer);
+    scratch.release(a.buffer);
+    const b = scratch.allocate(100);
+    const c = scratch.allocate(100);
+    expect(b.buffer).toBe(a.buffer);
+    expect(c.buffer).not.toBe(a.buffer);
+  });
 });
