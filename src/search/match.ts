@@ -2,6 +2,7 @@ import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
 import { idsByBits } from './sort.ts';
+import { sortIds } from './radix.ts';
 import { kNumberRange } from './tokenize.ts';
 
 /**
@@ -525,6 +526,6 @@ function wordDocs(index: SearchIndex, w: PreparedWord): Uint32Array {
  * (`idsByBits`), which beats reading the whole tier array a byte a document (a branch each, missed at every match).
  */
 function ascending(touched: Uint32Array, tiers: Uint8Array): Uint32Array {
-  if (touched.length * 64 < tiers.length) return touched.sort();
+  if (touched.length * 64 < tiers.length) return sortIds(touched);
   return idsByBits(tiers.length, [touched]);
 }
