@@ -26,7 +26,10 @@ export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
       takeGaps(docCode, docApplicant, docs, 0, docs.length, 0, index.docCount, codes, applicants);
     } else countByBlocks(index, docs, codes, applicants);
     yearCounts(index, docs, years);
-    return facetsOf(index, codes, applicants, years);
+    // Too few matches for a block to be counted whole: the counts are the matches' own, so the ids that have one are
+    // found through the matches rather than by a pass over every code and applicant.
+    const few = docs instanceof Uint32Array && docs.length * 2 <= BLOCK ? docs : null;
+    return facetsOf(index, codes, applicants, years, few);
   } finally {
     giveBack(index, counts);
   }
@@ -252,11 +255,19 @@ function takeGaps(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32A
   }
 }
 
-function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array): Facet[] {
+/**
+ * The three facets from their counts. `few`, when given, are the matches that made every code and applicant count
+ * (ascending): when they are fewer than the ids, the counted ids are read through them (`topOfDocs`, which zeroes the
+ * counts it reads). Years are read only over the years that hold documents.
+ */
+function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array, few: Uint32Array | null = null): Facet[] {
+  const top = (counts: Uint32Array, col: Uint16Array | Uint32Array, none: number) =>
+    few !== null && few.length < counts.length ? topOfDocs(counts, col, none, few, FACET_SIZE) : topCounts(counts, FACET_SIZE);
+  const span = yearSpan(index);
   return [
-    { field: 'productCode', values: topCounts(codes, FACET_SIZE).map(([id, count]) => ({ value: index.codes[id]!, count })) },
-    { field: 'applicant', values: topCounts(applicants, FACET_SIZE).map(([id, count]) => ({ value: index.applicants[id]!, count })) },
-    { field: 'decisionYear', values: topCounts(years, FACET_SIZE).map(([year, count]) => ({ value: year, count })) },
+    { field: 'productCode', values: top(codes, index.docCode, NO_CODE).map(([id, count]) => ({ value: index.codes[id]!, count })) },
+    { field: 'applicant', values: top(applicants, index.docApplicant, NO_APPLICANT).map(([id, count]) => ({ value: index.applicants[id]!, count })) },
+    { field: 'decisionYear', values: topCounts(years, FACET_SIZE, span.lo, span.hi).map(([year, count]) => ({ value: year, count })) },
   ];
 }
 
@@ -316,6 +327,23 @@ function runsOfYears(index: SearchIndex): Uint32Array {
   return runs;
 }
 
+const yearSpans = new WeakMap<SearchIndex, { lo: number; hi: number }>();
+
+/** The years that hold documents, [lo, hi): the only years a count can be non-zero for (after `years[0] = 0`). */
+function yearSpan(index: SearchIndex): { lo: number; hi: number } {
+  let span = yearSpans.get(index);
+  if (!span) {
+    const runs = runsOfYears(index);
+    span = { lo: 1, hi: 1 };
+    for (let r = 0; r < runs.length; r += 3) {
+      if (span.lo === span.hi || runs[r]! < span.lo) span.lo = runs[r]!;
+      span.hi = Math.max(span.hi, runs[r]! + 1);
+    }
+    yearSpans.set(index, span);
+  }
+  return span;
+}
+
 /**
  * Matches per decision year added to `years` (index: the year; no date is not counted), from the years' id ranges:
  * no pass over the matches.
@@ -328,18 +356,47 @@ function yearCounts(index: SearchIndex, docs: DocSet, years: Uint32Array): Uint3
   return years;
 }
 
-/** The `k` ids with the highest non-zero counts, count descending then id ascending, as [id, count] pairs. */
-export function topCounts(counts: Uint32Array, k: number): [number, number][] {
+/**
+ * The `k` ids with the highest non-zero counts, count descending then id ascending, as [id, count] pairs; only ids in
+ * [from, to) are read (every other count must be 0).
+ */
+export function topCounts(counts: Uint32Array, k: number, from = 0, to = counts.length): [number, number][] {
   const best: [number, number][] = [];
-  let floor = 0; // the count an id must beat to enter a full list; ids come ascending, so a tie never enters
-  for (let id = 0; id < counts.length; id++) {
+  // The count an id must beat to enter: 0 until the list is full, then its last count (ids come ascending, so a tie
+  // never enters). One comparison for most ids.
+  let floor = 0;
+  for (let id = from; id < to; id++) {
     const count = counts[id]!;
-    if (count === 0 || (best.length === k && count <= floor)) continue;
+    if (count <= floor) continue;
     if (best.length === k) best.pop();
     let at = best.length;
     while (at > 0 && best[at - 1]![1] < count) at--;
     best.splice(at, 0, [id, count]);
     if (best.length === k) floor = best[k - 1]![1];
+  }
+  return best;
+}
+
+/**
+ * `topCounts` when every non-zero count is that of an id some of `docs` hold in `col` (`none` for no id): the ids are
+ * read through the documents, in any order, so ties are broken by id here. Zeroes each count it reads.
+ */
+export function topOfDocs(counts: Uint32Array, col: Uint16Array | Uint32Array, none: number, docs: Uint32Array, k: number): [number, number][] {
+  const best: [number, number][] = [];
+  for (let i = 0; i < docs.length; i++) {
+    const id = col[docs[i]!]!;
+    if (id === none) continue;
+    const count = counts[id]!;
+    if (count === 0) continue;
+    counts[id] = 0;
+    if (best.length === k) {
+      const last = best[k - 1]!;
+      if (count < last[1] || (count === last[1] && id > last[0])) continue;
+      best.pop();
+    }
+    let at = best.length;
+    while (at > 0 && (best[at - 1]![1] < count || (best[at - 1]![1] === count && best[at - 1]![0] > id))) at--;
+    best.splice(at, 0, [id, count]);
   }
   return best;
 }
