@@ -311,4 +311,19 @@ describe('the index against a plain scan of the records', () => {
       { numRuns: 300 },
     );
   });
+
+  it('gives each query of a run on one index what a scan gives (what a query borrows comes back clean)', () => {
+    fc.assert(
+      fc.property(arbCorpus, fc.array(fc.tuple(arbQuery, arbFilters), { minLength: 2, maxLength: 12 }), (corpus, asked) => {
+        const ix = indexOf(corpus, DEVICE_TYPES);
+        for (const [query, filters] of asked) {
+          const expected = naiveSearch(corpus, DEVICE_TYPES, { query, ...filters });
+          const got = runSearch(ix, { query, ...filters, page: 1, pageSize: 50 });
+          expect(got.kNumbers).toEqual(expected.kNumbers);
+          expect(got.facets).toEqual(expected.facets);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
 });
