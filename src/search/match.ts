@@ -155,11 +155,12 @@ export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
 }
 
 /**
- * Every document the word matches, with its best tier, written into `tiers` (indexed by document, zero on entry).
- * Returns the documents touched, in no particular order.
+ * Every document the word matches within the ids [lo, hi) (every id when not given), with its best tier, written into
+ * `tiers` (indexed by document, zero on entry). Returns the documents touched, in no particular order.
  */
-export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array): Uint32Array {
-  const touched = new Uint32Array(w.scanCost);
+export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array, lo = 0, hi = index.docCount): Uint32Array {
+  const whole = lo <= 0 && hi >= index.docCount;
+  const touched = new Uint32Array(whole ? w.scanCost : scanCostWithin(index, w, lo, hi));
   let n = 0;
   const mark = (d: number, tier: number): void => {
     const old = tiers[d]!;
@@ -168,23 +169,77 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array)
   };
   // The index's sections in locals: each is a getter on the index, not worth a call per posting.
   const { termDocOffsets, termDocs, byKNumber } = index;
+  // Each term's documents and each code's or applicant's ascend: those within [lo, hi) are one stretch of each.
   for (let t = w.termLo; t < w.termHi; t++) {
     const tier = t === w.exact ? Tier.primaryWhole : Tier.primaryPrefix;
-    for (let i = termDocOffsets[t]!, end = termDocOffsets[t + 1]!; i < end; i++) mark(termDocs[i]!, tier);
+    let i = termDocOffsets[t]!;
+    let end = termDocOffsets[t + 1]!;
+    if (!whole) {
+      i = lowerBound(termDocs, i, end, lo);
+      end = lowerBound(termDocs, i, end, hi);
+    }
+    for (; i < end; i++) mark(termDocs[i]!, tier);
   }
-  if (w.k) for (let i = w.k.lo; i < w.k.hi; i++) mark(byKNumber[i]!, w.k.tier);
+  if (w.k) {
+    for (let i = w.k.lo; i < w.k.hi; i++) {
+      const d = byKNumber[i]!;
+      if (d >= lo && d < hi) mark(d, w.k.tier);
+    }
+  }
   const rows: [TierSet, SearchIndex['codeDocs']][] = [
     [w.codes, index.codeDocs],
     [w.applicants, index.applicantDocs],
   ];
   for (const [set, docs] of rows) {
+    const { offsets, values } = docs;
     for (let j = 0; j < set.ids.length; j++) {
       const id = set.ids[j]!;
       const tier = set.tiers[j]!;
-      for (let i = docs.offsets[id]!, end = docs.offsets[id + 1]!; i < end; i++) mark(docs.values[i]!, tier);
+      let i = offsets[id]!;
+      let end = offsets[id + 1]!;
+      if (!whole) {
+        i = lowerBound(values, i, end, lo);
+        end = lowerBound(values, i, end, hi);
+      }
+      for (; i < end; i++) mark(values[i]!, tier);
     }
   }
   return touched.subarray(0, n);
+}
+
+/**
+ * How many postings `scanWord` visits within the ids [lo, hi): at most `scanCost`. Two binary searches per list of
+ * the word; past a few hundred lists (a short prefix), `scanCost` itself.
+ */
+export function scanCostWithin(index: SearchIndex, w: PreparedWord, lo: number, hi: number): number {
+  if (lo <= 0 && hi >= index.docCount) return w.scanCost;
+  if (w.termHi - w.termLo + w.codes.ids.length + w.applicants.ids.length > 256) return w.scanCost;
+  const within = (list: Uint32Array, from: number, to: number): number => {
+    const a = lowerBound(list, from, to, lo);
+    return lowerBound(list, a, to, hi) - a;
+  };
+  const { termDocOffsets, termDocs } = index;
+  let cost = w.k ? w.k.hi - w.k.lo : 0;
+  for (let t = w.termLo; t < w.termHi; t++) cost += within(termDocs, termDocOffsets[t]!, termDocOffsets[t + 1]!);
+  for (const [set, rows] of [
+    [w.codes, index.codeDocs],
+    [w.applicants, index.applicantDocs],
+  ] as const) {
+    for (let j = 0; j < set.ids.length; j++) cost += within(rows.values, rows.offsets[set.ids[j]!]!, rows.offsets[set.ids[j]! + 1]!);
+  }
+  return cost;
+}
+
+/** The first position in list[from, to) (ascending) whose value is at least `value`; `to` when none is. */
+function lowerBound(list: Uint32Array, from: number, to: number, value: number): number {
+  let a = from;
+  let b = to;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (list[mid]! < value) a = mid + 1;
+    else b = mid;
+  }
+  return a;
 }
 
 export type MatchRequest = {
@@ -308,12 +363,12 @@ class TierLoans {
   private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null }[] = [];
   constructor(private readonly index: SearchIndex) {}
 
-  /** The word's best tier per document in a lent array, and the documents it touched (in no particular order). */
-  scan(w: PreparedWord): { tiers: Uint8Array; touched: Uint32Array } {
+  /** The word's best tier per document within ids [lo, hi) in a lent array, and the documents it touched (in no particular order). */
+  scan(w: PreparedWord, lo: number, hi: number): { tiers: Uint8Array; touched: Uint32Array } {
     const tiers = tierPool(this.index).pop() ?? new Uint8Array(this.index.docCount);
     const loan: { tiers: Uint8Array; touched: Uint32Array | null } = { tiers, touched: null };
     this.lent.push(loan);
-    const touched = scanWord(this.index, w, tiers);
+    const touched = scanWord(this.index, w, tiers, lo, hi);
     loan.touched = touched;
     return { tiers, touched };
   }
@@ -354,7 +409,12 @@ function matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Mat
     if (w.scanCost === 0) return empty;
     words.push(w);
   }
-  words.sort((a, b) => a.scanCost - b.scanCost);
+  // Every candidate lies within the id range (a year or decision-date filter): a word's scan visits only the postings
+  // there, so that is what it costs.
+  const costs = new Map<PreparedWord, number>();
+  for (const w of words) costs.set(w, scanCostWithin(index, w, years.lo, years.hi));
+  const costOf = (w: PreparedWord): number => costs.get(w)!;
+  words.sort((a, b) => costOf(a) - costOf(b));
 
   // A filter that scans the id range itself (below) visits only the ids it can pass: the range costs that many.
   let extent = years.hi - years.lo;
@@ -383,11 +443,11 @@ function matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Mat
   let firstTiers: Uint8Array | null = null;
   if (firstWord) {
     sources.push({
-      cost: firstWord.scanCost,
+      cost: costOf(firstWord),
       word: firstWord,
       docs: () => {
         if (!scored) return wordDocs(index, firstWord);
-        const { tiers, touched } = loans.scan(firstWord);
+        const { tiers, touched } = loans.scan(firstWord, years.lo, years.hi);
         firstTiers = tiers;
         return ascending(touched, tiers);
       },
@@ -485,8 +545,8 @@ function matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Mat
       for (let i = 0; i < docs.length; i++) s[i]! += points[tiers[docs[i]!]!]!;
       continue;
     }
-    if (w.scanCost < docs.length * CHECK_COST) {
-      const { tiers } = loans.scan(w);
+    if (costOf(w) < docs.length * CHECK_COST) {
+      const { tiers } = loans.scan(w, years.lo, years.hi);
       for (let i = 0; i < docs.length; i++) {
         const t = tiers[docs[i]!]! as Tier;
         if (t === Tier.none) continue;

@@ -10,8 +10,8 @@ export function sortIds(ids: Uint32Array): Uint32Array {
   let max = 0;
   for (let i = 0; i < n; i++) if (ids[i]! > max) max = ids[i]!;
   if (spare.length < n) spare = new Uint32Array(Math.max(n, spare.length * 2));
-  let from = ids;
-  let to = spare.subarray(0, n);
+  let from: Uint32Array = ids;
+  let to: Uint32Array = spare.subarray(0, n);
   // A shift of 32 or more would wrap (x >>> 33 is x >>> 1): three passes cover every 32-bit id.
   for (let shift = 0; shift < 32 && (shift === 0 || max >>> shift !== 0); shift += BITS) {
     pass(from, to, shift);
