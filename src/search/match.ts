@@ -2,7 +2,7 @@ import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
 import { idsByBits } from './sort.ts';
-import { sortIds } from './radix.ts';
+import { sortedIds } from './radix.ts';
 import { kNumberRange } from './tokenize.ts';
 
 /**
@@ -608,11 +608,12 @@ function wordDocs(index: SearchIndex, w: PreparedWord): Uint32Array {
 }
 
 /**
- * The touched documents (distinct) in ascending order: sorted when very few, else set as bits and read back
- * (`idsByBits`), which beats reading the whole tier array a byte a document (a branch each, missed at every match).
+ * The touched documents (distinct) in ascending order: sorted (`sortedIds`, linear) when under a tenth of the index,
+ * else set as bits and read back (`idsByBits`), which beats reading the whole tier array a byte a document (a branch
+ * each, missed at every match). Measured at a million documents, the sort is the quicker up to about 100,000.
  */
 function ascending(touched: Uint32Array, tiers: Uint8Array): Uint32Array {
-  // A copy: the candidates are filtered in place, and the touched list is what clears the tiers afterwards.
-  if (touched.length * 64 < tiers.length) return sortIds(touched.slice());
+  // In a new array: the candidates are filtered in place, and the touched list is what clears the tiers afterwards.
+  if (touched.length * 10 < tiers.length) return sortedIds(touched);
   return idsByBits(tiers.length, [touched]);
 }
