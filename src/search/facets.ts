@@ -18,21 +18,42 @@ export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
   const counts = lendCounts(index);
   try {
     const { codes, applicants, years } = counts;
+    let seen: Seen | null = null;
     if (docs instanceof Uint32Array && docs.length * 2 > index.docCount) {
       // Most documents match: the counts of every document, less those of the documents between the matches.
       const all = countsOfEverything(index);
       codes.set(all.codes);
       applicants.set(all.applicants);
       takeGaps(docCode, docApplicant, docs, 0, docs.length, 0, index.docCount, codes, applicants);
+    } else if (docs instanceof Uint32Array && docs.length * 2 <= BLOCK) {
+      // Too few matches for a block to be counted whole: counted one by one, noting the ids that get a count, so the
+      // top ten are picked among those rather than by a pass over every code and applicant.
+      seen = countSeen(docCode, docApplicant, docs, codes, applicants);
     } else countByBlocks(index, docs, codes, applicants);
     yearCounts(index, docs, years);
-    // Too few matches for a block to be counted whole: the counts are the matches' own, so the ids that have one are
-    // found through the matches rather than by a pass over every code and applicant.
-    const few = docs instanceof Uint32Array && docs.length * 2 <= BLOCK ? docs : null;
-    return facetsOf(index, codes, applicants, years, few);
+    return facetsOf(index, codes, applicants, years, seen);
   } finally {
     giveBack(index, counts);
   }
+}
+
+/** The code and applicant ids that got a count, each once (the first `codeCount` and `applicantCount` of each). */
+type Seen = { codes: Uint32Array; codeCount: number; applicants: Uint32Array; applicantCount: number };
+
+/** Counts the codes and applicants of the listed documents, noting each id the first time it is counted. */
+function countSeen(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32Array, codes: Uint32Array, applicants: Uint32Array): Seen {
+  const seenCodes = new Uint32Array(Math.min(docs.length, codes.length));
+  const seenApplicants = new Uint32Array(Math.min(docs.length, applicants.length));
+  let nc = 0;
+  let na = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i]!;
+    const c = docCode[d]!;
+    if (c !== NO_CODE && codes[c]!++ === 0) seenCodes[nc++] = c;
+    const a = docApplicant[d]!;
+    if (a !== NO_APPLICANT && applicants[a]!++ === 0) seenApplicants[na++] = a;
+  }
+  return { codes: seenCodes, codeCount: nc, applicants: seenApplicants, applicantCount: na };
 }
 
 type Counts = { codes: Uint32Array; applicants: Uint32Array; years: Uint32Array };
@@ -256,17 +277,17 @@ function takeGaps(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32A
 }
 
 /**
- * The three facets from their counts. `few`, when given, are the matches that made every code and applicant count
- * (ascending): when they are fewer than the ids, the counted ids are read through them (`topOfDocs`, which zeroes the
- * counts it reads). Years are read only over the years that hold documents.
+ * The three facets from their counts. `seen`, when given, lists every code and applicant id with a count: the top ten
+ * are picked among those (`topOfIds`, which zeroes the counts it reads). Years are read only over the years that hold
+ * documents.
  */
-function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array, few: Uint32Array | null = null): Facet[] {
-  const top = (counts: Uint32Array, col: Uint16Array | Uint32Array, none: number) =>
-    few !== null && few.length < counts.length ? topOfDocs(counts, col, none, few, FACET_SIZE) : topCounts(counts, FACET_SIZE);
+function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array, seen: Seen | null = null): Facet[] {
   const span = yearSpan(index);
+  const topCodes = seen ? topOfIds(codes, seen.codes, seen.codeCount, FACET_SIZE) : topCounts(codes, FACET_SIZE);
+  const topApplicants = seen ? topOfIds(applicants, seen.applicants, seen.applicantCount, FACET_SIZE) : topCounts(applicants, FACET_SIZE);
   return [
-    { field: 'productCode', values: top(codes, index.docCode, NO_CODE).map(([id, count]) => ({ value: index.codes[id]!, count })) },
-    { field: 'applicant', values: top(applicants, index.docApplicant, NO_APPLICANT).map(([id, count]) => ({ value: index.applicants[id]!, count })) },
+    { field: 'productCode', values: topCodes.map(([id, count]) => ({ value: index.codes[id]!, count })) },
+    { field: 'applicant', values: topApplicants.map(([id, count]) => ({ value: index.applicants[id]!, count })) },
     { field: 'decisionYear', values: topCounts(years, FACET_SIZE, span.lo, span.hi).map(([year, count]) => ({ value: year, count })) },
   ];
 }
@@ -378,17 +399,16 @@ export function topCounts(counts: Uint32Array, k: number, from = 0, to = counts.
 }
 
 /**
- * `topCounts` when every non-zero count is that of an id some of `docs` hold in `col` (`none` for no id): the ids are
- * read through the documents, in any order, so ties are broken by id here. Zeroes each count it reads.
+ * `topCounts` when every non-zero count is that of one of ids[0..n) (distinct, in any order), so ties are broken by
+ * id here. Zeroes each count it reads.
  */
-export function topOfDocs(counts: Uint32Array, col: Uint16Array | Uint32Array, none: number, docs: Uint32Array, k: number): [number, number][] {
+export function topOfIds(counts: Uint32Array, ids: Uint32Array, n: number, k: number): [number, number][] {
   const best: [number, number][] = [];
-  for (let i = 0; i < docs.length; i++) {
-    const id = col[docs[i]!]!;
-    if (id === none) continue;
+  for (let i = 0; i < n; i++) {
+    const id = ids[i]!;
     const count = counts[id]!;
-    if (count === 0) continue;
     counts[id] = 0;
+    if (count === 0) continue;
     if (best.length === k) {
       const last = best[k - 1]!;
       if (count < last[1] || (count === last[1] && id > last[0])) continue;
