@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildSearchIndexData } from '../../build/index/search.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts';
-import { prepareWord, scanCostWithin, scanWord, Tier, tierOf } from '../../src/search/match.ts';
+import { checkWord, prepareWord, scanCostWithin, scanWord, Tier, tierOf } from '../../src/search/match.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchRequest } from '../../src/search/query.ts';
 import { naiveSearch, record } from './naive.ts';
@@ -97,6 +97,13 @@ describe('the two ways of matching a word', () => {
       expect(new Set(touched).size).toBe(touched.length);
       expect(touched.length).toBe(tiers.filter((t) => t > 0).length);
       for (let d = 0; d < index.docCount; d++) expect([word, d, tierOf(index, w, d)]).toEqual([word, d, tiers[d]]);
+      // Over candidates at once: the same documents kept, each with its tier's points added (here the tier itself).
+      const docs = Uint32Array.from(tiers.keys());
+      const scores = Uint32Array.from(docs, (d) => 10 * d);
+      const kept = checkWord(index, w, docs, scores, Uint32Array.from([0, 1, 2, 3, 4]));
+      const expected = [...tiers.keys()].filter((d) => tiers[d]! > 0);
+      expect([word, Array.from(docs.subarray(0, kept))]).toEqual([word, expected]);
+      expect(Array.from(scores.subarray(0, kept))).toEqual(expected.map((d) => 10 * d + tiers[d]!));
     }
   });
 
