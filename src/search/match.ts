@@ -374,7 +374,7 @@ function pointsByTier(n: number): Uint32Array {
 /**
  * What one check of a word against a candidate costs, relative to visiting one posting. A check reads the candidate's
  * code, terms (two arrays) and applicant, each a cache miss at a million documents; a posting is one write. Measured
- * on the bench's queries: 8 to 16 all ran two-word queries about 1.6 times as fast as 4.
+ * on the bench's queries at a million documents: 8 to 16 all ran two-word queries about 1.6 times as fast as 4.
  */
 const CHECK_COST = 12;
 
@@ -414,7 +414,10 @@ class TierLoans {
   private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null }[] = [];
   constructor(private readonly index: SearchIndex) {}
 
-  /** The word's best tier per document within ids [lo, hi) in a lent array, and the documents it touched (in no particular order). */
+  /**
+   * The word's best tier per document within ids [lo, hi) in a lent array, and the documents it touched (in no
+   * particular order).
+   */
   scan(w: PreparedWord, lo: number, hi: number): { tiers: Uint8Array; touched: Uint32Array } {
     const tiers = tierPool(this.index).pop() ?? new Uint8Array(this.index.docCount);
     const loan: { tiers: Uint8Array; touched: Uint32Array | null } = { tiers, touched: null };
@@ -427,7 +430,7 @@ class TierLoans {
   giveBack(): void {
     const pool = tierPool(this.index);
     for (const { tiers, touched } of this.lent) {
-      // The touched list may since have been sorted in place: the same documents.
+      // Nothing writes a touched list after its scan (the candidates are sorted into an array of their own).
       if (touched !== null && touched.length * 8 < tiers.length) for (let i = 0; i < touched.length; i++) tiers[touched[i]!] = 0;
       else tiers.fill(0);
       if (pool.length < 2) pool.push(tiers);
