@@ -18,18 +18,42 @@ export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
   const counts = lendCounts(index);
   try {
     const { codes, applicants, years } = counts;
+    let seen: Seen | null = null;
     if (docs instanceof Uint32Array && docs.length * 2 > index.docCount) {
       // Most documents match: the counts of every document, less those of the documents between the matches.
       const all = countsOfEverything(index);
       codes.set(all.codes);
       applicants.set(all.applicants);
       takeGaps(docCode, docApplicant, docs, 0, docs.length, 0, index.docCount, codes, applicants);
+    } else if (docs instanceof Uint32Array && docs.length * 2 <= BLOCK) {
+      // Too few matches for a block to be counted whole: counted one by one, noting the ids that get a count, so the
+      // top ten are picked among those rather than by a pass over every code and applicant.
+      seen = countSeen(docCode, docApplicant, docs, codes, applicants);
     } else countByBlocks(index, docs, codes, applicants);
     yearCounts(index, docs, years);
-    return facetsOf(index, codes, applicants, years);
+    return facetsOf(index, codes, applicants, years, seen);
   } finally {
     giveBack(index, counts);
   }
+}
+
+/** The code and applicant ids that got a count, each once (the first `codeCount` and `applicantCount` of each). */
+type Seen = { codes: Uint32Array; codeCount: number; applicants: Uint32Array; applicantCount: number };
+
+/** Counts the codes and applicants of the listed documents, noting each id the first time it is counted. */
+function countSeen(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32Array, codes: Uint32Array, applicants: Uint32Array): Seen {
+  const seenCodes = new Uint32Array(Math.min(docs.length, codes.length));
+  const seenApplicants = new Uint32Array(Math.min(docs.length, applicants.length));
+  let nc = 0;
+  let na = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i]!;
+    const c = docCode[d]!;
+    if (c !== NO_CODE && codes[c]!++ === 0) seenCodes[nc++] = c;
+    const a = docApplicant[d]!;
+    if (a !== NO_APPLICANT && applicants[a]!++ === 0) seenApplicants[na++] = a;
+  }
+  return { codes: seenCodes, codeCount: nc, applicants: seenApplicants, applicantCount: na };
 }
 
 type Counts = { codes: Uint32Array; applicants: Uint32Array; years: Uint32Array };
@@ -252,11 +276,19 @@ function takeGaps(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32A
   }
 }
 
-function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array): Facet[] {
+/**
+ * The three facets from their counts. `seen`, when given, lists every code and applicant id with a count: the top ten
+ * are picked among those (`topOfIds`, which zeroes the counts it reads). Years are read only over the years that hold
+ * documents.
+ */
+function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Array, years: Uint32Array, seen: Seen | null = null): Facet[] {
+  const span = yearSpan(index);
+  const topCodes = seen ? topOfIds(codes, seen.codes, seen.codeCount, FACET_SIZE) : topCounts(codes, FACET_SIZE);
+  const topApplicants = seen ? topOfIds(applicants, seen.applicants, seen.applicantCount, FACET_SIZE) : topCounts(applicants, FACET_SIZE);
   return [
-    { field: 'productCode', values: topCounts(codes, FACET_SIZE).map(([id, count]) => ({ value: index.codes[id]!, count })) },
-    { field: 'applicant', values: topCounts(applicants, FACET_SIZE).map(([id, count]) => ({ value: index.applicants[id]!, count })) },
-    { field: 'decisionYear', values: topCounts(years, FACET_SIZE).map(([year, count]) => ({ value: year, count })) },
+    { field: 'productCode', values: topCodes.map(([id, count]) => ({ value: index.codes[id]!, count })) },
+    { field: 'applicant', values: topApplicants.map(([id, count]) => ({ value: index.applicants[id]!, count })) },
+    { field: 'decisionYear', values: topCounts(years, FACET_SIZE, span.lo, span.hi).map(([year, count]) => ({ value: year, count })) },
   ];
 }
 
@@ -316,6 +348,23 @@ function runsOfYears(index: SearchIndex): Uint32Array {
   return runs;
 }
 
+const yearSpans = new WeakMap<SearchIndex, { lo: number; hi: number }>();
+
+/** The years that hold documents, [lo, hi): the only years a count can be non-zero for (after `years[0] = 0`). */
+function yearSpan(index: SearchIndex): { lo: number; hi: number } {
+  let span = yearSpans.get(index);
+  if (!span) {
+    const runs = runsOfYears(index);
+    span = { lo: 1, hi: 1 };
+    for (let r = 0; r < runs.length; r += 3) {
+      if (span.lo === span.hi || runs[r]! < span.lo) span.lo = runs[r]!;
+      span.hi = Math.max(span.hi, runs[r]! + 1);
+    }
+    yearSpans.set(index, span);
+  }
+  return span;
+}
+
 /**
  * Matches per decision year added to `years` (index: the year; no date is not counted), from the years' id ranges:
  * no pass over the matches.
@@ -328,18 +377,46 @@ function yearCounts(index: SearchIndex, docs: DocSet, years: Uint32Array): Uint3
   return years;
 }
 
-/** The `k` ids with the highest non-zero counts, count descending then id ascending, as [id, count] pairs. */
-export function topCounts(counts: Uint32Array, k: number): [number, number][] {
+/**
+ * The `k` ids with the highest non-zero counts, count descending then id ascending, as [id, count] pairs; only ids in
+ * [from, to) are read (every other count must be 0).
+ */
+export function topCounts(counts: Uint32Array, k: number, from = 0, to = counts.length): [number, number][] {
   const best: [number, number][] = [];
-  let floor = 0; // the count an id must beat to enter a full list; ids come ascending, so a tie never enters
-  for (let id = 0; id < counts.length; id++) {
+  // The count an id must beat to enter: 0 until the list is full, then its last count (ids come ascending, so a tie
+  // never enters). One comparison for most ids.
+  let floor = 0;
+  for (let id = from; id < to; id++) {
     const count = counts[id]!;
-    if (count === 0 || (best.length === k && count <= floor)) continue;
+    if (count <= floor) continue;
     if (best.length === k) best.pop();
     let at = best.length;
     while (at > 0 && best[at - 1]![1] < count) at--;
     best.splice(at, 0, [id, count]);
     if (best.length === k) floor = best[k - 1]![1];
+  }
+  return best;
+}
+
+/**
+ * `topCounts` when every non-zero count is that of one of ids[0..n) (distinct, in any order), so ties are broken by
+ * id here. Zeroes each count it reads.
+ */
+export function topOfIds(counts: Uint32Array, ids: Uint32Array, n: number, k: number): [number, number][] {
+  const best: [number, number][] = [];
+  for (let i = 0; i < n; i++) {
+    const id = ids[i]!;
+    const count = counts[id]!;
+    counts[id] = 0;
+    if (count === 0) continue;
+    if (best.length === k) {
+      const last = best[k - 1]!;
+      if (count < last[1] || (count === last[1] && id > last[0])) continue;
+      best.pop();
+    }
+    let at = best.length;
+    while (at > 0 && (best[at - 1]![1] < count || (best[at - 1]![1] === count && best[at - 1]![0] > id))) at--;
+    best.splice(at, 0, [id, count]);
   }
   return best;
 }

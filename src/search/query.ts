@@ -89,7 +89,7 @@ export function runSearch(index: SearchIndex, req: SearchRequest): SearchOutcome
   const page = pageOf(matches.docs, matches.scores, offset, req.pageSize);
   return {
     total: matches.docs.length,
-    kNumbers: Array.from(page, (d) => kNumberText(index.docKNumber[d]!)),
+    kNumbers: kNumbersOf(index, page),
     facets: countFacets(index, matches.docs),
   };
 }
@@ -113,7 +113,7 @@ function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
   if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
     const parsed = parseQuery(req.query);
     const dense = parsed.plain ? null : denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize);
-    if (dense) return { total: dense.total, kNumbers: Array.from(dense.page, (d) => kNumberText(index.docKNumber[d]!)), facets: dense.facets };
+    if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
   }
   const matches = matchesOf(index, req);
   const offset = (req.page - 1) * req.pageSize;
@@ -130,7 +130,7 @@ function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
   const everything = !('docs' in matches) && matches.lo === 0 && matches.hi === index.docCount;
   const outcome: SearchOutcome = {
     total,
-    kNumbers: Array.from(page, (d) => kNumberText(index.docKNumber[d]!)),
+    kNumbers: kNumbersOf(index, page),
     facets:
       req.facets !== undefined
         ? countFacetFields(index, set, req.facets)
@@ -151,3 +151,10 @@ function facetsOfEverything(index: SearchIndex): Facet[] {
 }
 
 export const kNumberText = (digits: number): string => `K${String(digits).padStart(6, '0')}`;
+
+/** The page's K numbers (a loop: Array.from over a typed array with a mapping function is many times slower). */
+function kNumbersOf(index: SearchIndex, page: Uint32Array): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < page.length; i++) out.push(kNumberText(index.docKNumber[page[i]!]!));
+  return out;
+}

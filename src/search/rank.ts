@@ -8,10 +8,8 @@ export function pageOf(docs: Uint32Array, scores: Uint32Array | null, offset: nu
   if (offset >= docs.length || limit <= 0) return new Uint32Array(0);
   if (scores === null) return docs.slice(offset, offset + limit);
 
-  let max = 0;
-  for (let i = 0; i < scores.length; i++) if (scores[i]! > max) max = scores[i]!;
-  const histogram = new Uint32Array(max + 1);
-  for (let i = 0; i < scores.length; i++) histogram[scores[i]!]!++;
+  const histogram = scoreHistogram(scores);
+  const max = histogram.length - 1;
 
   // For each score that overlaps the page: how many of its documents to skip, how many to take, where they go.
   const skip = new Float64Array(max + 1);
@@ -32,15 +30,37 @@ export function pageOf(docs: Uint32Array, scores: Uint32Array | null, offset: nu
     before += count;
   }
 
+  // Stops once the page is full: on a first page, most often within its first few hundred matches.
   const out = new Uint32Array(size);
-  for (let i = 0; i < docs.length; i++) {
+  let left = size;
+  for (let i = 0; i < docs.length && left > 0; i++) {
     const s = scores[i]!;
     if (take[s] === 0) continue;
     if (skip[s]! > 0) skip[s]!--;
     else {
       out[at[s]!++] = docs[i]!;
       take[s]!--;
+      left--;
     }
   }
   return out;
+}
+
+/** How many matches have each score, up to the highest (its length is the highest score + 1). */
+function scoreHistogram(scores: Uint32Array): Uint32Array {
+  // One pass when every score is below 64 (a query of up to six words): counted straight into a table that size.
+  const small = new Uint32Array(64);
+  let max = 0;
+  let i = 0;
+  for (; i < scores.length; i++) {
+    const s = scores[i]!;
+    if (s >= 64) break;
+    small[s]!++;
+    if (s > max) max = s;
+  }
+  if (i === scores.length) return small.subarray(0, max + 1);
+  for (let j = i; j < scores.length; j++) if (scores[j]! > max) max = scores[j]!;
+  const histogram = new Uint32Array(max + 1);
+  for (let j = 0; j < scores.length; j++) histogram[scores[j]!]!++;
+  return histogram;
 }

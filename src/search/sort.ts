@@ -1,5 +1,6 @@
 import type { SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
+import { sortedIds } from './radix.ts';
 
 import type { SORTS } from '../contract/operations.ts';
 import { partitionPoint } from '../utils/bisect.ts';
@@ -172,7 +173,7 @@ let spareBits: Uint32Array | null = null;
  * Distinct ids, ascending: sorted when very few, else set as bits (`idsByBits`).
  */
 export function ascendingIds(index: SearchIndex, ids: Uint32Array): Uint32Array {
-  if (ids.length * 64 < index.docCount) return ids.slice().sort();
+  if (ids.length * 64 < index.docCount) return sortedIds(ids);
   return idsByBits(index.docCount, [ids]);
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildSearchIndexData } from '../../build/index/search.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts';
-import { prepareWord, scanWord, Tier, tierOf } from '../../src/search/match.ts';
+import { checkWord, prepareWord, scanCostWithin, scanWord, Tier, tierOf } from '../../src/search/match.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchRequest } from '../../src/search/query.ts';
 import { naiveSearch, record } from './naive.ts';
@@ -97,6 +97,33 @@ describe('the two ways of matching a word', () => {
       expect(new Set(touched).size).toBe(touched.length);
       expect(touched.length).toBe(tiers.filter((t) => t > 0).length);
       for (let d = 0; d < index.docCount; d++) expect([word, d, tierOf(index, w, d)]).toEqual([word, d, tiers[d]]);
+      // Over candidates at once: the same documents kept, each with its tier's points added (here the tier itself).
+      const docs = Uint32Array.from(tiers.keys());
+      const scores = Uint32Array.from(docs, (d) => 10 * d);
+      const kept = checkWord(index, w, docs, scores, Uint32Array.from([0, 1, 2, 3, 4]));
+      const expected = [...tiers.keys()].filter((d) => tiers[d]! > 0);
+      expect([word, Array.from(docs.subarray(0, kept))]).toEqual([word, expected]);
+      expect(Array.from(scores.subarray(0, kept))).toEqual(expected.map((d) => 10 * d + tiers[d]!));
+    }
+  });
+
+  it('agree within an id range: a scan of [lo, hi) marks exactly the whole scan\'s documents there, and counts them', () => {
+    const words = ['pacemaker', 'pace', 'p', 'pump', 'infusion', 'k', 'k1', 'k100001', 'dt', 'dtb', 'frn', 'medtronic', 'inc', 'caf', 'a'];
+    for (const word of words) {
+      const w = prepareWord(index, word);
+      const whole = new Uint8Array(index.docCount);
+      scanWord(index, w, whole);
+      for (let lo = 0; lo <= index.docCount; lo++) {
+        for (let hi = lo; hi <= index.docCount; hi++) {
+          const tiers = new Uint8Array(index.docCount);
+          const touched = scanWord(index, w, tiers, lo, hi);
+          const expected = whole.map((t, d) => (d >= lo && d < hi ? t : 0));
+          expect([word, lo, hi, Array.from(tiers)]).toEqual([word, lo, hi, Array.from(expected)]);
+          expect(touched.length).toBe(expected.filter((t) => t > 0).length);
+          expect(scanCostWithin(index, w, lo, hi)).toBeGreaterThanOrEqual(touched.length);
+          expect(scanCostWithin(index, w, lo, hi)).toBeLessThanOrEqual(w.scanCost);
+        }
+      }
     }
   });
 
@@ -309,6 +336,21 @@ describe('the index against a plain scan of the records', () => {
         expect(got.facets).toEqual(expected.facets);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('gives each query of a run on one index what a scan gives (what a query borrows comes back clean)', () => {
+    fc.assert(
+      fc.property(arbCorpus, fc.array(fc.tuple(arbQuery, arbFilters), { minLength: 2, maxLength: 12 }), (corpus, asked) => {
+        const ix = indexOf(corpus, DEVICE_TYPES);
+        for (const [query, filters] of asked) {
+          const expected = naiveSearch(corpus, DEVICE_TYPES, { query, ...filters });
+          const got = runSearch(ix, { query, ...filters, page: 1, pageSize: 50 });
+          expect(got.kNumbers).toEqual(expected.kNumbers);
+          expect(got.facets).toEqual(expected.facets);
+        }
+      }),
+      { numRuns: 150 },
     );
   });
 });

@@ -1,0 +1,27 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { topCounts, topOfIds } from '../../src/search/facets.ts';
+
+describe('topOfIds', () => {
+  it('picks what topCounts picks from the same counts (ties by id), and leaves the counts zeroed', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.array(fc.integer({ min: 0, max: 45 }), { maxLength: 300 }), fc.integer({ min: 1, max: 12 }), (size, values, k) => {
+        // Ids counted in the order they come, each noted the first time (as the facet count notes them).
+        const counts = new Uint32Array(size);
+        const ids = new Uint32Array(values.length);
+        let n = 0;
+        for (const v of values) if (v < size && counts[v]!++ === 0) ids[n++] = v;
+        const expected = topCounts(counts, k);
+        expect(topOfIds(counts, ids, n, k)).toEqual(expected);
+        expect(counts.every((c) => c === 0)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('reads only the given span of counts', () => {
+    const counts = Uint32Array.from([0, 0, 3, 1, 3, 0, 0]);
+    expect(topCounts(counts, 2, 2, 5)).toEqual([[2, 3], [4, 3]]);
+    expect(topCounts(counts, 10, 3, 4)).toEqual([[3, 1]]);
+  });
+});
