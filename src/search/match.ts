@@ -218,18 +218,20 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array,
     if (old === 0) touched[n++] = d;
     if (tier > old) tiers[d] = tier;
   };
+  // Each term's documents and each code's or applicant's ascend: those within [lo, hi) are one stretch of each.
+  const markWithin = (list: Uint32Array, from: number, to: number, tier: number): void => {
+    let i = from;
+    let end = to;
+    if (!whole) {
+      i = lowerBound(list, i, end, lo);
+      end = lowerBound(list, i, end, hi);
+    }
+    for (; i < end; i++) mark(list[i]!, tier);
+  };
   // The index's sections in locals: each is a getter on the index, not worth a call per posting.
   const { termDocOffsets, termDocs, byKNumber } = index;
-  // Each term's documents and each code's or applicant's ascend: those within [lo, hi) are one stretch of each.
   for (let t = w.termLo; t < w.termHi; t++) {
-    const tier = t === w.exact ? Tier.primaryWhole : Tier.primaryPrefix;
-    let i = termDocOffsets[t]!;
-    let end = termDocOffsets[t + 1]!;
-    if (!whole) {
-      i = lowerBound(termDocs, i, end, lo);
-      end = lowerBound(termDocs, i, end, hi);
-    }
-    for (; i < end; i++) mark(termDocs[i]!, tier);
+    markWithin(termDocs, termDocOffsets[t]!, termDocOffsets[t + 1]!, t === w.exact ? Tier.primaryWhole : Tier.primaryPrefix);
   }
   if (w.k) {
     for (let i = w.k.lo; i < w.k.hi; i++) {
@@ -245,14 +247,7 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array,
     const { offsets, values } = docs;
     for (let j = 0; j < set.ids.length; j++) {
       const id = set.ids[j]!;
-      const tier = set.tiers[j]!;
-      let i = offsets[id]!;
-      let end = offsets[id + 1]!;
-      if (!whole) {
-        i = lowerBound(values, i, end, lo);
-        end = lowerBound(values, i, end, hi);
-      }
-      for (; i < end; i++) mark(values[i]!, tier);
+      markWithin(values, offsets[id]!, offsets[id + 1]!, set.tiers[j]!);
     }
   }
   return touched.subarray(0, n);
