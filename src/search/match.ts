@@ -223,8 +223,8 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array,
     let i = from;
     let end = to;
     if (!whole) {
-      i = lowerBound(list, i, end, lo);
-      end = lowerBound(list, i, end, hi);
+      i = partitionPoint(i, end, (x) => list[x]! < lo);
+      end = partitionPoint(i, end, (x) => list[x]! < hi);
     }
     for (; i < end; i++) mark(list[i]!, tier);
   };
@@ -261,8 +261,8 @@ export function scanCostWithin(index: SearchIndex, w: PreparedWord, lo: number, 
   if (lo <= 0 && hi >= index.docCount) return w.scanCost;
   if (w.termHi - w.termLo + w.codes.ids.length + w.applicants.ids.length > 256) return w.scanCost;
   const within = (list: Uint32Array, from: number, to: number): number => {
-    const a = lowerBound(list, from, to, lo);
-    return lowerBound(list, a, to, hi) - a;
+    const a = partitionPoint(from, to, (x) => list[x]! < lo);
+    return partitionPoint(a, to, (x) => list[x]! < hi) - a;
   };
   const { termDocOffsets, termDocs } = index;
   let cost = w.k ? w.k.hi - w.k.lo : 0;
@@ -274,18 +274,6 @@ export function scanCostWithin(index: SearchIndex, w: PreparedWord, lo: number, 
     for (let j = 0; j < set.ids.length; j++) cost += within(rows.values, rows.offsets[set.ids[j]!]!, rows.offsets[set.ids[j]! + 1]!);
   }
   return cost;
-}
-
-/** The first position in list[from, to) (ascending) whose value is at least `value`; `to` when none is. */
-function lowerBound(list: Uint32Array, from: number, to: number, value: number): number {
-  let a = from;
-  let b = to;
-  while (a < b) {
-    const mid = (a + b) >>> 1;
-    if (list[mid]! < value) a = mid + 1;
-    else b = mid;
-  }
-  return a;
 }
 
 export type MatchRequest = {
