@@ -5,6 +5,7 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_PIPELINE_DEPTH,
+  DEFAULT_OPEN_FILES,
   DEFAULT_PIPELINE_MAX_WAITING,
   DEFAULT_POLL_MS,
   DEFAULT_SYNC_POLL_MS,
@@ -39,6 +40,7 @@ export type ResolvedOptions = {
   cursorSecret: string | undefined;
   cacheBytes: number | undefined;
   answerCacheBytes: number;
+  openFiles: number;
   pipelineDepth: number;
   pipelineMaxWaiting: number;
   turnBudgetMs: number;
@@ -78,6 +80,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     cursorSecret: options.cursorSecret,
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
+    openFiles: options.openFiles ?? DEFAULT_OPEN_FILES,
     pipelineDepth: options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH,
     pipelineMaxWaiting: options.pipelineMaxWaiting ?? DEFAULT_PIPELINE_MAX_WAITING,
     turnBudgetMs: options.turnBudgetMs ?? DEFAULT_TURN_BUDGET_MS,

@@ -106,6 +106,7 @@ function followSnapshots(settings: ResolvedOptions): { snapshots: SnapshotSource
   const snapshots: SnapshotSource = new SnapshotSource(settings.snapshotPath, {
     snapshot: {
       cacheBytes: settings.cacheBytes,
+      openFiles: settings.openFiles,
       onCorrupt: (r) => {
         logger.error(r.actual === UNREADABLE ? 'snapshot file cannot be read; it is not served' : 'snapshot file does not match its sha256; it is not served', { ...r });
         // A file that vanished may be the first sign of a snapshot that is gone: look at all of its files now. A file

@@ -18,6 +18,8 @@ export type ServerConfig = {
   cacheBytes?: number;
   /** Bytes of search answers kept per snapshot (default 16 MiB; 0 keeps none). */
   answerCacheBytes?: number;
+  /** Descriptors of the serving snapshot's files kept open between reads (default 16,384; 0 keeps none). */
+  openFiles?: number;
   /** Requests of one connection answered at once; later pipelined ones wait unread until one is sent. Default 4. */
   pipelineDepth?: number;
   /** Pipelined requests of one connection that may wait for their turn; one more closes the connection. Default 32. */
@@ -55,6 +57,11 @@ export const KEEP_ALIVE_MS = 5000;
  */
 export const stallCheckMs = (requestTimeoutMs: number): number => Math.max(1, Math.ceil(requestTimeoutMs / 3));
 export const DEFAULT_PIPELINE_MAX_WAITING = 32;
+/**
+ * Descriptors kept open: every shard of a snapshot of 1,000,000 records (about 10,000 record shards) and then some, as
+ * nginx's open_file_cache would keep them. Fewer are kept when the process runs out (NodeStorage halves its bound).
+ */
+export const DEFAULT_OPEN_FILES = 16_384;
 export const DEFAULT_TURN_BUDGET_MS = 2;
 export { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS };
 export const DEFAULT_POLL_MS = 1000;
@@ -102,7 +109,8 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
 /**
  * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
- * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), HEADERS_TIMEOUT_MS (10000), REQUEST_TIMEOUT_MS (30000), FAST_LANE (on).
+ * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), OPEN_FILES (16384), HEADERS_TIMEOUT_MS (10000),
+ * REQUEST_TIMEOUT_MS (30000), FAST_LANE (on).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -118,6 +126,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.CURSOR_SECRET ? { cursorSecret: env.CURSOR_SECRET } : {}),
     ...(env.SHARD_CACHE_BYTES ? { cacheBytes: byteSize(env, 'SHARD_CACHE_BYTES') } : {}),
     ...(env.ANSWER_CACHE_BYTES ? { answerCacheBytes: byteSize(env, 'ANSWER_CACHE_BYTES', true) } : {}),
+    ...(env.OPEN_FILES?.trim() === '0' ? { openFiles: 0 } : { openFiles: positiveNumber(env, 'OPEN_FILES', DEFAULT_OPEN_FILES, true) }),
     headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
     requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),
     fastLane: onOff(env, 'FAST_LANE', true),

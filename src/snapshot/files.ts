@@ -24,14 +24,22 @@ export async function readSnapshotFile(root: string, rel: string): Promise<Buffe
 /**
  * A snapshot folder on the local disk. Ranges are read synchronously: a record is a kilobyte or two, and a read from
  * the page cache takes microseconds, less than a trip through libuv's thread pool costs (the same trade nginx makes
- * without aio). Each read opens the file anew (no descriptor is kept), so a file removed or replaced on disk is seen
- * at once, and a symbolic link in place of a file is refused. Every byte read is checked against the manifest by the caller anyway.
+ * without aio). A symbolic link in place of a file is refused. Given `openFiles`, descriptors are kept open between
+ * reads, as nginx's open_file_cache keeps them: an open walks the path and fills a file-table entry each time. A kept
+ * descriptor is checked with one fstat before each use, and one whose file has no link left (removed or replaced on
+ * disk) is closed and the path opened again, so such a change is seen at once, as without them. Every byte read is
+ * checked against the manifest by the caller anyway.
  */
 export class NodeStorage implements SnapshotStorage {
   readonly location: string;
+  /** Descriptors kept open between reads (null: each read opens and closes its file). */
+  private open: OpenFiles | null;
 
-  constructor(dir: string) {
+  /** `openFiles`: descriptors kept open between reads, the most recently used (0, the default, keeps none). */
+  constructor(dir: string, options: { openFiles?: number } = {}) {
     this.location = dir;
+    const keep = options.openFiles ?? 0;
+    this.open = keep > 0 ? new OpenFiles(keep) : null;
   }
 
   async read(path: string): Promise<Uint8Array> {
@@ -53,8 +61,8 @@ export class NodeStorage implements SnapshotStorage {
     // A Buffer even over the caller's memory: its indexOf is memchr, a plain Uint8Array's a loop (finding a shard's
     // lines took 3-5 times as long).
     const out = into ? Buffer.from(into.buffer, into.byteOffset, length) : Buffer.allocUnsafeSlow(length);
-    return this.withFile(path, (fd) => {
-      const before = identityOf(fstatSync(fd, { bigint: true }));
+    return this.withFile(path, (fd, stat) => {
+      const before = identityOf(stat ?? fstatSync(fd, { bigint: true }));
       const got = readFully(fd, out, offset);
       // A write during the read would show in the times taken after it: then the bytes are hashed, as without one.
       const after = identityOf(fstatSync(fd, { bigint: true }));
@@ -81,14 +89,49 @@ export class NodeStorage implements SnapshotStorage {
     prefetcher.postMessage(paths.map((p) => join(this.location, p)));
   }
 
-  /** Opens a file of the snapshot (never through a symbolic link), runs `use` on it, and closes it. */
-  private withFile<T>(path: string, use: (fd: number) => T): T {
-    const fd = openSync(join(this.location, path), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      return use(fd);
-    } finally {
-      closeSync(fd);
+  /**
+   * Runs `use` on an open descriptor of a file of the snapshot (never opened through a symbolic link): one kept open
+   * from an earlier read when there is one, else one opened now, kept or closed after. `stat` is the file's status taken
+   * now when the descriptor was kept (checking it costs that stat anyway), else null.
+   */
+  private withFile<T>(path: string, use: (fd: number, stat: BigIntStats | null) => T): T {
+    if (this.open === null) {
+      const fd = openFile(join(this.location, path));
+      try {
+        return use(fd, null);
+      } finally {
+        closeSync(fd);
+      }
     }
+    let fd = this.open.take(path);
+    let stat: BigIntStats | null = null;
+    if (fd !== undefined) {
+      stat = fstatSync(fd, { bigint: true });
+      // No link left to what the descriptor names: the file was removed or replaced on disk since it was opened.
+      if (stat.nlink === 0n) {
+        closeSync(fd);
+        fd = undefined;
+        stat = null;
+      }
+    }
+    fd ??= this.open.openFile(join(this.location, path));
+    try {
+      const result = use(fd, stat);
+      this.open.keep(path, fd);
+      return result;
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+  }
+
+  /**
+   * Closes the descriptors kept open; reads after it open and close their file each time. For a snapshot no longer
+   * served: the files of a snapshot removed from disk are then freed at once.
+   */
+  close(): void {
+    this.open?.closeAll();
+    this.open = null;
   }
 
   sha256(bytes: Uint8Array): Uint8Array {
@@ -158,6 +201,61 @@ parentPort.on('message', (files) => {
     if (prefetcher === worker) prefetcher = null;
   });
   return worker;
+}
+
+function openFile(path: string): number {
+  return openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+}
+
+/**
+ * Open descriptors by path, the most recently used last, up to `limit`: the least recently used is closed for another.
+ * A descriptor is taken out while in use and put back after, so one that failed a read is simply not put back.
+ */
+class OpenFiles {
+  private readonly fds = new Map<string, number>();
+  private limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  take(path: string): number | undefined {
+    const fd = this.fds.get(path);
+    if (fd !== undefined) this.fds.delete(path);
+    return fd;
+  }
+
+  keep(path: string, fd: number): void {
+    this.fds.set(path, fd);
+    while (this.fds.size > this.limit) this.closeOldest();
+  }
+
+  /**
+   * Opens a file; when the process is out of descriptors, closes half of those kept, keeps at most that many from
+   * then on, and tries once more: the cache gives way to the rest of the process.
+   */
+  openFile(path: string): number {
+    try {
+      return openFile(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EMFILE' || this.fds.size === 0) throw err;
+      this.limit = Math.max(1, Math.floor(this.fds.size / 2));
+      while (this.fds.size > this.limit) this.closeOldest();
+      return openFile(path);
+    }
+  }
+
+  closeAll(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+  }
+
+  private closeOldest(): void {
+    const oldest = this.fds.entries().next();
+    if (oldest.done) return;
+    this.fds.delete(oldest.value[0]);
+    closeSync(oldest.value[1]);
+  }
 }
 
 /** Reads into all of `into` from `offset` of the file, or up to its end; returns the bytes read. */

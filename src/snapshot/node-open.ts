@@ -12,7 +12,7 @@ export async function openSnapshotDirectory(path: string, options: SnapshotOptio
   const dir = await realpath(path).catch(() => {
     throw new InvalidSnapshot(path, 'the directory does not exist');
   });
-  const storage = new NodeStorage(dir);
+  const storage = new NodeStorage(dir, { openFiles: options.openFiles ?? 0 });
   const manifestBytes = await storage.read(LAYOUT.manifest).catch(() => {
     throw new InvalidSnapshot(dir, `${LAYOUT.manifest} is missing`);
   });

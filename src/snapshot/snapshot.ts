@@ -41,6 +41,11 @@ export type SnapshotOptions = {
   slowReadMs?: number;
   /** Told once per file and snapshot when a file's bytes do not match the manifest's sha256. */
   onCorrupt?: (report: CorruptFileReport) => void;
+  /**
+   * A snapshot folder on the local disk (openSnapshotDirectory): descriptors of its files kept open between reads, the
+   * most recently used (0, the default, keeps none). Let go of by `close()`.
+   */
+  openFiles?: number;
 };
 
 /** `actual` is the sha256 of what was read, or `unreadable` when the file could not be read at all. */
@@ -237,6 +242,14 @@ export class Snapshot {
   /** The snapshot's content id (16 hex digits). */
   get id(): string {
     return this.manifest.snapshotId;
+  }
+
+  /**
+   * Lets go of what the storage holds open, for a snapshot no longer served (switched from, dropped, or the server
+   * stopping). Requests still running on it go on reading, each read opening its file.
+   */
+  close(): void {
+    this.storage.close?.();
   }
 
   /** Where the snapshot is (its folder on Node), for logs and for serving its files. */

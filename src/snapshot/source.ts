@@ -136,6 +136,7 @@ export class SnapshotSource {
   }
 
   close(): void {
+    this.snapshot?.close();
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.watcher?.close();
@@ -159,6 +160,7 @@ export class SnapshotSource {
     this.currentKey = null;
     this.currentManifest = null;
     this.why = reason;
+    serving.close();
     this.options.onDrop?.(serving, reason);
   }
 
@@ -187,6 +189,7 @@ export class SnapshotSource {
       this.refusedKey = null;
       this.refusedReason = null;
       this.why = null;
+      previous?.close();
       this.options.onSwitch?.(next, previous);
       return 'switched';
     } catch (err) {

@@ -36,6 +36,8 @@ export interface SnapshotStorage {
    * for the search index's blocks, many at a time. Absent: `sha256` is used.
    */
   sha256Async?(bytes: Uint8Array): Promise<Uint8Array>;
+  /** Optional: lets go of what the storage holds open (descriptors) once the snapshot is no longer served; reads still work after. */
+  close?(): void;
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

@@ -8,7 +8,8 @@ import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 /**
  * A shard read again after it left the byte cache is not hashed again while the storage says it is the same file
  * (src/snapshot/files.ts `readIdentified`): the same device, inode, size and times as when it last matched. Any
- * change in place, even one that keeps the length and puts the modification time back, is hashed and refused.
+ * change in place, even one that keeps the length and puts the modification time back, is hashed and refused. The
+ * same with descriptors kept open between reads (a server's `openFiles`).
  */
 let dir: string;
 let fixture: string;
@@ -22,10 +23,10 @@ afterAll(async () => {
 });
 
 /** A copy of the fixture snapshot, opened with a cache too small to keep any shard, counting its sha256 calls. */
-async function openCopy(name: string): Promise<{ snapshot: Snapshot; path: string; hashes: () => number }> {
-  const path = join(dir, name);
+async function openCopy(name: string, openFiles: number): Promise<{ snapshot: Snapshot; path: string; hashes: () => number }> {
+  const path = join(dir, `${name}-${openFiles}`);
   await cp(fixture, path, { recursive: true, dereference: true });
-  const snapshot = await openSnapshotDirectory(path, { cacheBytes: 1 });
+  const snapshot = await openSnapshotDirectory(path, { cacheBytes: 1, openFiles });
   let hashes = 0;
   const real = snapshot.storage.sha256.bind(snapshot.storage);
   snapshot.storage.sha256 = (bytes: Uint8Array) => {
@@ -35,9 +36,9 @@ async function openCopy(name: string): Promise<{ snapshot: Snapshot; path: strin
   return { snapshot, path, hashes: () => hashes };
 }
 
-describe('shards read again are hashed again only when their file changed', () => {
+describe.each([0, 64])('shards read again are hashed again only when their file changed (%i descriptors kept)', (openFiles) => {
   it('an unchanged shard is hashed once, however often it is read', async () => {
-    const { snapshot, hashes } = await openCopy('unchanged');
+    const { snapshot, hashes } = await openCopy('unchanged', openFiles);
     const first = await snapshot.shardLines('clearance', 0);
     const bytes = Buffer.from(first.bytes);
     expect(hashes()).toBe(1);
@@ -46,7 +47,7 @@ describe('shards read again are hashed again only when their file changed', () =
   });
 
   it('a same-length change in place, with the modification time put back, is hashed and refused', async () => {
-    const { snapshot, path, hashes } = await openCopy('edited');
+    const { snapshot, path, hashes } = await openCopy('edited', openFiles);
     const shardPath = snapshot.recordIndex.shards[0]!.path;
     await snapshot.shardLines('clearance', 0);
     expect(hashes()).toBe(1);
@@ -68,7 +69,7 @@ describe('shards read again are hashed again only when their file changed', () =
   });
 
   it('a shard replaced by another file of the same bytes is hashed again (a new inode), and served', async () => {
-    const { snapshot, path, hashes } = await openCopy('replaced');
+    const { snapshot, path, hashes } = await openCopy('replaced', openFiles);
     const shardPath = snapshot.recordIndex.shards[0]!.path;
     await snapshot.shardLines('clearance', 0);
     const file = join(path, shardPath);
