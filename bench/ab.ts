@@ -5,7 +5,7 @@
  * move between runs, the ratio of alternating rounds much less.
  *
  *   npx tsx bench/ab.ts --a DIR --b DIR --snapshot DIR [--operations meta,catalog] [--rounds 3] [--seconds 5]
- *                       [--connections 50] [--env-a K=V,...] [--env-b K=V,...]
+ *                       [--connections 50] [--sample 2000] [--env-a K=V,...] [--env-b K=V,...]
  *
  * A script, not a test: it prints figures and asserts nothing.
  */
@@ -29,6 +29,7 @@ const USAGE = `Usage: npx tsx bench/ab.ts --a DIR --b DIR --snapshot DIR [option
   --rounds N           alternating rounds per operation, the median is kept (3)
   --seconds N          seconds per round (5)
   --connections N      connections of the load generator (50)
+  --sample N           distinct lookups per operation, as the bench's --sample (2000)
   --env-a, --env-b     K=V,... added to that side's environment`;
 
 const values = parseCommandLine('ab', USAGE, {
@@ -39,6 +40,7 @@ const values = parseCommandLine('ab', USAGE, {
   rounds: { type: 'string', default: '3' },
   seconds: { type: 'string', default: '5' },
   connections: { type: 'string', default: '50' },
+  sample: { type: 'string', default: '2000' },
   'env-a': { type: 'string', default: '' },
   'env-b': { type: 'string', default: '' },
 });
@@ -54,7 +56,7 @@ const { generator } = await findGenerator('auto', process.cwd());
 const a = await startServer(resolve(values.a), resolve(values.snapshot), await mkdtemp(join(tmp, 'a-')), envOf(values['env-a']));
 const b = await startServer(resolve(values.b), resolve(values.snapshot), await mkdtemp(join(tmp, 'b-')), envOf(values['env-b']));
 const wanted = values.operations.split(',');
-const targets: { name: string; ours: LoadRequest[] }[] = (await lookupTargets(resolve(values.snapshot), 2000)).filter((t) => wanted.includes(t.name.replace(', hot', '-hot')));
+const targets: { name: string; ours: LoadRequest[] }[] = (await lookupTargets(resolve(values.snapshot), Number(values.sample))).filter((t) => wanted.includes(t.name.replace(', hot', '-hot')));
 if (wanted.includes('search')) {
   const queries = makeQueries(await sampleRecords(resolve(values.snapshot), 200), 400, 510);
   targets.push({ name: 'search', ours: queries.map((q) => ({ method: 'POST', path: '/v1/query', body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: q.input }) })) });
