@@ -29,8 +29,10 @@ export type SnapshotOptions = {
   /**
    * Bytes of the record table kept in memory, in whole parts (a part covers 1,024 shards: about 2.7 MB at 1,000,000
    * records, 28 bytes a record); the least recently used go first and are read and checked again when needed.
-   * Unbounded by default: a server holds the whole table (28 MB at 1,000,000 records). A Worker, with 128 MB an
-   * isolate, bounds it.
+   * By default, on a storage that tells a file's identity (a local disk), none: each part is read whole and checked
+   * once, and after that a record's lookup reads just its shard's entries (at most 100 of 28 bytes) while the part's
+   * identity is the one that matched, as for shards (28 MB less at 1,000,000 records). Elsewhere unbounded by
+   * default; a Worker, with 128 MB an isolate, bounds it.
    */
   tableCacheBytes?: number;
   /**
@@ -170,7 +172,8 @@ export class Snapshot {
       this.recordsBefore[i + 1] = (this.recordsBefore[i] as number) + s.count;
     });
     this.cache = new LruCache(Math.max(1, Math.floor(init.options.cacheBytes ?? DEFAULT_CACHE_BYTES)), weightOf);
-    const tableBytes = init.options.tableCacheBytes ?? Number.MAX_SAFE_INTEGER;
+    // A capacity of 1 byte keeps no part (an entry heavier than the capacity is not kept).
+    const tableBytes = init.options.tableCacheBytes ?? (init.storage.readIdentified ? 1 : Number.MAX_SAFE_INTEGER);
     this.tableParts = new LruCache(Math.max(1, Math.floor(Math.min(tableBytes, Number.MAX_SAFE_INTEGER))), (part) => part.byteLength);
     this.onCorrupt = init.options.onCorrupt;
     this.slowReadMs = init.options.slowReadMs ?? 0.1;
@@ -334,9 +337,7 @@ export class Snapshot {
       while (end < kNumbers.length && (kNumbers[end] as string) <= shard.last) end++;
       const cached = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
       if (!cached) {
-        const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
-        const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
-        const table = this.tableParts.get(part) ?? (await this.tablePart(part));
+        const { table, first } = await this.tableEntries(position);
         await this.eachCheckedRecord(shard.path, table, first, shard.count, kNumbers, i, end, take, scratch, reads);
         i = end;
         continue;
@@ -475,9 +476,7 @@ export class Snapshot {
         release();
       }
     }
-    const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
-    const table = this.tableParts.get(part) ?? (await this.tablePart(part));
-    const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
+    const { table, first } = await this.tableEntries(position);
     const entry = findEntry(table, first, shard.count, Number(kNumber.slice(1)));
     if (entry < 0) return null;
     const at = entry * RECORD_TABLE.entryBytes;
@@ -607,6 +606,39 @@ export class Snapshot {
   }
 
   /**
+   * The record table's entries of record shard `position`: `table` holds them from entry `first` on. From the part
+   * when it is kept; else, when the part's file is provably the one that matched once (its identity, as for shards),
+   * just the shard's entries read now; else the part read whole and checked.
+   */
+  private async tableEntries(position: number): Promise<{ table: Uint8Array; first: number }> {
+    const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
+    const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
+    const kept = this.tableParts.get(part);
+    if (kept) return { table: kept, first };
+    const path = recordTablePartPath(part);
+    const known = this.identities.get(path);
+    if (known !== undefined && this.storage.readIdentified) {
+      const length = (this.recordsBefore[position + 1] as number) - (this.recordsBefore[position] as number);
+      const read = await this.storage.readIdentified(path, first * RECORD_TABLE.entryBytes, length * RECORD_TABLE.entryBytes).catch(() => null);
+      if (read && read.identity === known && read.bytes.length === length * RECORD_TABLE.entryBytes) return { table: read.bytes, first: 0 };
+    }
+    return { table: await this.tablePart(part), first };
+  }
+
+  /** A part of the record table read whole and checked; its identity, when the storage tells one, is remembered. */
+  private async readTablePart(part: number): Promise<Uint8Array> {
+    const path = recordTablePartPath(part);
+    this.identities.delete(path);
+    if (!this.storage.readIdentified) return this.readFile(path, true);
+    const entry = this.files.get(path) as FileEntry;
+    const { bytes, identity } = await this.storage.readIdentified(path, 0, entry.bytes).catch(() => this.corrupt(path, entry.sha256, UNREADABLE));
+    const actual = toHex(this.storage.sha256(bytes));
+    if (bytes.length !== entry.bytes || actual !== entry.sha256) return this.corrupt(path, entry.sha256, actual);
+    if (identity !== null) this.identities.set(path, identity);
+    return bytes;
+  }
+
+  /**
    * The part of the record table that covers shard positions [part * shardsPerPart, …), read and checked, and kept
    * while `tableCacheBytes` allows. Checked with the storage's asynchronous hash where it has one (Web Crypto in a
    * Worker: a part is megabytes, and the read is awaited anyway).
@@ -614,7 +646,7 @@ export class Snapshot {
   private tablePart(part: number): Promise<Uint8Array> {
     const loading = this.tableLoads.get(part);
     if (loading) return loading;
-    const load = this.readFile(recordTablePartPath(part), true).then((bytes) => {
+    const load = this.readTablePart(part).then((bytes) => {
       this.tableParts.set(part, bytes);
       return bytes;
     });
