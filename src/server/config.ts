@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
@@ -56,6 +57,16 @@ export const KEEP_ALIVE_MS = 5000;
  * byte moved over two checks in a row (between two and three thirds of the limit) is closed within the limit.
  */
 export const stallCheckMs = (requestTimeoutMs: number): number => Math.max(1, Math.ceil(requestTimeoutMs / 3));
+
+/**
+ * One such check of a busy connection: closes it when no byte moved either way since the check before (`last`, the
+ * figure that check returned, or -1 for none), and returns the bytes moved so far for the next check.
+ */
+export function checkStall(socket: Socket, last: number): number {
+  const moved = socket.bytesRead + socket.bytesWritten;
+  if (moved === last) socket.destroy();
+  return moved;
+}
 export const DEFAULT_PIPELINE_MAX_WAITING = 32;
 /**
  * Descriptors kept open: every shard of a snapshot of 1,000,000 records (about 10,000 record shards) and then some, as

@@ -5,7 +5,7 @@ import type { QueryAnswer } from '../api/query.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
 import { logBug, type QueryRun } from './query.ts';
-import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
+import { checkStall, KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import { encodeJson, jsonHeaders } from './respond.ts';
 import type { Encoding } from './media.ts';
 
@@ -460,12 +460,7 @@ class Connection {
       socket.destroy();
       return;
     }
-    const moved = socket.bytesRead + socket.bytesWritten;
-    if (this.movedAt === moved) {
-      socket.destroy();
-      return;
-    }
-    this.movedAt = moved;
+    this.movedAt = checkStall(socket, this.movedAt);
   };
 
   private readonly onClose = (): void => {

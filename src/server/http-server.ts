@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { MAX_BODY_BYTES } from './body.ts';
-import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
+import { checkStall, KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import type { FastLaneControl } from './fast-lane.ts';
 
 type Handler = ((req: IncomingMessage, res: ServerResponse) => void) & { busy?: (socket: Socket) => boolean };
@@ -33,13 +33,8 @@ export function createHttpServer(limits: { headersTimeoutMs: number; requestTime
       socket.destroy();
       return;
     }
-    const moved = socket.bytesRead + socket.bytesWritten;
-    if (movedAt.get(socket) === moved) {
-      socket.destroy();
-      return;
-    }
-    movedAt.set(socket, moved);
-    socket.setTimeout(third);
+    movedAt.set(socket, checkStall(socket, movedAt.get(socket) ?? -1));
+    if (!socket.destroyed) socket.setTimeout(third);
   });
   server.on('request', handle);
   // `Expect: 100-continue`: a client waits for a 100 before it sends its body. Only a body the server will read is
