@@ -152,6 +152,24 @@ describe('the record table on a local disk', () => {
     expect(local.wholeReads()).toBe(2);
   });
 
+  it('is read whole once for a reader that holds its parts (an export\'s batches), then not read again', async () => {
+    const local = await open({}, true);
+    const ks = (await firstShardKNumbers(local.snapshot)).slice(0, 5);
+    const held = new Map<number, Uint8Array>();
+    const seen: string[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      await local.snapshot.eachRecordUncached(ks, (_, bytes) => seen.push(Buffer.from(bytes).toString('utf8')), undefined, held);
+    }
+    expect(seen.map((s) => (JSON.parse(s) as { kNumber: string }).kNumber)).toEqual([...ks, ...ks, ...ks]);
+    expect(local.wholeReads()).toBe(1);
+    expect(local.entryReads()).toBe(0);
+    expect(held.size).toBe(1);
+    // Once checked, a part is read whole for the next reader without being hashed again, and still not kept.
+    await local.snapshot.eachRecordUncached(ks, () => {}, undefined, new Map());
+    expect(local.wholeReads()).toBe(2);
+    expect(local.snapshot.tableBytes).toBe(0);
+  });
+
   it('is what a snapshot opened from a folder does', async () => {
     const snapshot = await openSnapshotDirectory(fixture, { cacheBytes: 1 });
     const ks = (await firstShardKNumbers(snapshot)).slice(0, 3);
