@@ -747,7 +747,7 @@ function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
     // passes a fifth of them). Exactly those pass: as the candidates, they need no test.
     const { order, above, within } = rangeSpan(index, test);
     condition.cost = within - above;
-    condition.list = () => ascendingIds(index, order.subarray(above, within));
+    condition.list = () => ascendingIds(order.subarray(above, within), index.docCount, 64);
     condition.exact = true;
   } else if (test.kind === 'set' && !(test.col instanceof Uint32Array) && share * 2 < 1) {
     // A value of a small column that under half the documents hold (country:IN, panel:radiology) also gives

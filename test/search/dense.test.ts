@@ -207,7 +207,8 @@ describe('filters that list their candidates: review time ranges, column values'
     for (const size of [0, 1, 500, 40_000, ix.docCount]) {
       const ids = Uint32Array.from([...Array(ix.docCount).keys()].filter((d) => (d * 7919) % ix.docCount < size));
       const shuffled = Uint32Array.from([...ids].reverse());
-      expect([...ascendingIds(ix, shuffled)]).toEqual([...ids]);
+      // Both sides of each caller's threshold (matching's tenth, the sorted column's 1/64).
+      for (const sortUnder of [10, 64]) expect([...ascendingIds(shuffled, ix.docCount, sortUnder)]).toEqual([...ids]);
     }
     // Lists that share ids: each once.
     const a = Uint32Array.from([9, 70_000, 3, 64]);
