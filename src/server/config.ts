@@ -84,12 +84,12 @@ export function defaultSyncStatePath(snapshotPath: string): string {
   return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');
 }
 
-function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, integer = false): number {
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, integer = false, zeroAllowed = false): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new Error(`Expected \`${name}\` to be a ${integer ? 'whole' : ''} number above 0, got "${raw}"`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroAllowed) || (integer && !Number.isInteger(value))) {
+    throw new Error(`Expected \`${name}\` to be a ${integer ? 'whole' : ''} number ${zeroAllowed ? 'from 0 and up' : 'above 0'}, got "${raw}"`);
   }
   return value;
 }
@@ -137,7 +137,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.CURSOR_SECRET ? { cursorSecret: env.CURSOR_SECRET } : {}),
     ...(env.SHARD_CACHE_BYTES ? { cacheBytes: byteSize(env, 'SHARD_CACHE_BYTES') } : {}),
     ...(env.ANSWER_CACHE_BYTES ? { answerCacheBytes: byteSize(env, 'ANSWER_CACHE_BYTES', true) } : {}),
-    ...(env.OPEN_FILES?.trim() === '0' ? { openFiles: 0 } : { openFiles: positiveNumber(env, 'OPEN_FILES', DEFAULT_OPEN_FILES, true) }),
+    openFiles: positiveNumber(env, 'OPEN_FILES', DEFAULT_OPEN_FILES, true, true),
     headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
     requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),
     fastLane: onOff(env, 'FAST_LANE', true),
