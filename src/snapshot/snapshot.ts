@@ -574,26 +574,34 @@ export class Snapshot {
   /** The i-th shard of a kind, read now (into `scratch` when given) and checked whole against the manifest, not kept in the cache. */
   private async readShardLines(kind: 'clearance' | 'product-code', position: number, scratch?: Scratch): Promise<ShardLines> {
     const shard = this.shardAt(kind, position);
-    const entry = this.files.get(shard.path) as FileEntry;
-    const { bytes, identity } = await this.readShard(shard.path, entry, scratch);
-    // A shard read again (it left the cache) is hashed again unless the storage can tell it is the very file whose
-    // bytes matched before.
-    if (identity === null || this.identities.get(shard.path) !== identity) {
-      const actual = toHex(this.storage.sha256(bytes));
-      if (bytes.length !== entry.bytes || actual !== entry.sha256) {
-        this.identities.delete(shard.path);
-        this.corrupt(shard.path, entry.sha256, actual);
-      }
-      if (identity !== null) this.identities.set(shard.path, identity);
-    }
+    const bytes = await this.readWholeChecked(shard.path, scratch);
     const lines = indexLines(bytes, shard.count);
     if (lines.starts.length !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines.starts.length} lines for ${shard.count} entries`);
     this.verified.add(shard.path);
     return lines;
   }
 
-  /** A whole shard (into `scratch`, grown when short, when given) and its identity when the storage can tell one. */
-  private async readShard(path: string, entry: FileEntry, scratch?: Scratch): Promise<{ bytes: Uint8Array; identity: string | null }> {
+  /**
+   * A listed file read whole (into `scratch`, grown when short, when given) and checked against the manifest. A file
+   * read again is hashed again unless the storage can tell it is the very file whose bytes matched before; the
+   * identity of one that matched is remembered.
+   */
+  private async readWholeChecked(path: string, scratch?: Scratch): Promise<Uint8Array> {
+    const entry = this.files.get(path) as FileEntry;
+    const { bytes, identity } = await this.readWhole(path, entry, scratch);
+    if (identity === null || this.identities.get(path) !== identity) {
+      const actual = toHex(this.storage.sha256(bytes));
+      if (bytes.length !== entry.bytes || actual !== entry.sha256) {
+        this.identities.delete(path);
+        this.corrupt(path, entry.sha256, actual);
+      }
+      if (identity !== null) this.identities.set(path, identity);
+    }
+    return bytes;
+  }
+
+  /** A whole file (into `scratch`, grown when short, when given) and its identity when the storage can tell one. */
+  private async readWhole(path: string, entry: FileEntry, scratch?: Scratch): Promise<{ bytes: Uint8Array; identity: string | null }> {
     try {
       if (scratch) ensureRoom(scratch, entry.bytes);
       if (this.storage.readIdentified) return await this.storage.readIdentified(path, 0, entry.bytes, scratch?.bytes);
@@ -612,14 +620,19 @@ export class Snapshot {
     return scratch.bytes.subarray(0, got);
   }
 
+  /** The record table's part that holds record shard `position`'s entries, and the first of them within the part. */
+  private tableSpot(position: number): { part: number; first: number } {
+    const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
+    return { part, first: (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number) };
+  }
+
   /**
    * The record table's entries of record shard `position`: `table` holds them from entry `first` on. From the part
    * when it is kept; else, when the part's file is provably the one that matched once (its identity, as for shards),
    * just the shard's entries read now; else the part read whole and checked.
    */
   private async tableEntries(position: number): Promise<{ table: Uint8Array; first: number }> {
-    const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
-    const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
+    const { part, first } = this.tableSpot(position);
     const kept = this.tableParts.get(part);
     if (kept) return { table: kept, first };
     const path = recordTablePartPath(part);
@@ -634,32 +647,10 @@ export class Snapshot {
 
   /** As `tableEntries`, from the parts `held` for one reader, where a part read for it is kept. */
   private async heldTableEntries(position: number, held: HeldTable): Promise<{ table: Uint8Array; first: number }> {
-    const part = Math.floor(position / RECORD_TABLE.shardsPerPart);
-    const first = (this.recordsBefore[position] as number) - (this.recordsBefore[part * RECORD_TABLE.shardsPerPart] as number);
-    let table = held.get(part) ?? this.tableParts.get(part);
-    if (!table) {
-      const path = recordTablePartPath(part);
-      const known = this.identities.get(path);
-      const entry = this.files.get(path) as FileEntry;
-      // Provably the file that matched: not hashed again.
-      const read = known !== undefined && this.storage.readIdentified ? await this.storage.readIdentified(path, 0, entry.bytes).catch(() => null) : null;
-      table = read && read.identity === known && read.bytes.length === entry.bytes ? read.bytes : await this.tablePart(part);
-    }
+    const { part, first } = this.tableSpot(position);
+    const table = held.get(part) ?? this.tableParts.get(part) ?? (await this.tablePart(part));
     held.set(part, table);
     return { table, first };
-  }
-
-  /** A part of the record table read whole and checked; its identity, when the storage tells one, is remembered. */
-  private async readTablePart(part: number): Promise<Uint8Array> {
-    const path = recordTablePartPath(part);
-    this.identities.delete(path);
-    if (!this.storage.readIdentified) return this.readFile(path, true);
-    const entry = this.files.get(path) as FileEntry;
-    const { bytes, identity } = await this.storage.readIdentified(path, 0, entry.bytes).catch(() => this.corrupt(path, entry.sha256, UNREADABLE));
-    const actual = toHex(this.storage.sha256(bytes));
-    if (bytes.length !== entry.bytes || actual !== entry.sha256) return this.corrupt(path, entry.sha256, actual);
-    if (identity !== null) this.identities.set(path, identity);
-    return bytes;
   }
 
   /**
@@ -670,7 +661,10 @@ export class Snapshot {
   private tablePart(part: number): Promise<Uint8Array> {
     const loading = this.tableLoads.get(part);
     if (loading) return loading;
-    const load = this.readTablePart(part).then((bytes) => {
+    const path = recordTablePartPath(part);
+    // Where the storage tells identities, as a shard: not hashed again while the file is the one that matched.
+    const read = this.storage.readIdentified ? this.readWholeChecked(path) : this.readFile(path, true);
+    const load = read.then((bytes) => {
       this.tableParts.set(part, bytes);
       return bytes;
     });
