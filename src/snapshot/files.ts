@@ -7,6 +7,7 @@ import pLimit from 'p-limit';
 import type { FileEntry } from '../contract/index.ts';
 import type { SnapshotStorage } from './storage.ts';
 
+import { LruCache } from './lru.ts';
 import { safeRelPath } from './paths.ts';
 
 export { safeRelPath };
@@ -208,15 +209,14 @@ function openFile(path: string): number {
 }
 
 /**
- * Open descriptors by path, the most recently used last, up to `limit`: the least recently used is closed for another.
- * A descriptor is taken out while in use and put back after, so one that failed a read is simply not put back.
+ * Open descriptors by path, the least recently used closed for another past `limit` (an LruCache that closes what it
+ * evicts). A descriptor is taken out while in use and put back after, so one that failed a read is simply not put back.
  */
 class OpenFiles {
-  private readonly fds = new Map<string, number>();
-  private limit: number;
+  private readonly fds: LruCache<string, number>;
 
   constructor(limit: number) {
-    this.limit = limit;
+    this.fds = new LruCache(limit, () => 1, (_, fd) => closeSync(fd));
   }
 
   take(path: string): number | undefined {
@@ -227,7 +227,6 @@ class OpenFiles {
 
   keep(path: string, fd: number): void {
     this.fds.set(path, fd);
-    while (this.fds.size > this.limit) this.closeOldest();
   }
 
   /**
@@ -239,22 +238,13 @@ class OpenFiles {
       return openFile(path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EMFILE' || this.fds.size === 0) throw err;
-      this.limit = Math.max(1, Math.floor(this.fds.size / 2));
-      while (this.fds.size > this.limit) this.closeOldest();
+      this.fds.resize(Math.max(1, Math.floor(this.fds.size / 2)));
       return openFile(path);
     }
   }
 
   closeAll(): void {
-    for (const fd of this.fds.values()) closeSync(fd);
-    this.fds.clear();
-  }
-
-  private closeOldest(): void {
-    const oldest = this.fds.entries().next();
-    if (oldest.done) return;
-    this.fds.delete(oldest.value[0]);
-    closeSync(oldest.value[1]);
+    this.fds.evictAll();
   }
 }
 

@@ -79,6 +79,29 @@ describe('LruCache', () => {
     expect(lru.size).toBe(2);
     expect(() => new LruCache(0)).toThrow(/capacity/);
   });
+
+  it('tells onEvict of what the bound pushes out, on set, resize and evictAll, and not of what is deleted', () => {
+    const evicted: string[] = [];
+    const lru = new LruCache<string, number>(3, () => 1, (key, value) => evicted.push(`${key}=${value}`));
+    lru.set('a', 1);
+    lru.set('b', 2);
+    lru.set('c', 3);
+    lru.get('a');
+    lru.set('d', 4);
+    expect(evicted).toEqual(['b=2']);
+    lru.delete('c');
+    lru.set('a', 10);
+    expect(evicted).toEqual(['b=2']);
+    lru.resize(1);
+    expect(lru.capacity).toBe(1);
+    expect(evicted).toEqual(['b=2', 'd=4']);
+    expect(lru.get('a')).toBe(10);
+    lru.evictAll();
+    expect(evicted).toEqual(['b=2', 'd=4', 'a=10']);
+    expect(lru.size).toBe(0);
+    expect(lru.weight).toBe(0);
+    expect(() => lru.resize(0)).toThrow(/capacity/);
+  });
 });
 
 describe('parseSyncState', () => {
