@@ -240,6 +240,43 @@ export async function answerBytes(request: Request, answer: QueryAnswer, close: 
   return { bytes, close, lent: null };
 }
 
+/** An answer at least this large is written with the others of its tick (WriteBatch); a smaller one at once. */
+export const BATCHED_ANSWER_BYTES = 32 * 1024;
+/** Connections whose large answers are written at once when this many wait: the lane keeps 8 buffers of 128 KiB. */
+const BATCH_CONNECTIONS = 8;
+
+/**
+ * Large answers (a catalog page, an export's first part) are written together at the end of the tick that made them,
+ * or as soon as BATCH_CONNECTIONS connections have one waiting, rather than each as soon as it is made. Written one
+ * by one, about 140 us apart, each answer found the client asleep and paid for waking it: the profile of catalog pages
+ * at 1,000,000 records had the kernel's wake-up of the reading process (sock_def_readable) at 11% of the server's time,
+ * against 2% in nginx's, which answers four times as fast and finds its client awake. Written in a burst, the client
+ * is woken once and reads the rest awake. Small answers go at once: held for the tick, they left the client idle while
+ * the server worked (meta 0.83-0.92x); at a few microseconds each, they keep it awake anyway.
+ */
+class WriteBatch {
+  private readonly ready = new Set<Connection>();
+  private scheduled = false;
+
+  add(connection: Connection): void {
+    this.ready.add(connection);
+    if (this.ready.size >= BATCH_CONNECTIONS) this.write();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      // After the microtasks of the tick: the turn of request work that made this answer runs as one chain of them.
+      process.nextTick(this.write);
+    }
+  }
+
+  private readonly write = (): void => {
+    this.scheduled = false;
+    for (const connection of this.ready) {
+      this.ready.delete(connection);
+      connection.flush();
+    }
+  };
+}
+
 type Slot = { request: Request; started: number; operation: OperationName | null; out: (Out & { status: number }) | null };
 
 /** One connection on the lane. */
@@ -263,6 +300,7 @@ class Connection {
     private readonly counts: { answered: number; handedOver: number },
     private readonly toNode: (socket: Socket) => void,
     private readonly forget: (c: Connection) => void,
+    private readonly batch: WriteBatch,
   ) {
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
@@ -343,11 +381,12 @@ class Connection {
       out = await answerBytes({ ...slot.request, acceptEncoding: undefined }, answer, close, this.scratch);
     }
     slot.out = { ...out, status: answer.status };
-    this.flush();
+    if (out.bytes.length >= BATCHED_ANSWER_BYTES) this.batch.add(this);
+    else this.flush();
   }
 
   /** Writes the answers that are ready, in order, and starts the requests waiting when the socket has room. */
-  private flush(): void {
+  flush(): void {
     const socket = this.socket;
     while (this.slots.length > 0 && this.slots[0]!.out !== null) {
       const slot = this.slots.shift()!;
@@ -495,8 +534,9 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const toNode = (socket: Socket) => {
     for (const listener of nodeListeners) listener.call(server, socket);
   };
+  const batch = new WriteBatch();
   server.on('connection', (socket: Socket) => {
-    open.add(new Connection(socket, lane, run, scratch, counts, toNode, (c) => open.delete(c)));
+    open.add(new Connection(socket, lane, run, scratch, counts, toNode, (c) => open.delete(c), batch));
   });
   return {
     closeIdle() {
