@@ -33,8 +33,13 @@ export async function compress(encoding: 'br' | 'gzip', raw: Uint8Array): Promis
 
 /** A JSON answer's bytes as sent: compressed with br or gzip when over 1 KiB and the client accepts one of them. */
 export async function encodeJson(raw: Uint8Array, acceptEncoding: string | undefined): Promise<{ payload: Uint8Array; encoding: Encoding }> {
-  const encoding = raw.length > COMPRESS_MIN_BYTES ? pickEncoding(acceptEncoding) : 'identity';
+  const encoding = jsonEncoding(raw, acceptEncoding);
   return { payload: encoding === 'identity' ? raw : await compress(encoding, raw), encoding };
+}
+
+/** The coding `encodeJson` sends `raw` with. */
+export function jsonEncoding(raw: Uint8Array, acceptEncoding: string | undefined): Encoding {
+  return raw.length > COMPRESS_MIN_BYTES ? pickEncoding(acceptEncoding) : 'identity';
 }
 
 /** The headers every JSON answer carries (the contract's section 1), in the order they are sent, with an answer's own. */
