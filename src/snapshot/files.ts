@@ -58,10 +58,18 @@ export class NodeStorage implements SnapshotStorage {
     return this.withFile(path, (fd) => out.subarray(0, readFully(fd, out, offset)));
   }
 
-  async readIdentified(path: string, offset: number, length: number, into?: Uint8Array): Promise<{ bytes: Uint8Array; identity: string | null }> {
+  async readIdentified(
+    path: string,
+    offset: number,
+    length: number,
+    into?: Uint8Array,
+    known?: string,
+  ): Promise<{ bytes: Uint8Array; identity: string | null }> {
     // A Buffer even over the caller's memory: its indexOf is memchr, a plain Uint8Array's a loop (finding a shard's
     // lines took 3-5 times as long).
     const out = into ? Buffer.from(into.buffer, into.byteOffset, length) : Buffer.allocUnsafeSlow(length);
+    const got = known === undefined ? null : this.readIfUnchanged(path, out, offset, known);
+    if (got !== null) return { bytes: out.subarray(0, got), identity: known! };
     return this.withFile(path, (fd, stat) => {
       const before = identityOf(stat ?? fstatSync(fd, { bigint: true }));
       const got = readFully(fd, out, offset);
@@ -69,6 +77,33 @@ export class NodeStorage implements SnapshotStorage {
       const after = identityOf(fstatSync(fd, { bigint: true }));
       return { bytes: out.subarray(0, got), identity: before === after ? before : null };
     });
+  }
+
+  /**
+   * With a descriptor kept open: the read, then one fstat. The bytes read count when the file still has its link and
+   * the identity `known`: then it was not changed since that identity's bytes matched, before the read or during it
+   * (a change moves the change time, which never goes back). Else null, and the caller reads with a look before and
+   * after. One fstat of two on every read of a shard: a catalog page's two were 4% of its time.
+   */
+  private readIfUnchanged(path: string, out: Uint8Array, offset: number, known: string): number | null {
+    const fd = this.open?.take(path);
+    if (fd === undefined) return null;
+    let got: number;
+    let stat: BigIntStats;
+    try {
+      got = readFully(fd, out, offset);
+      stat = fstatSync(fd, { bigint: true });
+    } catch {
+      closeSync(fd);
+      return null;
+    }
+    if (stat.nlink === 0n) {
+      // Removed or replaced on disk: the path is opened again by the read that follows.
+      closeSync(fd);
+      return null;
+    }
+    this.open!.keep(path, fd);
+    return identityOf(stat) === known ? got : null;
   }
 
   async readInto(path: string, offset: number, into: Uint8Array): Promise<number> {

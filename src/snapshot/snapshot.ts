@@ -604,7 +604,7 @@ export class Snapshot {
   private async readWhole(path: string, entry: FileEntry, scratch?: Scratch): Promise<{ bytes: Uint8Array; identity: string | null }> {
     try {
       if (scratch) ensureRoom(scratch, entry.bytes);
-      if (this.storage.readIdentified) return await this.storage.readIdentified(path, 0, entry.bytes, scratch?.bytes);
+      if (this.storage.readIdentified) return await this.storage.readIdentified(path, 0, entry.bytes, scratch?.bytes, this.identities.get(path));
       return { bytes: await this.readBytes(path, 0, entry.bytes, scratch), identity: null };
     } catch {
       this.identities.delete(path);
@@ -639,7 +639,7 @@ export class Snapshot {
     const known = this.identities.get(path);
     if (known !== undefined && this.storage.readIdentified) {
       const length = (this.recordsBefore[position + 1] as number) - (this.recordsBefore[position] as number);
-      const read = await this.storage.readIdentified(path, first * RECORD_TABLE.entryBytes, length * RECORD_TABLE.entryBytes).catch(() => null);
+      const read = await this.storage.readIdentified(path, first * RECORD_TABLE.entryBytes, length * RECORD_TABLE.entryBytes, undefined, known).catch(() => null);
       if (read && read.identity === known && read.bytes.length === length * RECORD_TABLE.entryBytes) return { table: read.bytes, first: 0 };
     }
     return { table: await this.tablePart(part), first };

@@ -28,9 +28,17 @@ export interface SnapshotStorage {
    * modification and change times, the same before and after the read), or null when it cannot be told. A file whose
    * identity is the one it had when its bytes last matched their sha256 holds those bytes still, so the snapshot does
    * not hash it again: a change in place moves its change time, a replacement its inode. With `into` (at least
-   * `length` long), the bytes are read into it rather than into a new buffer.
+   * `length` long), the bytes are read into it rather than into a new buffer. With `known`, the identity the file had
+   * when its bytes last matched, one look after the read may do: a file that has it still was not changed since, so
+   * the bytes read are the ones that matched (the answer's identity is then `known`); any other answer is as without.
    */
-  readIdentified?(path: string, offset: number, length: number, into?: Uint8Array): Promise<{ bytes: Uint8Array; identity: string | null }>;
+  readIdentified?(
+    path: string,
+    offset: number,
+    length: number,
+    into?: Uint8Array,
+    known?: string,
+  ): Promise<{ bytes: Uint8Array; identity: string | null }>;
   /**
    * SHA-256 of the bytes, asynchronously, where the host's fast hash is asynchronous only (Web Crypto in a Worker):
    * for the search index's blocks, many at a time. Absent: `sha256` is used.

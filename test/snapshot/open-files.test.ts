@@ -62,6 +62,30 @@ describe('descriptors kept open between reads', () => {
     storage.close();
   });
 
+  it('given the identity a file had, answers with it while the file is unchanged, and with none once it changed', async () => {
+    const storage = new NodeStorage(dir, { openFiles: 8 });
+    const path = join(dir, 'known.txt');
+    await writeFile(path, 'first\n');
+    const first = await storage.readIdentified('known.txt', 0, 6);
+    expect(first.identity).not.toBeNull();
+    // Unchanged: the kept descriptor's one look after the read vouches for the bytes.
+    const again = await storage.readIdentified('known.txt', 0, 6, undefined, first.identity!);
+    expect({ text: text(again.bytes), identity: again.identity }).toEqual({ text: 'first\n', identity: first.identity });
+    // Changed in place, same length: the bytes now on disk, with an identity of their own.
+    await new Promise((r) => setTimeout(r, 20));
+    await writeFile(path, 'other\n');
+    const changed = await storage.readIdentified('known.txt', 0, 6, undefined, first.identity!);
+    expect(text(changed.bytes)).toBe('other\n');
+    expect(changed.identity).not.toBe(first.identity);
+    // Replaced by a new file: opened anew by its path.
+    await writeFile(join(dir, 'known.new'), 'third\n');
+    await rename(join(dir, 'known.new'), path);
+    const replaced = await storage.readIdentified('known.txt', 0, 6, undefined, changed.identity!);
+    expect(text(replaced.bytes)).toBe('third\n');
+    expect(replaced.identity).not.toBe(changed.identity);
+    storage.close();
+  });
+
   it('a snapshot no longer served lets go of its descriptors', async () => {
     const fixture = await buildFixtureSnapshot();
     const copy = join(dir, 'snapshot');
