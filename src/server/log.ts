@@ -25,7 +25,19 @@ const line = (fields: Record<string, unknown>) => `${JSON.stringify({ time: new 
 
 /** `line({ level: 'info', msg: 'request', ...l })`, written out: one request line costs a template, not a stringify. */
 const requestLine = (l: RequestLine) =>
-  `{"time":"${isoTime(Date.now())}","level":"info","msg":"request","method":${JSON.stringify(l.method)},"path":${JSON.stringify(l.path)},"operation":${l.operation === null ? 'null' : JSON.stringify(l.operation)},"status":${l.status},"ms":${l.ms}${l.aborted ? ',"aborted":true' : ''}}\n`;
+  `{"time":"${isoTime(Date.now())}","level":"info","msg":"request","method":${quoted(l.method)},"path":${quoted(l.path)},"operation":${l.operation === null ? 'null' : quoted(l.operation)},"status":${l.status},"ms":${l.ms}${l.aborted ? ',"aborted":true' : ''}}\n`;
+
+/** Strings as JSON text, the first QUOTED_KEPT of them kept: a line's method, path and operation are nearly always a few. */
+const QUOTED_KEPT = 256;
+const quotes = new Map<string, string>();
+function quoted(text: string): string {
+  let json = quotes.get(text);
+  if (json === undefined) {
+    json = JSON.stringify(text);
+    if (quotes.size < QUOTED_KEPT) quotes.set(text, json);
+  }
+  return json;
+}
 
 const exitFlushes = new Set<() => void>();
 /** A process that exits (process.exit after a drain) runs no more event-loop turns: write what waits first. */
