@@ -79,7 +79,9 @@ export async function answerQuery(
       // An answer that is kept must not live in memory the host reuses.
       const allocate = op.cacheable ? undefined : deps.allocate;
       const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors, ...(allocate && { allocate }) });
-      parts = answerParts(await (deps.deadline ? deps.deadline(work, envelope.operation) : work));
+      // An answer at hand cannot be late.
+      const result = work instanceof Promise ? await (deps.deadline ? deps.deadline(work, envelope.operation) : work) : work;
+      parts = answerParts(result);
       // Kept parts are shared by later answers, so none is written in place.
       if (cache) parts = { ...parts, spare: undefined };
       cache?.set(snapshot, key, parts);

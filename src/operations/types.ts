@@ -134,5 +134,6 @@ export type Operation<S extends z.ZodType = z.ZodType, P = z.output<S>, D = unkn
    * that keeping it as bytes pays (src/api/answer-cache.ts).
    */
   cacheable?: boolean;
-  handler: (input: P, ctx: OperationContext) => Promise<OperationResult<D>>;
+  /** An answer at hand (meta's) is returned as it is: it needs no deadline and no wait for the microtask queue. */
+  handler: (input: P, ctx: OperationContext) => OperationResult<D> | Promise<OperationResult<D>>;
 };
