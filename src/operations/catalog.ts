@@ -69,7 +69,8 @@ export async function pageAfter(
     while (end < index.shards.length && need > 0) need -= index.shards[end++]?.count ?? 0;
     const loaded = await Promise.all(Array.from({ length: end - position }, (_, i) => load(position + i)));
     for (const lines of loaded) {
-      const from = first && after !== null ? firstLineAfter(lines, after) : 0;
+      // A walk whose last page ended a shard goes on from the next one's first line: no search needed.
+      const from = first && after !== null && index.shards[position - 1]?.last !== after ? firstLineAfter(lines, after) : 0;
       first = false;
       const size = lines.starts.length;
       const to = Math.min(size, from + limit - count);
