@@ -91,13 +91,9 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
   const head = buf.toString('latin1', lineEnd, headEnd);
   if (head.length === 0) return 'node';
   for (const line of head.split('\r\n')) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) return 'node';
-    const name = line.slice(0, colon).toLowerCase();
-    if (!TOKEN.test(name)) return 'node';
-    // Only spaces and tabs around a value are not part of it (RFC 9110 5.5); String.trim would also take U+00A0.
-    const value = line.slice(colon + 1).replace(OWS, '');
-    if (BAD_VALUE.test(value)) return 'node';
+    const field = headerField(line);
+    if (field === null) return 'node';
+    const { name, value } = field;
     switch (name) {
       case 'content-length':
         if (length >= 0 || !DIGITS.test(value)) return 'node';
@@ -131,6 +127,27 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
   const bodyStart = headEnd + 4;
   if (buf.length < bodyStart + length) return 'more';
   return { request: { body: buf.subarray(bodyStart, bodyStart + length), contentType, acceptEncoding, close }, used: bodyStart + length };
+}
+
+type Field = { name: string; value: string };
+/** Header lines already read, the first FIELDS_KEPT of them: a client sends the same few lines with every request. */
+const FIELDS_KEPT = 256;
+const fields = new Map<string, Field>();
+
+/** A header line's name (lower case) and value, or null when Node's parser would refuse the line. */
+function headerField(line: string): Field | null {
+  const known = fields.get(line);
+  if (known !== undefined) return known;
+  const colon = line.indexOf(':');
+  if (colon <= 0) return null;
+  const name = line.slice(0, colon).toLowerCase();
+  if (!TOKEN.test(name)) return null;
+  // Only spaces and tabs around a value are not part of it (RFC 9110 5.5); String.trim would also take U+00A0.
+  const value = line.slice(colon + 1).replace(OWS, '');
+  if (BAD_VALUE.test(value)) return null;
+  const field = { name, value };
+  if (fields.size < FIELDS_KEPT) fields.set(line, field);
+  return field;
 }
 
 let dateSecond = -1;
