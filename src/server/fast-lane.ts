@@ -8,6 +8,7 @@ import { logBug, type QueryRun } from './query.ts';
 import { checkStall, KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import { compress, jsonEncoding, jsonHeaders } from './respond.ts';
 import type { Encoding } from './media.ts';
+import { rememberFirst } from '../utils/remember.ts';
 
 /**
  * The fast lane: POST /v1/query answered straight from the socket's bytes, below Node's HTTP layer.
@@ -130,14 +131,12 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
 }
 
 type Field = { name: string; value: string };
-/** Header lines already read, the first FIELDS_KEPT of them: a client sends the same few lines with every request. */
-const FIELDS_KEPT = 256;
-const fields = new Map<string, Field>();
 
-/** A header line's name (lower case) and value, or null when Node's parser would refuse the line. */
-function headerField(line: string): Field | null {
-  const known = fields.get(line);
-  if (known !== undefined) return known;
+/**
+ * A header line's name (lower case) and value, or null when Node's parser would refuse the line; the first 256 lines
+ * read are kept, as a client sends the same few with every request.
+ */
+const headerField = rememberFirst(256, (line: string): Field | null => {
   const colon = line.indexOf(':');
   if (colon <= 0) return null;
   const name = line.slice(0, colon).toLowerCase();
@@ -145,10 +144,8 @@ function headerField(line: string): Field | null {
   // Only spaces and tabs around a value are not part of it (RFC 9110 5.5); String.trim would also take U+00A0.
   const value = line.slice(colon + 1).replace(OWS, '');
   if (BAD_VALUE.test(value)) return null;
-  const field = { name, value };
-  if (fields.size < FIELDS_KEPT) fields.set(line, field);
-  return field;
-}
+  return { name, value };
+});
 
 let dateSecond = -1;
 let dateText = '';
@@ -293,7 +290,7 @@ export const BATCHED_ANSWER_BYTES = 32 * 1024;
 const BATCH_CONNECTIONS = 8;
 
 /**
- * Large answers (a catalog page, an export's first part) are written together at the end of the tick that made them,
+ * Large answers (a catalog page, a search page of many records) are written together at the end of the tick that made them,
  * or as soon as BATCH_CONNECTIONS connections have one waiting, rather than each as soon as it is made. Written one
  * by one, about 140 us apart, each answer found the client asleep and paid for waking it: the profile of catalog pages
  * at 1,000,000 records had the kernel's wake-up of the reading process (sock_def_readable) at 11% of the server's time,
@@ -426,7 +423,7 @@ class Connection {
         // An answer that could not be compressed becomes the error it is, sent as it is.
         const failed = this.lane.fail(err, answer.operation, snapshot);
         logBug(this.lane.logger, failed, 'POST', '/v1/query');
-        this.ready(slot, answerBytes({ ...slot.request, acceptEncoding: undefined }, failed, close, this.scratch) as Out, failed.status);
+        this.ready(slot, withHead(failed, failed.body, 'identity', close, this.scratch), failed.status);
       },
     );
   }

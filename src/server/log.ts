@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isoTime } from '../utils/iso-time.ts';
+import { rememberFirst } from '../utils/remember.ts';
 
 /**
  * Structured logs: one JSON line per request on `request` (method, path, operation, status, milliseconds; never a
@@ -27,17 +28,8 @@ const line = (fields: Record<string, unknown>) => `${JSON.stringify({ time: new 
 const requestLine = (l: RequestLine) =>
   `{"time":"${isoTime(Date.now())}","level":"info","msg":"request","method":${quoted(l.method)},"path":${quoted(l.path)},"operation":${l.operation === null ? 'null' : quoted(l.operation)},"status":${l.status},"ms":${l.ms}${l.aborted ? ',"aborted":true' : ''}}\n`;
 
-/** Strings as JSON text, the first QUOTED_KEPT of them kept: a line's method, path and operation are nearly always a few. */
-const QUOTED_KEPT = 256;
-const quotes = new Map<string, string>();
-function quoted(text: string): string {
-  let json = quotes.get(text);
-  if (json === undefined) {
-    json = JSON.stringify(text);
-    if (quotes.size < QUOTED_KEPT) quotes.set(text, json);
-  }
-  return json;
-}
+/** A string as JSON text, the first 256 kept: a line's method, path and operation are nearly always a few. */
+const quoted = rememberFirst(256, (text) => JSON.stringify(text));
 
 const exitFlushes = new Set<() => void>();
 /** A process that exits (process.exit after a drain) runs no more event-loop turns: write what waits first. */
