@@ -5,7 +5,7 @@ import type { QueryAnswer } from '../api/query.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
 import { logBug, type QueryRun } from './query.ts';
-import { checkStall, KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
+import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import { compress, jsonEncoding, jsonHeaders } from './respond.ts';
 import type { Encoding } from './media.ts';
 import { rememberFirst } from '../utils/remember.ts';
@@ -333,8 +333,11 @@ class Connection {
   private partialTimer: NodeJS.Timeout | null = null;
   private ended = false;
   private closing = false;
-  private movedAt = -1;
-  private busyTimeout = false;
+  /** When the lane's watch first saw the connection idle (-1: not idle since it last looked, or busy since). */
+  private idleSince = -1;
+  /** Bytes moved either way when the watch last saw them change (-1: busy since), and when that was. */
+  private moved = -1;
+  private movedAt = 0;
 
   constructor(
     readonly socket: Socket,
@@ -348,11 +351,9 @@ class Connection {
   ) {
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
-    socket.on('timeout', this.onTimeout);
     socket.on('error', noop);
     socket.once('close', this.onClose);
     socket.setNoDelay(true);
-    socket.setTimeout(KEEP_ALIVE_MS);
   }
 
   get idle(): boolean {
@@ -481,7 +482,6 @@ class Connection {
       this.socket.end();
       return;
     }
-    if (this.buf === null) this.markIdle();
   };
 
   /** Node's parser takes the connection once the answers under way here are written. */
@@ -500,11 +500,9 @@ class Connection {
     const socket = this.socket;
     socket.off('data', this.onData);
     socket.off('end', this.onEnd);
-    socket.off('timeout', this.onTimeout);
     socket.off('error', noop);
     socket.off('close', this.onClose);
     socket.off('drain', this.pump);
-    socket.setTimeout(0);
     this.forget(this);
     if (this.buf !== null) socket.unshift(this.buf);
     this.buf = null;
@@ -525,31 +523,33 @@ class Connection {
     if (this.slots.length === 0 && this.waiting.length === 0 && !this.handingOver) this.socket.end();
   };
 
+  /** A request came or is coming: the idle and stall clocks start again (two stores, no timer to re-arm per request). */
   private markBusy(): void {
-    if (this.busyTimeout) return;
-    this.busyTimeout = true;
-    this.movedAt = -1;
-    this.socket.setTimeout(stallCheckMs(this.lane.requestTimeoutMs));
-  }
-
-  private markIdle(): void {
-    if (!this.busyTimeout) return;
-    this.busyTimeout = false;
-    this.socket.setTimeout(KEEP_ALIVE_MS);
+    this.idleSince = -1;
+    this.moved = -1;
   }
 
   /**
-   * Idle between requests: closed, as Node closes a keep-alive connection. Busy: closed once no byte has moved either
-   * way over two of these timeouts in a row (a client that stopped reading its answers), as http-server.ts does.
+   * The lane's look at the connection, every `watchEveryMs`: closes it when it has been idle for `keepAliveMs` (as
+   * Node closes a keep-alive connection), or when it is busy and no byte has moved either way for `stallMs` (a client
+   * that stopped reading its answers, as http-server.ts closes it). Clocks kept by a look every so often rather than a
+   * socket timeout re-armed between busy and idle on every request: that was 2% of a small answer's time.
    */
-  private readonly onTimeout = (): void => {
+  watch(now: number, keepAliveMs: number, stallMs: number): void {
     const socket = this.socket;
     if (this.idle) {
-      socket.destroy();
+      this.moved = -1;
+      if (this.idleSince < 0) this.idleSince = now;
+      else if (now - this.idleSince >= keepAliveMs) socket.destroy();
       return;
     }
-    this.movedAt = checkStall(socket, this.movedAt);
-  };
+    this.idleSince = -1;
+    const moved = socket.bytesRead + socket.bytesWritten;
+    if (moved !== this.moved) {
+      this.moved = moved;
+      this.movedAt = now;
+    } else if (now - this.movedAt >= stallMs) socket.destroy();
+  }
 
   private readonly onClose = (): void => {
     if (this.partialTimer) clearTimeout(this.partialTimer);
@@ -584,8 +584,23 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     for (const listener of nodeListeners) listener.call(server, socket);
   };
   const batch = new WriteBatch();
+  // Idle connections close after the keep-alive; a busy one on which nothing moved for two stall checks (config.ts) is
+  // closed within the request timeout. The lane looks at every connection a quarter of the shorter of the two.
+  const keepAliveMs = KEEP_ALIVE_MS;
+  const stallMs = 2 * stallCheckMs(lane.requestTimeoutMs);
+  const watchEveryMs = Math.max(1, Math.floor(Math.min(keepAliveMs, stallMs / 2) / 4));
+  let watching: NodeJS.Timeout | null = null;
+  const watch = () => {
+    const now = performance.now();
+    for (const c of open) c.watch(now, keepAliveMs, stallMs);
+    if (open.size === 0 && watching) {
+      clearInterval(watching);
+      watching = null;
+    }
+  };
   server.on('connection', (socket: Socket) => {
     open.add(new Connection(socket, lane, run, scratch, counts, toNode, (c) => open.delete(c), batch));
+    watching ??= setInterval(watch, watchEveryMs).unref();
   });
   return {
     closeIdle() {
@@ -594,6 +609,8 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     closeAll() {
       for (const c of open) c.socket.destroy();
       open.clear();
+      if (watching) clearInterval(watching);
+      watching = null;
     },
     get connections() {
       return open.size;

@@ -81,6 +81,12 @@ describe('slow clients', () => {
     const body = JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit: 500, cursor: null }));
     const one = `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
     let closed = false;
+    let closedAt = 0;
+    let openedAt = 0;
+    server.app.server.once('connection', (socket: import('node:net').Socket) => {
+      openedAt = Date.now();
+      socket.once('close', () => (closedAt = Date.now()));
+    });
     const reader = connect(port, '127.0.0.1', () => {
       // Thirty pipelined requests (under the 36 a connection may have in flight and waiting) for about 200 KB each,
       // and not one byte read: more than the kernel's buffers hold, so the answers stop moving.
@@ -91,8 +97,10 @@ describe('slow clients', () => {
     reader.on('close', () => (closed = true));
     try {
       await vi.waitFor(async () => expect(await connections()).toBe(baseline + 1), { timeout: 5000, interval: 20 });
-      // The server gives up on the connection by itself (the limit here is 2 s without progress).
+      // The server gives up on the connection by itself (the limit here is 2 s without progress), within the limit.
       await vi.waitFor(async () => expect(await connections()).toBe(baseline), { timeout: 15_000, interval: 100 });
+      await vi.waitFor(() => expect(closedAt).toBeGreaterThan(0), { timeout: 5000, interval: 20 });
+      expect(closedAt - openedAt).toBeLessThan(3500);
       expect((await postWithin(server.url, META)).status).toBe(200);
     } finally {
       reader.destroy();

@@ -198,6 +198,40 @@ describe('the fast lane', () => {
     expect(replies(Buffer.concat(chunks)).map((r) => r.status)).toEqual([200, 200]);
   });
 
+  it('closes a connection idle for the keep-alive time it announces, and keeps one in use past it', async () => {
+    const port = Number(new URL(lane.url).port);
+    const open = async () => {
+      const socket = connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('error', () => {});
+      const closedAt = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      const answered = async (n: number) => {
+        while (replies(Buffer.concat(chunks)).length < n && !socket.destroyed) await new Promise((r) => setTimeout(r, 10));
+        return replies(Buffer.concat(chunks));
+      };
+      return { socket, closedAt, answered };
+    };
+    const idle = await open();
+    const busy = await open();
+    idle.socket.write(post(META));
+    const got = await idle.answered(1);
+    const idleFrom = Date.now();
+    expect(got[0]!.head).toContain('Keep-Alive: timeout=5');
+    // The busy one asks every second for seven seconds: never idle for the five the answers announce.
+    for (let i = 1; i <= 7; i++) {
+      busy.socket.write(post(META));
+      expect((await busy.answered(i)).length).toBe(i);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(busy.socket.destroyed).toBe(false);
+    const idleFor = (await idle.closedAt) - idleFrom;
+    expect(idleFor).toBeGreaterThanOrEqual(4900);
+    expect(idleFor).toBeLessThan(9000);
+    busy.socket.destroy();
+  }, 20_000);
+
   it('writes large answers with the others of their tick, each connection\'s in order, small ones among them', async () => {
     const page = (limit: number, cursor: string | null = null) => JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit, cursor }));
     const large = (await exchange(node.url, [post(page(500))], 1)).replies[0]!;
