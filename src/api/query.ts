@@ -126,13 +126,19 @@ export function answerBytes(operation: OperationName, result: OperationResult, s
 /** What an operation's result contributes to its answer, as bytes (all of the answer but its head and sourceState). */
 export function answerParts(result: OperationResult): AnswerParts {
   const data = result.data instanceof JsonBytes ? result.data.bytes : encoder.encode(JSON.stringify(result.data));
-  let tail = '';
-  if (result.page) tail += `,"page":${JSON.stringify(result.page)}`;
-  if (result.facets) tail += `,"facets":${JSON.stringify(result.facets)}`;
-  tail += '}';
+  let tail = CLOSE;
+  if (result.page || result.facets) {
+    let text = '';
+    if (result.page) text += `,"page":${JSON.stringify(result.page)}`;
+    if (result.facets) text += `,"facets":${JSON.stringify(result.facets)}`;
+    tail = encoder.encode(`${text}}`);
+  }
   const spare = result.data instanceof JsonBytes ? result.data.spare : undefined;
-  return { data, tail: encoder.encode(tail), warnings: result.warnings, ...(spare && { spare }) };
+  return { data, tail, warnings: result.warnings, ...(spare && { spare }) };
 }
+
+/** The tail of an answer without page or facets (detail, classification, meta…): only read, never written into. */
+const CLOSE = encoder.encode('}');
 
 const SOURCE_STATE = encoder.encode(',"sourceState":');
 
