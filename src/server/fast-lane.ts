@@ -6,6 +6,7 @@ import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
 import { logBug, type QueryRun } from './query.ts';
 import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
+import { BufferPool } from '../utils/buffer-pool.ts';
 import { compress, jsonEncoding, jsonHeaders } from './respond.ts';
 import type { Encoding } from './media.ts';
 import { rememberFirst } from '../utils/remember.ts';
@@ -180,12 +181,11 @@ const SCRATCH_CLASS_KEPT_BYTES = 1024 * 1024;
  * back from the last page instead of a new, zeroed one that the collector must count and free.
  */
 export class Scratch {
-  /** Free buffers by size class: SCRATCH_BYTES << class. */
-  private readonly free: ArrayBuffer[][] = [];
+  private readonly pool = new BufferPool(SCRATCH_BYTES, SCRATCH_MAX_BYTES, SCRATCH_KEPT, SCRATCH_CLASS_KEPT_BYTES);
   private readonly lent = new WeakSet<ArrayBufferLike>();
 
   readonly allocate = (size: number): Uint8Array => {
-    const buffer = this.take(HEAD_ROOM + size);
+    const buffer = this.pool.take(HEAD_ROOM + size);
     this.lent.add(buffer);
     return new Uint8Array(buffer, HEAD_ROOM, size);
   };
@@ -196,26 +196,8 @@ export class Scratch {
   }
 
   release(buffer: ArrayBufferLike): void {
-    if (!this.lent.delete(buffer)) return;
-    const size = sizeClass(buffer.byteLength);
-    if (size < 0 || SCRATCH_BYTES << size !== buffer.byteLength) return;
-    const free = (this.free[size] ??= []);
-    if (free.length < (size === 0 ? SCRATCH_KEPT : Math.max(1, SCRATCH_CLASS_KEPT_BYTES / buffer.byteLength))) free.push(buffer as ArrayBuffer);
+    if (this.lent.delete(buffer)) this.pool.give(buffer);
   }
-
-  private take(bytes: number): ArrayBuffer {
-    const size = sizeClass(bytes);
-    if (size < 0) return new ArrayBuffer(bytes);
-    return this.free[size]?.pop() ?? new ArrayBuffer(SCRATCH_BYTES << size);
-  }
-}
-
-/** The size class whose buffers hold `bytes` (0 for SCRATCH_BYTES, 1 for twice that…), or -1 past SCRATCH_MAX_BYTES. */
-function sizeClass(bytes: number): number {
-  if (bytes > SCRATCH_MAX_BYTES) return -1;
-  let size = 0;
-  while (SCRATCH_BYTES << size < bytes) size++;
-  return size;
 }
 
 type Out = { bytes: Buffer; close: boolean; lent: ArrayBufferLike | null };

@@ -19,6 +19,7 @@ import { LruCache } from './lru.ts';
 import { safeRelPath } from './paths.ts';
 import { bytesEqual, toHex, type SnapshotStorage } from './storage.ts';
 import { partitionPoint } from '../utils/bisect.ts';
+import { BufferPool } from '../utils/buffer-pool.ts';
 
 export type SnapshotOptions = {
   /**
@@ -90,9 +91,10 @@ export class CorruptFile extends Error {
 type Cached = ShardLines | Uint8Array;
 /** A buffer lent to a run of reads (an export's), reused from one read to the next. */
 type Scratch = { bytes: Uint8Array; entries?: Uint32Array; offsets?: Uint32Array; lengths?: Uint32Array };
-/** Read buffers (lent or an export's scratch): at least this large; lent ones kept between requests: at most this many. */
+/** Read buffers (lent or an export's scratch): at least this large. */
 const LEND_MIN_BYTES = 64 * 1024;
-const LEND_KEEP = 8;
+/** Lent buffers kept between requests, by size class up to 1 MiB: eight of the smallest, 1 MiB of each larger class. */
+const lendPool = (): BufferPool => new BufferPool(LEND_MIN_BYTES, 1024 * 1024, 8, 1024 * 1024);
 
 /** Grows a scratch buffer (to twice its size at least) when it is shorter than `length`. */
 function ensureRoom(scratch: Scratch, length: number): void {
@@ -142,7 +144,7 @@ export class Snapshot {
   private readonly onCorrupt: ((report: CorruptFileReport) => void) | undefined;
   private readonly slowReadMs: number;
   /** Buffers record shards are read into for one request and given back after (see `lendShardLines`). */
-  private readonly lendable: Uint8Array[] = [];
+  private readonly lendable = lendPool();
 
   private constructor(init: {
     storage: SnapshotStorage;
@@ -555,13 +557,12 @@ export class Snapshot {
     const cached = this.cache.get(`s${shard.path}`) as ShardLines | undefined;
     if (cached) return { lines: cached, release: () => {} };
     const size = (this.files.get(shard.path) as FileEntry).bytes;
-    const at = this.lendable.findIndex((b) => b.length >= size);
-    const scratch: Scratch = { bytes: at >= 0 ? (this.lendable.splice(at, 1)[0] as Uint8Array) : new Uint8Array(Math.max(size, LEND_MIN_BYTES)) };
+    const scratch: Scratch = { bytes: new Uint8Array(this.lendable.take(size)) };
     let lent = true;
     const release = () => {
       if (!lent) return;
       lent = false;
-      if (this.lendable.length < LEND_KEEP) this.lendable.push(scratch.bytes);
+      this.lendable.give(scratch.bytes.buffer);
     };
     try {
       return { lines: await this.readShardLines(kind, position, scratch), release };
