@@ -572,6 +572,51 @@ export class Snapshot {
     }
   }
 
+  /** The size in bytes of the i-th record shard's file. */
+  recordShardBytes(position: number): number {
+    return (this.files.get(this.shardAt('clearance', position).path) as FileEntry).bytes;
+  }
+
+  /**
+   * The i-th record shard's entries as one JSON array, `[e1,e2,…]`, read straight into `into` (at least
+   * `recordShardBytes(position)` long) and checked as `lendShardLines` checks them: the file's bytes against the
+   * manifest (hashed unless the file is provably the one that matched), and one line per entry. Then the newlines
+   * are taken out in place: a shard is `[`, its entries each followed by `,` but the last, and `]`, a line each, and
+   * JSON text has no raw newline inside a string. Returns the array's length in bytes, or null when the byte cache
+   * holds the shard (the caller cuts its page from there). A catalog page that is one whole shard is then made with no
+   * buffer lent and no copy of the page between the read and the answer.
+   */
+  async recordShardArrayInto(position: number, into: Uint8Array): Promise<number | null> {
+    const shard = this.shardAt('clearance', position);
+    if (this.cache.get(`s${shard.path}`)) return null;
+    const read = await this.readWholeChecked(shard.path, { bytes: into });
+    this.verified.add(shard.path);
+    // A storage that cannot read into a given buffer hands back bytes of its own.
+    let bytes = read;
+    if (read.buffer !== into.buffer || read.byteOffset !== into.byteOffset) {
+      into.set(read);
+      bytes = into.subarray(0, read.length);
+    }
+    // Newlines out, in place: each line moves left by the newlines before it.
+    let end = 0;
+    let from = 0;
+    let lines = 0;
+    for (;;) {
+      const newline = bytes.indexOf(0x0a, from);
+      const stop = newline < 0 ? bytes.length : newline;
+      if (stop > from) {
+        if (end !== from) bytes.copyWithin(end, from, stop);
+        end += stop - from;
+        lines++;
+      }
+      if (newline < 0) break;
+      from = newline + 1;
+    }
+    // `[` and `]` are lines of their own.
+    if (lines - 2 !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines - 2} lines for ${shard.count} entries`);
+    return end;
+  }
+
   /** The i-th shard of a kind, read now (into `scratch` when given) and checked whole against the manifest, not kept in the cache. */
   private async readShardLines(kind: 'clearance' | 'product-code', position: number, scratch?: Scratch): Promise<ShardLines> {
     const shard = this.shardAt(kind, position);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAYOUT, Manifest, type CatalogKind } from '../../src/contract/index.ts';
+import { LAYOUT, Manifest, ShardIndex, type CatalogKind } from '../../src/contract/index.ts';
 import { CursorCodec } from '../../src/operations/index.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from './helpers.ts';
@@ -101,6 +101,28 @@ for (const target of TARGETS) {
         const p = await page(server.url, kind, 10, cursor);
         expect(p).toMatchObject({ items: [], nextCursor: null, hasNextPage: false, total: keys[kind].length, warnings: [] });
       });
+    });
+
+    it('pages that are whole record shards, as a mirror walks them, are each shard\'s entries byte for byte', async () => {
+      const index = ShardIndex.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.recordIndex), 'utf8')));
+      expect(index.shards.length).toBeGreaterThan(2);
+      const head = '{"version":1,"operation":"device-510k.catalog","data":{"items":';
+      let cursor: string | null = null;
+      for (const [i, shard] of index.shards.entries()) {
+        const last = i === index.shards.length - 1;
+        // The last shard also with a limit past its count: the page is still that shard, with no cursor after it.
+        for (const limit of last ? [shard.count, shard.count + 5] : [shard.count]) {
+          const res = await ask(server.url, 'device-510k.catalog', { kind: 'clearance', limit, cursor });
+          expect(res.status).toBe(200);
+          // The shard's entries as JSON.stringify writes the array they make: one line each in the file, no newline here.
+          const entries = JSON.stringify(JSON.parse(await readFile(join(snapshotPath, shard.path), 'utf8')));
+          expect(res.text.slice(0, head.length + entries.length + 2)).toBe(`${head}${entries}},`);
+          const body = res.json as { page: { nextCursor: string | null; itemsReturned: number } };
+          expect(body.page.itemsReturned).toBe(shard.count);
+          if (last) expect(body.page.nextCursor).toBeNull();
+          else cursor = body.page.nextCursor;
+        }
+      }
     });
   });
 }
