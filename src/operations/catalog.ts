@@ -138,11 +138,14 @@ async function wholeShardPage(
   const last = position + 1 === index.shards.length;
   if (!(limit === shard.count || (last && limit > shard.count))) return null;
   const prefix = ITEMS.length - 1; // the shard's `[` is the array's
-  const size = prefix + snapshot.recordShardBytes(position) + 1;
-  const buffer = (allocate ?? ((n: number) => new Uint8Array(n)))(ENVELOPE_ROOM.before + size + ENVELOPE_ROOM.after);
-  const out = buffer.subarray(ENVELOPE_ROOM.before);
-  const length = await snapshot.recordShardArrayInto(position, out.subarray(prefix));
+  let buffer: Uint8Array = new Uint8Array(0);
+  const length = await snapshot.recordShardArrayInto(position, (fileBytes) => {
+    // The file after `{"items":`, then `}`: the array is shorter than the file by its newlines.
+    buffer = (allocate ?? ((n: number) => new Uint8Array(n)))(ENVELOPE_ROOM.before + prefix + fileBytes + 1 + ENVELOPE_ROOM.after);
+    return buffer.subarray(ENVELOPE_ROOM.before + prefix);
+  });
   if (length === null) return null;
+  const out = buffer.subarray(ENVELOPE_ROOM.before);
   out.set(ITEMS.subarray(0, prefix), 0);
   out[prefix + length] = 0x7d; // }
   const bytes = out.subarray(0, prefix + length + 1);

@@ -569,8 +569,9 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   // Idle connections close after the keep-alive; a busy one on which nothing moved for two stall checks (config.ts) is
   // closed within the request timeout. The lane looks at every connection a quarter of the shorter of the two.
   const keepAliveMs = KEEP_ALIVE_MS;
-  const stallMs = 2 * stallCheckMs(lane.requestTimeoutMs);
-  const watchEveryMs = Math.max(1, Math.floor(Math.min(keepAliveMs, stallMs / 2) / 4));
+  const checkMs = stallCheckMs(lane.requestTimeoutMs);
+  const stallMs = 2 * checkMs;
+  const watchEveryMs = Math.max(1, Math.floor(Math.min(keepAliveMs, checkMs) / 4));
   let watching: NodeJS.Timeout | null = null;
   const watch = () => {
     const now = performance.now();

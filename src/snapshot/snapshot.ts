@@ -572,23 +572,19 @@ export class Snapshot {
     }
   }
 
-  /** The size in bytes of the i-th record shard's file. */
-  recordShardBytes(position: number): number {
-    return (this.files.get(this.shardAt('clearance', position).path) as FileEntry).bytes;
-  }
-
   /**
-   * The i-th record shard's entries as one JSON array, `[e1,e2,…]`, read straight into `into` (at least
-   * `recordShardBytes(position)` long) and checked as `lendShardLines` checks them: the file's bytes against the
+   * The i-th record shard's entries as one JSON array, `[e1,e2,…]`, read straight into `room(size)` (a buffer of at
+   * least the file's `size` the caller gives) and checked as `lendShardLines` checks them: the file's bytes against the
    * manifest (hashed unless the file is provably the one that matched), and one line per entry. Then the newlines
    * are taken out in place: a shard is `[`, its entries each followed by `,` but the last, and `]`, a line each, and
-   * JSON text has no raw newline inside a string. Returns the array's length in bytes, or null when the byte cache
-   * holds the shard (the caller cuts its page from there). A catalog page that is one whole shard is then made with no
+   * JSON text has no raw newline inside a string. Returns the array's length in bytes, or null, with
+   * `room` not called, when the byte cache holds the shard (the caller cuts its page from there). A catalog page that is one whole shard is then made with no
    * buffer lent and no copy of the page between the read and the answer.
    */
-  async recordShardArrayInto(position: number, into: Uint8Array): Promise<number | null> {
+  async recordShardArrayInto(position: number, room: (size: number) => Uint8Array): Promise<number | null> {
     const shard = this.shardAt('clearance', position);
     if (this.cache.get(`s${shard.path}`)) return null;
+    const into = room((this.files.get(shard.path) as FileEntry).bytes);
     const read = await this.readWholeChecked(shard.path, { bytes: into });
     this.verified.add(shard.path);
     // A storage that cannot read into a given buffer hands back bytes of its own.
@@ -613,8 +609,13 @@ export class Snapshot {
       from = newline + 1;
     }
     // `[` and `]` are lines of their own.
-    if (lines - 2 !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines - 2} lines for ${shard.count} entries`);
+    this.checkLineCount(shard, lines - 2);
     return end;
+  }
+
+  /** A shard must hold one line per entry its index counts: a build that wrote otherwise is refused, not served. */
+  private checkLineCount(shard: ShardIndex['shards'][number], lines: number): void {
+    if (lines !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines} lines for ${shard.count} entries`);
   }
 
   /** The i-th shard of a kind, read now (into `scratch` when given) and checked whole against the manifest, not kept in the cache. */
@@ -622,7 +623,7 @@ export class Snapshot {
     const shard = this.shardAt(kind, position);
     const bytes = await this.readWholeChecked(shard.path, scratch);
     const lines = indexLines(bytes, shard.count);
-    if (lines.starts.length !== shard.count) throw new Error(`${shard.path} of snapshot ${this.id} holds ${lines.starts.length} lines for ${shard.count} entries`);
+    this.checkLineCount(shard, lines.starts.length);
     this.verified.add(shard.path);
     return lines;
   }
