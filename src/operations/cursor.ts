@@ -47,23 +47,37 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 const VALUE_OF = new Int8Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) VALUE_OF[ALPHABET.charCodeAt(i)] = i;
 
-/** base64url without padding, straight from the bytes (btoa and three regular expressions cost more than the MAC). */
+/** The code of each base64url character by its 6-bit value. */
+const CODE_OF = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
+
+/**
+ * base64url without padding, straight from the bytes (btoa and three regular expressions cost more than the MAC). The
+ * characters are written as bytes and decoded once, so the string is one flat run: one built by `+=` is a tree of
+ * pieces, about 1.3 KB for a cursor kept in memory instead of 150 bytes.
+ */
 function toBase64Url(bytes: Uint8Array): string {
-  let out = '';
+  const out = new Uint8Array(Math.ceil((bytes.length * 4) / 3));
+  let at = 0;
   let i = 0;
   for (; i + 2 < bytes.length; i += 3) {
     const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
-    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]! + ALPHABET[n & 63]!;
+    out[at++] = CODE_OF[n >>> 18]!;
+    out[at++] = CODE_OF[(n >>> 12) & 63]!;
+    out[at++] = CODE_OF[(n >>> 6) & 63]!;
+    out[at++] = CODE_OF[n & 63]!;
   }
   const rest = bytes.length - i;
   if (rest === 1) {
     const n = (bytes[i] as number) << 16;
-    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]!;
+    out[at++] = CODE_OF[n >>> 18]!;
+    out[at++] = CODE_OF[(n >>> 12) & 63]!;
   } else if (rest === 2) {
     const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8);
-    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]!;
+    out[at++] = CODE_OF[n >>> 18]!;
+    out[at++] = CODE_OF[(n >>> 12) & 63]!;
+    out[at++] = CODE_OF[(n >>> 6) & 63]!;
   }
-  return out;
+  return decoder.decode(out.subarray(0, at));
 }
 
 /**
