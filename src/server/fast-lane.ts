@@ -198,6 +198,19 @@ export class Scratch {
   release(buffer: ArrayBufferLike): void {
     if (this.lent.delete(buffer)) this.pool.give(buffer);
   }
+
+  /**
+   * Gives `buffer` back the first time it is called, and does nothing after: for a write's callback (the socket calls
+   * it once the bytes have left it, or failed to) that may come after the buffer was given back and lent again.
+   */
+  giveBackOnce(buffer: ArrayBufferLike): () => void {
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.release(buffer);
+    };
+  }
 }
 
 type Out = { bytes: Buffer; close: boolean; lent: ArrayBufferLike | null };
@@ -426,8 +439,18 @@ class Connection {
       const aborted = socket.destroyed;
       if (!aborted) {
         this.counts.answered++;
-        socket.write(out.bytes);
-        if (out.lent !== null && socket.writableLength === 0) this.scratch.release(out.lent);
+        // A lent buffer comes back at once when the kernel took all of it. A large answer often waits in the stream
+        // for part of it (a burst of catalog pages fills the socket's buffer): its buffer comes back when the rest has
+        // gone, or the write failed, instead of being left to the collector while the next answer takes a new one. A
+        // small answer seldom waits, and a callback for each would cost them all.
+        if (out.lent !== null && out.bytes.length >= BATCHED_ANSWER_BYTES) {
+          const giveBack = this.scratch.giveBackOnce(out.lent);
+          socket.write(out.bytes, giveBack);
+          if (socket.writableLength === 0) giveBack();
+        } else {
+          socket.write(out.bytes);
+          if (out.lent !== null && socket.writableLength === 0) this.scratch.release(out.lent);
+        }
       }
       this.lane.logger.request({
         method: 'POST',

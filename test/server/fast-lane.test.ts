@@ -333,4 +333,18 @@ describe('the buffers the fast lane lends', () => {
     expect(b.buffer).toBe(a.buffer);
     expect(c.buffer).not.toBe(a.buffer);
   });
+
+  it('gives a buffer back through a write callback once, never after it was lent again', () => {
+    const scratch = new Scratch();
+    const page = scratch.allocate(100_000);
+    const giveBack = scratch.giveBackOnce(page.buffer);
+    // The kernel took the whole answer: given back at once, and the next page reuses the buffer.
+    giveBack();
+    const next = scratch.allocate(100_000);
+    expect(next.buffer).toBe(page.buffer);
+    // The socket's callback for the first write comes after: the buffer, lent again, stays lent.
+    giveBack();
+    expect(scratch.owns(next)).toBe(true);
+    expect(scratch.allocate(100_000).buffer).not.toBe(next.buffer);
+  });
 });
