@@ -34,11 +34,16 @@ export type QueryRun = (
  * (Node's HTTP server and the fast lane) answer through this.
  */
 export function queryRunner(deps: QueryDeps): QueryRun {
-  const core: ApiQueryDeps = { ...deps, deadline: (work, operation) => withDeadline(work, deps.operationTimeoutMs, operation) };
+  const core = coreDeps(deps);
   return (snapshot, body, contentType, connection, onOperation) =>
     deps.turns
       .run(connection, () => (connection.destroyed ? Promise.resolve(null) : answerQuery(core, snapshot, body, contentType, onOperation)))
       .catch((err: unknown) => errorAnswer(deps, err, null, snapshot));
+}
+
+/** What src/api needs of the server's parts: the same, with the operation timeout as a deadline. */
+export function coreDeps(deps: QueryDeps): ApiQueryDeps {
+  return { ...deps, deadline: (work, operation) => withDeadline(work, deps.operationTimeoutMs, operation) };
 }
 
 /** Logs the stack of an answer that is a bug (the client sees only the generic sentence). */

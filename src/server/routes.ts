@@ -2,17 +2,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import polka, { type Polka } from 'polka';
 import type { Snapshot, SnapshotSource } from '../snapshot/index.ts';
 import { ApiError } from '../api/errors.ts';
+import { CORS_HEADERS, matchRoute, routeRequest, type HostRouteId, type RouteAnswer, type RouteContext } from '../api/routes.ts';
 import { logWhenDone } from './log.ts';
-import { exportHandler } from './export.ts';
-import { buildOpenApiDocument } from '../api/openapi.ts';
-import { queryHandler, sendError, type QueryDeps } from './query.ts';
-import { sendJson } from './respond.ts';
+import { coreDeps, queryHandler, sendError, type QueryDeps } from './query.ts';
+import { sendBytes } from './respond.ts';
 import { snapshotFile } from './static.ts';
+import { sendStream } from './stream.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
-export type RouteContext = {
+export type RouteOptions = {
   deps: QueryDeps;
   snapshots: SnapshotSource;
   /** The browser page's files, or null for a bare API. */
@@ -22,78 +22,95 @@ export type RouteContext = {
   draining: () => boolean;
 };
 
+type Fail = (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot?: Snapshot | null) => Promise<void>;
+/** Node's code for the routes the table leaves to each host; `rest` is what follows a prefix route's prefix. */
+type NodeRoute = (req: IncomingMessage, res: ServerResponse, rest: string) => void | Promise<void>;
+
 /**
- * The routes: POST /v1/query (and its CORS preflight), GET /healthz, GET /v1/openapi.json, GET /snapshot/*, then
- * the browser page. Returns polka's app and the request handler for the HTTP server.
+ * The API's routes on Node, from the one table in src/api/routes.ts: its preflights, refusals and portable handlers,
+ * with Node's own code for the query and the snapshot's files; then the browser page. Returns polka's app and the
+ * request handler for the HTTP server.
  */
-export function mountRoutes(ctx: RouteContext): { polka: Polka; dispatch: Handler } {
-  const { deps, snapshots } = ctx;
-  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot: Snapshot | null = snapshots.current) =>
-    sendError(deps, req, res, err, null, snapshot);
+export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Handler } {
+  const { deps, snapshots } = options;
+  const fail: Fail = (req, res, err, snapshot = snapshots.current) => sendError(deps, req, res, err, null, snapshot);
   const notFound = (req: IncomingMessage, res: ServerResponse) => fail(req, res, new ApiError('not_found', 'Nothing is served at this path.'));
-  const unavailable = () => new ApiError('source_unavailable', 'No valid snapshot is loaded; try again once one has been published.');
   const answerQuery = queryHandler(deps);
-  let openapi: Record<string, unknown> | null = null;
+  const core = coreDeps(deps);
+
+  const own: Record<HostRouteId, NodeRoute> = {
+    query: answerQuery,
+    'snapshot-files': (req, res, rest) => {
+      const snapshot = snapshots.current;
+      if (!snapshot) return fail(req, res, new ApiError('source_unavailable', 'No valid snapshot is loaded; try again once one has been published.'), null);
+      snapshotFile(
+        snapshot,
+        rest,
+        req,
+        res,
+        () => void notFound(req, res),
+        (err) => void fail(req, res, err, snapshot),
+        options.fileMemoryMaxBytes,
+      );
+    },
+  };
 
   const app = polka({
     onError: (err, req, res) => void fail(req, res, err),
     onNoMatch: (req, res) => void notFound(req, res),
   });
-  app
-    .use((req, res, next) => {
-      logWhenDone(deps.logger, req, res);
-      if (ctx.draining()) res.setHeader('Connection', 'close');
-      next();
-    })
-    .post('/v1/query', answerQuery)
-    .options('/v1/query', (_req, res) => {
-      res.writeHead(204, {
-        'Access-Control-Allow-Origin': '*',
-        'Access-Control-Allow-Methods': 'POST, OPTIONS',
-        'Access-Control-Allow-Headers': 'Content-Type',
-        'Access-Control-Max-Age': '86400',
-      });
+  app.use((req, res, next) => {
+    logWhenDone(deps.logger, req, res);
+    if (options.draining()) res.setHeader('Connection', 'close');
+    next();
+  });
+  app.use((req, res, next) => {
+    const method = req.method ?? '';
+    const match = matchRoute(method, req.path);
+    if (match.kind === 'none') return next();
+    if (match.kind === 'preflight') {
+      res.writeHead(204, match.headers);
       res.end();
-    })
-    .all('/v1/query', (req, res) =>
-      fail(req, res, new ApiError('method_not_allowed', `${req.method} is not allowed on /v1/query; send a POST.`, { headers: { Allow: 'POST, OPTIONS' } })),
-    )
-    .get('/healthz', (req, res) => {
-      const snapshot = snapshots.current;
-      const sourceState = deps.sourceState(snapshot, deps.now());
-      if (snapshot) return sendJson(req, res, 200, { status: 'ok', sourceState });
-      return sendJson(req, res, 503, { status: 'unavailable', reason: snapshots.problem ?? 'no valid snapshot is loaded', sourceState });
-    })
-    .get('/v1/export', exportHandler({ current: () => snapshots.current, fail }))
-    .get('/v1/openapi.json', (req, res) => {
-      openapi ??= buildOpenApiDocument();
-      return sendJson(req, res, 200, openapi);
-    })
-    .get('/snapshot/*', (req, res) => {
-      const snapshot = snapshots.current;
-      if (!snapshot) return fail(req, res, unavailable(), null);
-      snapshotFile(
-        snapshot,
-        req.path.slice('/snapshot/'.length),
-        req,
-        res,
-        () => void notFound(req, res),
-        (err) => void fail(req, res, err, snapshot),
-        ctx.fileMemoryMaxBytes,
-      );
-    });
-  const serveStatic = ctx.serveStatic;
+      return;
+    }
+    if (match.kind === 'refuse') return void fail(req, res, match.error);
+    const { route, rest } = match;
+    if (route.handler === 'host') return void own[route.id](req, res, rest);
+    const handler = route.handler;
+    const snapshot = snapshots.current;
+    const context: RouteContext = { snapshot, problem: snapshots.problem, deps: core, lendsChunks: true };
+    const request = routeRequest(method, req.url ?? '', rest, (name) => headerOf(req, name));
+    void (async () => {
+      try {
+        await send(req, res, await handler(request, context));
+      } catch (err) {
+        await fail(req, res, err, snapshot);
+      }
+    })();
+  });
+  const serveStatic = options.serveStatic;
   if (serveStatic) app.use((req, res, next) => serveStatic(req, res, () => void next()));
 
   // The API's one route skips the router: what polka's middleware above does for it is done here.
   const dispatch: Handler = (req, res) => {
     if (req.method === 'POST' && req.url === '/v1/query') {
       logWhenDone(deps.logger, req, res);
-      if (ctx.draining()) res.setHeader('Connection', 'close');
+      if (options.draining()) res.setHeader('Connection', 'close');
       void answerQuery(req, res);
     } else {
       app.handler(req as never, res, undefined as never);
     }
   };
   return { polka: app, dispatch };
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** A portable handler's answer, sent: bytes with the JSON headers (compressed as the client accepts), or streamed. */
+function send(req: IncomingMessage, res: ServerResponse, answer: RouteAnswer): Promise<void> {
+  if (answer.kind === 'bytes') return sendBytes(req, res, answer.status, answer.body, answer.headers);
+  return sendStream(req, res, answer.status, { ...CORS_HEADERS, ...answer.headers }, answer.chunks);
 }

@@ -2,8 +2,7 @@ import { AnswerCache } from '../api/answer-cache.ts';
 import { MAX_BODY_BYTES, readRequestBody } from '../api/body.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 import { ApiError } from '../api/errors.ts';
-import { buildOpenApiDocument } from '../api/openapi.ts';
-import { answerExport } from '../api/export.ts';
+import { CORS_HEADERS, matchRoute, routeRequest, type HostRouteId, type RouteAnswer, type RouteContext } from '../api/routes.ts';
 import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps } from '../api/query.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -18,9 +17,10 @@ import { ManifestWatch } from './source.ts';
 import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
 
 /**
- * The API as a Cloudflare Worker: POST /v1/query, GET /healthz, GET /v1/openapi.json and the snapshot's files under
- * /snapshot/, answered by the same code as the Node server (src/api, src/operations, src/search, src/snapshot) over
- * a snapshot in the Worker's static assets or in an R2 bucket. Everything else goes to the static assets (the page).
+ * The API as a Cloudflare Worker: the routes of src/api/routes.ts (the query, health, the OpenAPI document, export,
+ * the snapshot's files), answered by the same code as the Node server (src/api, src/operations, src/search,
+ * src/snapshot) over a snapshot in the Worker's static assets or in an R2 bucket. Everything else goes to the static
+ * assets (the page).
  */
 type Env = {
   /** Workers static assets: the page, and the snapshot under SNAPSHOT_PREFIX unless SNAPSHOT_BUCKET is bound. */
@@ -129,9 +129,6 @@ function jsonResponse(request: Request, status: number, body: Uint8Array, header
   return new Response(request.method === 'HEAD' ? null : (body as Uint8Array<ArrayBuffer>), { status, headers: out });
 }
 
-const encoder = new TextEncoder();
-const jsonBytes = (value: unknown) => encoder.encode(JSON.stringify(value));
-
 function answered(request: Request, answer: QueryAnswer, watch: ManifestWatch, path: string): Response {
   const failure = answer.failure;
   if (failure) {
@@ -165,10 +162,16 @@ async function query(request: Request, { watch, deps }: Service): Promise<Respon
 const CONTENT_TYPES: Record<string, string> = { json: 'application/json; charset=utf-8', bin: 'application/octet-stream' };
 
 /** A file of the snapshot, checked against the manifest it was read with (R2 only: assets serve their own files). */
-async function snapshotFile(request: Request, rel: string, { watch, deps }: Service): Promise<Response> {
+async function snapshotFile(request: Request, rest: string, { watch, deps }: Service): Promise<Response> {
   const snapshot = await watch.current(Date.now());
   if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
-  const safe = safeRelPath(rel);
+  let rel: string | null;
+  try {
+    rel = decodeURIComponent(rest);
+  } catch {
+    rel = null;
+  }
+  const safe = rel === null ? null : safeRelPath(rel);
   if (safe === null || (safe !== LAYOUT.manifest && !snapshot.fileEntry(safe))) {
     return answered(request, errorAnswer(deps, new ApiError('not_found', 'Nothing is served at this path.'), null, snapshot), watch, request.url);
   }
@@ -183,69 +186,68 @@ async function snapshotFile(request: Request, rel: string, { watch, deps }: Serv
   }
 }
 
+/** The Worker's code for the routes the table leaves to each host; null hands the request on to the static assets. */
+type WorkerRoute = (request: Request, rest: string, env: Env, svc: Service) => Promise<Response | null>;
+
+const OWN: Record<HostRouteId, WorkerRoute> = {
+  query: (request, _rest, _env, svc) => query(request, svc),
+  // Static assets serve their own files; only a snapshot in R2 is read here.
+  'snapshot-files': (request, rest, env, svc) => (env.SNAPSHOT_BUCKET ? snapshotFile(request, rest, svc) : Promise.resolve(null)),
+};
+
 /**
- * GET /v1/export (src/api/export.ts): the body is a stream that asks for the next batch only when the platform has
- * sent the previous one, so a slow reader holds one batch. An error before the first byte is the usual JSON error;
- * after it, the stream errors and the platform cuts the connection, so a truncated file never looks complete.
+ * A portable route's answer as a Response. A streamed body asks for the next chunk only when the platform has sent
+ * the previous one, so a slow reader holds one chunk. After the first byte an error cannot be an answer any more: the
+ * stream errors and the platform cuts the connection, so a truncated file never looks complete.
  */
-async function exportFile(request: Request, { watch, deps }: Service): Promise<Response> {
-  const snapshot = await watch.current(Date.now());
-  try {
-    const answer = await answerExport(request.url, snapshot);
-    if (request.method === 'HEAD') return new Response(null, { headers: answer.headers });
-    const chunks = answer.chunks[Symbol.asyncIterator]();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const next = await chunks.next();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
-        } catch (err) {
-          log('error', 'export failed after its first byte; the connection is cut', { reason: err instanceof Error ? err.message : String(err) });
-          if (err instanceof UnavailableFile || err instanceof CorruptFile) watch.recheckSoon();
-          controller.error(err);
-        }
-      },
-      async cancel() {
-        await chunks.return?.();
-      },
-    });
-    return new Response(body, { headers: answer.headers });
-  } catch (err) {
-    return answered(request, errorAnswer(deps, err, null, snapshot), watch, '/v1/export');
+function responseOf(request: Request, answer: RouteAnswer, watch: ManifestWatch): Response {
+  if (answer.kind === 'bytes') return jsonResponse(request, answer.status, answer.body, answer.headers);
+  const headers = { ...CORS_HEADERS, ...answer.headers };
+  const chunks = answer.chunks[Symbol.asyncIterator]();
+  if (request.method === 'HEAD') {
+    void chunks.return?.();
+    return new Response(null, { status: answer.status, headers });
   }
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      } catch (err) {
+        log('error', 'a streamed answer failed after its first byte; the connection is cut', { reason: err instanceof Error ? err.message : String(err) });
+        if (err instanceof UnavailableFile || err instanceof CorruptFile) watch.recheckSoon();
+        controller.error(err);
+      }
+    },
+    async cancel() {
+      await chunks.return?.();
+    },
+  });
+  return new Response(body, { status: answer.status, headers });
 }
 
 async function route(request: Request, env: Env, svc: Service): Promise<Response> {
   const url = new URL(request.url);
-  const path = url.pathname;
-  if (path === '/v1/query') {
-    if (request.method === 'POST') return query(request, svc);
-    if (request.method === 'OPTIONS') {
-      return new Response(null, {
-        status: 204,
-        headers: {
-          'Access-Control-Allow-Origin': '*',
-          'Access-Control-Allow-Methods': 'POST, OPTIONS',
-          'Access-Control-Allow-Headers': 'Content-Type',
-          'Access-Control-Max-Age': '86400',
-        },
-      });
+  const match = matchRoute(request.method, url.pathname);
+  if (match.kind === 'preflight') return new Response(null, { status: 204, headers: match.headers });
+  if (match.kind === 'refuse') throw match.error;
+  if (match.kind === 'route') {
+    const { route, rest } = match;
+    if (route.handler === 'host') {
+      const own = await OWN[route.id](request, rest, env, svc);
+      if (own) return own;
+    } else {
+      const snapshot = await svc.watch.current(Date.now());
+      const context: RouteContext = { snapshot, problem: null, deps: svc.deps, lendsChunks: false };
+      const routed = routeRequest(request.method, `${url.pathname}${url.search}`, rest, (name) => request.headers.get(name) ?? undefined);
+      try {
+        return responseOf(request, await route.handler(routed, context), svc.watch);
+      } catch (err) {
+        return answered(request, errorAnswer(svc.deps, err, null, snapshot), svc.watch, url.pathname);
+      }
     }
-    throw new ApiError('method_not_allowed', `${request.method} is not allowed on /v1/query; send a POST.`, { headers: { Allow: 'POST, OPTIONS' } });
   }
-  const isRead = request.method === 'GET' || request.method === 'HEAD';
-  if (isRead && path === '/healthz') {
-    const snapshot = await svc.watch.current(Date.now());
-    const state = svc.deps.sourceState(snapshot, svc.deps.now());
-    return jsonResponse(request, snapshot ? 200 : 503, jsonBytes({ status: snapshot ? 'ok' : 'unavailable', sourceState: state }));
-  }
-  if (isRead && path === '/v1/export') return exportFile(request, svc);
-  if (isRead && path === '/v1/openapi.json') {
-    openapi ??= jsonBytes(buildOpenApiDocument());
-    return jsonResponse(request, 200, openapi);
-  }
-  if (isRead && path.startsWith('/snapshot/') && env.SNAPSHOT_BUCKET) return snapshotFile(request, decodeURIComponent(path.slice('/snapshot/'.length)), svc);
   if (env.ASSETS) {
     const asset = await env.ASSETS.fetch(request);
     // The assets answer a path they do not hold (or a method they do not take) with a bare 404 or 405; the
@@ -255,8 +257,6 @@ async function route(request: Request, env: Env, svc: Service): Promise<Response
   }
   throw new ApiError('not_found', 'Nothing is served at this path.');
 }
-
-let openapi: Uint8Array | null = null;
 
 // The Workers runtime finds the handlers on the default export, and refuses any other export of the entry module.
 export default {

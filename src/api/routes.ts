@@ -1,0 +1,189 @@
+import { ApiError } from './errors.ts';
+import { answerExport } from './export.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import type { QueryDeps } from './query.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+
+/**
+ * The HTTP routes of the API, once, for every host (the Node server in src/server, the Worker in src/worker). A host
+ * asks `matchRoute` what a request is, answers a preflight or a refusal as told, runs a portable route's handler and
+ * sends its answer, and runs its own code only for the routes marked `host` (the query, whose body and timing each
+ * host reads its own way, and the snapshot's files, which each host reads from its own storage).
+ *
+ * Adding a GET route: one entry in ROUTES with a handler `(request, context) => answer` written here or in a file of
+ * its own in src/api/. Both hosts then serve it, HEAD included, with the same status, headers and bytes.
+ */
+
+/** A request as a portable handler sees it; each host builds it with `routeRequest`. */
+export type RouteRequest = {
+  readonly method: string;
+  /** The path as received (still percent-encoded), without the query string. */
+  readonly path: string;
+  /** The path and the query string as received, for example `/v1/export?query=valve&format=csv`. */
+  readonly url: string;
+  /** The query string's parameters. */
+  readonly query: URLSearchParams;
+  /** Under a prefix route (`/snapshot/*`), what follows the prefix (still percent-encoded); '' for an exact route. */
+  readonly rest: string;
+  /** A request header by name (any case), or undefined. */
+  header(name: string): string | undefined;
+};
+
+/** What a handler may use besides the request: the snapshot, the host's shared parts, and what the host can do. */
+export type RouteContext = {
+  /** The snapshot the request started on, read once per request (null: none is loaded). */
+  readonly snapshot: Snapshot | null;
+  /** Why no snapshot is loaded, when the host knows. */
+  readonly problem: string | null;
+  /** Operations, cursors, clock, source state, answer cache and deadline: the same the query's answers use. */
+  readonly deps: QueryDeps;
+  /**
+   * True when the host hands each chunk of a streamed answer to the network before it asks for the next, so the
+   * chunks may be lent memory that the next one reuses (src/operations/export.ts's `lend`).
+   */
+  readonly lendsChunks: boolean;
+};
+
+/**
+ * What a handler answers. `bytes`: a whole body, sent with the JSON headers (Content-Type application/json,
+ * Access-Control-Allow-Origin *, Vary: Accept-Encoding) under the answer's own, which win; Node compresses it over
+ * 1 KiB as the client accepts, the Worker's platform does the same. `stream`: a status, all of the headers, and the
+ * chunks, pulled one at a time as the network takes them; an error before the first chunk becomes the usual error
+ * answer, one after it cuts the connection so that a truncated body never looks complete.
+ */
+export type RouteAnswer =
+  | { readonly kind: 'bytes'; readonly status: number; readonly body: Uint8Array; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly kind: 'stream'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly chunks: AsyncIterable<Uint8Array> };
+
+/** A portable route's code: throw an ApiError (or anything: a bug becomes 500) and the host sends the canonical error. */
+export type RouteHandler = (request: RouteRequest, context: RouteContext) => RouteAnswer | Promise<RouteAnswer>;
+
+export type RouteMethod = 'GET' | 'POST';
+
+export type Route = {
+  /** The route's name: hosts key their own code for `host` routes by it. */
+  readonly id: string;
+  /** An exact path (`/healthz`), or a prefix ending in `/*` (`/snapshot/*`) for everything under it. */
+  readonly path: string;
+  /** The methods served. GET serves HEAD too (the same answer without its body). */
+  readonly methods: readonly RouteMethod[];
+  /**
+   * Another method on this path: 405 method_not_allowed with an Allow header (true), or nothing matched (false: the
+   * host goes on to its static files, and then 404 not_found).
+   */
+  readonly refuseOtherMethods: boolean;
+  /** Answers the CORS preflight (OPTIONS) with 204; needed only where browsers send one (a POST of JSON). */
+  readonly preflight?: { readonly allowHeaders: string; readonly maxAgeSeconds: number };
+  /** The portable code that answers, or `host` when each host answers with its own code. */
+  readonly handler: RouteHandler | 'host';
+};
+
+const encoder = new TextEncoder();
+
+/** A JSON value as a `bytes` answer. */
+export function jsonAnswer(status: number, value: unknown, headers?: Readonly<Record<string, string>>): RouteAnswer {
+  return { kind: 'bytes', status, body: encoder.encode(JSON.stringify(value)), ...(headers && { headers }) };
+}
+
+/** GET /healthz: 200 with the source state while a snapshot serves, else 503 saying why. */
+const health: RouteHandler = (_request, { snapshot, problem, deps }) => {
+  const sourceState = deps.sourceState(snapshot, deps.now());
+  if (snapshot) return jsonAnswer(200, { status: 'ok', sourceState });
+  return jsonAnswer(503, { status: 'unavailable', reason: problem ?? 'no valid snapshot is loaded', sourceState });
+};
+
+let openApiBytes: Uint8Array | null = null;
+/** GET /v1/openapi.json: built once per process or isolate. */
+const openApi: RouteHandler = () => {
+  openApiBytes ??= encoder.encode(JSON.stringify(buildOpenApiDocument()));
+  return { kind: 'bytes', status: 200, body: openApiBytes };
+};
+
+/** GET /v1/export (src/api/export.ts says what it answers). */
+const exportAll: RouteHandler = async (request, { snapshot, lendsChunks }) => {
+  const answer = await answerExport(request.url, snapshot, { lend: lendsChunks });
+  return { kind: 'stream', status: 200, headers: answer.headers, chunks: answer.chunks };
+};
+
+/** Every route of the API, in the order they are matched. */
+export const ROUTES = [
+  { id: 'query', path: '/v1/query', methods: ['POST'], refuseOtherMethods: true, preflight: { allowHeaders: 'Content-Type', maxAgeSeconds: 86400 }, handler: 'host' },
+  { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
+  { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
+  { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll },
+  { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
+] as const satisfies readonly Route[];
+
+/** A route of the table, with its own literal id and handler. */
+export type TableRoute = (typeof ROUTES)[number];
+
+/** The routes each host answers with its own code: a host's map of them must name every one (the compiler checks). */
+export type HostRouteId = Extract<TableRoute, { handler: 'host' }>['id'];
+
+/** Every answer carries this, errors included: the API is public and read-only, for any origin. */
+export const CORS_HEADERS: Readonly<Record<string, string>> = { 'Access-Control-Allow-Origin': '*' };
+
+export type RouteMatch =
+  /** Run the route: its handler, or the host's own code when it is `host`. `rest` is what follows a prefix route's prefix. */
+  | { readonly kind: 'route'; readonly route: TableRoute; readonly rest: string }
+  /** Answer 204 with these headers and no body. */
+  | { readonly kind: 'preflight'; readonly headers: Readonly<Record<string, string>> }
+  /** Answer this error (405 method_not_allowed, with its Allow header). */
+  | { readonly kind: 'refuse'; readonly error: ApiError }
+  /** No route: the host's static files, else 404 not_found. */
+  | { readonly kind: 'none' };
+
+const NONE: RouteMatch = { kind: 'none' };
+
+/** The methods a route answers, as an Allow header lists them. */
+function allowOf(route: Route): string {
+  const methods: string[] = [...route.methods];
+  if (methods.includes('GET')) methods.push('HEAD');
+  if (route.preflight) methods.push('OPTIONS');
+  return methods.join(', ');
+}
+
+/** What, by the table, a request with this method and path (percent-encoded, no query string) is. */
+export function matchRoute(method: string, path: string): RouteMatch {
+  for (const route of ROUTES as readonly TableRoute[]) {
+    const spec: Route = route;
+    let rest = '';
+    if (spec.path.endsWith('/*')) {
+      const prefix = spec.path.slice(0, -1);
+      if (!path.startsWith(prefix)) continue;
+      rest = path.slice(prefix.length);
+    } else if (path !== spec.path) {
+      continue;
+    }
+    const served: readonly string[] = spec.methods;
+    if (served.includes(method) || (method === 'HEAD' && served.includes('GET'))) return { kind: 'route', route, rest };
+    if (method === 'OPTIONS' && spec.preflight) {
+      return {
+        kind: 'preflight',
+        headers: {
+          ...CORS_HEADERS,
+          'Access-Control-Allow-Methods': allowOf(spec),
+          'Access-Control-Allow-Headers': spec.preflight.allowHeaders,
+          'Access-Control-Max-Age': String(spec.preflight.maxAgeSeconds),
+        },
+      };
+    }
+    if (!spec.refuseOtherMethods) return NONE;
+    const sent = served.length === 1 ? `; send a ${served[0]}` : `; send one of ${served.join(', ')}`;
+    return { kind: 'refuse', error: new ApiError('method_not_allowed', `${method} is not allowed on ${spec.path}${sent}.`, { headers: { Allow: allowOf(spec) } }) };
+  }
+  return NONE;
+}
+
+/** The request a portable handler sees, from what every host has: the method, the URL as received, and its headers. */
+export function routeRequest(method: string, url: string, rest: string, header: (name: string) => string | undefined): RouteRequest {
+  const q = url.indexOf('?');
+  return {
+    method,
+    path: q < 0 ? url : url.slice(0, q),
+    url,
+    query: new URLSearchParams(q < 0 ? '' : url.slice(q + 1)),
+    rest,
+    header,
+  };
+}
