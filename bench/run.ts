@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: build, lookups, search and memory at the bundled data, 175,000 and 1,000,000 generated records,
- * side by side with nginx (lookups) and SQLite FTS5 (search). Prints the tables, writes bench/results.json and draws
- * docs/performance.svg. `--quick` measures the bundled data and 175,000 records with shorter rounds, and writes its
- * figures under bench/out/ so that the committed full run stays as it is.
+ * side by side with nginx (lookups) and SQLite FTS5 (search). Prints the tables, writes bench/results.json, draws
+ * docs/performance.svg and writes the tables into docs/performance.md's results section. `--quick` measures the
+ * bundled data and 175,000 records with shorter rounds, and writes its figures under bench/out/ so that the
+ * committed full run stays as it is.
  *
  *   npm run bench [-- --quick] [--sizes bundled,175k,1M] [--rounds 3] [--seconds 5] [--connections 50]
  *                 [--queries 400] [--fresh] [--generator auto|wrk|autocannon] [--work-dir DIR] [--out FILE] [--svg FILE]
- *                 [--nginx PATH|none] [--prepare] [--max-minutes N]
+ *                 [--nginx PATH|none] [--prepare] [--max-minutes N] [--doc FILE|none]
  *
  * Snapshots are generated and built under --work-dir and reused while their inputs are unchanged; --fresh rebuilds
  * them (and measures the builds again), --prepare only makes sure they exist.
@@ -31,6 +32,7 @@ import { renderPlot } from './lib/plot.ts';
 import { killAll, memoryOf, sampleMemory } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { renderReport } from './lib/report.ts';
+import { writeResultsInto } from './lib/docs-results.ts';
 import type { Results, SizeResults } from './lib/results.ts';
 import { startBareNode, startServer, type RunningServer } from './lib/server.ts';
 import { measureWorker } from './lib/worker.ts';
@@ -55,7 +57,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --fresh               generate and build the snapshots again, and measure those builds
   --prepare             only make sure the snapshots exist
   --max-minutes N       stop the whole run after N minutes (90; 10 with --quick)
-  --out FILE, --svg FILE  where the results and the plot go (bench/results.json, docs/performance.svg)`;
+  --out FILE, --svg FILE  where the results and the plot go (bench/results.json, docs/performance.svg)
+  --doc FILE|none       the page whose results section a full run rewrites (docs/performance.md; never with --quick)`;
 
 const values = parseCommandLine('bench', USAGE, {
   quick: { type: 'boolean', default: false },
@@ -75,6 +78,7 @@ const values = parseCommandLine('bench', USAGE, {
   'max-minutes': { type: 'string' },
   out: { type: 'string' },
   svg: { type: 'string' },
+  doc: { type: 'string' },
 });
 
 const quick = values.quick;
@@ -99,6 +103,7 @@ if (!['auto', 'wrk', 'autocannon'].includes(values.generator)) throw new Error('
 const workDir = resolve(values['work-dir']);
 const resultsPath = resolve(values.out ?? (quick ? 'bench/out/results-quick.json' : 'bench/results.json'));
 const svgPath = resolve(values.svg ?? (quick ? 'bench/out/performance-quick.svg' : 'docs/performance.svg'));
+const docPath = quick || values.doc === 'none' ? null : resolve(values.doc ?? 'docs/performance.md');
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
@@ -355,7 +360,9 @@ async function main(): Promise<void> {
   await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
   await mkdir(dirname(svgPath), { recursive: true });
   await writeFile(svgPath, renderPlot(results));
-  console.log(`\nWrote ${relative(process.cwd(), resultsPath)} and ${relative(process.cwd(), svgPath)} in ${(results.seconds / 60).toFixed(1)} minutes.`);
+  if (docPath) await writeResultsInto(docPath, results);
+  const wrote = [resultsPath, svgPath, ...(docPath ? [docPath] : [])].map((p) => relative(process.cwd(), p));
+  console.log(`\nWrote ${wrote.join(', ')} in ${(results.seconds / 60).toFixed(1)} minutes.`);
 }
 
 await main();

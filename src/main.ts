@@ -9,7 +9,7 @@ import { jsonLogger } from './server/log.ts';
 const USAGE = `Usage: npm start
 
 Serves POST /v1/query, GET /healthz, GET /v1/openapi.json, the snapshot's files under /snapshot/ and the browser
-page. Settings come from the environment, read once at start (see the README):
+page. Settings come from the environment, read once at start (see docs/server.md):
 
   PORT, HOST                 where to listen (8080, 127.0.0.1)
   SNAPSHOT_PATH              the snapshot link or directory (./snapshot; built from the bundled files if missing)

@@ -20,10 +20,9 @@ const MAX_CURSOR_CHARS = 512;
 const DOMAIN = 'device-510k/catalog-cursor\n';
 /**
  * Cursors remembered each way, between this many and twice as many: a page signs the next one, and a walk sends it
- * back a moment later, so a thousand walks at once find theirs. Signing and checking one took 5-6 us each (the MAC, the
- * payload's JSON, its schema), a fifth of a catalog page made from a whole shard. Kept small: 8,192 took the server's
- * peak 7-10 MiB higher under pages drawn at random from 10,000, whose remembered cursors churned through the old
- * generation of V8's heap.
+ * back a moment later, so a thousand walks at once find theirs. Signing and checking (the MAC, the payload's JSON, its
+ * schema) is a good part of a catalog page's cost. Kept small: walks need no more, and more remembered cursors churn
+ * through the old generation of V8's heap under pages that are not walks, raising the server's peak for nothing.
  */
 const REMEMBERED = 1024;
 

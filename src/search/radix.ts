@@ -25,7 +25,7 @@ export function sortedIds(ids: Uint32Array): Uint32Array {
   return out;
 }
 
-/** Below this many ids the built-in sort is quicker (measured: even at 600, 5 µs against 11 µs). */
+/** Below this many ids the built-in sort is quicker than a radix sort's passes and counts. */
 const SMALL = 1024;
 const BITS = 11;
 const RADIX = 1 << BITS;

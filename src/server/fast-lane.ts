@@ -14,10 +14,9 @@ import { rememberFirst } from '../utils/remember.ts';
 /**
  * The fast lane: POST /v1/query answered straight from the socket's bytes, below Node's HTTP layer.
  *
- * A profile of the smallest answer (meta) through Node's HTTP server had its HTTP layer (the parser's request and
- * response objects, header validation, the writable stream machinery) at about a quarter of the time and our code at
- * a few percent per piece: a bare node:http server sending fixed bytes was 0.43-0.45x of nginx, so no trimming of
- * ours could reach the target. Every connection starts here. Requests of the one shape API clients send (a whole
+ * For small answers Node's HTTP layer (the parser's request and response objects, header validation, the writable
+ * stream machinery) costs more than the operation itself, and a bare node:http server sending fixed bytes is below
+ * the targets, so no trimming of our own code could reach them. Every connection starts here. Requests of the one shape API clients send (a whole
  * `POST /v1/query HTTP/1.1` with a Host, a Content-Length within the body limit, no Transfer-Encoding, Expect or
  * Upgrade, every header line well formed) are read from the socket's bytes and answered with one write. Anything
  * else (another path or method, a malformed or unusual request, one still incomplete after a moment) hands the
@@ -287,11 +286,9 @@ const BATCH_CONNECTIONS = 8;
 /**
  * Large answers (a catalog page, a search page of many records) are written together at the end of the tick that made them,
  * or as soon as BATCH_CONNECTIONS connections have one waiting, rather than each as soon as it is made. Written one
- * by one, about 140 us apart, each answer found the client asleep and paid for waking it: the profile of catalog pages
- * at 1,000,000 records had the kernel's wake-up of the reading process (sock_def_readable) at 11% of the server's time,
- * against 2% in nginx's, which answers four times as fast and finds its client awake. Written in a burst, the client
- * is woken once and reads the rest awake. Small answers go at once: held for the tick, they left the client idle while
- * the server worked (meta 0.83-0.92x); at a few microseconds each, they keep it awake anyway.
+ * by one, far apart, each answer finds the client asleep and pays for the kernel waking it (sock_def_readable).
+ * Written in a burst, the client is woken once and reads the rest awake. Small answers go at once: held for the tick,
+ * they leave the client idle while the server works; at a few microseconds each, they keep it awake anyway.
  */
 class WriteBatch {
   private readonly ready = new Set<Connection>();

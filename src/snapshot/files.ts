@@ -65,8 +65,8 @@ export class NodeStorage implements SnapshotStorage {
     into?: Uint8Array,
     known?: string,
   ): Promise<{ bytes: Uint8Array; identity: string | null }> {
-    // A Buffer even over the caller's memory: its indexOf is memchr, a plain Uint8Array's a loop (finding a shard's
-    // lines took 3-5 times as long).
+    // A Buffer even over the caller's memory: its indexOf is memchr, a plain Uint8Array's a loop, several times slower
+    // at finding a shard's lines.
     const out = into ? Buffer.from(into.buffer, into.byteOffset, length) : Buffer.allocUnsafeSlow(length);
     const got = known === undefined ? null : this.readIfUnchanged(path, out, offset, known);
     if (got !== null) return { bytes: out.subarray(0, got), identity: known! };

@@ -22,6 +22,7 @@ const COMMANDS = [
   ['bench/pipelining-ab.ts', 'pipelining-ab'],
   ['bench/extensions-probe.ts', 'extensions-probe'],
   ['bench/export-throughput.ts', 'export-throughput'],
+  ['bench/report-docs.ts', 'report-docs'],
   ['test/browser/measure.ts', 'measure'],
 ] as const;
 
