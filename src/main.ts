@@ -30,8 +30,16 @@ page. Settings come from the environment, read once at start (see docs/server.md
  */
 parseCommandLine('start', USAGE, {});
 const logger = jsonLogger();
-const config = configFromEnv();
-const workers = workersFromEnv(process.env.WORKERS);
+// A setting that cannot be read stops the start with one line naming it, never a stack trace.
+const settings = (() => {
+  try {
+    return { config: configFromEnv(), workers: workersFromEnv(process.env.WORKERS) };
+  } catch (err) {
+    logger.error(err instanceof Error ? err.message : String(err));
+    process.exit(2);
+  }
+})();
+const { config, workers } = settings;
 
 let firstBuild = false;
 if (cluster.isPrimary) {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { checkStall, configFromEnv, DEFAULT_OPEN_FILES } from '../../src/server/config.ts';
@@ -40,5 +41,22 @@ describe('checkStall', () => {
     const s = socket(0, 0);
     checkStall(s as unknown as Socket, -1);
     expect(s.destroyed).toBe(false);
+  });
+});
+
+describe('npm start with a setting it cannot read', () => {
+  it('stops with exit code 2 and one line naming the variable, no stack trace', () => {
+    const root = new URL('../..', import.meta.url).pathname;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: { ...process.env, OPEN_FILES: 'x', PORT: '0' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status).toBe(2);
+    const output = `${run.stdout}${run.stderr}`;
+    expect(output).toContain('OPEN_FILES');
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(JSON.parse(output.trim()).level).toBe('error');
   });
 });
