@@ -1,7 +1,7 @@
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, RecordShard, ShardIndex, type OperationName } from '../../src/contract/index.ts';
 import { SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH } from '../../src/contract/search-index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -177,7 +177,6 @@ describe('a damaged file that every answer needs', () => {
     },
   );
 
-  it('figures', () => {
-    figure('damaged files detected and refused', detected);
-  });
+  // Each test asserts its own detection; the count is printed for the run's log, not asserted again.
+  afterAll(() => figure('damaged files detected and refused', detected));
 });

@@ -123,7 +123,8 @@ describe('a refused snapshot repaired in place', () => {
     const server = await startServer({ snapshotPath: link, pollMs: 50 });
     try {
       expect((await health(server)).status).toBe(503);
-      await new Promise((r) => setTimeout(r, 1500));
+      // Opened again and refused again, however often: still one line in the log.
+      for (let i = 0; i < 3; i++) expect(await server.app.reload()).toBe('refused');
       expect(server.logger.errors.filter((e) => e.message.startsWith('snapshot refused'))).toHaveLength(1);
       await rename(join(dir, 'meta.aside'), join(dir, LAYOUT.meta));
       await vi.waitFor(async () => expect((await health(server)).status).toBe(200), { timeout: 10_000, interval: 100 });
