@@ -85,11 +85,11 @@ const isExtended = (req: SearchRequest): boolean =>
 
 /**
  * One search over a loaded index: pure, synchronous, and the same request always gives the same outcome. Refuses a
- * query over a limit as `matchesOf` does.
+ * query over a limit as `matchesOf` does; `budget` is the work budget's steps (tests give smaller ones).
  */
-export function runSearch(index: SearchIndex, req: SearchRequest): SearchOutcome {
+export function runSearch(index: SearchIndex, req: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
   checkQueryCost(parseQuery(req.query), index);
-  return withWorkBudget(WORK_BUDGET, () => searchWithin(index, req));
+  return withWorkBudget(budget, () => searchWithin(index, req));
 }
 
 function searchWithin(index: SearchIndex, req: SearchRequest): SearchOutcome {
