@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkQueryShape, QUERY_LIMITS } from '../search/cost.ts';
 import { parseQuery, QueryError } from '../search/grammar.ts';
 
 /** Input schemas of the six operations (spec "Endpoints" and docs/contract.md section 3). */
@@ -72,10 +73,11 @@ export const SearchInput = z
   .strictObject({
     query: z
       .string(required('a string'))
-      .refine((s) => codePoints(s) <= 2048, { error: 'must be at most 2048 characters' })
+      .refine((s) => codePoints(s) <= QUERY_LIMITS.chars, { error: `must be at most ${QUERY_LIMITS.chars} characters` })
       .superRefine((s, ctx) => {
         try {
-          parseQuery(s);
+          // The limits that need no index (src/search/cost.ts); those that do are checked where the index is.
+          checkQueryShape(parseQuery(s));
         } catch (err) {
           if (!(err instanceof QueryError)) throw err;
           ctx.addIssue({ code: 'custom', message: err.message });

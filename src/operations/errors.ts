@@ -1,4 +1,5 @@
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../contract/index.ts';
+import { QueryCostError } from '../search/cost.ts';
 
 /**
  * The one error type of the service. Its HTTP status comes from the contract's table (`ERROR_STATUS`), never from
@@ -29,5 +30,24 @@ export class SearchUnavailable extends ApiError {
   override readonly name = 'SearchUnavailable';
   constructor(message = 'Search is not available on this server yet; every other operation is.') {
     super('source_unavailable', message);
+  }
+}
+
+/**
+ * A query over a limit of src/search/cost.ts (or over the work budget): `invalid_input` (400), since the same query
+ * is refused the same way every time (the limits and the budget are counts, not times), so it is the input that must
+ * change; a 503 would tell the client to send it again.
+ */
+export function queryOverLimit(err: QueryCostError, path = 'input.query'): ApiError {
+  return new ApiError('invalid_input', `${path} ${err.message}.`, { details: [{ path, message: err.message }], cause: err });
+}
+
+/** Runs `fn`, turning a query over a limit into the error above. */
+export function refusingCostlyQueries<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof QueryCostError) throw queryOverLimit(err);
+    throw err;
   }
 }

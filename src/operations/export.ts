@@ -6,7 +6,7 @@ import type { SearchIndex } from '../search/model.ts';
 import { kNumberText, matchesOf, matchList } from '../search/query.ts';
 import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
 import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
-import { ApiError, SearchUnavailable } from './errors.ts';
+import { ApiError, refusingCostlyQueries, SearchUnavailable } from './errors.ts';
 import { searchIndexOf } from './search.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 
@@ -83,7 +83,7 @@ export async function prepareExport(input: ExportInput, snapshot: Snapshot, opti
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const index = loaded.index;
   const sort: Sort = input.sort ?? 'relevance';
-  const { docs, scores } = matchList(matchesOf(index, { ...input, sort }));
+  const { docs, scores } = matchList(refusingCostlyQueries(() => matchesOf(index, { ...input, sort })));
   const ordered = orderPage(index, docs, scores, sort, 0, docs.length);
   const scoreOf = (d: number): number => {
     if (scores === null) return 0;

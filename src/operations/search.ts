@@ -7,7 +7,7 @@ import { sectionsFor } from '../search/needs.ts';
 import { runSearch } from '../search/query.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
-import { SearchUnavailable } from './errors.ts';
+import { refusingCostlyQueries, SearchUnavailable } from './errors.ts';
 import { JsonBytes, type DataOf, type OperationContext, type OperationResult } from './types.ts';
 
 type Opened = { lazy: LazySearchIndex } | { unavailable: string };
@@ -94,7 +94,7 @@ export async function warmSearch(snapshot: Snapshot): Promise<void> {
 export async function search(input: SearchInput, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.search'>>> {
   const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
-  const outcome = runSearch(loaded.index, input);
+  const outcome = refusingCostlyQueries(() => runSearch(loaded.index, input));
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
   const offset = (input.page - 1) * input.pageSize;
   return {

@@ -2,6 +2,7 @@ import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
 import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
+import { spend } from './budget.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits, rangeSpan } from './sort.ts';
 import { rowsByValue } from './csr.ts';
@@ -50,6 +51,11 @@ export function decidedIds(index: SearchIndex, range: Range): { lo: number; hi: 
 }
 
 function clauseCondition(index: SearchIndex, clause: Clause, units: number): Condition {
+  const singles = clause.filter((t) => !t.negate && t.kind === 'words' && t.words.length === 1);
+  if (clause.length > 1 && singles.length >= 2) {
+    const others = clause.filter((t) => !singles.includes(t)).map((t) => termCondition(index, t, units));
+    return orOfWords(index, singles.map((t) => (t as { words: string[] }).words[0]!), others, units);
+  }
   const terms = clause.map((t) => termCondition(index, t, units));
   if (terms.length === 1) return terms[0]!;
   const listable = terms.every((t) => t.list !== null);
@@ -57,6 +63,8 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
   return {
     ...(marks && {
       mark: (docs: Uint32Array, n: number, out: Uint8Array) => {
+        // A column test is a few times cheaper than a word's: a step per 8 records per branch.
+        spend((n >> 3) * marks.length);
         for (const m of marks) m(docs, n, out);
       },
     }),
@@ -72,6 +80,53 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
     },
   };
 }
+
+/**
+ * An OR group whose branches include single words (`catheter OR stent OR ba`): each word's postings are read once
+ * into one byte per record holding the best tier any of them reaches there, so the group costs its words' postings
+ * plus one read per candidate, not a test of every word against every candidate (a group of prefixes over most of
+ * the index made that candidates × branches). The other branches (phrases, qualifiers, exclusions) are tested as
+ * usual. The points are the best branch's, as for any OR group; a single word's are those of its tier.
+ */
+function orOfWords(index: SearchIndex, words: readonly string[], others: readonly Condition[], units: number): Condition {
+  const scratch = newScratch(index);
+  const prepared = words.map((w) => prepareWord(index, w, scratch)).filter((w) => w.scanCost > 0);
+  const postingsCost = prepared.reduce((sum, w) => sum + w.scanCost, 0);
+  const byTier = new Int32Array(5);
+  for (let t = Tier.none + 1; t <= Tier.primaryWhole; t++) byTier[t] = pointsFor(t as Tier, units);
+  byTier[Tier.none] = -1;
+  let best: Uint8Array | null = null;
+  let touched: Uint32Array[] = [];
+  const fill = (): Uint8Array => {
+    if (best) return best;
+    spend(Math.ceil(postingsCost / POSTINGS_A_STEP));
+    const tiers = new Uint8Array(index.docCount);
+    // scanWord keeps the best tier per record and lists a record only when it first touches it: the lists are disjoint.
+    touched = prepared.map((w) => scanWord(index, w, tiers));
+    return (best = tiers);
+  };
+  const listable = others.every((t) => t.list !== null);
+  return {
+    cost: listable ? others.reduce((sum, t) => sum + t.cost, postingsCost) : Infinity,
+    list: listable
+      ? () => {
+          fill();
+          return union([...touched, ...others.map((t) => t.list!())], index.docCount);
+        }
+      : null,
+    points: (d) => {
+      let p = byTier[(best ?? fill())[d]!]!;
+      for (const o of others) {
+        const q = o.points(d);
+        if (q > p) p = q;
+      }
+      return p;
+    },
+  };
+}
+
+/** Index entries (postings) read in a loop over a list cost a step per this many: each is one write, not a test. */
+const POSTINGS_A_STEP = 4;
 
 function termCondition(index: SearchIndex, term: Term, units: number): Condition {
   const positive = positiveCondition(index, term, units);
@@ -95,18 +150,30 @@ function termCondition(index: SearchIndex, term: Term, units: number): Condition
 function exclusionMark(index: SearchIndex, positive: Condition): Mark {
   return (docs, n, marks) => {
     if (positive.list && positive.cost < n * 4) {
-      const may = new Uint8Array(index.docCount);
       const list = positive.list();
+      // One bitmap per index, lent to one exclusion at a time and given back zeroed through the list: a megabyte made
+      // per exclusion at a million records was most of the cost of a query of many.
+      const may = exclusionMaps.get(index) ?? new Uint8Array(index.docCount);
+      exclusionMaps.delete(index);
       for (let i = 0; i < list.length; i++) may[list[i]!] = 1;
-      for (let i = 0; i < n; i++) {
-        const d = docs[i]!;
-        if (may[d] === 0 || positive.points(d) < 0) marks[i] = 1;
+      if (positive.exact) {
+        // The list is exactly the records the term matches: no test.
+        for (let i = 0; i < n; i++) marks[i]! |= may[docs[i]!]! ^ 1;
+      } else {
+        for (let i = 0; i < n; i++) {
+          const d = docs[i]!;
+          if (may[d] === 0 || positive.points(d) < 0) marks[i] = 1;
+        }
       }
+      for (let i = 0; i < list.length; i++) may[list[i]!] = 0;
+      exclusionMaps.set(index, may);
     } else {
       for (let i = 0; i < n; i++) if (positive.points(docs[i]!) < 0) marks[i] = 1;
     }
   };
 }
+
+const exclusionMaps = new WeakMap<SearchIndex, Uint8Array>();
 
 const NOTHING: Condition = { cost: 0, list: () => new Uint32Array(0), points: () => -1, mark: () => {} };
 
@@ -129,11 +196,15 @@ function wordsCondition(index: SearchIndex, words: readonly string[], units: num
   const cheapest = prepared.reduce((a, b) => (b.scanCost < a.scanCost ? b : a));
   return {
     cost: cheapest.scanCost,
+    // One word: its postings, codes, applicants and K numbers are exactly the records it matches.
+    exact: prepared.length === 1,
     list: () => {
+      spend(Math.ceil(cheapest.scanCost / POSTINGS_A_STEP));
       const tiers = new Uint8Array(index.docCount);
       return scanWord(index, cheapest, tiers).sort();
     },
     points: (d) => {
+      spend(prepared.length);
       let least = Infinity;
       for (const w of prepared) {
         const t = tierOf(index, w, d);
@@ -161,8 +232,12 @@ function phraseCondition(index: SearchIndex, words: readonly string[], points: n
   const at = new Int32Array(ids.length);
   return {
     cost: postings(index, rarest),
-    list: () => index.termDocs.slice(index.termDocOffsets[rarest]!, index.termDocOffsets[rarest + 1]!),
+    list: () => {
+      spend(Math.ceil(postings(index, rarest) / POSTINGS_A_STEP));
+      return index.termDocs.slice(index.termDocOffsets[rarest]!, index.termDocOffsets[rarest + 1]!);
+    },
     points: (d) => {
+      spend(ids.length);
       const lo = docTermOffsets[d]!;
       const hi = docTermOffsets[d + 1]!;
       for (let k = 0; k < ids.length; k++) {
@@ -804,8 +879,12 @@ function deviceWords(index: SearchIndex, words: readonly string[]): Condition {
   const { offsets, values } = index.docTerms;
   return {
     cost: cheapest.cost,
-    list: () => union([index.termDocs.subarray(index.termDocOffsets[cheapest.lo]!, index.termDocOffsets[cheapest.hi]!)], index.docCount),
+    list: () => {
+      spend(Math.ceil(cheapest.cost / POSTINGS_A_STEP));
+      return union([index.termDocs.subarray(index.termDocOffsets[cheapest.lo]!, index.termDocOffsets[cheapest.hi]!)], index.docCount);
+    },
     points: (d) => {
+      spend(ranges.length);
       for (const r of ranges) {
         let found = false;
         for (let i = offsets[d]!, end = offsets[d + 1]!; i < end && !found; i++) {

@@ -1,4 +1,6 @@
 import type { Facet } from '../contract/envelope.ts';
+import { WORK_BUDGET, withWorkBudget } from './budget.ts';
+import { checkQueryCost } from './cost.ts';
 import { denseSearch } from './dense.ts';
 import { matchParsed } from './evaluate.ts';
 import { countFacetFields, type FacetOut, type FacetRequest } from './facet-fields.ts';
@@ -37,8 +39,17 @@ export type SearchOutcome = {
 /** Every match, ascending by id, with relevance points (null without scoring words, or under a sort); or one id range. */
 export type MatchSet = { docs: Uint32Array; scores: Uint32Array | null } | { lo: number; hi: number };
 
-/** The matches of a request: plain requests take the paths they always took. Throws QueryError on a bad query. */
+/**
+ * The matches of a request: plain requests take the paths they always took. Throws QueryError on a bad query, and
+ * QueryCostError (a QueryError) on one over a limit of src/search/cost.ts, before evaluating it, or over the work
+ * budget (src/search/budget.ts) while evaluating it.
+ */
 export function matchesOf(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
+  checkQueryCost(parseQuery(req.query), index);
+  return withWorkBudget(WORK_BUDGET, () => matchesWithin(index, req));
+}
+
+function matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
   const parsed = parseQuery(req.query);
   // Ordered by a sort: which documents match is all that counts (no relevance scores).
   const unscored = req.sort !== undefined && req.sort !== 'relevance';
@@ -72,8 +83,16 @@ export function matchList(m: MatchSet): Matches {
 const isExtended = (req: SearchRequest): boolean =>
   (req.sort !== undefined && req.sort !== 'relevance') || req.facets !== undefined || req.stats === true || !parseQuery(req.query).plain;
 
-/** One search over a loaded index: pure, synchronous, and the same request always gives the same outcome. */
-export function runSearch(index: SearchIndex, req: SearchRequest): SearchOutcome {
+/**
+ * One search over a loaded index: pure, synchronous, and the same request always gives the same outcome. Refuses a
+ * query over a limit as `matchesOf` does; `budget` is the work budget's steps (tests give smaller ones).
+ */
+export function runSearch(index: SearchIndex, req: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
+  checkQueryCost(parseQuery(req.query), index);
+  return withWorkBudget(budget, () => searchWithin(index, req));
+}
+
+function searchWithin(index: SearchIndex, req: SearchRequest): SearchOutcome {
   if (isExtended(req)) return runExtended(index, req);
   const words = queryWords(req.query);
   const offset = (req.page - 1) * req.pageSize;
@@ -115,7 +134,7 @@ function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
     const dense = parsed.plain ? null : denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize);
     if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
   }
-  const matches = matchesOf(index, req);
+  const matches = matchesWithin(index, req);
   const offset = (req.page - 1) * req.pageSize;
   const set = asDocSet(matches);
   let page: Uint32Array;
