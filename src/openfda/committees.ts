@@ -29,10 +29,14 @@ export const COMMITTEES: ReadonlyArray<readonly [code: string, name: string]> = 
 
 const CODE_OF = new Map(COMMITTEES.map(([code, name]) => [name, code]));
 
-/** The code of a committee name; a value the table does not name was kept as written by the build, so it is returned as it is. */
+/**
+ * The code of a committee name. The build keeps a code the table does not name as written, so a two-letter value is
+ * returned as it is; any other value is a description without a code (openFDA's "Unknown" for an empty code), whose
+ * code is empty.
+ */
 export function committeeCode(name: string | null): string | null {
   if (name === null) return null;
-  return CODE_OF.get(name) ?? name;
+  return CODE_OF.get(name) ?? (/^[A-Z]{2}$/.test(name) ? name : null);
 }
 
 /** foiclass.txt's SUBMISSION_TYPE_ID, named by the build (build/normalize/classification.ts); openFDA gives the id. */

@@ -6,6 +6,7 @@ import { tokenize } from '../search/tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import type { Catalog } from './catalog.ts';
 import { committeeCode } from './committees.ts';
+import { openfdaBlock } from './record.ts';
 import { dictPlan, dictTerms, normal, stemWord, termIdOf, termRange, type Dict } from './dict.ts';
 import { Bits, eachDoc, rangeSet, rowsUnion, unionOf, type DocSet } from './docset.ts';
 import type { FieldRef } from './lucene.ts';
@@ -491,9 +492,10 @@ export const FIELDS_510K: Record<string, FieldDef> = {
       return c === NO_SMALL ? null : ctx.index.classes[c]!;
     }), 'openfda.device_class'),
   'openfda.device_name': dictField('text', [...CODE_LEVEL, 'codeTypes'], (ctx) => codeLevelDict(ctx, 'type', (_, i) => ctx.index.codeTypes[i] ?? null), 'openfda.device_name'),
-  'openfda.regulation_number': dictField('text', CODE_LEVEL, (ctx) => codeLevelDict(ctx, 'regulation', (code) => ctx.catalog.byCode.get(code)?.regulationNumber ?? null), 'openfda.regulation_number'),
+  // The values the records' `openfda` block shows (record.ts), so that a search agrees with what it returns.
+  'openfda.regulation_number': dictField('text', CODE_LEVEL, (ctx) => codeLevelDict(ctx, 'regulation', (code) => openfdaBlock(ctx.catalog.byCode.get(code)).regulation_number ?? null), 'openfda.regulation_number'),
   'openfda.medical_specialty_description': dictField('text', CODE_LEVEL, (ctx) =>
-    codeLevelDict(ctx, 'specialty', (code) => ctx.catalog.byCode.get(code)?.medicalSpecialty ?? null), 'openfda.medical_specialty_description'),
+    codeLevelDict(ctx, 'specialty', (code) => openfdaBlock(ctx.catalog.byCode.get(code)).medical_specialty_description ?? null), 'openfda.medical_specialty_description'),
 };
 
 /** Terms without a field are looked for in these (any may match). */

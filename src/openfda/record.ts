@@ -13,15 +13,19 @@ export type OpenFda510k = Record<string, string | Record<string, string | string
 const text = (v: string | null): string => v ?? '';
 const flag = (v: boolean | null): string => (v === null ? '' : v ? 'Y' : 'N');
 
-/** The `openfda` block of a 510(k): the classification of its product code (empty when the code has none). */
+/**
+ * The `openfda` block of a 510(k): the classification of its product code, or nothing when the classification file
+ * does not list the code. As openFDA writes it, every member is present for a listed code: an empty regulation
+ * number is "", and a code without a medical specialty is "Unknown".
+ */
 export function openfdaBlock(entry: ProductCodeEntry | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!entry) return out;
-  if (entry.deviceType !== null) out.device_name = entry.deviceType;
-  if (entry.medicalSpecialty !== null) out.medical_specialty_description = entry.medicalSpecialty;
-  if (entry.regulationNumber !== null) out.regulation_number = entry.regulationNumber;
-  if (entry.deviceClass !== null) out.device_class = entry.deviceClass;
-  return out;
+  if (!entry || (entry.deviceType === null && entry.deviceClass === null && entry.regulationNumber === null)) return {};
+  return {
+    device_name: text(entry.deviceType),
+    medical_specialty_description: entry.medicalSpecialty ?? 'Unknown',
+    regulation_number: text(entry.regulationNumber),
+    device_class: text(entry.deviceClass),
+  };
 }
 
 export function toOpenFda510k(r: ClearanceRecord, entry: ProductCodeEntry | undefined): OpenFda510k {

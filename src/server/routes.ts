@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from '../api/openapi.ts';
 import { queryHandler, sendError, type QueryDeps } from './query.ts';
 import { sendJson } from './respond.ts';
 import { snapshotFile } from './static.ts';
+import { openFdaHandler } from './openfda.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -34,6 +35,9 @@ export function mountRoutes(ctx: RouteContext): { polka: Polka; dispatch: Handle
   const unavailable = () => new ApiError('source_unavailable', 'No valid snapshot is loaded; try again once one has been published.');
   const answerQuery = queryHandler(deps);
   let openapi: Record<string, unknown> | null = null;
+  const openFdaDeps = { current: () => snapshots.current, logger: deps.logger, now: deps.now, sourceState: deps.sourceState };
+  const device510k = openFdaHandler('510k', openFdaDeps);
+  const deviceClassification = openFdaHandler('classification', openFdaDeps);
 
   const app = polka({
     onError: (err, req, res) => void fail(req, res, err),
@@ -64,6 +68,10 @@ export function mountRoutes(ctx: RouteContext): { polka: Polka; dispatch: Handle
       if (snapshot) return sendJson(req, res, 200, { status: 'ok', sourceState });
       return sendJson(req, res, 503, { status: 'unavailable', reason: snapshots.problem ?? 'no valid snapshot is loaded', sourceState });
     })
+    .get('/device/510k.json', device510k)
+    .head('/device/510k.json', device510k)
+    .get('/device/classification.json', deviceClassification)
+    .head('/device/classification.json', deviceClassification)
     .get('/v1/export', exportHandler({ current: () => snapshots.current, fail }))
     .get('/v1/openapi.json', (req, res) => {
       openapi ??= buildOpenApiDocument();

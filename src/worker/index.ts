@@ -4,6 +4,7 @@ import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '.
 import { ApiError } from '../api/errors.ts';
 import { buildOpenApiDocument } from '../api/openapi.ts';
 import { answerExport } from '../api/export.ts';
+import { answerOpenFda, OPENFDA_PATHS } from '../openfda/answer.ts';
 import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps } from '../api/query.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -241,6 +242,14 @@ async function route(request: Request, env: Env, svc: Service): Promise<Response
     return jsonResponse(request, snapshot ? 200 : 503, jsonBytes({ status: snapshot ? 'ok' : 'unavailable', sourceState: state }));
   }
   if (isRead && path === '/v1/export') return exportFile(request, svc);
+  const openFda = isRead && Object.hasOwn(OPENFDA_PATHS, path) ? OPENFDA_PATHS[path] : undefined;
+  if (openFda) {
+    const answer = await answerOpenFda(svc.deps, await svc.watch.current(Date.now()), openFda, url);
+    if (answer.failure !== undefined) {
+      log('error', 'internal error', { method: request.method, path, stack: answer.failure instanceof Error ? answer.failure.stack : String(answer.failure) });
+    }
+    return jsonResponse(request, answer.status, answer.body, answer.headers);
+  }
   if (isRead && path === '/v1/openapi.json') {
     openapi ??= jsonBytes(buildOpenApiDocument());
     return jsonResponse(request, 200, openapi);
