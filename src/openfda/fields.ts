@@ -36,8 +36,11 @@ type FieldDef = {
   keyOf?(ctx: Ctx, text: string): number;
 };
 
-/** Fields that are in the records but not in the search index. */
-const UNINDEXED = ['city', 'zip_code', 'postal_code', 'contact', 'address_1', 'address_2', 'advisory_committee', 'advisory_committee_description'];
+/**
+ * Fields that are in the records but not in the search index. decision_description is among them: the index keeps
+ * one description per decision code (its most frequent), and records of one code do not all say the same.
+ */
+const UNINDEXED = ['decision_description', 'city', 'zip_code', 'postal_code', 'contact', 'address_1', 'address_2', 'advisory_committee', 'advisory_committee_description'];
 /** Fields openFDA has and this service's data does not. */
 const ABSENT = ['openfda.registration_number', 'openfda.fei_number', 'openfda.k_number', 'openfda.pma_number', 'ssp_indicator'];
 
@@ -464,9 +467,8 @@ export const FIELDS_510K: Record<string, FieldDef> = {
   applicant: dictField('text', ['docApplicant', 'applicants', 'applicantsByKey', 'terms', 'termApplicantOffsets', 'termApplicants'], applicantDict, 'applicant', true),
   product_code: dictField('keyword', ['docCode', 'codes'], codeDict, 'product_code', true),
   decision_code: dictField('keyword', ['docDecision', 'decisions'], (ctx) => once(ctx.index, 'decision', () => columnDict(ctx.index, ctx.index.decisions, ctx.index.docDecision, NO_SMALL)), 'decision_code', true),
-  decision_description: dictField('text', ['docDecision', 'decisionNames'], (ctx) => once(ctx.index, 'decisionName', () => columnDict(ctx.index, ctx.index.decisionNames, ctx.index.docDecision, NO_SMALL)), 'decision_description'),
   clearance_type: dictField('text', ['docType', 'types'], (ctx) => once(ctx.index, 'type', () => columnDict(ctx.index, ctx.index.types, ctx.index.docType, NO_SMALL)), 'clearance_type', true),
-  review_advisory_committee: dictField('keyword', PANEL, (ctx) => once(ctx.index, 'panel', () => columnDict(ctx.index, ctx.index.panels.map((p) => committeeCode(p)!), ctx.index.docPanel, NO_SMALL)), 'review_advisory_committee'),
+  review_advisory_committee: dictField('keyword', PANEL, (ctx) => once(ctx.index, 'panel', () => columnDict(ctx.index, ctx.index.panels.map((p) => committeeCode(p) ?? ''), ctx.index.docPanel, NO_SMALL)), 'review_advisory_committee'),
   country_code: dictField('keyword', ['docCountry', 'countries'], (ctx) => once(ctx.index, 'country', () => columnDict(ctx.index, ctx.index.countries, ctx.index.docCountry, NO_CODE)), 'country_code', true),
   state: dictField('text', ['docState', 'states'], (ctx) => once(ctx.index, 'state', () => columnDict(ctx.index, ctx.index.states, ctx.index.docState, NO_CODE)), 'state', true),
   third_party_flag: dictField('keyword', ['docFlags'], (ctx) => flagDict(ctx, 0, 'N', 'Y'), 'third_party_flag'),
