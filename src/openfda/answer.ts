@@ -1,6 +1,4 @@
-import type { SourceState } from '../contract/index.ts';
 import type { ClearanceRecord } from '../contract/record.ts';
-import { isoOfDay } from '../contract/search-index.ts';
 import { searchIndexOf } from '../operations/search.ts';
 import { kNumberText } from '../search/query.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -13,7 +11,9 @@ import { afterKeyOf, pageOf, parseSearchAfter, type Order } from './order.ts';
 import { parseParams, type OpenFdaParams } from './params.ts';
 import { BadQuery, Budget, checkCost, evaluate, planOf } from './plan.ts';
 import { toOpenFda510k } from './record.ts';
+import { countBody, fieldRefOf, json, metaOf, nextLink, notFound, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
 
+export { DISCLAIMER, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
 /**
  * GET /device/510k.json and /device/classification.json below the HTTP layer, the same for the Node server and the
  * Worker: a URL in, status, headers and JSON bytes out. openFDA's envelope: `meta` (disclaimer, terms, license,
@@ -21,40 +21,11 @@ import { toOpenFda510k } from './record.ts';
  * BAD_REQUEST). Added members (openFDA's clients ignore members they do not know): `meta.source_state`, this
  * service's freshness report, and on a count `meta.total_terms`, how many terms (or days) there are in all.
  */
-export type OpenFdaDeps = { now: () => Date; sourceState: (snapshot: Snapshot | null, now: Date) => SourceState };
-export type OpenFdaAnswer = { status: number; headers: Record<string, string>; body: Uint8Array; failure?: unknown };
 export type Endpoint = '510k' | 'classification';
 
 export const OPENFDA_PATHS: Record<string, Endpoint> = { '/device/510k.json': '510k', '/device/classification.json': 'classification' };
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-export const DISCLAIMER =
-  'Answered by device-510k from its snapshot of FDA\'s 510(k) and product classification files, in openFDA\'s format; this is not openFDA. Do not rely on it to make decisions regarding medical care; assume all results are unvalidated.';
-
-/** An answer of an openFDA endpoint, or of openFDA's error shape. */
-export class OpenFdaError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
-export const notFound = (message = 'No matches found!') => new OpenFdaError(404, 'NOT_FOUND', message);
-
-function json(status: number, value: unknown, headers: Record<string, string> = {}): OpenFdaAnswer {
-  return { status, headers, body: encoder.encode(JSON.stringify(value)) };
-}
-
-export function metaOf(deps: OpenFdaDeps, snapshot: Snapshot): Record<string, unknown> {
-  const m = snapshot.manifest;
-  return {
-    disclaimer: DISCLAIMER,
-    terms: 'https://open.fda.gov/terms/',
-    license: 'https://open.fda.gov/license/',
-    last_updated: (m.lastSuccessfulSyncAt ?? m.generatedAt).slice(0, 10),
-    source_state: deps.sourceState(snapshot, deps.now()),
-  };
-}
 
 export async function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, url: URL): Promise<OpenFdaAnswer> {
   try {
@@ -74,29 +45,6 @@ export function parseTree(search: string): Node {
   const tree = parseSearch(search);
   checkCost(tree);
   return tree;
-}
-
-/** The `Link` header of the next page: every parameter of the request but the page's own, which moves on. */
-export function nextLink(url: URL, set: Record<string, string>, drop: readonly string[]): string {
-  const next = new URLSearchParams();
-  for (const [k, v] of url.searchParams) if (!drop.includes(k) && !(k in set)) next.append(k, v);
-  for (const [k, v] of Object.entries(set)) next.set(k, v);
-  return `<${url.origin}${url.pathname}?${next.toString()}>; rel="next"`;
-}
-
-/** Count answers: terms by count (then term), or a date field's every day with a match, in time order. */
-export function countBody(deps: OpenFdaDeps, snapshot: Snapshot, result: CountResult, limit: number): OpenFdaAnswer {
-  const meta = metaOf(deps, snapshot);
-  if (result.kind === 'days') {
-    const days = [...result.counts.entries()].sort((a, b) => a[0] - b[0]);
-    if (days.length === 0) throw notFound('Nothing to count');
-    const results = days.map(([day, count]) => ({ time: isoOfDay(day).replaceAll('-', ''), count }));
-    return json(200, { meta: { ...meta, total_terms: results.length }, results });
-  }
-  const terms = [...result.counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  if (terms.length === 0) throw notFound('Nothing to count');
-  const results = terms.slice(0, limit).map(([term, count]) => ({ term, count }));
-  return json(200, { meta: { ...meta, total_terms: terms.length }, results });
 }
 
 async function answer510k(deps: OpenFdaDeps, snapshot: Snapshot, params: OpenFdaParams, tree: Node, url: URL): Promise<OpenFdaAnswer> {
@@ -155,10 +103,6 @@ async function answer510k(deps: OpenFdaDeps, snapshot: Snapshot, params: OpenFda
   }
   const meta = { ...metaOf(deps, snapshot), results: { skip: params.skip, limit: params.limit, total } };
   return json(200, { meta, results }, headers);
-}
-
-export function fieldRefOf(raw: string): FieldRef {
-  return raw.endsWith('.exact') ? { name: raw.slice(0, -'.exact'.length), exact: true } : { name: raw, exact: false };
 }
 
 function hasUnfielded(node: Node): boolean {

@@ -11,7 +11,7 @@ import { pageOf, type Order } from './order.ts';
 import type { OpenFdaParams } from './params.ts';
 import { BadQuery, Budget, evaluate, planOf, type Fields } from './plan.ts';
 import { toOpenFdaClassification } from './record.ts';
-import { countBody, fieldRefOf, metaOf, nextLink, notFound, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './answer.ts';
+import { countBody, fieldRefOf, metaOf, nextLink, notFound, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
 
 /**
  * /device/classification.json: the product-code catalog (a few thousand entries, held once per snapshot) in
