@@ -209,6 +209,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) }, ...slowClient },
         },
       },
+      ...openFdaPaths(),
       '/snapshot/{path}': {
         get: {
           operationId: 'snapshotFile',
@@ -225,5 +226,43 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       },
     },
     components: { schemas: { ...componentsOf(requests, 'input'), ...componentsOf(responses, 'output') } },
+  };
+}
+
+/** GET /device/510k.json and /device/classification.json: openFDA's URLs, parameters and JSON (src/openfda/). */
+function openFdaPaths(): Record<string, unknown> {
+  const str = (name: string, description: string) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } });
+  const int = (name: string, description: string) => ({ name, in: 'query', required: false, description, schema: { type: 'integer', minimum: 0 } });
+  const parameters = [
+    str('search', "openFDA's query syntax: field:term, field:\"phrase\", field:[A TO B], AND, OR, NOT, a space or + for OR, parentheses, _exists_:, _missing_:, .exact, a trailing *"),
+    str('count', 'A field (or field.exact) to count: [{term, count}] by count, or for a date field [{time, count}] for every day in time order'),
+    int('limit', 'Records per page (1 by default, at most 1000) or terms of a count (100 by default, no ceiling)'),
+    int('skip', 'Matches to skip (no ceiling)'),
+    str('sort', 'field:asc or field:desc, on a date or keyword (.exact) field; ties by K number'),
+    str('search_after', 'The key of the previous page\'s last record, as the Link header gives it'),
+    str('api_key', 'Accepted and ignored'),
+  ];
+  const body = { type: 'object', properties: { meta: { type: 'object' }, results: { type: 'array' } }, required: ['meta', 'results'] };
+  const error = { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } } } };
+  const op = (operationId: string, summary: string) => ({
+    get: {
+      operationId,
+      summary,
+      parameters,
+      responses: {
+        '200': {
+          description: 'openFDA\'s envelope: meta {disclaimer, terms, license, last_updated, source_state, results {skip, limit, total} or total_terms} and results.',
+          headers: { Link: { description: 'rel="next": the next page, present exactly when there is one', schema: { type: 'string' } } },
+          content: { 'application/json': { schema: body } },
+        },
+        '400': { description: 'BAD_REQUEST: the message names the parameter, field or rule.', content: { 'application/json': { schema: error } } },
+        '404': { description: 'NOT_FOUND: "No matches found!"', content: { 'application/json': { schema: error } } },
+        '503': { description: 'SERVICE_UNAVAILABLE: no snapshot or no search index.', content: { 'application/json': { schema: error } } },
+      },
+    },
+  });
+  return {
+    '/device/510k.json': op('openFda510k', "510(k) clearances as openFDA's /device/510k.json answers them, exact and without its caps."),
+    '/device/classification.json': op('openFdaClassification', "Product classifications as openFDA's /device/classification.json answers them."),
   };
 }

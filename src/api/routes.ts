@@ -1,6 +1,7 @@
 import { ApiError } from './errors.ts';
 import { answerExport } from './export.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { answerOpenFda, type Endpoint } from '../openfda/answer.ts';
 import type { QueryDeps } from './query.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
@@ -21,6 +22,8 @@ export type RouteRequest = {
   readonly path: string;
   /** The path and the query string as received, for example `/v1/export?query=valve&format=csv`. */
   readonly url: string;
+  /** The scheme and host the request was sent to (`https://api.example.org`), for links in answers. */
+  readonly origin: string;
   /** The query string's parameters. */
   readonly query: URLSearchParams;
   /** Under a prefix route (`/snapshot/*`), what follows the prefix (still percent-encoded); '' for an exact route. */
@@ -105,12 +108,24 @@ const exportAll: RouteHandler = async (request, { snapshot, lendsChunks }) => {
   return { kind: 'stream', status: 200, headers: answer.headers, chunks: answer.chunks };
 };
 
+/** GET /device/510k.json and /device/classification.json: openFDA's URLs, syntax and JSON (src/openfda). */
+const openFda =
+  (endpoint: Endpoint): RouteHandler =>
+  async (request, { snapshot, deps }) => {
+    const answer = await answerOpenFda(deps, snapshot, endpoint, new URL(request.url, request.origin));
+    // A bug: the host logs it and answers 500 as for any route.
+    if (answer.failure !== undefined) throw answer.failure;
+    return { kind: 'bytes', status: answer.status, body: answer.body, headers: answer.headers };
+  };
+
 /** Every route of the API, in the order they are matched. */
 export const ROUTES = [
   { id: 'query', path: '/v1/query', methods: ['POST'], refuseOtherMethods: true, preflight: { allowHeaders: 'Content-Type', maxAgeSeconds: 86400 }, handler: 'host' },
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
   { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll },
+  { id: 'openfda-510k', path: '/device/510k.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('510k') },
+  { id: 'openfda-classification', path: '/device/classification.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('classification') },
   { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
 ] as const satisfies readonly Route[];
 
@@ -176,10 +191,11 @@ export function matchRoute(method: string, path: string): RouteMatch {
 }
 
 /** The request a portable handler sees, from what every host has: the method, the URL as received, and its headers. */
-export function routeRequest(method: string, url: string, rest: string, header: (name: string) => string | undefined): RouteRequest {
+export function routeRequest(method: string, url: string, rest: string, header: (name: string) => string | undefined, origin: string): RouteRequest {
   const q = url.indexOf('?');
   return {
     method,
+    origin,
     path: q < 0 ? url : url.slice(0, q),
     url,
     query: new URLSearchParams(q < 0 ? '' : url.slice(q + 1)),

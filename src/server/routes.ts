@@ -79,7 +79,10 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
     const handler = route.handler;
     const snapshot = snapshots.current;
     const context: RouteContext = { snapshot, problem: snapshots.problem, deps: core, lendsChunks: true };
-    const request = routeRequest(method, req.url ?? '', rest, (name) => headerOf(req, name));
+    const host = req.headers.host ?? '';
+    // The Host header names the origin of links in answers only when it is a plain host[:port].
+    const origin = `http://${/^[\w.-]+(:\d+)?$|^\[[0-9a-fA-F:.]+\](:\d+)?$/.test(host) ? host : 'localhost'}`;
+    const request = routeRequest(method, req.url ?? '', rest, (name) => headerOf(req, name), origin);
     void (async () => {
       try {
         await send(req, res, await handler(request, context));

@@ -240,7 +240,7 @@ async function route(request: Request, env: Env, svc: Service): Promise<Response
     } else {
       const snapshot = await svc.watch.current(Date.now());
       const context: RouteContext = { snapshot, problem: null, deps: svc.deps, lendsChunks: false };
-      const routed = routeRequest(request.method, `${url.pathname}${url.search}`, rest, (name) => request.headers.get(name) ?? undefined);
+      const routed = routeRequest(request.method, `${url.pathname}${url.search}`, rest, (name) => request.headers.get(name) ?? undefined, url.origin);
       try {
         return responseOf(request, await route.handler(routed, context), svc.watch);
       } catch (err) {

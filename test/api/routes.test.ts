@@ -60,7 +60,7 @@ describe('matchRoute', () => {
 
 describe('routeRequest', () => {
   it('splits the path from the query string and reads headers', () => {
-    const request = routeRequest('GET', '/v1/export?query=valve&limit=5', '', (name) => (name === 'accept' ? 'text/csv' : undefined));
+    const request = routeRequest('GET', '/v1/export?query=valve&limit=5', '', (name) => (name === 'accept' ? 'text/csv' : undefined), 'http://localhost');
     expect(request.path).toBe('/v1/export');
     expect(request.url).toBe('/v1/export?query=valve&limit=5');
     expect(Object.fromEntries(request.query)).toEqual({ query: 'valve', limit: '5' });

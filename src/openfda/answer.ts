@@ -1,0 +1,120 @@
+import type { ClearanceRecord } from '../contract/record.ts';
+import { searchIndexOf } from '../operations/search.ts';
+import { kNumberText } from '../search/query.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+import { catalogOf } from './catalog.ts';
+import { classificationAnswer } from './classification.ts';
+import { countOf, type DocSet } from './docset.ts';
+import { fieldDef, fields510k, sectionsFor510k, type CountResult, type Ctx } from './fields.ts';
+import { fieldsOf, parseSearch, SyntaxError as SearchSyntaxError, type FieldRef, type Node } from './lucene.ts';
+import { afterKeyOf, pageOf, parseSearchAfter, type Order } from './order.ts';
+import { parseParams, type OpenFdaParams } from './params.ts';
+import { BadQuery, Budget, checkCost, evaluate, planOf } from './plan.ts';
+import { toOpenFda510k } from './record.ts';
+import { countBody, fieldRefOf, json, metaOf, nextLink, notFound, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
+
+export { DISCLAIMER, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
+/**
+ * GET /device/510k.json and /device/classification.json below the HTTP layer, the same for the Node server and the
+ * Worker: a URL in, status, headers and JSON bytes out. openFDA's envelope: `meta` (disclaimer, terms, license,
+ * last_updated, results {skip, limit, total}) and `results`; errors `{error: {code, message}}` (NOT_FOUND,
+ * BAD_REQUEST). Added members (openFDA's clients ignore members they do not know): `meta.source_state`, this
+ * service's freshness report, and on a count `meta.total_terms`, how many terms (or days) there are in all.
+ */
+export type Endpoint = '510k' | 'classification';
+
+export const OPENFDA_PATHS: Record<string, Endpoint> = { '/device/510k.json': '510k', '/device/classification.json': 'classification' };
+
+const decoder = new TextDecoder();
+
+export async function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, url: URL): Promise<OpenFdaAnswer> {
+  try {
+    const params = parseParams(url.searchParams);
+    if (!snapshot) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', 'No valid snapshot is loaded; try again once one has been published.');
+    const tree = parseTree(params.search);
+    const out = endpoint === '510k' ? await answer510k(deps, snapshot, params, tree, url) : await classificationAnswer(deps, snapshot, params, tree, url);
+    return out;
+  } catch (err) {
+    if (err instanceof BadQuery || err instanceof SearchSyntaxError) return json(400, { error: { code: 'BAD_REQUEST', message: err.message } });
+    if (err instanceof OpenFdaError) return json(err.status, { error: { code: err.code, message: err.message } });
+    return { ...json(500, { error: { code: 'SERVER_ERROR', message: 'The request failed on our side; the failure has been logged.' } }), failure: err };
+  }
+}
+
+export function parseTree(search: string): Node {
+  const tree = parseSearch(search);
+  checkCost(tree);
+  return tree;
+}
+
+async function answer510k(deps: OpenFdaDeps, snapshot: Snapshot, params: OpenFdaParams, tree: Node, url: URL): Promise<OpenFdaAnswer> {
+  const refs: FieldRef[] = fieldsOf(tree);
+  const countRef = params.count ? fieldRefOf(params.count) : null;
+  const sortRef = params.sort ? fieldRefOf(params.sort.field) : null;
+  // Every named field is checked (and refused by name) before any data is read.
+  for (const r of refs) fieldDef(r, 'search');
+  const countDef = countRef ? fieldDef(countRef, 'count') : null;
+  if (countDef && !countDef.count) throw new BadQuery(`count: ${countRef!.name} cannot be counted`);
+  const sortDef = sortRef ? fieldDef(sortRef, 'sort') : null;
+  if (sortDef && (!sortDef.sortKey || (sortDef.kind === 'text' && !sortRef!.exact && sortRef!.name !== 'k_number'))) {
+    throw new BadQuery(`Sorting allowed by non-analyzed fields only: ${params.sort!.field}${sortDef.sortKey ? `; sort by ${sortRef!.name}.exact` : ''}`);
+  }
+  const sections = sectionsFor510k([...refs, ...(countRef ? [countRef] : []), ...(sortRef ? [sortRef] : [])], hasUnfielded(tree));
+  const [loaded, catalog] = await Promise.all([searchIndexOf(snapshot, sections), catalogOf(snapshot)]);
+  if ('unavailable' in loaded) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', loaded.unavailable);
+  const ctx: Ctx = { index: loaded.index, catalog };
+  const set: DocSet = evaluate(planOf(tree, fields510k(ctx), new Budget()), ctx.index.docCount);
+  const total = countOf(set);
+  if (total === 0) throw notFound();
+  if (countDef) return countBody(deps, snapshot, countDef.count!(ctx, set, countRef!.exact), params.limit);
+
+  const order: Order = {
+    kNumber: ctx.index.docKNumber,
+    decided: ctx.index.docDecided,
+    sort: sortDef
+      ? {
+          key: sortDef.sortKey!(ctx),
+          descending: params.sort!.descending,
+          keyText: (k) => sortDef.keyText!(ctx, k),
+          keyOf: (t) => sortDef.keyOf!(ctx, t),
+        }
+      : null,
+  };
+  const after = params.searchAfter === null ? null : parseSearchAfter(params.searchAfter);
+  const page = pageOf(set, total, order, params.skip, params.limit, after);
+  if (page.length === 0 && params.limit > 0) throw notFound();
+  const kNumbers = page.map((d) => kNumberText(ctx.index.docKNumber[d]!));
+  const records = await snapshot.recordsJson(kNumbers);
+  const results = records.map((bytes) => {
+    const r = JSON.parse(decoder.decode(bytes)) as ClearanceRecord;
+    return toOpenFda510k(r, r.productCode === null ? undefined : catalog.byCode.get(r.productCode));
+  });
+  const headers: Record<string, string> = {};
+  if (page.length > 0) {
+    if (after !== null) {
+      // A page as long as the limit may have one after it: there is one when any match lies past its last record.
+      if (page.length === params.limit) {
+        const more = pageOf(set, total, order, 0, 1, parseSearchAfter(afterKeyOf(order, page[page.length - 1]!)));
+        if (more.length > 0) headers.Link = nextLink(url, { search_after: afterKeyOf(order, page[page.length - 1]!) }, ['skip']);
+      }
+    } else if (params.skip + page.length < total) {
+      headers.Link = nextLink(url, { skip: String(params.skip + params.limit) }, []);
+    }
+  }
+  const meta = { ...metaOf(deps, snapshot), results: { skip: params.skip, limit: params.limit, total } };
+  return json(200, { meta, results }, headers);
+}
+
+function hasUnfielded(node: Node): boolean {
+  switch (node.type) {
+    case 'and':
+    case 'or':
+      return node.children.some(hasUnfielded);
+    case 'not':
+      return hasUnfielded(node.child);
+    case 'all':
+      return false;
+    default:
+      return node.field === null;
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Sets of document ids as the planner passes them around: a sorted list when the set is small, a bitmap (one bit per
+ * document) when it is not. Both are typed arrays; nothing is an object per document.
+ */
+export class Bits {
+  readonly words: Uint32Array;
+  readonly size: number;
+  constructor(size: number, words?: Uint32Array) {
+    this.size = size;
+    this.words = words ?? new Uint32Array((size + 31) >>> 5);
+  }
+  has(d: number): boolean {
+    return ((this.words[d >>> 5]! >>> (d & 31)) & 1) === 1;
+  }
+  add(d: number): void {
+    this.words[d >>> 5]! |= 1 << (d & 31);
+  }
+  addRange(lo: number, hi: number): void {
+    for (let d = lo; d < hi && (d & 31) !== 0; d++) this.add(d);
+    let d = lo + ((32 - (lo & 31)) & 31);
+    for (; d + 32 <= hi; d += 32) this.words[d >>> 5] = 0xffffffff;
+    for (; d < hi; d++) this.add(d);
+  }
+  count(): number {
+    let n = 0;
+    for (let i = 0; i < this.words.length; i++) n += popcount(this.words[i]!);
+    return n;
+  }
+}
+
+export type DocSet = Uint32Array | Bits;
+
+export function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Lists this short (a share of the documents) stay lists; longer sets become bitmaps. */
+export const listLimit = (docCount: number): number => Math.max(64, docCount >>> 5);
+
+export function countOf(set: DocSet): number {
+  return set instanceof Bits ? set.count() : set.length;
+}
+
+export function toBits(set: DocSet, docCount: number): Bits {
+  if (set instanceof Bits) return set;
+  const bits = new Bits(docCount);
+  for (let i = 0; i < set.length; i++) bits.add(set[i]!);
+  return bits;
+}
+
+export function hasDoc(set: DocSet, d: number): boolean {
+  if (set instanceof Bits) return set.has(d);
+  let lo = 0;
+  let hi = set.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (set[mid]! < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < set.length && set[lo] === d;
+}
+
+export function rangeSet(lo: number, hi: number, docCount: number): DocSet {
+  if (hi <= lo) return new Uint32Array(0);
+  if (hi - lo <= listLimit(docCount)) {
+    const out = new Uint32Array(hi - lo);
+    for (let i = 0; i < out.length; i++) out[i] = lo + i;
+    return out;
+  }
+  const bits = new Bits(docCount);
+  bits.addRange(lo, hi);
+  return bits;
+}
+
+/** Calls `f` for every member in ascending order until it returns false. */
+export function eachDoc(set: DocSet, f: (d: number) => boolean | void): void {
+  if (set instanceof Bits) {
+    const w = set.words;
+    for (let i = 0; i < w.length; i++) {
+      let x = w[i]!;
+      while (x !== 0) {
+        const low = x & -x;
+        const d = (i << 5) + (31 - Math.clz32(low));
+        if (f(d) === false) return;
+        x ^= low;
+      }
+    }
+    return;
+  }
+  for (let i = 0; i < set.length; i++) if (f(set[i]!) === false) return;
+}
+
+/** Members in ascending order from the `skip`-th, at most `limit` of them. */
+export function sliceOf(set: DocSet, skip: number, limit: number): number[] {
+  const out: number[] = [];
+  if (limit <= 0) return out;
+  if (!(set instanceof Bits)) {
+    for (let i = skip; i < set.length && out.length < limit; i++) out.push(set[i]!);
+    return out;
+  }
+  // Whole words are skipped by their bit counts, so a deep skip costs a pass over the bitmap, not a walk of its bits.
+  const w = set.words;
+  let left = skip;
+  let i = 0;
+  for (; i < w.length; i++) {
+    const c = popcount(w[i]!);
+    if (c > left) break;
+    left -= c;
+  }
+  for (; i < w.length && out.length < limit; i++) {
+    let x = w[i]!;
+    while (x !== 0 && out.length < limit) {
+      const low = x & -x;
+      if (left > 0) left--;
+      else out.push((i << 5) + (31 - Math.clz32(low)));
+      x ^= low;
+    }
+  }
+  return out;
+}
+
+/** The union of sorted lists, as a list when small and a bitmap when not. */
+export function unionOf(sets: readonly DocSet[], docCount: number): DocSet {
+  let total = 0;
+  for (const s of sets) total += s instanceof Bits ? docCount : s.length;
+  if (sets.length === 1) return sets[0]!;
+  if (total <= listLimit(docCount)) {
+    const all = new Uint32Array(total);
+    let at = 0;
+    for (const s of sets) {
+      all.set(s as Uint32Array, at);
+      at += (s as Uint32Array).length;
+    }
+    all.sort();
+    let n = 0;
+    for (let i = 0; i < all.length; i++) if (n === 0 || all[n - 1] !== all[i]) all[n++] = all[i]!;
+    return all.subarray(0, n);
+  }
+  const bits = new Bits(docCount);
+  for (const s of sets) {
+    if (s instanceof Bits) for (let i = 0; i < s.words.length; i++) bits.words[i]! |= s.words[i]!;
+    else for (let i = 0; i < s.length; i++) bits.add(s[i]!);
+  }
+  return bits;
+}
+
+/** Documents not in the set. */
+export function complementOf(set: DocSet, docCount: number): Bits {
+  const src = toBits(set, docCount);
+  const out = new Bits(docCount);
+  for (let i = 0; i < out.words.length; i++) out.words[i] = ~src.words[i]!;
+  const tail = docCount & 31;
+  if (tail !== 0) out.words[out.words.length - 1]! &= (1 << tail) - 1;
+  return out;
+}
+
+/** The intersection of two sets; a list stays a list. */
+export function intersectionOf(a: DocSet, b: DocSet, docCount: number): DocSet {
+  if (!(a instanceof Bits) || !(b instanceof Bits)) {
+    const [list, other] = !(a instanceof Bits) ? [a, b] : [b as Uint32Array, a];
+    const out = new Uint32Array(list.length);
+    let n = 0;
+    for (let i = 0; i < list.length; i++) if (hasDoc(other, list[i]!)) out[n++] = list[i]!;
+    return out.subarray(0, n);
+  }
+  const out = new Bits(docCount);
+  for (let i = 0; i < out.words.length; i++) out.words[i] = a.words[i]! & b.words[i]!;
+  return out;
+}
+
+/** The rows of `rows` for each selected key, merged into one set. */
+export function rowsUnion(offsets: Uint32Array, values: Uint32Array, keys: Iterable<number>, docCount: number): DocSet {
+  const parts: Uint32Array[] = [];
+  for (const k of keys) {
+    const lo = offsets[k]!;
+    const hi = offsets[k + 1]!;
+    if (hi > lo) parts.push(values.subarray(lo, hi));
+  }
+  if (parts.length === 0) return new Uint32Array(0);
+  return unionOf(parts, docCount);
+}
