@@ -191,7 +191,7 @@ async function snapshotFile(request: Request, rel: string, { watch, deps }: Serv
 async function exportFile(request: Request, { watch, deps }: Service): Promise<Response> {
   const snapshot = await watch.current(Date.now());
   try {
-    const answer = await answerExport(request.url, snapshot);
+    const answer = await answerExport(request.url, snapshot, { cursors: deps.cursors });
     if (request.method === 'HEAD') return new Response(null, { headers: answer.headers });
     const chunks = answer.chunks[Symbol.asyncIterator]();
     const body = new ReadableStream<Uint8Array>({
