@@ -3,7 +3,7 @@ import polka, { type Polka } from 'polka';
 import type { Snapshot, SnapshotSource } from '../snapshot/index.ts';
 import { ApiError } from '../api/errors.ts';
 import { logWhenDone } from './log.ts';
-import { exportHandler } from './export.ts';
+import { exportHandler, type ExportDeps } from './export.ts';
 import { buildOpenApiDocument } from '../api/openapi.ts';
 import { queryHandler, sendError, type QueryDeps } from './query.ts';
 import { sendJson } from './respond.ts';
@@ -20,6 +20,8 @@ export type RouteContext = {
   fileMemoryMaxBytes: number;
   /** True once the server is stopping: answers then close their connection. */
   draining: () => boolean;
+  /** GET /v1/export's bounds: its slots and the record table cache its exports share (export.ts). */
+  exports: Pick<ExportDeps, 'slots' | 'tables' | 'onFlow' | 'batchSize'>;
 };
 
 /**
@@ -64,7 +66,7 @@ export function mountRoutes(ctx: RouteContext): { polka: Polka; dispatch: Handle
       if (snapshot) return sendJson(req, res, 200, { status: 'ok', sourceState });
       return sendJson(req, res, 503, { status: 'unavailable', reason: snapshots.problem ?? 'no valid snapshot is loaded', sourceState });
     })
-    .get('/v1/export', exportHandler({ current: () => snapshots.current, fail }))
+    .get('/v1/export', exportHandler({ current: () => snapshots.current, fail, turns: deps.turns, cursors: deps.cursors, ...ctx.exports }))
     .get('/v1/openapi.json', (req, res) => {
       openapi ??= buildOpenApiDocument();
       return sendJson(req, res, 200, openapi);
