@@ -81,6 +81,12 @@ export type ExportOptions = {
   lend?: boolean;
   /** Records a batch; EXPORT_BATCH but in tests, where a small fixture then spans several batches. */
   batchSize?: number;
+  /**
+   * Awaited before each batch's CPU-bound steps (ordering its K numbers; writing its records out), never around its
+   * reads: a host that runs work in turns of the event loop (src/server/turns.ts) has those steps run in the export's
+   * turn, while the reads, which wait on the disk, hold no turn.
+   */
+  turn?: () => Promise<void>;
   /** Signs and checks the export's cursors; the built-in key when not given. */
   cursors?: CursorCodec;
   /**
@@ -116,7 +122,7 @@ export async function prepareExport(input: ExportInput, snapshot: Snapshot, opti
     count: end - start,
     nextCursor,
     contentType: csv ? 'text/csv; charset=utf-8; header=present' : 'application/x-ndjson; charset=utf-8',
-    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false, (options.tables ?? defaultExportTables()).of(snapshot)),
+    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false, (options.tables ?? defaultExportTables()).of(snapshot), options.turn),
   };
 }
 
@@ -139,6 +145,7 @@ async function* exportChunks(
   batchSize: number,
   lend: boolean,
   tables: HeldTable,
+  turn: (() => Promise<void>) | undefined,
 ): AsyncGenerator<Uint8Array> {
   if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
   // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
@@ -155,6 +162,7 @@ async function* exportChunks(
   let cold = false;
   const reads: ReadCounts = { reads: 0, slow: 0 };
   for (let at = 0; at < docs.length; at += batchSize) {
+    await turn?.();
     while (ahead.length < PREFETCH_AHEAD && at + ahead.length * batchSize < docs.length) {
       const from = at + ahead.length * batchSize;
       ahead.push(batchInKOrder(index, docs.subarray(from, from + batchSize)));
@@ -192,6 +200,7 @@ async function* exportChunks(
     );
     // The records in the request's order: as they are, each followed by a line break (NDJSON), or as CSV rows
     // written from their bytes.
+    await turn?.();
     if (csv) {
       if (lend) sink.at = 0;
       else sink = new ByteSink(used);

@@ -17,7 +17,7 @@ export const EXPORT_RETRY_AFTER_S = 5;
 export type ExportDeps = {
   current: () => Snapshot | null;
   fail: (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot?: Snapshot | null) => Promise<void> | void;
-  /** Where the export's preparation and each of its batches wait for their turn of the event loop. */
+  /** Where the export's preparation and the CPU-bound steps of each batch wait for their turn of the event loop. */
   turns: Turns;
   slots: ExportSlots;
   cursors: CursorCodec;
@@ -35,9 +35,10 @@ export type ExportDeps = {
  * looks complete.
  *
  * Bounds: at most `slots.limit` exports at once (then 503 `overloaded` with Retry-After); the preparation (the search
- * and its order) and every batch run in the connection's turn of the event loop (turns.ts), so exports share the loop
- * with other requests; a client that stops reading holds its slot until the connection's stall limit cuts it
- * (REQUEST_TIMEOUT_MS: no byte moved either way for that long, http-server.ts), which frees the slot.
+ * and its order) and the CPU-bound steps of every batch run in the connection's turn of the event loop (turns.ts), so
+ * exports share the loop with other requests, while a batch's reads from the disk hold no turn; a client that stops
+ * reading holds its slot until the connection's stall limit cuts it (REQUEST_TIMEOUT_MS: no byte moved either way for
+ * that long, http-server.ts), which frees the slot.
  */
 export function exportHandler(deps: ExportDeps) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -51,7 +52,9 @@ export function exportHandler(deps: ExportDeps) {
     const owner = req.socket;
     let chunks: AsyncIterator<Uint8Array> | null = null;
     try {
-      const options = { lend: true, cursors: deps.cursors, tables: deps.tables, ...(deps.batchSize ? { batchSize: deps.batchSize } : {}) };
+      // The batches' CPU-bound steps wait for the connection's turn; their reads, which wait on the disk, hold none.
+      const turn = () => deps.turns.run(owner, () => Promise.resolve());
+      const options = { lend: true, turn, cursors: deps.cursors, tables: deps.tables, ...(deps.batchSize ? { batchSize: deps.batchSize } : {}) };
       const answer = await deps.turns.run(owner, () => answerExport(req.url ?? '', snapshot, options));
       const encoding = pickEncoding(req.headers['accept-encoding']);
       const headers: Record<string, string> = { ...answer.headers, Vary: 'Accept-Encoding' };
@@ -65,9 +68,7 @@ export function exportHandler(deps: ExportDeps) {
       deps.onFlow?.(flow);
       const iterator = answer.chunks[Symbol.asyncIterator]();
       chunks = iterator;
-      // A batch is made in its turn; a connection gone meanwhile gets none made for it.
-      const next = () => deps.turns.run(owner, () => (res.destroyed ? Promise.resolve({ done: true, value: undefined } as const) : iterator.next()));
-      await pumpExport(next, res, encoding, flow);
+      await pumpExport(() => iterator.next(), res, encoding, flow);
     } catch (err) {
       await deps.fail(req, res, err, snapshot);
     } finally {

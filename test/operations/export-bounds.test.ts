@@ -125,3 +125,48 @@ describe('the record table parts exports share', () => {
     expect(exported[0]!.split('\n').filter(Boolean).length).toBe(records.length);
   });
 });
+
+describe('an export in turns of the event loop', () => {
+  it('writes no batch out before its turn comes, and asks for two turns a batch', async () => {
+    const snapshot = await openSnapshotDirectory(await buildFixtureSnapshot());
+    const whole = await text((await prepareExport(input('format=csv'), snapshot)).chunks);
+    const waiting: (() => void)[] = [];
+    let asked = 0;
+    const turn = () => {
+      asked++;
+      return new Promise<void>((resolve) => waiting.push(resolve));
+    };
+    const prepared = await prepareExport(input('format=csv'), snapshot, { turn, batchSize: 64 });
+    const iterator = prepared.chunks[Symbol.asyncIterator]();
+    const header = await iterator.next();
+    const parts = [Buffer.from(header.value as Uint8Array)];
+    for (;;) {
+      let settled = false;
+      const next = iterator.next().then((r) => {
+        settled = true;
+        return r;
+      });
+      // Each turn is granted only once the export waits for it; meanwhile no chunk may come out.
+      for (let granted = 0; granted < 2 && !settled; granted++) {
+        await until(() => waiting.length > 0 || settled);
+        if (settled) break;
+        expect(settled).toBe(false);
+        waiting.shift()!();
+      }
+      const r = await next;
+      if (r.done) break;
+      parts.push(Buffer.from(r.value));
+    }
+    const batches = Math.ceil(prepared.count / 64);
+    expect(asked).toBe(2 * batches);
+    expect(Buffer.concat(parts).toString('utf8')).toBe(whole);
+  });
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
