@@ -14,14 +14,19 @@ export type ExportAnswer = { headers: Record<string, string>; chunks: AsyncItera
 const INTEGER_PARAMS = new Set(['yearFrom', 'yearTo', 'limit']);
 const NULLABLE_PARAMS = ['applicant', 'productCode', 'yearFrom', 'yearTo', 'limit', 'cursor', 'after'];
 
-/** The request's query string as the input ExportInput validates: absent optional parameters are null. */
+/**
+ * The request's query string as the input ExportInput validates: absent optional parameters are null. Every name
+ * becomes an own member of an object without a prototype, so that the schema sees each one, and refuses those it does
+ * not list: assigned to a plain object, `__proto__` would set its prototype and vanish from the input.
+ */
 export function exportInputOf(url: string): Record<string, unknown> {
   const params = new URL(url, 'http://x').searchParams;
-  const input: Record<string, unknown> = { query: '', format: 'csv' };
-  for (const name of NULLABLE_PARAMS) input[name] = null;
-  for (const [name, value] of params) {
-    input[name] = INTEGER_PARAMS.has(name) && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
-  }
+  const input = Object.create(null) as Record<string, unknown>;
+  const put = (name: string, value: unknown) => Object.defineProperty(input, name, { value, enumerable: true, writable: true, configurable: true });
+  put('query', '');
+  put('format', 'csv');
+  for (const name of NULLABLE_PARAMS) put(name, null);
+  for (const [name, value] of params) put(name, INTEGER_PARAMS.has(name) && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
   return input;
 }
 

@@ -180,6 +180,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
                 'X-Export-Count': { description: 'Records in this answer.', schema: { type: 'integer' } },
                 'X-Next-Cursor': { description: 'The cursor of the next part, when limit cut this one short.', schema: { type: 'string' } },
                 'X-Snapshot-Token': { description: 'The snapshot the records come from.', schema: { type: 'string' } },
+                'Content-Encoding': { description: 'br or gzip when Accept-Encoding allows one (chosen as for JSON answers); absent otherwise.', schema: { type: 'string' } },
               },
               content: {
                 'text/csv': { schema: { type: 'string', description: 'A header row, then one row per record.' } },
@@ -187,7 +188,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
               },
             },
             '400': errorResponse('invalid_input (a parameter breaks a rule) or invalid_cursor.'),
-            '503': errorResponse('source_unavailable: no valid snapshot is loaded, or search is not available yet.'),
+            '503': errorResponse(
+              'source_unavailable: no valid snapshot is loaded, or search is not available yet; or overloaded: the server streams as ' +
+                'many exports as it allows (EXPORT_CONCURRENCY), try again after the Retry-After header\'s seconds.',
+            ),
           },
         },
       },

@@ -103,8 +103,8 @@ const openApi: RouteHandler = () => {
 };
 
 /** GET /v1/export (src/api/export.ts says what it answers). */
-const exportAll: RouteHandler = async (request, { snapshot, lendsChunks }) => {
-  const answer = await answerExport(request.url, snapshot, { lend: lendsChunks });
+const exportAll: RouteHandler = async (request, { snapshot, lendsChunks, deps }) => {
+  const answer = await answerExport(request.url, snapshot, { lend: lendsChunks, cursors: deps.cursors });
   return { kind: 'stream', status: 200, headers: answer.headers, chunks: answer.chunks };
 };
 

@@ -120,6 +120,7 @@ export const ERROR_STATUS = {
   request_too_large: 413,
   unsupported_media_type: 415,
   source_unavailable: 503,
+  overloaded: 503,
   internal_error: 500,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -9,6 +9,8 @@ import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
 import { ApiError, refusingCostlyQueries, SearchUnavailable } from './errors.ts';
 import { searchIndexOf } from './search.ts';
 import { partitionPoint } from '../utils/bisect.ts';
+import { CursorCodec } from './cursor.ts';
+import { defaultExportTables, type ExportTables } from './export-tables.ts';
 
 /**
  * The export of a whole filtered result set (docs/search.md, "Export"): every match of a search, in the search's
@@ -45,17 +47,20 @@ type ExportCursor = z.infer<typeof ExportCursor>;
 
 const encoder = new TextEncoder();
 
-export function encodeExportCursor(cursor: ExportCursor): string {
-  let binary = '';
-  for (const b of encoder.encode(JSON.stringify(cursor))) binary += String.fromCharCode(b);
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+/** Export cursors are signed with the catalog's key (cursor.ts), under their own domain so neither passes as the other. */
+const CURSOR_DOMAIN = 'device-510k/export-cursor';
+/** For callers that give no codec (tests, tools): the built-in key. A server passes the one CURSOR_SECRET keys. */
+const BUILT_IN_CODEC = new CursorCodec();
+
+export function encodeExportCursor(cursor: ExportCursor, cursors: CursorCodec = BUILT_IN_CODEC): string {
+  return cursors.signAs(CURSOR_DOMAIN, JSON.stringify(cursor));
 }
 
-function decodeExportCursor(text: string, sort: Sort): ExportCursor {
-  let value: unknown;
+function decodeExportCursor(text: string, sort: Sort, cursors: CursorCodec): ExportCursor {
+  const opened = cursors.openAs(CURSOR_DOMAIN, text);
+  let value: unknown = null;
   try {
-    const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
+    value = opened === null ? null : JSON.parse(opened);
   } catch {
     value = null;
   }
@@ -76,6 +81,19 @@ export type ExportOptions = {
   lend?: boolean;
   /** Records a batch; EXPORT_BATCH but in tests, where a small fixture then spans several batches. */
   batchSize?: number;
+  /**
+   * Awaited before each batch's CPU-bound steps (ordering its K numbers; writing its records out), never around its
+   * reads: a host that runs work in turns of the event loop (src/server/turns.ts) has those steps run in the export's
+   * turn, while the reads, which wait on the disk, hold no turn.
+   */
+  turn?: () => Promise<void>;
+  /** Signs and checks the export's cursors; the built-in key when not given. */
+  cursors?: CursorCodec;
+  /**
+   * The record table's parts, shared by every export of the process and bounded in bytes (export-tables.ts); when not
+   * given, the process's default one.
+   */
+  tables?: ExportTables;
 };
 
 export async function prepareExport(input: ExportInput, snapshot: Snapshot, options: ExportOptions = {}): Promise<PreparedExport> {
@@ -92,19 +110,19 @@ export async function prepareExport(input: ExportInput, snapshot: Snapshot, opti
   const keyAt = (i: number) => sortKey(index, ordered[i]!, sort, scoreOf(ordered[i]!));
 
   let after: number[] | null = null;
-  if (input.cursor !== null) after = decodeExportCursor(input.cursor, sort).k;
+  if (input.cursor !== null) after = decodeExportCursor(input.cursor, sort, options.cursors ?? BUILT_IN_CODEC).k;
   else if (input.after !== null) after = keyOfKNumber(index, input.after, sort, scoreOf);
   const key = after;
   const start = key === null ? 0 : partitionPoint(0, ordered.length, (i) => compareKeys(keyAt(i), key) <= 0);
   const end = input.limit === null ? ordered.length : Math.min(ordered.length, start + input.limit);
-  const nextCursor = end < ordered.length && end > start ? encodeExportCursor({ v: 1, s: sort, k: keyAt(end - 1) }) : null;
+  const nextCursor = end < ordered.length && end > start ? encodeExportCursor({ v: 1, s: sort, k: keyAt(end - 1) }, options.cursors) : null;
   const csv = input.format === 'csv';
   return {
     total: ordered.length,
     count: end - start,
     nextCursor,
     contentType: csv ? 'text/csv; charset=utf-8; header=present' : 'application/x-ndjson; charset=utf-8',
-    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false),
+    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false, (options.tables ?? defaultExportTables()).of(snapshot), options.turn),
   };
 }
 
@@ -126,6 +144,8 @@ async function* exportChunks(
   csv: boolean,
   batchSize: number,
   lend: boolean,
+  tables: HeldTable,
+  turn: (() => Promise<void>) | undefined,
 ): AsyncGenerator<Uint8Array> {
   if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
   // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
@@ -141,9 +161,8 @@ async function* exportChunks(
   const ahead: Batch[] = [];
   let cold = false;
   const reads: ReadCounts = { reads: 0, slow: 0 };
-  // The record table's parts, read once for the whole export (at most 28 bytes a record of the snapshot).
-  const tables: HeldTable = new Map();
   for (let at = 0; at < docs.length; at += batchSize) {
+    await turn?.();
     while (ahead.length < PREFETCH_AHEAD && at + ahead.length * batchSize < docs.length) {
       const from = at + ahead.length * batchSize;
       ahead.push(batchInKOrder(index, docs.subarray(from, from + batchSize)));
@@ -181,6 +200,7 @@ async function* exportChunks(
     );
     // The records in the request's order: as they are, each followed by a line break (NDJSON), or as CSV rows
     // written from their bytes.
+    await turn?.();
     if (csv) {
       if (lend) sink.at = 0;
       else sink = new ByteSink(used);

@@ -12,10 +12,13 @@ import {
   DEFAULT_TURN_BUDGET_MS,
   DEFAULT_PUBLIC_DIR,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_EXPORT_CONCURRENCY,
   defaultSyncStatePath,
   type ServerConfig,
 } from './config.ts';
 import { DEFAULT_ANSWER_CACHE_BYTES } from '../api/answer-cache.ts';
+import { DEFAULT_EXPORT_TABLE_BYTES } from '../operations/export-tables.ts';
+import type { ExportFlow } from './export-stream.ts';
 import { jsonLogger, type Logger } from './log.ts';
 import { MEMORY_MAX_BYTES } from './static.ts';
 
@@ -27,6 +30,8 @@ export type AppOptions = ServerConfig & {
   now?: () => Date;
   /** Snapshot files up to this size are sent from the verified byte cache; larger ones are streamed (default 1 MiB). */
   fileMemoryMaxBytes?: number;
+  /** For tests and measurements: each export's flow as it starts (what it holds), and the records of a batch. */
+  exportHooks?: { onFlow?: (flow: ExportFlow) => void; batchSize?: number };
 };
 
 /** Every option with its default filled in, resolved once when the app is made. */
@@ -52,6 +57,9 @@ export type ResolvedOptions = {
   operationTimeoutMs: number;
   fileMemoryMaxBytes: number;
   fastLane: boolean;
+  exportConcurrency: number;
+  exportTableBytes: number;
+  exportHooks: { onFlow?: (flow: ExportFlow) => void; batchSize?: number };
   logger: Logger;
   now: () => Date;
   operations: Record<OperationName, Operation>;
@@ -71,6 +79,14 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     if (op) operations[name] = op;
   }
   const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const exportConcurrency = options.exportConcurrency ?? DEFAULT_EXPORT_CONCURRENCY;
+  if (!Number.isInteger(exportConcurrency) || exportConcurrency < 1) {
+    throw new Error(`Expected \`exportConcurrency\` to be a whole number from 1 and up, got ${exportConcurrency}`);
+  }
+  const exportTableBytes = options.exportTableBytes ?? DEFAULT_EXPORT_TABLE_BYTES;
+  if (!Number.isInteger(exportTableBytes) || exportTableBytes < 1) {
+    throw new Error(`Expected \`exportTableBytes\` to be a whole number of bytes from 1 and up, got ${exportTableBytes}`);
+  }
   return {
     snapshotPath: options.snapshotPath,
     syncStatePath: options.syncStatePath === undefined ? defaultSyncStatePath(options.snapshotPath) : options.syncStatePath,
@@ -92,6 +108,9 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     operationTimeoutMs: options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
     fileMemoryMaxBytes,
     fastLane: options.fastLane ?? true,
+    exportConcurrency,
+    exportTableBytes,
+    exportHooks: options.exportHooks ?? {},
     logger: options.logger ?? jsonLogger(),
     now: options.now ?? (() => new Date()),
     operations,

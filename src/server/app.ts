@@ -12,6 +12,8 @@ import { MAX_BODY_BYTES } from './body.ts';
 import { errorAnswer } from '../api/query.ts';
 import { limitPipelining } from './pipeline.ts';
 import { createTurns } from './turns.ts';
+import { createExportSlots, type ExportSlots } from './export-slots.ts';
+import { ExportTables } from '../operations/export-tables.ts';
 import { precompressedCopy } from './public-dir.ts';
 import { queryRunner, type QueryDeps } from './query.ts';
 import { mountRoutes } from './routes.ts';
@@ -27,6 +29,8 @@ export type App = {
   readonly syncState: SyncStateReader | null;
   /** The fast lane in front of Node's HTTP server (null when it is off). */
   readonly fastLane: FastLaneControl | null;
+  /** Exports streaming now, and the bound (EXPORT_CONCURRENCY). */
+  readonly exports: ExportSlots;
   /** Starts listening; port 0 picks a free port. */
   listen(port?: number, host?: string): Promise<{ port: number; host: string; url: string }>;
   /** Looks at the snapshot link now and opens a refused snapshot again (what SIGHUP does); switches if it can. */
@@ -52,12 +56,14 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   let draining = false;
   const deps = queryDeps(settings, snapshots, syncState);
+  const exportSlots = createExportSlots(settings.exportConcurrency);
   const { polka, dispatch } = mountRoutes({
     deps,
     snapshots,
     serveStatic,
     fileMemoryMaxBytes: settings.fileMemoryMaxBytes,
     draining: () => draining,
+    exports: { slots: exportSlots, tables: new ExportTables(settings.exportTableBytes), ...settings.exportHooks },
   });
   const pipelining = {
     depth: settings.pipelineDepth,
@@ -87,6 +93,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     snapshots,
     syncState,
     fastLane: lane,
+    exports: exportSlots,
     listen: (port = 0, host = '127.0.0.1') => listen(server, port, host),
     reload: () => snapshots.check({ retry: true }),
     async close({ graceMs = 10_000 } = {}) {

@@ -41,6 +41,10 @@ export type ServerConfig = {
   requestTimeoutMs?: number;
   /** An operation still running after this long answers 500 `internal_error` (a bug: none should take so long). Default 30 s. */
   operationTimeoutMs?: number;
+  /** Exports (GET /v1/export) streamed at once by this process; one more answers 503 `overloaded`. Default 4. */
+  exportConcurrency?: number;
+  /** Bytes of the record table kept for exports, one cache for all of them (default 32 MiB). */
+  exportTableBytes?: number;
 };
 
 export type ListenConfig = { port: number; host: string };
@@ -68,6 +72,11 @@ export function checkStall(socket: Socket, last: number): number {
   return moved;
 }
 export const DEFAULT_PIPELINE_MAX_WAITING = 32;
+/**
+ * Exports at once: each holds a batch of records and its chunk (a few MiB) and keeps a thread-pool thread busy while
+ * it compresses; four keep a 1,000,000-record server's memory well under 400 MiB and leave the loop to other answers.
+ */
+export const DEFAULT_EXPORT_CONCURRENCY = 4;
 /**
  * Descriptors kept open: every shard of a snapshot of 1,000,000 records (about 10,000 record shards) and then some, as
  * nginx's open_file_cache would keep them. Fewer are kept when the process runs out (NodeStorage halves its bound).
@@ -121,7 +130,7 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
  * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
  * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), OPEN_FILES (16384), HEADERS_TIMEOUT_MS (10000),
- * REQUEST_TIMEOUT_MS (30000), FAST_LANE (on).
+ * REQUEST_TIMEOUT_MS (30000), FAST_LANE (on), EXPORT_CONCURRENCY (4), EXPORT_TABLE_CACHE_BYTES (32MiB).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -141,5 +150,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
     requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),
     fastLane: onOff(env, 'FAST_LANE', true),
+    exportConcurrency: positiveNumber(env, 'EXPORT_CONCURRENCY', DEFAULT_EXPORT_CONCURRENCY, true),
+    ...(env.EXPORT_TABLE_CACHE_BYTES ? { exportTableBytes: byteSize(env, 'EXPORT_TABLE_CACHE_BYTES') } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { coreDeps, queryHandler, sendError, type QueryDeps } from './query.ts';
 import { sendBytes } from './respond.ts';
 import { snapshotFile } from './static.ts';
 import { sendStream } from './stream.ts';
+import { exportHandler, type ExportDeps } from './export.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -20,6 +21,8 @@ export type RouteOptions = {
   fileMemoryMaxBytes: number;
   /** True once the server is stopping: answers then close their connection. */
   draining: () => boolean;
+  /** GET /v1/export's bounds: its slots and the record table cache its exports share (export.ts). */
+  exports: Pick<ExportDeps, 'slots' | 'tables' | 'onFlow' | 'batchSize'>;
 };
 
 type Fail = (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot?: Snapshot | null) => Promise<void>;
@@ -37,6 +40,15 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
   const notFound = (req: IncomingMessage, res: ServerResponse) => fail(req, res, new ApiError('not_found', 'Nothing is served at this path.'));
   const answerQuery = queryHandler(deps);
   const core = coreDeps(deps);
+
+  /**
+   * Portable routes that Node answers with its own code: the export, whose stream Node bounds (a slot per export,
+   * batches in the connection's turn, compression as the client accepts; export.ts). The Worker runs the table's
+   * handler, and its platform bounds each request.
+   */
+  const nodeOwn: Partial<Record<string, NodeRoute>> = {
+    export: exportHandler({ current: () => snapshots.current, fail, turns: deps.turns, cursors: deps.cursors, ...options.exports }),
+  };
 
   const own: Record<HostRouteId, NodeRoute> = {
     query: answerQuery,
@@ -76,6 +88,8 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
     if (match.kind === 'refuse') return void fail(req, res, match.error);
     const { route, rest } = match;
     if (route.handler === 'host') return void own[route.id](req, res, rest);
+    const nodeRoute = nodeOwn[route.id];
+    if (nodeRoute) return void nodeRoute(req, res, rest);
     const handler = route.handler;
     const snapshot = snapshots.current;
     const context: RouteContext = { snapshot, problem: snapshots.problem, deps: core, lendsChunks: true };

@@ -695,7 +695,9 @@ export class Snapshot {
   /** As `tableEntries`, from the parts `held` for one reader, where a part read for it is kept. */
   private async heldTableEntries(position: number, held: HeldTable): Promise<{ table: Uint8Array; first: number }> {
     const { part, first } = this.tableSpot(position);
-    const table = held.get(part) ?? this.tableParts.get(part) ?? (await this.tablePart(part));
+    const kept = held.get(part);
+    if (kept) return { table: kept, first };
+    const table = this.tableParts.get(part) ?? (await this.tablePart(part));
     held.set(part, table);
     return { table, first };
   }
@@ -738,8 +740,11 @@ export class Snapshot {
  */
 const RECORD_GAP = 16 * 1024;
 
-/** The record table's parts one reader of many records (an export) has had read, by part: see `eachRecordUncached`. */
-export type HeldTable = Map<number, Uint8Array>;
+/**
+ * The record table's parts kept for readers of many records (exports), by part: see `eachRecordUncached`. A Map keeps
+ * them for one reader; a bounded cache shared by readers (src/operations/export-tables.ts) may drop one at any time.
+ */
+export type HeldTable = { get(part: number): Uint8Array | undefined; set(part: number, table: Uint8Array): void };
 
 /** Reads of records made past the cache, and how many of them were slow (SnapshotOptions.slowReadMs): a caller's counters. */
 export type ReadCounts = { reads: number; slow: number };

@@ -17,6 +17,20 @@ describe('configFromEnv: OPEN_FILES', () => {
   });
 });
 
+describe('configFromEnv: EXPORT_CONCURRENCY and EXPORT_TABLE_CACHE_BYTES', () => {
+  it('streams 4 exports at once by default, or the number given; keeps the export table cache unset (32 MiB) or the size given', () => {
+    expect(configFromEnv({}).exportConcurrency).toBe(4);
+    expect(configFromEnv({ EXPORT_CONCURRENCY: '9' }).exportConcurrency).toBe(9);
+    expect(configFromEnv({}).exportTableBytes).toBeUndefined();
+    expect(configFromEnv({ EXPORT_TABLE_CACHE_BYTES: '8MiB' }).exportTableBytes).toBe(8 * 1024 * 1024);
+  });
+
+  it('refuses what is not a whole number from 1, or a size above 0, naming the variable', () => {
+    for (const bad of ['many', '-1', '2.5', '0']) expect(() => configFromEnv({ EXPORT_CONCURRENCY: bad })).toThrow(/EXPORT_CONCURRENCY/);
+    for (const bad of ['lots', '0', '-5MiB']) expect(() => configFromEnv({ EXPORT_TABLE_CACHE_BYTES: bad })).toThrow(/EXPORT_TABLE_CACHE_BYTES/);
+  });
+});
+
 describe('checkStall', () => {
   /** A socket as the check sees it: bytes moved either way, and whether it was closed. */
   const socket = (read: number, written: number) => {

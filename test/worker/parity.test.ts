@@ -69,13 +69,13 @@ describe('every operation answers the same bytes on Node and on the Worker', () 
       expect(fromNode?.data.record).toEqual(r);
       expect(fromWorkers).toHaveLength(2);
     }
-  });
+  }, 180_000);
 
   it('classification, for every product code', async () => {
     const codes = await allProductCodes(snapshotPath);
     expect(codes.length).toBeGreaterThan(10);
     for (const c of codes) await ok('device-510k.classification', { productCode: c.productCode });
-  });
+  }, 180_000);
 
   it('meta and top-product-codes', async () => {
     await ok('device-510k.meta', {});

@@ -1,0 +1,193 @@
+/**
+ * Exports under hostile clients, and compressed exports: starts the server as `npm start` runs it (bench/lib/server.ts)
+ * over a snapshot, then
+ *
+ * 1. opens N exports (10, then 40 by default) whose clients read the answer's first bytes and then never read again,
+ *    holds them open for `--hold-ms`, and meanwhile asks `meta` every 100 ms: prints how many were streamed and how
+ *    many refused (503), the server's RSS before and at its peak, and the `meta` latencies;
+ * 2. streams the full export as CSV and as NDJSON with Accept-Encoding identity, gzip and br, reading as fast as it
+ *    can: prints records a second and the bytes on the wire of each.
+ *
+ *   npx tsx bench/hostile-export.ts --snapshot DIR [--clients 10,40] [--hold-ms 8000] [--limit N] [--skip-hostile]
+ *                                   [--skip-compression] [--env NAME=VALUE ...]
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { connect, type Socket } from 'node:net';
+import { request } from 'node:http';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseCommandLine } from '../src/cli/args.ts';
+import { memoryOf, sampleMemory } from './lib/procs.ts';
+import { startServer, type RunningServer } from './lib/server.ts';
+
+const USAGE = `Usage: npx tsx bench/hostile-export.ts --snapshot DIR [options]
+
+Starts the server over a snapshot; opens exports whose clients never read and reports the server's RSS and meta
+latency meanwhile; then streams full CSV and NDJSON exports in identity, gzip and br and reports records/s and bytes
+on the wire.
+
+  --snapshot DIR        the snapshot to serve (required)
+  --clients LIST        numbers of never-reading exports to open, one round each (10,40)
+  --hold-ms MS          how long each round keeps its exports open (8000)
+  --limit N             records of each compressed/uncompressed export at most (all)
+  --skip-hostile        skip the never-reading rounds
+  --skip-compression    skip the compressed/uncompressed exports
+  --env NAME=VALUE      an environment variable for the server (repeatable), e.g. --env EXPORT_CONCURRENCY=8`;
+
+const values = parseCommandLine('hostile-export', USAGE, {
+  snapshot: { type: 'string' },
+  clients: { type: 'string', default: '10,40' },
+  'hold-ms': { type: 'string', default: '8000' },
+  limit: { type: 'string' },
+  'skip-hostile': { type: 'boolean', default: false },
+  'skip-compression': { type: 'boolean', default: false },
+  env: { type: 'string', multiple: true, default: [] },
+});
+if (!values.snapshot) {
+  console.error('hostile-export: --snapshot DIR is required (see --help)');
+  process.exit(2);
+}
+const clientCounts = values.clients.split(',').map((c) => Number(c.trim()));
+const holdMs = Number(values['hold-ms']);
+if (clientCounts.some((c) => !Number.isInteger(c) || c < 1 || c > 1000) || !(holdMs > 0 && holdMs <= 600_000)) {
+  console.error('hostile-export: --clients takes whole numbers from 1 to 1000, --hold-ms a number of milliseconds up to 600000');
+  process.exit(2);
+}
+const serverEnv: Record<string, string> = {};
+for (const pair of values.env) {
+  const at = pair.indexOf('=');
+  if (at < 1) {
+    console.error(`hostile-export: --env takes NAME=VALUE, got "${pair}"`);
+    process.exit(2);
+  }
+  serverEnv[pair.slice(0, at)] = pair.slice(at + 1);
+}
+
+const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** POST meta, its latency in milliseconds. */
+async function metaLatency(url: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(`${url}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ version: 1, operation: 'device-510k.meta', input: {} }),
+    signal: AbortSignal.timeout(60_000),
+  });
+  await res.arrayBuffer();
+  return performance.now() - t0;
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+
+/** An export whose client reads the status line and then never reads again. Resolves with the status. */
+function neverReading(url: string, format: string): { socket: Socket; status: Promise<number> } {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  const status = new Promise<number>((resolve) => {
+    socket.once('data', (chunk: Buffer) => {
+      socket.pause();
+      resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 0));
+    });
+    socket.once('error', () => resolve(-1));
+    socket.once('close', () => resolve(-1));
+  });
+  socket.write(`GET /v1/export?format=${format} HTTP/1.1\r\nHost: bench\r\nAccept-Encoding: identity\r\n\r\n`);
+  return { socket, status };
+}
+
+async function hostileRound(server: RunningServer, count: number): Promise<void> {
+  // Let the server settle back after the round before.
+  await sleep(1000);
+  const before = memoryOf(server.pid)?.rss ?? 0;
+  const quiet: number[] = [];
+  for (let i = 0; i < 5; i++) quiet.push(await metaLatency(server.url));
+  const memory = sampleMemory(server.pid, 50);
+  const clients = Array.from({ length: count }, (_, i) => neverReading(server.url, i % 2 ? 'csv' : 'ndjson'));
+  const latencies: number[] = [];
+  const ends = Date.now() + holdMs;
+  while (Date.now() < ends) {
+    latencies.push(await metaLatency(server.url));
+    await sleep(100);
+  }
+  const statuses = await Promise.all(clients.map((c) => Promise.race([c.status, sleep(1000).then(() => 0)])));
+  const peak = memory.stop();
+  const stillOpen = clients.filter((c) => !c.socket.destroyed && !c.socket.readableEnded).length;
+  for (const c of clients) c.socket.destroy();
+  latencies.sort((a, b) => a - b);
+  const tally = new Map<number, number>();
+  for (const s of statuses) tally.set(s, (tally.get(s) ?? 0) + 1);
+  const shown = [...tally].map(([s, n]) => `${n}× ${s === 0 ? 'no answer yet' : s === -1 ? 'closed' : s}`).join(', ');
+  console.log(
+    `${count} never-reading exports held ${(holdMs / 1000).toFixed(0)} s: ${shown}; ${stillOpen} connections still open at the end; ` +
+      `server RSS ${mib(before)} before, ${mib(peak)} at peak; meta ${latencies.length} asked: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, ` +
+      `p95 ${quantile(latencies, 0.95).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms (quiet p50 ${quantile(quiet.sort((a, b) => a - b), 0.5).toFixed(1)} ms)`,
+  );
+}
+
+/** One export read to its end as fast as the client can: records (X-Export-Count), bytes on the wire, seconds. */
+function wireExport(url: string, format: string, encoding: string): Promise<{ records: number; wire: number; seconds: number; coding: string }> {
+  const search = new URLSearchParams({ format });
+  if (values.limit) search.set('limit', values.limit);
+  return new Promise((resolvePromise, reject) => {
+    const t0 = performance.now();
+    const req = request(`${url}/v1/export?${search}`, { headers: { 'accept-encoding': encoding }, agent: false }, (res) => {
+      if (res.statusCode !== 200) {
+        reject(new Error(`export answered ${res.statusCode}`));
+        res.resume();
+        return;
+      }
+      let wire = 0;
+      res.on('data', (c: Buffer) => {
+        wire += c.length;
+      });
+      res.on('end', () =>
+        resolvePromise({
+          records: Number(res.headers['x-export-count']),
+          wire,
+          seconds: (performance.now() - t0) / 1000,
+          coding: String(res.headers['content-encoding'] ?? 'identity'),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function compressionRound(server: RunningServer): Promise<void> {
+  // The search index loaded first, so that the figures are the exports' own.
+  await fetch(`${server.url}/v1/export?limit=1&format=ndjson`).then((r) => r.text());
+  for (const format of ['csv', 'ndjson']) {
+    let identityWire = 0;
+    for (const encoding of ['identity', 'gzip', 'br']) {
+      const memory = sampleMemory(server.pid, 50);
+      const before = memoryOf(server.pid)?.rss ?? 0;
+      const m = await wireExport(server.url, format, encoding);
+      const peak = memory.stop();
+      if (encoding === 'identity') identityWire = m.wire;
+      console.log(
+        `export ${format} ${m.coding}: ${m.records.toLocaleString('en-US')} records in ${m.seconds.toFixed(2)} s = ` +
+          `${Math.round(m.records / m.seconds).toLocaleString('en-US')} records/s; ${m.wire.toLocaleString('en-US')} bytes on the wire` +
+          `${encoding === 'identity' ? '' : ` (${((100 * m.wire) / identityWire).toFixed(1)}% of identity)`}; server RSS ${mib(before)} before, ${mib(peak)} at peak`,
+      );
+    }
+  }
+}
+
+const tmp = await mkdtemp(join(tmpdir(), 'device-510k-hostile-export-'));
+const server = await startServer(resolve('.'), resolve(values.snapshot), tmp, serverEnv);
+try {
+  // Load the search index before anything is measured.
+  await fetch(`${server.url}/v1/export?limit=1&format=ndjson`).then((r) => r.text());
+  console.log(`server over ${values.snapshot}${Object.keys(serverEnv).length ? ` with ${JSON.stringify(serverEnv)}` : ''}; RSS ${mib(memoryOf(server.pid)?.rss ?? 0)} with the index loaded`);
+  if (!values['skip-hostile']) for (const count of clientCounts) await hostileRound(server, count);
+  if (!values['skip-compression']) await compressionRound(server);
+  console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+} finally {
+  await server.stop();
+}
