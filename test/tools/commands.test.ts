@@ -13,6 +13,7 @@ const COMMANDS = [
   ['build/generate.ts', 'generate'],
   ['build/worker/cli.ts', 'worker'],
   ['build/page/bundle.ts', 'build:page'],
+  ['build/client/bundle.ts', 'build:client'],
   ['src/main.ts', 'start'],
   ['bench/run.ts', 'bench'],
   ['bench/server-load.ts', 'server-load'],
