@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCommandLine } from '../../src/cli/args.ts';
-import { startWorker } from './local.ts';
+import { startWorker, type WorkerTarget } from './local.ts';
 
 const USAGE = `Usage: npm run worker
 
@@ -20,7 +20,18 @@ assets with the browser page. Settings come from the environment:
 parseCommandLine('worker', USAGE, {});
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const port = Number(process.env.PORT || 8787);
-const worker = await startWorker({
+// Signals are taken from the first moment: a SIGTERM while workerd starts stops it once it is up, rather than
+// killing this process and leaving workerd serving. npm runs this script with `exec`, so npm's SIGTERM reaches it.
+let worker: WorkerTarget | undefined;
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  if (worker) void worker.close().then(() => process.exit(0));
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+worker = await startWorker({
   storage: 'assets',
   snapshotPath: resolve(process.env.SNAPSHOT_PATH || 'snapshot'),
   publicDir: resolve(root, 'public'),
@@ -28,7 +39,8 @@ const worker = await startWorker({
   port,
   vars: process.env.CURSOR_SECRET ? { CURSOR_SECRET: process.env.CURSOR_SECRET } : {},
 });
+if (stopping) {
+  await worker.close();
+  process.exit(0);
+}
 console.log(`The Worker answers at ${worker.url}/ (workerd, assets in dist/worker-assets); Ctrl-C stops it.`);
-const stop = () => void worker.close().then(() => process.exit(0));
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);

@@ -1,26 +1,31 @@
-import type { z } from 'zod';
-import {
-  ErrorBody,
-  LAYOUT,
-  Manifest,
-  OPERATIONS,
-  ResponseSchemas,
-  type ErrorCode,
-  type ErrorDetail,
-  type OperationName,
-} from '../contract/index.ts';
+import { ErrorBody as ErrorBodySchema, LAYOUT, Manifest as ManifestSchema, ResponseSchemas } from '../contract/index.ts';
+import type { Answers, CatalogKind, ClearanceRecord, ErrorBody, ErrorCode, ErrorDetail, Inputs, Manifest, OperationName, ProductCodeEntry } from './types.ts';
+
+export type * from './types.ts';
 
 /**
- * The typed client of the query service: `import { createClient } from 'device-510k/client'`. Its types come from
+ * The typed client of the query service. In this repository: `import { createClient } from 'device-510k/client'`;
+ * elsewhere it is the package `device-510k-client` (packages/client, built from this folder). Its types come from
  * the same zod schemas the server validates with, so TypeScript users need no generator: `query` takes each
  * operation's input and resolves to that operation's answer, parsed. Runs wherever `fetch` does (Node, browsers,
  * workers); it imports nothing from Node.
  */
 
 /** The input an operation accepts (before the server's normalization: `"k123456"` is a valid `id`). */
-export type InputOf<N extends OperationName> = z.input<(typeof OPERATIONS)[N]>;
+export type InputOf<N extends OperationName> = Inputs[N];
+
+/** A catalog item tagged with the kind of catalog it came from, so that `item.kind` narrows it. */
+export type ClearanceItem = ClearanceRecord & { kind: 'clearance' };
+export type ProductCodeItem = ProductCodeEntry & { kind: 'product-code' };
+export type CatalogItem = ClearanceItem | ProductCodeItem;
+export type CatalogItemOf<K extends CatalogKind> = Extract<CatalogItem, { kind: K }>;
+/** A catalog answer whose items carry `kind` (the client adds it; the wire's items do not have it). */
+export type CatalogAnswer<K extends CatalogKind = CatalogKind> = Omit<Answers['device-510k.catalog'], 'data'> & {
+  data: { items: CatalogItemOf<K>[] };
+};
+
 /** The whole answer of an operation: `data`, `sourceState`, and `page`/`facets` where the operation has them. */
-export type AnswerOf<N extends OperationName> = z.output<(typeof ResponseSchemas)[N]>;
+export type AnswerOf<N extends OperationName> = N extends 'device-510k.catalog' ? CatalogAnswer : Answers[N];
 
 export type ClientOptions = {
   /** Where the service is, for example `http://127.0.0.1:8080`. */
@@ -49,7 +54,11 @@ export class QueryError extends Error {
 }
 
 export type Client = {
-  /** Runs one operation; resolves to its parsed answer, or rejects with a QueryError. */
+  /**
+   * Runs one operation; resolves to its parsed answer, or rejects with a QueryError. A catalog query's answer is
+   * narrowed by the `kind` asked for: `{ kind: 'clearance' }` gives clearance items.
+   */
+  query<K extends CatalogKind>(operation: 'device-510k.catalog', input: InputOf<'device-510k.catalog'> & { kind: K }): Promise<CatalogAnswer<K>>;
   query<N extends OperationName>(operation: N, input: InputOf<N>): Promise<AnswerOf<N>>;
   /** GET /healthz: whether a snapshot is loaded. */
   health(): Promise<{ ok: boolean; status: string }>;
@@ -80,7 +89,7 @@ export function snapshotFiles(base: string, options: { fetch?: typeof fetch } = 
   };
   return {
     url,
-    manifest: async () => Manifest.parse(await (await get(LAYOUT.manifest)).json()),
+    manifest: async () => ManifestSchema.parse(await (await get(LAYOUT.manifest)).json()),
     file: async (path) => new Uint8Array(await (await get(path)).arrayBuffer()),
   };
 }
@@ -88,27 +97,34 @@ export function snapshotFiles(base: string, options: { fetch?: typeof fetch } = 
 export function createClient(options: ClientOptions): Client {
   const base = trimSlashes(options.baseUrl);
   const doFetch = options.fetch ?? globalThis.fetch;
+  const query = async (operation: OperationName, input: unknown): Promise<unknown> => {
+    const res = await doFetch(`${base}/v1/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ version: 1, operation, input }),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new QueryError(res.status, null, `${base}/v1/query answered HTTP ${res.status} with a body that is not JSON`);
+    }
+    if (res.status !== 200) {
+      const parsed = ErrorBodySchema.safeParse(json);
+      const body = parsed.success ? parsed.data : null;
+      throw new QueryError(res.status, body, body ? `${operation}: ${body.error.code}: ${body.error.message}` : `${operation}: HTTP ${res.status}`);
+    }
+    const answer = ResponseSchemas[operation].parse(json);
+    if (answer.operation !== 'device-510k.catalog') return answer;
+    // Tagged by shape, not by the input: a clearance record always has a kNumber, a product-code entry never.
+    const items: CatalogItem[] = answer.data.items.map((item) =>
+      'kNumber' in item ? { kind: 'clearance' as const, ...item } : { kind: 'product-code' as const, ...item },
+    );
+    return { ...answer, data: { items } };
+  };
   return {
-    async query<N extends OperationName>(operation: N, input: InputOf<N>): Promise<AnswerOf<N>> {
-      const res = await doFetch(`${base}/v1/query`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ version: 1, operation, input }),
-      });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new QueryError(res.status, null, `${base}/v1/query answered HTTP ${res.status} with a body that is not JSON`);
-      }
-      if (res.status !== 200) {
-        const parsed = ErrorBody.safeParse(json);
-        const body = parsed.success ? parsed.data : null;
-        throw new QueryError(res.status, body, body ? `${operation}: ${body.error.code}: ${body.error.message}` : `${operation}: HTTP ${res.status}`);
-      }
-      return ResponseSchemas[operation].parse(json) as AnswerOf<N>;
-    },
+    query: query as Client['query'],
     async health() {
       const res = await doFetch(`${base}/healthz`);
       const body = (await res.json()) as { status?: unknown };

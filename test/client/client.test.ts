@@ -5,7 +5,7 @@ import { createClient, QueryError, type AnswerOf, type Client } from 'device-510
 import { Manifest, LAYOUT } from '../../src/contract/index.ts';
 import { sha256Hex } from '../../src/snapshot/files.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { startServer, type Running } from '../server/helpers.ts';
+import { allProductCodes, allRecords, startServer, type Running } from '../server/helpers.ts';
 
 /** The package's typed client (`device-510k/client`) against the real server over the fixture snapshot. */
 let server: Running;
@@ -39,6 +39,20 @@ describe('createClient', () => {
 
     const meta = await client.query('device-510k.meta', {});
     expect(meta.data.title).toBe('FDA 510(k) Premarket Notifications');
+  });
+
+  it('tags catalog items with their kind, so that item.kind narrows them', async () => {
+    const clearances = await client.query('device-510k.catalog', { kind: 'clearance', limit: 3, cursor: null });
+    expectTypeOf(clearances.data.items[0]?.kNumber).toEqualTypeOf<string | undefined>();
+    // Expected from the snapshot's shard files, in the catalog's order (kNumber, then productCode ascending).
+    expect(clearances.data.items).toEqual((await allRecords(snapshotPath)).slice(0, 3).map((r) => ({ kind: 'clearance', ...r })));
+    const codes = await client.query('device-510k.catalog', { kind: 'product-code', limit: 3, cursor: null });
+    expect(codes.data.items).toEqual((await allProductCodes(snapshotPath)).slice(0, 3).map((e) => ({ kind: 'product-code', ...e })));
+
+    const kind = 'product-code' as 'clearance' | 'product-code';
+    const either = await client.query('device-510k.catalog', { kind, limit: 1, cursor: null });
+    const names = either.data.items.map((item) => (item.kind === 'clearance' ? item.kNumber : item.productCode));
+    expect(names).toEqual(codes.data.items.slice(0, 1).map((e) => e.productCode));
   });
 
   it('rejects with the error code and details of the contract', async () => {

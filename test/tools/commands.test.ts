@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -12,7 +13,9 @@ const COMMANDS = [
   ['build/mirror.ts', 'mirror'],
   ['build/generate.ts', 'generate'],
   ['build/worker/cli.ts', 'worker'],
+  ['build/worker/assets-cli.ts', 'worker:assets'],
   ['build/page/bundle.ts', 'build:page'],
+  ['build/client/bundle.ts', 'build:client'],
   ['src/main.ts', 'start'],
   ['bench/run.ts', 'bench'],
   ['bench/server-load.ts', 'server-load'],
@@ -54,4 +57,15 @@ describe('every command: --help, and one line with exit 2 for an unknown option'
     expect(unknown.stdout).toBe('');
     expect(unknown.stderr).toBe(`${name}: Unknown option '--no-such-option' (see --help)\n`);
   }, 90_000);
+});
+
+it('every `npm run` script named in wrangler.toml, the README and docs/ exists in package.json', async () => {
+  const { scripts } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const docs = (await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => join('docs', f));
+  const named = new Set<string>();
+  for (const file of ['wrangler.toml', 'README.md', 'SECURITY.md', ...docs]) {
+    for (const m of (await readFile(join(ROOT, file), 'utf8')).matchAll(/npm run ([\w:-]+)/g)) named.add(`${file}: ${m[1]}`);
+  }
+  expect([...named].some((n) => n.startsWith('wrangler.toml: '))).toBe(true);
+  expect([...named].filter((n) => !Object.hasOwn(scripts, n.split(': ')[1] ?? ''))).toEqual([]);
 });
