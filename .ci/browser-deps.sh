@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The browser tests drive Debian's own Chromium through playwright-core; no browser is ever downloaded by npm.
+# The browser tests drive Debian's own Chromium through playwright-core, and the many-instances tests put Debian's
+# nginx in front of the server; neither is ever downloaded by npm.
 set -euo pipefail
 
-if [ -x /usr/bin/chromium ]; then
-  echo "chromium present: $(/usr/bin/chromium --version 2>/dev/null || echo 'version unknown')"
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "chromium present: $(/usr/bin/chromium --version 2>/dev/null || echo 'version unknown'); nginx present"
   exit 0
 fi
 
@@ -11,5 +15,5 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
-$SUDO apt-get install -y chromium
+$SUDO apt-get install -y "${missing[@]}"
 /usr/bin/chromium --version
