@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { crc32 as zlibCrc32, createInflateRaw } from 'node:zlib';
@@ -46,7 +47,8 @@ export async function fileZipSource(path: string): Promise<ZipSource> {
       }
       return out.subarray(0, got);
     },
-    stream: (start, end) => handle.createReadStream({ start, end, autoClose: false, highWaterMark: 64 * 1024 }),
+    // A descriptor of its own: destroying a stream made from the handle would close the handle too.
+    stream: (start, end) => createReadStream(path, { start, end, highWaterMark: 64 * 1024 }),
     close: () => handle.close(),
   };
 }
@@ -129,8 +131,8 @@ function applyZip64(entry: ZipEntryInfo, extra: Buffer): void {
  * stops there. `limitName` names the limit in the message.
  */
 export async function inflateEntry(src: ZipSource, entry: ZipEntryInfo, limit: number, limitName: string, onChunk: (chunk: Buffer) => void): Promise<number> {
-  const past = (what: string) => new EntryLimitError(`${entry.name} ${what}, past the limit of ${limit.toLocaleString('en-US')} bytes (${limitName})`);
-  if (entry.size > limit) throw past(`would inflate to ${entry.size.toLocaleString('en-US')} bytes`);
+  const n = (v: number) => v.toLocaleString('en-US');
+  if (entry.size > limit) throw new EntryLimitError(`${entry.name} would inflate to ${n(entry.size)} bytes, past the limit of ${n(limit)} bytes (${limitName})`);
   const local = await src.read(entry.localOffset, 30);
   if (local.length < 30 || local.readUInt32LE(0) !== LOCAL) throw new Error(`not a complete zip: no local header for ${entry.name}`);
   const start = entry.localOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
@@ -143,7 +145,7 @@ export async function inflateEntry(src: ZipSource, entry: ZipEntryInfo, limit: n
   try {
     for await (const chunk of data as AsyncIterable<Buffer>) {
       total += chunk.byteLength;
-      if (total > limit) throw past('inflates to more');
+      if (total > limit) throw new EntryLimitError(`${entry.name} inflates past the limit of ${n(limit)} bytes (${limitName}); inflating stopped there`);
       crc = zlibCrc32(chunk, crc);
       onChunk(chunk);
     }
