@@ -149,6 +149,18 @@ describe('the mirror under hostile downloads', () => {
     expect(await readlink(join(work, 'bomb', 'snapshot'))).toBe(before);
   });
 
+  it('a gzip bomb in place of the manifest is cut off at --max-manifest-bytes', async () => {
+    const to = join(work, 'manifest-bomb', 'snapshot');
+    tricks.set(LAYOUT.manifest, 'bomb');
+    try {
+      await expect(runMirror(options(to, { maxManifestBytes: 100_000 }))).rejects.toThrow(
+        `manifest.json could not be downloaded from ${base}/snapshot/manifest.json: the body is more than 100,000 bytes once its gzip encoding is undone, past the limit (--max-manifest-bytes); reading stopped there`,
+      );
+    } finally {
+      tricks.clear();
+    }
+  });
+
   it('a body longer than the manifest lists (never ending, no declared length) is cut off there', async () => {
     const { error, before, listed, path } = await hostileUpdate('endless', 'endless');
     expect(error.message).toMatch(

@@ -1,9 +1,10 @@
-import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBuild, type BuildOptions } from '../../build/pipeline.ts';
+import { readSources } from '../../build/sources/read.ts';
 import { DOWNLOAD_LIMITS, limitsFor, type SyncOptions } from '../../build/sync/config.ts';
 import { runSync } from '../../build/sync/run.ts';
 import { LAYOUT } from '../../src/contract/index.ts';
@@ -154,6 +155,23 @@ describe('the sync under hostile downloads', () => {
 
   it('a failed connection names the URL it tried', async () => {
     await failsWith({ baseUrl: 'http://127.0.0.1:9/nowhere/' }, /^pmn7680\.zip: could not be downloaded from http:\/\/127\.0\.0\.1:9\/nowhere\/pmn7680\.zip: connect ECONNREFUSED/);
+  });
+});
+
+describe("the build's reader", () => {
+  it('inflates only the entries it reads, each within its limit', async () => {
+    const text = Buffer.from(await fixtureText('pmn-1976-1990-sample.txt'), 'latin1');
+    const zipPath = join(work, 'reader.zip');
+    await writeFile(zipPath, zipSync({ 'pmn7680.txt': text, 'zeros.bin': new Uint8Array(10 * MiB), 'zeros.txt': new Uint8Array(2 * MiB) }));
+    await expect(readSources([zipPath], { maxEntryBytes: MiB })).rejects.toThrow(
+      /reader\.zip!zeros\.txt: would inflate to 2,097,152 bytes, past the limit of 1,048,576 bytes \(the build's limit per zip entry\)$/,
+    );
+    const read = await readSources([zipPath], { maxEntryBytes: 3 * MiB }).catch((err: Error) => err);
+    // zeros.txt is read (and is not a source the build knows); zeros.bin never is.
+    expect(String(read)).toMatch(/zeros\.txt: not a source this build reads/);
+    await writeFile(zipPath, zipSync({ 'pmn7680.txt': text, 'zeros.bin': new Uint8Array(10 * MiB) }));
+    const ok = await readSources([zipPath], { maxEntryBytes: MiB });
+    expect(ok.inputs.map((i) => [i.name.split('!')[1], i.bytes.byteLength])).toEqual([['pmn7680.txt', text.length]]);
   });
 });
 
