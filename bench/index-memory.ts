@@ -12,12 +12,19 @@
  */
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { search } from '../src/operations/search.ts';
 import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
-const { values } = parseArgs({ options: { snapshot: { type: 'string', default: 'snapshot' }, queries: { type: 'string', default: '600' } } });
+const USAGE = `Usage: node --expose-gc --import tsx bench/index-memory.ts [--snapshot PATH] [--queries N]
+
+The search index's memory on Node, one kind of search at a time (RSS, heap, typed arrays), then a run of plain and
+extended searches and the process's peak RSS. Prints figures; asserts nothing.
+
+  --snapshot PATH   the snapshot to open (default snapshot)
+  --queries N       searches in the run (default 600)`;
+const values = parseCommandLine('index-memory', USAGE, { snapshot: { type: 'string', default: 'snapshot' }, queries: { type: 'string', default: '600' } });
 const mib = (n: number) => `${(n / 1024 / 1024).toFixed(0).padStart(4)} MiB`;
 const report = (what: string, ms?: number) => {
   global.gc?.();

@@ -1,16 +1,16 @@
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { silentLogger } from '../src/server/log.ts';
 import { createApp } from '../src/server/app.ts';
 import { sourceStateOf } from '../src/api/source-state.ts';
 import { answerOpenFda } from '../src/openfda/answer.ts';
 import { openSnapshotDirectory } from '../src/snapshot/index.ts';
 
-const HELP = `bench/openfda.ts: openFDA-style requests (/device/510k.json) side by side with the same questions asked
-through POST /v1/query, against one snapshot, on an in-process server on 127.0.0.1 (port 0).
+const HELP = `Usage: npx tsx bench/openfda.ts --snapshot DIR [--seconds N] [--connections N]
 
-Usage: npx tsx bench/openfda.ts --snapshot DIR [--seconds N] [--connections N]
+openFDA-style requests (/device/510k.json) side by side with the same questions asked through POST /v1/query,
+against one snapshot, on an in-process server on 127.0.0.1 (port 0).
 
   --snapshot DIR      the snapshot directory (its manifest.json inside), required
   --seconds N         seconds of load per request kind (default 5, at most 60)
@@ -20,12 +20,10 @@ Usage: npx tsx bench/openfda.ts --snapshot DIR [--seconds N] [--connections N]
 Prints, per pair: requests a second and p99 latency of each side, and their ratio; then the time of a count of
 every product code over every record (in process, no HTTP), best and median of 20 runs.`;
 
-const { values } = parseArgs({
-  options: { snapshot: { type: 'string' }, seconds: { type: 'string' }, connections: { type: 'string' }, help: { type: 'boolean' } },
-});
-if (values.help || !values.snapshot) {
-  console.log(HELP);
-  process.exit(values.help ? 0 : 1);
+const values = parseCommandLine('openfda', HELP, { snapshot: { type: 'string' }, seconds: { type: 'string' }, connections: { type: 'string' } });
+if (!values.snapshot) {
+  console.error('openfda: --snapshot DIR is required (see --help)');
+  process.exit(2);
 }
 const seconds = Math.min(60, Math.max(1, Number(values.seconds ?? 5)));
 const connections = Math.min(64, Math.max(1, Number(values.connections ?? 8)));

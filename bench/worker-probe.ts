@@ -11,7 +11,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { findGenerator } from './lib/load.ts';
 import { lookupTargets } from './lib/lookups.ts';
 import { findNginx } from './lib/nginx.ts';
@@ -20,17 +19,27 @@ import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { workerTable, workerVerdicts } from './lib/report.ts';
 import type { Results, SizeResults } from './lib/results.ts';
 import { measureWorker } from './lib/worker.ts';
+import { parseCommandLine } from '../src/cli/args.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({
-  options: {
-    snapshot: { type: 'string', default: 'snapshot' },
-    seconds: { type: 'string', default: '2' },
-    rounds: { type: 'string', default: '1' },
-    connections: { type: 'string', default: '50' },
-    queries: { type: 'string', default: '200' },
-    out: { type: 'string' },
-  },
+const USAGE = `Usage: npx tsx bench/worker-probe.ts [--snapshot DIR] [--seconds N] [--rounds N] [--connections N] [--queries N] [--out FILE]
+
+The Worker section of npm run bench on its own, over one built snapshot (only read): the Worker under workerd against
+the Node server and nginx, its start, its memory and its bundle. Prints figures; asserts nothing about time.
+
+  --snapshot DIR     the snapshot (default snapshot)
+  --seconds N        seconds per measurement (default 2)
+  --rounds N         rounds per measurement (default 1)
+  --connections N    concurrent connections (default 50)
+  --queries N        search queries made from the snapshot's records (default 200)
+  --out FILE         also write the results as JSON to FILE`;
+const values = parseCommandLine('worker-probe', USAGE, {
+  snapshot: { type: 'string', default: 'snapshot' },
+  seconds: { type: 'string', default: '2' },
+  rounds: { type: 'string', default: '1' },
+  connections: { type: 'string', default: '50' },
+  queries: { type: 'string', default: '200' },
+  out: { type: 'string' },
 });
 const { started, log, dir, manifest, label } = await startProbe(values.snapshot);
 const { generator } = await findGenerator('auto', ROOT);

@@ -13,6 +13,9 @@ with any static host.
   --concurrency N   downloads at once (default ${MIRROR_DEFAULTS.concurrency})
   --timeout MS      per request (default ${MIRROR_DEFAULTS.timeoutMs})
   --retries N       retries after the first attempt (default ${MIRROR_DEFAULTS.retries})
+  --max-manifest-bytes N
+                    the most manifest.json may be, as sent or decoded (default ${MIRROR_DEFAULTS.maxManifestBytes});
+                    every other file is cut off past the size the manifest lists for it
   --quiet           print only the closing line`;
 
 async function main(): Promise<void> {
@@ -22,6 +25,7 @@ async function main(): Promise<void> {
     concurrency: { type: 'string' },
     timeout: { type: 'string' },
     retries: { type: 'string' },
+    'max-manifest-bytes': { type: 'string' },
     quiet: { type: 'boolean', default: false },
   });
   if (!values.from) throw new UsageError('Expected `--from` to be the URL of a snapshot (where its manifest.json is)');
@@ -37,13 +41,15 @@ async function main(): Promise<void> {
     concurrency: num('concurrency', values.concurrency),
     timeoutMs: num('timeout', values.timeout),
     retries: num('retries', values.retries),
+    maxManifestBytes: num('max-manifest-bytes', values['max-manifest-bytes']),
     log: values.quiet ? undefined : (line) => console.error(line),
   });
   const c = result.counts;
+  const n = (v: number) => v.toLocaleString('en-US');
   console.log(
     result.outcome === 'current'
       ? `mirror current: ${values.to} already is snapshot ${result.snapshotId}`
-      : `mirror updated: ${values.to} is snapshot ${result.snapshotId}; ${c.origin} files downloaded (${result.downloadedBytes} bytes), ${c.derived} compressed here, ${c.local} unchanged, ${c.staged} resumed`,
+      : `mirror updated: ${values.to} is snapshot ${result.snapshotId}; ${c.origin} files downloaded (${n(result.wireBytes)} bytes on the wire, ${n(result.writtenBytes)} bytes written), ${c.derived} compressed here, ${c.local} unchanged, ${c.staged} resumed`,
   );
 }
 

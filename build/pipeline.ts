@@ -28,6 +28,8 @@ export type BuildOptions = {
   progress?: boolean | Reporter;
   /** Files written at once. */
   concurrency?: number;
+  /** The most a zip entry the build reads may inflate to (default: sources/read.ts DEFAULT_MAX_ENTRY_BYTES). */
+  maxEntryBytes?: number;
 };
 
 export type BuildStats = {
@@ -53,9 +55,9 @@ function generationTime(epoch: number | undefined): string {
 type Merged = Awaited<ReturnType<typeof readAndMerge>>;
 
 /** Stage 1 and 2: read every source, normalize its rows and merge them by K number. */
-async function readAndMerge(sources: readonly string[], reporter: Reporter) {
+async function readAndMerge(sources: readonly string[], reporter: Reporter, maxEntryBytes?: number) {
   reporter.stage('read sources');
-  const { inputs, sourceRevision, inputBytes } = await readSources(sources);
+  const { inputs, sourceRevision, inputBytes } = await readSources(sources, { maxEntryBytes });
   const lookups = await readLookups();
   reporter.end(`${inputs.length} files, ${(inputBytes / 1e6).toFixed(1)} MB`);
 
@@ -141,7 +143,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   const generatedAt = generationTime(options.sourceDateEpoch);
   let staging: string | null = null;
   try {
-    const merged = await readAndMerge(options.sources, reporter);
+    const merged = await readAndMerge(options.sources, reporter, options.maxEntryBytes);
     const { records, report } = merged;
     memory.sample();
 

@@ -22,7 +22,9 @@ let values;
 try {
   ({ values } = parseArgs({ options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
 } catch (err) {
-  console.error(`${err.message}\n\n${USAGE}`);
+  // One line naming the mistake, as every command of the repository does (src/cli/args.ts, which this plain script
+  // cannot import).
+  console.error(`server-bundle: ${err.message.split('\n')[0].replace(/\. To specify a positional.*$/, '')} (see --help)`);
   process.exit(2);
 }
 if (values.help) {

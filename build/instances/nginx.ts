@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { usageFailure } from '../../src/cli/args.ts';
 
 /**
  * nginx (from the distribution, `nginx` on PATH) in front of N stateless API instances: round robin, keep-alive to
@@ -67,8 +68,21 @@ export async function startNginx(port: number, upstreams: readonly string[]): Pr
   return { url, process: child, stop };
 }
 
+const USAGE = `Usage: npx tsx build/instances/nginx.ts PORT UPSTREAM...
+
+Runs nginx (from PATH) on 127.0.0.1:PORT in front of the API instances at the UPSTREAM URLs, round robin; Ctrl-C stops
+it. Example: npx tsx build/instances/nginx.ts 8080 http://127.0.0.1:8081 http://127.0.0.1:8082`;
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [port, ...upstreams] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const option = args.find((a) => a.startsWith('-'));
+  if (option !== undefined) usageFailure('nginx', new Error(`Unknown option '${option}'`));
+  const [port, ...upstreams] = args;
+  if (!port || !/^\d+$/.test(port) || upstreams.length === 0) usageFailure('nginx', new Error('Expected a PORT and at least one UPSTREAM URL'));
   const nginx = await startNginx(Number(port), upstreams);
   console.log(`nginx at ${nginx.url} in front of ${upstreams.join(', ')}; Ctrl-C stops it.`);
   process.on('SIGINT', () => void nginx.stop().then(() => process.exit(0)));

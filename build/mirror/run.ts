@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
 import { activeSnapshotDir, buildsDirFor, makeStagingDir, publishSnapshot, snapshotDirName } from '../publish/publish.ts';
-import { getWithRetry, type HttpOptions } from '../io/http.ts';
+import { getWithRetry, LimitError, type Body, type BodySink, type HttpOptions } from '../io/http.ts';
 import { compressTo } from '../write/compress.ts';
 import { acquireLock } from '../io/lock.ts';
 import { checkManifestPaths, fileUrl, reusableLocal, type FileSource } from './plan.ts';
@@ -22,6 +23,8 @@ export type MirrorOptions = {
   maxDelayMs?: number;
   /** Published copies kept besides the active one. */
   keep?: number;
+  /** The most bytes the manifest may be, as sent or decoded (the one file whose size nothing declares). */
+  maxManifestBytes?: number;
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
   log?: (line: string) => void;
@@ -34,7 +37,10 @@ export type MirrorResult = {
   dir: string;
   /** Files by where they came from (the manifest itself not counted). */
   counts: Record<FileSource, number>;
-  downloadedBytes: number;
+  /** Bytes of the downloaded files as they crossed the wire (compressed when the origin compressed them). */
+  wireBytes: number;
+  /** Bytes of the downloaded files as written to disk (decoded: the files the manifest lists). */
+  writtenBytes: number;
 };
 
 /** The mirror's defaults, used by runMirror and shown by `npm run mirror -- --help`. */
@@ -46,7 +52,16 @@ export const MIRROR_DEFAULTS = {
   baseDelayMs: 500,
   maxDelayMs: 15_000,
   keep: 2,
+  maxManifestBytes: 64 * 1024 * 1024,
 } as const;
+
+/**
+ * What a file may take on the wire beyond its listed size: a compressed copy of incompressible bytes is a little
+ * larger than they are (gzip and brotli add a few bytes per block).
+ */
+const wireAllowance = (bytes: number): number => bytes + 1024 + Math.ceil(bytes / 256);
+/** Precompressed siblings are made here in memory from files up to this size; larger ones are downloaded. */
+const DERIVE_MAX_BYTES = 64 * 1024 * 1024;
 
 const MARKER = '.mirror.json';
 /** Files are asked for compressed: a server that compresses on the fly (ours does, for record shards) sends less. */
@@ -82,17 +97,19 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
     const local = localDir ? await readManifest(join(localDir, LAYOUT.manifest)) : null;
 
     for (let round = 1; ; round++) {
-      const { manifest: remote, bytes: manifestBytes } = await fetchManifest(from, http);
+      const { manifest: remote, bytes: manifestBytes } = await fetchManifest(from, http, options.maxManifestBytes);
       if (local && localDir && local.manifest.snapshotId === remote.snapshotId && Buffer.compare(local.bytes, manifestBytes) === 0) {
         log(`already at snapshot ${remote.snapshotId}`);
-        return { outcome: 'current', snapshotId: remote.snapshotId, dir: localDir, counts: { staged: 0, local: 0, origin: 0, derived: 0 }, downloadedBytes: 0 };
+        return { outcome: 'current', snapshotId: remote.snapshotId, dir: localDir, counts: { staged: 0, local: 0, origin: 0, derived: 0 }, wireBytes: 0, writtenBytes: 0 };
       }
       const staging = await stagingFor(options.to, from);
       const reusable = reusableLocal(remote, local?.manifest ?? null);
       const counts: Record<FileSource, number> = { staged: 0, local: 0, origin: 0, derived: 0 };
       const plainOf = compressedFrom(remote.files);
-      let downloadedBytes = 0;
+      let wireBytes = 0;
+      let writtenBytes = 0;
       const mismatched: string[] = [];
+      const oversized: string[] = [];
 
       const copyOne = async (f: FileEntry): Promise<void> => {
         const target = join(staging, f.path);
@@ -110,7 +127,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
         // deterministic settings, and kept only when it has exactly the listed sha256: no second download of the
         // same content. Another zlib may compress differently; then it is downloaded like any file.
         const plain = plainOf.get(f.path);
-        if (plain) {
+        if (plain && plain.bytes <= DERIVE_MAX_BYTES) {
           const made = await readFile(join(staging, plain.path))
             .then((b) => compressTo(f.path.endsWith('.br') ? 'br' : 'gzip', b))
             .catch(() => null);
@@ -120,14 +137,30 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
             return;
           }
         }
-        const res = await download(from, f.path, http);
-        if (res.body.byteLength !== f.bytes || sha256Hex(res.body) !== f.sha256) {
+        // Streamed to a part file beside the target and cut off past the listed size, as sent and as decoded: an
+        // origin cannot make the mirror hold or write more than the manifest says, however it compresses.
+        await mkdir(dirname(target), { recursive: true });
+        const part = `${target}.part-${process.pid}`;
+        const limit = { bytes: f.bytes, wireBytes: wireAllowance(f.bytes), name: `the manifest's ${f.bytes.toLocaleString('en-US')} bytes` };
+        let res: Body;
+        try {
+          res = await download(from, f.path, http, { file: part, limit });
+        } catch (err) {
+          await rm(part, { force: true });
+          if (!((err as Error).cause instanceof LimitError)) throw err;
+          // Past the listed size: this is not the file the manifest names (the origin may have switched snapshots).
+          oversized.push(`${f.path} (${((err as Error).cause as Error).message})`);
+          return;
+        }
+        wireBytes += res.wireBytes;
+        if (res.bytes !== f.bytes || res.sha256 !== f.sha256) {
+          await rm(part, { force: true });
           mismatched.push(f.path);
           return;
         }
-        await writeAtomically(target, res.body);
+        await rename(part, target);
         counts.origin++;
-        downloadedBytes += res.body.byteLength;
+        writtenBytes += res.bytes;
       };
 
       // After the first failure the queued files are skipped, and the run waits for those in flight, so nothing
@@ -150,15 +183,19 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
       }
       if (failure !== null) throw failure;
 
-      if (mismatched.length > 0) {
-        const again = await fetchManifest(from, http);
+      if (mismatched.length > 0 || oversized.length > 0) {
+        const again = await fetchManifest(from, http, options.maxManifestBytes);
         if (again.manifest.snapshotId !== remote.snapshotId && round < ROUNDS) {
           log(`the origin switched to snapshot ${again.manifest.snapshotId} during the copy; continuing with it`);
           continue;
         }
-        throw new Error(
-          `${mismatched.length} file${mismatched.length === 1 ? '' : 's'} did not match the manifest's sha256 (${mismatched.slice(0, 5).join(', ')}${mismatched.length > 5 ? ', …' : ''}); the local copy was left as it was`,
-        );
+        const list = (items: string[]) => `${items.slice(0, 5).join(', ')}${items.length > 5 ? ', …' : ''}`;
+        const plural = (n: number) => `${n} file${n === 1 ? '' : 's'}`;
+        const reasons = [
+          ...(mismatched.length ? [`${plural(mismatched.length)} did not match the manifest's sha256 (${list(mismatched)})`] : []),
+          ...(oversized.length ? [`${plural(oversized.length)} sent more than the manifest lists: ${list(oversized)}`] : []),
+        ];
+        throw new Error(`${reasons.join('; ')}; the local copy was left as it was`);
       }
 
       await removeStrays(staging, new Set(remote.files.map((f) => f.path)));
@@ -166,8 +203,8 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
       await writeAtomically(join(staging, LAYOUT.manifest), manifestBytes);
       await rm(join(staging, MARKER), { force: true });
       const dir = await publishSnapshot(staging, options.to, snapshotDirName(remote), options.keep ?? MIRROR_DEFAULTS.keep);
-      log(`snapshot ${remote.snapshotId}: ${counts.origin} downloaded (${downloadedBytes} bytes), ${counts.derived} compressed here, ${counts.local} kept from the local copy, ${counts.staged} from an interrupted run`);
-      return { outcome: 'updated', snapshotId: remote.snapshotId, dir, counts, downloadedBytes };
+      log(`snapshot ${remote.snapshotId}: ${counts.origin} downloaded (${wireBytes} bytes on the wire, ${writtenBytes} bytes written), ${counts.derived} compressed here, ${counts.local} kept from the local copy, ${counts.staged} from an interrupted run`);
+      return { outcome: 'updated', snapshotId: remote.snapshotId, dir, counts, wireBytes, writtenBytes };
     }
   } finally {
     await release();
@@ -185,12 +222,12 @@ function compressedFrom(files: readonly FileEntry[]): Map<string, FileEntry> {
   return out;
 }
 
-/** One file of the snapshot from the origin; a failure names the file and its URL. */
-async function download(from: string, path: string, http: HttpOptions): Promise<{ body: Uint8Array }> {
+/** One file of the snapshot from the origin; a failure names the file and its URL (the HttpError is its cause). */
+async function download(from: string, path: string, http: HttpOptions, sink: BodySink): Promise<Body> {
   const url = fileUrl(from, path);
   let res: Awaited<ReturnType<typeof getWithRetry>>;
   try {
-    res = await getWithRetry(url, ACCEPT, http);
+    res = await getWithRetry(url, ACCEPT, http, sink);
   } catch (err) {
     throw new Error(`${path} could not be downloaded from ${url}: ${(err as Error).message}`, { cause: err });
   }
@@ -198,9 +235,9 @@ async function download(from: string, path: string, http: HttpOptions): Promise<
   return res;
 }
 
-async function fetchManifest(from: string, http: HttpOptions): Promise<{ manifest: Manifest; bytes: Buffer }> {
-  const res = await download(from, LAYOUT.manifest, http);
-  const bytes = Buffer.from(res.body);
+async function fetchManifest(from: string, http: HttpOptions, maxBytes: number = MIRROR_DEFAULTS.maxManifestBytes): Promise<{ manifest: Manifest; bytes: Buffer }> {
+  const res = await download(from, LAYOUT.manifest, http, { limit: { bytes: maxBytes, name: '--max-manifest-bytes' } });
+  const bytes = res.data as Buffer;
   let manifest: Manifest;
   try {
     manifest = Manifest.parse(JSON.parse(bytes.toString('utf8')));
@@ -246,7 +283,9 @@ async function stagingFor(to: string, from: string): Promise<string> {
 async function holds(path: string, f: FileEntry): Promise<boolean> {
   const st = await stat(path).catch(() => null);
   if (!st?.isFile() || st.size !== f.bytes) return false;
-  return sha256Hex(await readFile(path)) === f.sha256;
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex') === f.sha256;
 }
 
 /** A hard link when the file system allows it (no second copy on disk), else a copy. */

@@ -1,4 +1,4 @@
-import { FDA_BASE_URL, FDA_FILES, SYNC_DEFAULTS, type SyncOptions } from './config.ts';
+import { DOWNLOAD_LIMITS, FDA_BASE_URL, FDA_FILES, SYNC_DEFAULTS, type SyncOptions } from './config.ts';
 
 /** The sync's command-line options: `npm run sync` and `npm run build -- --fetch` take exactly these. */
 export const SYNC_ARGS = {
@@ -10,6 +10,8 @@ export const SYNC_ARGS = {
   timeout: { type: 'string' },
   retries: { type: 'string' },
   'min-row-ratio': { type: 'string' },
+  'max-download-bytes': { type: 'string' },
+  'max-entry-bytes': { type: 'string' },
   force: { type: 'boolean' },
   quiet: { type: 'boolean' },
 } as const;
@@ -18,12 +20,19 @@ export const SYNC_ARGS = {
 export const SYNC_USAGE = `  --base-url URL     where the files are (default ${FDA_BASE_URL}; env SYNC_BASE_URL)
   --file NAME        a file to fetch, repeatable, in build precedence order
                      (default ${FDA_FILES.join(' ')}; env SYNC_FILES, comma-separated)
-  --dir DIR          the sync's folder: sources/, state.json (default ${SYNC_DEFAULTS.dir})
+  --dir DIR          the sync's folder: sources/, state.json (default: beside the --out link,
+                     .sync for a link named snapshot, .sync-NAME for a link named NAME)
   --out DIR          the published snapshot link (default ${SYNC_DEFAULTS.out})
   --concurrency N    downloads at once (default ${SYNC_DEFAULTS.concurrency})
   --timeout MS       per attempt, whole body included (default ${SYNC_DEFAULTS.timeoutMs})
   --retries N        retries after the first attempt (default ${SYNC_DEFAULTS.retries})
   --min-row-ratio R  share of the last good sync's rows each file must keep (default ${SYNC_DEFAULTS.minRowRatio})
+  --max-download-bytes N
+                     the most one download may be, as sent or decoded (default: ${DOWNLOAD_LIMITS.downloadFactor} times the
+                     file's size at the last good sync, at least ${DOWNLOAD_LIMITS.downloadFloorBytes / 2 ** 20} MiB; ${DOWNLOAD_LIMITS.downloadFirstBytes / 2 ** 20} MiB before one)
+  --max-entry-bytes N
+                     the most one zip entry the build reads may inflate to (default: ${DOWNLOAD_LIMITS.entryFactor} times
+                     its size at the last good sync, at least ${DOWNLOAD_LIMITS.entryFloorBytes / 2 ** 20} MiB; ${DOWNLOAD_LIMITS.entryFirstBytes / 2 ** 20} MiB before one)
   --force            rebuild even if nothing changed
   --quiet            print only the closing line`;
 
@@ -36,6 +45,8 @@ type SyncArgValues = {
   timeout?: string;
   retries?: string;
   'min-row-ratio'?: string;
+  'max-download-bytes'?: string;
+  'max-entry-bytes'?: string;
   force?: boolean;
   quiet?: boolean;
 };
@@ -53,6 +64,8 @@ export function syncOptionsFrom(values: SyncArgValues, env: NodeJS.ProcessEnv = 
     timeoutMs: num(values.timeout),
     retries: num(values.retries),
     minRowRatio: num(values['min-row-ratio']),
+    maxDownloadBytes: num(values['max-download-bytes']),
+    maxEntryBytes: num(values['max-entry-bytes']),
     force: values.force,
     log: values.quiet ? undefined : (line) => console.error(line),
   };

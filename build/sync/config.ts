@@ -1,3 +1,5 @@
+import { basename, dirname, join, resolve } from 'node:path';
+import { syncDirName, type SyncFileState } from '../../src/contract/sync.ts';
 import type { BuildOptions, BuildResult } from '../pipeline.ts';
 
 /** FDA's downloads: the 510(k) files by decision years and the product classification file, each a zip. */
@@ -9,7 +11,10 @@ export type SyncOptions = {
   baseUrl: string;
   /** File names in build precedence order (a later file overrides an earlier one). */
   files: readonly string[];
-  /** The sync's folder: `sources/` (the last verified files), `state.json`, and a lock. */
+  /**
+   * The sync's folder: `sources/` (the last verified files), `state.json`, and a lock. Default: beside the snapshot
+   * link `out`, named by syncDirName (`.sync` for the default link `snapshot`, `.sync-<name>` for another).
+   */
   dir: string;
   /** The published snapshot link, as for `npm run build -- --out`. */
   out: string;
@@ -24,6 +29,16 @@ export type SyncOptions = {
   minRowRatio: number;
   /** Rebuild even when every source is unchanged. */
   force: boolean;
+  /**
+   * The most bytes one download may be (as sent and once decoded). Null: per file, DOWNLOAD_FACTOR times the last
+   * good sync's size but at least DOWNLOAD_FLOOR_BYTES, or DOWNLOAD_FIRST_BYTES for a file with no good sync yet.
+   */
+  maxDownloadBytes: number | null;
+  /**
+   * The most bytes one zip entry the build reads may inflate to. Null: per file, ENTRY_FACTOR times what the last
+   * good sync's entries inflated to but at least ENTRY_FLOOR_BYTES, or ENTRY_FIRST_BYTES with no good sync yet.
+   */
+  maxEntryBytes: number | null;
   /** Seams for tests and embedding. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -33,10 +48,21 @@ export type SyncOptions = {
   log?: (line: string) => void;
 };
 
+const MiB = 1024 * 1024;
+
+/** The download limits when none is given: generous against growth, far below what would exhaust a small machine. */
+export const DOWNLOAD_LIMITS = {
+  downloadFactor: 4,
+  downloadFloorBytes: 64 * MiB,
+  downloadFirstBytes: 512 * MiB,
+  entryFactor: 4,
+  entryFloorBytes: 256 * MiB,
+  entryFirstBytes: 1024 * MiB,
+} as const;
+
 export const SYNC_DEFAULTS = {
   baseUrl: FDA_BASE_URL,
   files: FDA_FILES,
-  dir: '.sync',
   out: 'snapshot',
   concurrency: 3,
   timeoutMs: 120_000,
@@ -45,11 +71,40 @@ export const SYNC_DEFAULTS = {
   maxDelayMs: 30_000,
   minRowRatio: 0.9,
   force: false,
+  maxDownloadBytes: null,
+  maxEntryBytes: null,
 } satisfies Partial<SyncOptions>;
+
+/** The sync's folder for a snapshot link when none is given: beside the link (see syncDirName). */
+export function defaultSyncDir(out: string): string {
+  const link = resolve(out);
+  return join(dirname(link), syncDirName(basename(link)));
+}
+
+/** A file's limits: the ones given, else derived from what the last good sync of that file saw. */
+export function limitsFor(o: Pick<SyncOptions, 'maxDownloadBytes' | 'maxEntryBytes'>, previous: SyncFileState | undefined): FileLimits {
+  const L = DOWNLOAD_LIMITS;
+  const download =
+    o.maxDownloadBytes !== null
+      ? { bytes: o.maxDownloadBytes, name: '--max-download-bytes' }
+      : previous
+        ? { bytes: Math.max(L.downloadFloorBytes, L.downloadFactor * previous.bytes), name: `default: ${L.downloadFactor} times the last good sync's ${previous.bytes.toLocaleString('en-US')} bytes, at least ${L.downloadFloorBytes / MiB} MiB; see --max-download-bytes` }
+        : { bytes: L.downloadFirstBytes, name: `default for a file with no good sync yet; see --max-download-bytes` };
+  const entry =
+    o.maxEntryBytes !== null
+      ? { bytes: o.maxEntryBytes, name: '--max-entry-bytes' }
+      : previous?.entryBytes !== undefined
+        ? { bytes: Math.max(L.entryFloorBytes, L.entryFactor * previous.entryBytes), name: `default: ${L.entryFactor} times the last good sync's ${previous.entryBytes.toLocaleString('en-US')} bytes, at least ${L.entryFloorBytes / MiB} MiB; see --max-entry-bytes` }
+        : { bytes: L.entryFirstBytes, name: `default with no size from a good sync yet; see --max-entry-bytes` };
+  return { download, entry };
+}
+
+export type FileLimits = { download: { bytes: number; name: string }; entry: { bytes: number; name: string } };
 
 /** Fills defaults once, up front, and fails on a bad value before any request is made. */
 export function resolveSyncOptions(given: Partial<SyncOptions>): SyncOptions {
-  const o: SyncOptions = { ...SYNC_DEFAULTS, ...definedOnly(given) };
+  const filled = { ...SYNC_DEFAULTS, ...definedOnly(given) };
+  const o: SyncOptions = { ...filled, dir: filled.dir ?? defaultSyncDir(filled.out) };
   let base: URL;
   try {
     base = new URL(o.baseUrl);
@@ -66,6 +121,8 @@ export function resolveSyncOptions(given: Partial<SyncOptions>): SyncOptions {
   positiveInt('timeoutMs', o.timeoutMs);
   if (!Number.isInteger(o.retries) || o.retries < 0) throw new Error(`Expected \`retries\` to be an integer from 0 and up, got ${o.retries}`);
   if (!(o.baseDelayMs >= 0) || !(o.maxDelayMs >= o.baseDelayMs)) throw new Error('Expected `baseDelayMs` >= 0 and `maxDelayMs` >= `baseDelayMs`');
+  if (o.maxDownloadBytes !== null) positiveInt('maxDownloadBytes', o.maxDownloadBytes);
+  if (o.maxEntryBytes !== null) positiveInt('maxEntryBytes', o.maxEntryBytes);
   if (!(o.minRowRatio >= 0 && o.minRowRatio <= 1)) throw new Error(`Expected \`minRowRatio\` to be from 0 to 1, got ${o.minRowRatio}`);
   return { ...o, baseUrl: base.href.endsWith('/') ? base.href : `${base.href}/` };
 }

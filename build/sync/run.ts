@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createReadStream } from 'node:fs';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { Manifest, LAYOUT } from '../../src/contract/index.ts';
 import { SYNC_HISTORY_LIMIT, type SyncFileState, type SyncOutcome, type SyncState } from '../../src/contract/sync.ts';
 import { runBuild } from '../pipeline.ts';
 import { activeSnapshotDir } from '../publish/publish.ts';
-import { resolveSyncOptions, type SyncOptions } from './config.ts';
-import { getWithRetry } from '../io/http.ts';
+import { limitsFor, resolveSyncOptions, type SyncOptions } from './config.ts';
+import { getWithRetry, type HttpResult } from '../io/http.ts';
 import { acquireLock } from '../io/lock.ts';
 import { readSyncState, writeSyncState } from './state.ts';
 import { validateDownload } from './validate.ts';
-import { sha256Hex } from '../../src/snapshot/files.ts';
 
 export type FileOutcome = {
   name: string;
@@ -32,7 +32,7 @@ export type SyncResult = {
   snapshot: { dir: string; snapshotId: string } | null;
 };
 
-type Fetched = FileOutcome & { entry: SyncFileState; incoming: string | null };
+type Fetched = FileOutcome & { entry: SyncFileState; incoming: string | null; maxEntryBytes: number };
 
 /**
  * download → verify → (if anything changed) build and publish → record. A failure at any step records its time and
@@ -50,6 +50,7 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
     if (problem) log(problem);
     const attemptAt = now().toISOString();
     state.lastAttemptAt = attemptAt;
+    state.snapshot = resolve(o.out);
     await writeSyncState(paths.state, state);
     await rm(paths.incoming, { recursive: true, force: true });
 
@@ -70,7 +71,7 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
     const settled = await Promise.allSettled(o.files.map((name) => limit(() => fetchOne(name, state.files[name], o, paths, log))));
     const failures = settled.flatMap((s, i) => (s.status === 'rejected' ? [`${o.files[i]}: ${reasonOf(s.reason, o.files[i] ?? '')}`] : []));
     const fetched = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const outcomes = fetched.map(({ entry: _e, incoming: _i, ...f }) => f);
+    const outcomes = fetched.map(({ entry: _e, incoming: _i, maxEntryBytes: _m, ...f }) => f);
     if (failures.length > 0) return await fail(failures.join('; '), outcomes);
     const verifiedAt = now().toISOString();
 
@@ -97,7 +98,9 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
     try {
       log(`building from ${sources.length} files (${changed.length ? `changed: ${changed.join(', ')}` : served === null ? 'no snapshot yet' : 'the snapshot does not match the sources'})`);
       const build = o.build ?? runBuild;
-      const result = await build({ sources, out: o.out, lastSuccessfulSyncAt: verifiedAt });
+      // Every entry the build reads passed its file's limit in the check above; the build keeps to the largest.
+      const maxEntryBytes = Math.max(...fetched.map((f) => f.maxEntryBytes));
+      const result = await build({ sources, out: o.out, lastSuccessfulSyncAt: verifiedAt, maxEntryBytes });
       built = { dir: result.dir, snapshotId: result.manifest.snapshotId };
     } catch (err) {
       // state.files keeps the last good validators, so the next run downloads these files again and retries.
@@ -122,19 +125,29 @@ async function fetchOne(
 ): Promise<Fetched> {
   const local = join(paths.sources, name);
   // Ask conditionally only when the file on disk is the one the validators describe.
-  const localBytes = previous ? await readFile(local).catch(() => null) : null;
-  const usable = previous && localBytes && sha256Hex(localBytes) === previous.sha256 ? previous : undefined;
+  const localSha256 = previous ? await fileSha256(local).catch(() => null) : null;
+  const usable = previous && localSha256 === previous.sha256 ? previous : undefined;
   const headers: Record<string, string> = {};
   if (usable?.etag) headers['if-none-match'] = usable.etag;
   if (usable?.lastModified) headers['if-modified-since'] = usable.lastModified;
+  const limits = limitsFor(o, previous);
 
   const url = new URL(name, o.baseUrl).href;
-  const res = await getWithRetry(url, headers, {
-    ...o,
-    onRetry: ({ attempt, delayMs, reason }) => log(`${name}: ${reason}; retry ${attempt} of ${o.retries} in ${delayMs} ms`),
-  });
+  await mkdir(paths.incoming, { recursive: true });
+  const incoming = join(paths.incoming, name);
+  let res: HttpResult;
+  try {
+    // Streamed to disk as it comes, and cut off at the limit: an origin cannot make the sync hold a file in memory.
+    res = await getWithRetry(url, headers, { ...o, onRetry: ({ attempt, delayMs, reason }) => log(`${name}: ${reason}; retry ${attempt} of ${o.retries} in ${delayMs} ms`) }, {
+      file: incoming,
+      limit: limits.download,
+    });
+  } catch (err) {
+    await rm(incoming, { force: true });
+    throw new Error(`could not be downloaded from ${url}: ${(err as Error).message}`, { cause: err });
+  }
   if (res.status === 304) {
-    if (!usable) throw new Error('answered 304 Not Modified to a request that was not conditional');
+    if (!usable) throw new Error(`${url} answered 304 Not Modified to a request that was not conditional`);
     return {
       name,
       status: 'not-modified',
@@ -142,29 +155,33 @@ async function fetchOne(
       bytes: usable.bytes,
       rows: usable.rows,
       incoming: null,
+      maxEntryBytes: limits.entry.bytes,
       entry: { ...usable, etag: res.headers.get('etag') ?? usable.etag, lastModified: res.headers.get('last-modified') ?? usable.lastModified },
     };
   }
-  const verified = validateDownload(name, res.body, previous, o.minRowRatio);
-  const sha256 = sha256Hex(res.body);
+  const verified = await validateDownload(name, incoming, previous, o.minRowRatio, limits.entry.bytes, limits.entry.name);
   const entry: SyncFileState = {
     etag: res.headers.get('etag'),
     lastModified: res.headers.get('last-modified'),
-    bytes: res.body.byteLength,
-    sha256,
+    bytes: res.bytes,
+    sha256: res.sha256,
     rows: verified.rows,
+    entryBytes: verified.entryBytes,
   };
-  await mkdir(paths.incoming, { recursive: true });
-  const incoming = join(paths.incoming, name);
-  await writeFile(incoming, res.body);
-  log(`${name}: ${res.body.byteLength.toLocaleString('en-US')} bytes, ${verified.rows.toLocaleString('en-US')} rows`);
-  return { name, status: 'downloaded', changed: sha256 !== previous?.sha256, bytes: entry.bytes, rows: entry.rows, incoming, entry };
+  log(`${name}: ${res.bytes.toLocaleString('en-US')} bytes, ${verified.rows.toLocaleString('en-US')} rows`);
+  return { name, status: 'downloaded', changed: res.sha256 !== previous?.sha256, bytes: entry.bytes, rows: entry.rows, incoming, maxEntryBytes: limits.entry.bytes, entry };
+}
+
+async function fileSha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 /** The build's sourceRevision for these files: a sha256 over their bytes in source order. */
 async function revisionOf(files: readonly string[]): Promise<string> {
   const hash = createHash('sha256');
-  for (const f of files) hash.update(await readFile(f));
+  for (const f of files) for await (const chunk of createReadStream(f)) hash.update(chunk as Buffer);
   return `sha256:${hash.digest('hex')}`;
 }
 

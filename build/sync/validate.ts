@@ -1,11 +1,15 @@
+import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
+import { Readable } from 'node:stream';
 import type { SyncFileState } from '../../src/contract/sync.ts';
 import { PMN_COLUMNS } from '../sources/parse.ts';
-import { readZip } from './zip.ts';
+import { readsEntry } from '../sources/read.ts';
+import { bytesZipSource, fileZipSource, inflateEntry, zipDirectory } from './zip.ts';
 
 /**
  * Checks one download before anything is built from it: a whole zip holding the expected text file, FDA's header
- * line, and a row count that has not collapsed against the last good sync. Pure: bytes in, facts or a reason out.
+ * line, and a row count that has not collapsed against the last good sync: a file (or bytes) in, facts or a reason
+ * out. Read in chunks, so memory stays flat whatever the file holds.
  */
 export type SourceKind = 'pmn' | 'foiclass';
 
@@ -22,38 +26,104 @@ export function kindOfFile(name: string): SourceKind {
   return /^foiclass/i.test(basename(name)) ? 'foiclass' : 'pmn';
 }
 
+/** What a download's check learned: the text file's rows and name, and the bytes the build will inflate from it. */
+export type VerifiedFile = Verified & { entryBytes: number };
+
 /**
  * `minRowRatio`: the share of the last good sync's rows a file must keep (0.9: losing more than a tenth is taken
- * for a broken export, not for FDA withdrawing records).
+ * for a broken export, not for FDA withdrawing records). `maxEntryBytes`: the most any zip entry the build reads may
+ * inflate to; the entries it does not read are never inflated. The file is streamed, never held whole.
  */
-export function validateDownload(name: string, bytes: Uint8Array, previous: SyncFileState | undefined, minRowRatio: number): Verified {
-  const { entry, text } = textOf(name, bytes);
-  checkHeader(name, kindOfFile(name), text);
-  const rows = countRows(text);
+export async function validateDownload(
+  name: string,
+  source: string | Uint8Array,
+  previous: SyncFileState | undefined,
+  minRowRatio: number,
+  maxEntryBytes = Number.MAX_SAFE_INTEGER,
+  limitName = '--max-entry-bytes',
+): Promise<VerifiedFile> {
+  const fail = (err: unknown): never => {
+    if (err instanceof ValidationError) throw err;
+    throw new ValidationError(`${name}: ${(err as Error).message}`);
+  };
+  const scan = new TextScan();
+  let entry = name;
+  let entryBytes = 0;
+  if (!/\.zip$/i.test(name)) {
+    const stream = typeof source === 'string' ? createReadStream(source) : Readable.from([Buffer.from(source)]);
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      entryBytes += chunk.byteLength;
+      scan.push(chunk);
+    }
+  } else {
+    const src = await (typeof source === 'string' ? fileZipSource(source) : Promise.resolve(bytesZipSource(source))).catch(fail);
+    try {
+      const entries = await zipDirectory(src).catch(fail);
+      const wanted = `${basename(name).replace(/\.zip$/i, '')}.txt`.toLowerCase();
+      // Strict on purpose: FDA ships each .txt in the zip of its name, so anything else is not the file we expect.
+      const match = entries.find((e) => /\.txt$/i.test(e.name) && basename(e.name).toLowerCase() === wanted);
+      if (!match) throw new ValidationError(`${name}: the zip holds no ${wanted} (entries: ${entries.map((e) => e.name).join(', ') || 'none'})`);
+      entry = match.name;
+      // Every entry the build will read is inflated here too (capped, size and CRC checked), so the build never
+      // meets an entry that was not checked; the rest are left as they are.
+      for (const e of entries.filter((x) => readsEntry(x.name))) {
+        entryBytes += await inflateEntry(src, e, maxEntryBytes, limitName, e === match ? (c) => scan.push(c) : () => {}).catch(fail);
+      }
+    } finally {
+      await src.close();
+    }
+  }
+  checkHeader(name, kindOfFile(name), scan.header());
+  const rows = scan.total;
   if (rows === 0) throw new ValidationError(`${name}: ${entry} has a header but no rows`);
   if (previous && rows < previous.rows * minRowRatio) {
     throw new ValidationError(
       `${name}: ${entry} has ${rows.toLocaleString('en-US')} rows where the last good sync had ${previous.rows.toLocaleString('en-US')} (fewer than ${Math.round(minRowRatio * 100)}%)`,
     );
   }
-  return { rows, entry };
+  return { rows, entry, entryBytes };
 }
 
-/** The text file inside (one char per byte: only the header's ASCII and the line breaks matter here). */
-function textOf(name: string, bytes: Uint8Array): { entry: string; text: string } {
-  if (!/\.zip$/i.test(name)) return { entry: name, text: latin1(bytes) };
-  let entries;
-  try {
-    entries = readZip(bytes);
-  } catch (err) {
-    throw new ValidationError(`${name}: ${(err as Error).message}`);
+/** The header line (up to HEADER_MAX bytes of it) and the data rows of a text streamed in chunks. */
+const HEADER_MAX = 64 * 1024;
+
+class TextScan {
+  rows = 0;
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private inHeader = true;
+  private significant = false;
+
+  push(chunk: Buffer): void {
+    let i = 0;
+    if (this.inHeader) {
+      const nl = chunk.indexOf(10);
+      const part = chunk.subarray(0, nl < 0 ? chunk.length : nl);
+      if (this.headBytes < HEADER_MAX) {
+        this.head.push(part.subarray(0, HEADER_MAX - this.headBytes));
+        this.headBytes += Math.min(part.length, HEADER_MAX - this.headBytes);
+      }
+      if (nl < 0) return;
+      this.inHeader = false;
+      i = nl + 1;
+    }
+    for (; i < chunk.length; i++) {
+      const c = chunk[i] as number;
+      if (c === 10) {
+        if (this.significant) this.rows++;
+        this.significant = false;
+      } else if (c !== 13 && c !== 32 && c !== 0 && c !== 9) this.significant = true;
+    }
   }
-  const wanted = `${basename(name).replace(/\.zip$/i, '')}.txt`.toLowerCase();
-  const texts = entries.filter((e) => /\.txt$/i.test(e.name));
-  // Strict on purpose: FDA ships each .txt in the zip of its name, so anything else is not the file we expect.
-  const match = texts.find((e) => basename(e.name).toLowerCase() === wanted);
-  if (!match) throw new ValidationError(`${name}: the zip holds no ${wanted} (entries: ${entries.map((e) => e.name).join(', ') || 'none'})`);
-  return { entry: match.name, text: latin1(match.bytes) };
+
+  header(): string {
+    return Buffer.concat(this.head).toString('latin1');
+  }
+
+  /** Rows, counting a last line without a line break. */
+  get total(): number {
+    return this.rows + (this.significant ? 1 : 0);
+  }
 }
 
 function checkHeader(name: string, kind: SourceKind, text: string): void {
@@ -72,24 +142,7 @@ function checkHeader(name: string, kind: SourceKind, text: string): void {
 
 /** Data rows: non-blank lines after the header. */
 export function countRows(text: string): number {
-  let rows = 0;
-  let start = text.indexOf('\n') + 1;
-  if (start === 0) return 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    for (let i = start; i < end; i++) {
-      const c = text.charCodeAt(i);
-      if (c !== 13 && c !== 32 && c !== 0 && c !== 9) {
-        rows++;
-        break;
-      }
-    }
-    start = end + 1;
-  }
-  return rows;
-}
-
-function latin1(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  const scan = new TextScan();
+  scan.push(Buffer.from(text, 'latin1'));
+  return scan.total;
 }

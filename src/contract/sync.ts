@@ -15,6 +15,8 @@ export const SyncFileState = z.strictObject({
   sha256: Sha256Hex,
   /** Data rows of the text file inside the zip (the header line not counted). */
   rows: z.int().min(0),
+  /** Bytes the zip's entries that the build reads inflate to; absent in states written before it was kept. */
+  entryBytes: z.int().min(0).optional(),
 });
 export type SyncFileState = z.infer<typeof SyncFileState>;
 
@@ -33,6 +35,11 @@ export const SyncHistoryEntry = z.strictObject({
 export type SyncHistoryEntry = z.infer<typeof SyncHistoryEntry>;
 
 export const SyncState = z.strictObject({
+  /**
+   * The snapshot link this state belongs to, as an absolute path; a server serving another link ignores the state.
+   * Absent in states written before it was kept.
+   */
+  snapshot: z.string().min(1).optional(),
   lastAttemptAt: Timestamp.nullable(),
   /** When every source was last fetched (or found unchanged) and verified, and the snapshot matched them. */
   lastSuccessfulSyncAt: Timestamp.nullable(),
@@ -45,6 +52,14 @@ export const SyncState = z.strictObject({
 export type SyncState = z.infer<typeof SyncState>;
 
 export const SYNC_HISTORY_LIMIT = 30;
+
+/**
+ * The name of the sync's folder beside a snapshot link of the given name: `.sync` beside the default link
+ * `snapshot`, `.sync-<name>` beside any other, so two links in one folder never share a state.
+ */
+export function syncDirName(linkName: string): string {
+  return linkName === 'snapshot' ? '.sync' : `.sync-${linkName}`;
+}
 
 export const EMPTY_SYNC_STATE: SyncState = {
   lastAttemptAt: null,

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Polka } from 'polka';
@@ -109,7 +110,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 function followSnapshots(settings: ResolvedOptions): { snapshots: SnapshotSource; syncState: SyncStateReader | null } {
   const { logger } = settings;
   const syncState =
-    settings.syncStatePath === null ? null : new SyncStateReader(settings.syncStatePath, { pollMs: settings.syncPollMs, onError: (m) => logger.error(m) });
+    settings.syncStatePath === null ? null : new SyncStateReader(settings.syncStatePath, { pollMs: settings.syncPollMs, onError: (m) => logger.error(m), snapshot: resolve(settings.snapshotPath) });
   const snapshots: SnapshotSource = new SnapshotSource(settings.snapshotPath, {
     snapshot: {
       cacheBytes: settings.cacheBytes,

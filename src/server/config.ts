@@ -1,13 +1,14 @@
 import type { Socket } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
+import { syncDirName } from '../contract/sync.ts';
 
 /** Everything the server can be told, read once: from createApp's options, or from the environment by `configFromEnv`. */
 export type ServerConfig = {
   /** The `snapshot` link the build publishes (or a plain snapshot directory). */
   snapshotPath: string;
-  /** The nightly sync's state file; null to ignore sync state. Default: `.sync/state.json` beside the snapshot link. */
+  /** The nightly sync's state file; null to ignore sync state. Default: `.sync/state.json` beside a link named `snapshot`, `.sync-NAME/state.json` beside a link named NAME. */
   syncStatePath?: string | null;
   /** The browser page's folder; null for none. Default: the repository's `public/`. */
   publicDir?: string | null;
@@ -89,8 +90,10 @@ export const DEFAULT_SYNC_POLL_MS = 5000;
 /** `npm start`'s snapshot link, relative to where it runs; a missing one is built there on the first start. */
 export const DEFAULT_SNAPSHOT_PATH = 'snapshot';
 
+/** The sync's state beside the snapshot link, in the folder the sync gives that link (see syncDirName). */
 export function defaultSyncStatePath(snapshotPath: string): string {
-  return join(dirname(resolve(snapshotPath)), '.sync', 'state.json');
+  const link = resolve(snapshotPath);
+  return join(dirname(link), syncDirName(basename(link)), 'state.json');
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, integer = false, zeroAllowed = false): number {

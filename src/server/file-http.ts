@@ -59,6 +59,24 @@ export function notModified(headers: { 'if-none-match'?: string; 'if-modified-si
 }
 
 /**
+ * Whether a request's precondition fails (RFC 9110 13.1.1, 13.1.4, 13.2.2 steps 1 and 2): If-Match, when present,
+ * by strong comparison (`*` matches any current file; a weak entity tag never matches); otherwise If-Unmodified-Since,
+ * when it is a valid date earlier than the file's last modification. Such a request gets 412.
+ */
+export function preconditionFails(headers: { 'if-match'?: string; 'if-unmodified-since'?: string }, etag: string, lastModified: Date): boolean {
+  const im = headers['if-match'];
+  if (im !== undefined) {
+    const tags = entityTags(im);
+    if (tags.includes('*')) return false;
+    return !tags.some((t) => !t.startsWith('W/') && !etag.startsWith('W/') && t === etag);
+  }
+  const ius = headers['if-unmodified-since'];
+  if (ius === undefined) return false;
+  const since = Date.parse(ius);
+  return Number.isFinite(since) && Math.floor(lastModified.getTime() / 1000) * 1000 > since;
+}
+
+/**
  * Whether a Range may be honoured under If-Range (RFC 9110 13.1.5): absent, or naming the representation by its
  * strong entity tag, or by exactly its Last-Modified date.
  */

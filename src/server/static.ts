@@ -3,12 +3,11 @@ import { constants, statSync, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import sirv from 'sirv';
 import { LAYOUT, type FileEntry } from '../contract/index.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
 import { safeRelPath } from '../snapshot/paths.ts';
-import { contentTypeFor, hasEncodedSeparator, httpDate, ifRangeHolds, isCompressibleType, notModified, parseRange } from './file-http.ts';
+import { contentTypeFor, hasEncodedSeparator, httpDate, ifRangeHolds, isCompressibleType, notModified, parseRange, preconditionFails } from './file-http.ts';
 import { encodingWeights } from './media.ts';
 import { COMPRESS_MIN_BYTES, compress } from './respond.ts';
 
@@ -19,8 +18,11 @@ import { COMPRESS_MIN_BYTES, compress } from './respond.ts';
  *
  * A snapshot file is sent only from bytes checked against the manifest during this request: files up to
  * MEMORY_MAX_BYTES from the snapshot's byte cache (checked when read, and never re-read from disk while cached),
- * larger ones streamed from a descriptor whose identity (device, inode, size, modification and change times) is the
- * one recorded when that file last matched its sha256 in full; any change on disk means a full check again.
+ * larger ones streamed from one descriptor and hashed as they go, the last chunk held back until the whole file has
+ * matched its sha256: a file changed on disk during the stream cuts the connection, so no client ever receives a
+ * complete body that differs from the manifest. Before the stream starts, a file whose identity (device, inode, size,
+ * modification and change times) is not the one recorded when it last matched in full is checked in full first, so
+ * a file damaged at rest gets an error answer rather than a cut connection.
  */
 
 type Handler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -116,6 +118,13 @@ export function snapshotFile(
   if (rep.kind === 'file') headers['Accept-Ranges'] = 'bytes';
   if (rep.coding) headers['Content-Encoding'] = rep.coding;
 
+  if (preconditionFails(req.headers as Record<string, string | undefined>, rep.etag, lastModified)) {
+    // RFC 9110 13.2.2: If-Match (or If-Unmodified-Since) is decided first; a client that names a version other than
+    // the one served gets 412 and no body, so it never mixes the bytes of two versions.
+    const { 'Content-Type': _type, 'Content-Encoding': _coding, ...validators } = headers;
+    const body = Buffer.from(`The file's current entity tag is ${rep.etag}; the request's precondition names another.\n`, 'utf8');
+    return end(req, res, 412, { ...validators, 'Content-Type': 'text/plain; charset=utf-8' }, body);
+  }
   if (notModified(req.headers as Record<string, string | undefined>, rep.etag, lastModified)) {
     // The client already holds the bytes the manifest names; nothing on disk is involved.
     const { 'Content-Type': _type, 'Content-Encoding': _coding, ...validators } = headers;
@@ -169,9 +178,11 @@ function manifestIn(snapshot: Snapshot, coding: Coding): Promise<Buffer> {
 const identityOf = (st: Stats): string => `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 
 /**
- * Streams a byte range of a large file from one descriptor, opened without following a symbolic link. The file must
- * have the identity recorded when it last matched its sha256 in full; otherwise it is checked in full again (read
- * through the same descriptor, which must not change meanwhile) before anything is sent.
+ * Streams a byte range of a large file from one descriptor, opened without following a symbolic link. A file whose
+ * identity is not the one recorded when it last matched its sha256 in full is checked in full first (an error answer
+ * if it does not match). Then the whole file is read once more through the same descriptor, hashed as it goes, and
+ * the bytes of the range are sent with the last chunk held back: it goes out only when the file has matched its
+ * sha256 to the last byte; otherwise the connection is cut and the snapshot told that the file is damaged.
  */
 async function streamChecked(
   snapshot: Snapshot,
@@ -189,11 +200,11 @@ async function streamChecked(
   } catch {
     return snapshot.reportCorrupt(file.path, UNREADABLE);
   }
+  let known = streamedIdentity.get(snapshot);
+  if (!known) streamedIdentity.set(snapshot, (known = new Map()));
   try {
     const st = await handle.stat();
     if (!st.isFile()) return snapshot.reportCorrupt(file.path, UNREADABLE);
-    let known = streamedIdentity.get(snapshot);
-    if (!known) streamedIdentity.set(snapshot, (known = new Map()));
     const identity = identityOf(st);
     if (known.get(file.path) !== identity) {
       known.delete(file.path);
@@ -212,10 +223,48 @@ async function streamChecked(
       res.end();
       return;
     }
-    await pipeline(handle.createReadStream({ start, end: endAt, autoClose: false }), res).catch(() => res.destroy());
+    const hash = createHash('sha256');
+    let at = 0;
+    let held: Buffer | null = null;
+    // One byte past the listed size is read if it is there, so a file that grew fails too.
+    for await (const chunk of handle.createReadStream({ start: 0, end: file.bytes, autoClose: false }) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      const from = Math.max(start, at);
+      const to = Math.min(endAt + 1, at + chunk.length);
+      if (to > from) {
+        if (held !== null && !res.write(held)) await drained(res);
+        if (res.destroyed) return;
+        held = chunk.subarray(from - at, to - at);
+      }
+      at += chunk.length;
+    }
+    const actual = hash.digest('hex');
+    if (at !== file.bytes || actual !== file.sha256) {
+      known.delete(file.path);
+      res.destroy();
+      return snapshot.reportCorrupt(file.path, actual);
+    }
+    res.end(held ?? undefined);
+  } catch (err) {
+    // Headers are out: the connection is cut rather than ended, so the body can never look complete.
+    if (res.headersSent) res.destroy();
+    throw err;
   } finally {
     await handle.close().catch(() => {});
   }
+}
+
+/** Resolves when a response can take more, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /** GET / and other paths: the browser page. Null when there is no public/ folder (a bare API deployment). */

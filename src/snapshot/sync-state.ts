@@ -7,6 +7,7 @@ import { z } from 'zod';
  */
 const Timestamp = z.iso.datetime({ offset: true });
 const SyncStateFile = z.looseObject({
+  snapshot: z.string().optional(),
   lastAttemptAt: Timestamp.nullable().optional(),
   lastSuccessfulSyncAt: Timestamp.nullable().optional(),
   lastFailure: z.looseObject({ at: Timestamp, reason: z.string() }).nullable().optional(),
@@ -22,6 +23,8 @@ export type SyncStateReaderOptions = {
   /** How often the file is read again, in milliseconds; 0 turns polling off. */
   pollMs: number;
   onError?: (message: string) => void;
+  /** The snapshot link served, as an absolute path: a state that names another link is not this server's. */
+  snapshot?: string;
 };
 
 /** Reads the sync state file now and then; a missing file means no sync has run, which is not an error. */
@@ -59,10 +62,12 @@ export class SyncStateReader {
       this.state = null;
       return;
     }
-    const parsed = parseSyncState(text);
+    const parsed = parseSyncState(text, this.options.snapshot);
     if (typeof parsed === 'string') {
-      // Keep what was read last: a file caught half-written should not flip the answers for a few seconds.
+      // Keep what was read last: a file caught half-written should not flip the answers for a few seconds. A state
+      // of another link is not this server's at all.
       this.report(`ignoring ${this.path}: ${parsed}`);
+      if (parsed.startsWith(OTHER_LINK)) this.state = null;
       return;
     }
     this.lastError = null;
@@ -81,8 +86,10 @@ export class SyncStateReader {
   }
 }
 
-/** The state in a file's text, or a sentence saying why it is not usable. */
-export function parseSyncState(text: string): SyncStatus | string {
+const OTHER_LINK = 'it is the sync state of';
+
+/** The state in a file's text, or a sentence saying why it is not usable (also: it is the state of another link). */
+export function parseSyncState(text: string, snapshot?: string): SyncStatus | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -95,6 +102,7 @@ export function parseSyncState(text: string): SyncStatus | string {
     return `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
   }
   const d = parsed.data;
+  if (snapshot !== undefined && d.snapshot !== undefined && d.snapshot !== snapshot) return `${OTHER_LINK} ${d.snapshot}, not of ${snapshot}`;
   // Offsets are allowed in the file; the server reports UTC, as the contract's timestamps are.
   const utc = (t: string | null | undefined): string | null => (t ? new Date(t).toISOString() : null);
   return {

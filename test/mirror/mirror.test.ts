@@ -10,6 +10,7 @@ import sirv from 'sirv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkManifestPaths, fileUrl } from '../../build/mirror/plan.ts';
 import { runMirror, type MirrorOptions } from '../../build/mirror/run.ts';
+import { rawFetch } from '../../build/io/http.ts';
 import { buildsDirFor } from '../../build/publish/publish.ts';
 import { CHANGES_PATH, ChangeLog } from '../../src/contract/changes.ts';
 import { LAYOUT, Manifest } from '../../src/contract/index.ts';
@@ -41,7 +42,7 @@ async function tree(dir: string): Promise<Record<string, string>> {
 
 const manifestOf = async (out: string) => Manifest.parse(JSON.parse(await readFile(join(out, LAYOUT.manifest), 'utf8')));
 
-/** fetch that records the paths it was asked for (below /snapshot/), and can be told to fail or lie. */
+/** The mirror's transport (bodies as sent) that records the paths it was asked for (below /snapshot/), and can be told to fail or lie. */
 function recordingFetch(opts: { failOn?: (path: string, n: number) => boolean; tamper?: (path: string) => boolean } = {}) {
   const paths: string[] = [];
   const fn: typeof fetch = async (input, init) => {
@@ -49,7 +50,7 @@ function recordingFetch(opts: { failOn?: (path: string, n: number) => boolean; t
     const path = decodeURIComponent(url.pathname.replace(/^\/snapshot\//, ''));
     paths.push(path);
     if (opts.failOn?.(path, paths.length)) throw new TypeError('fetch failed (connection reset)');
-    const res = await fetch(input, init);
+    const res = await rawFetch(input, init);
     if (!opts.tamper?.(path)) return res;
     const bytes = new Uint8Array(await res.arrayBuffer());
     bytes[0] = (bytes[0] ?? 0) ^ 0x20;
@@ -257,7 +258,7 @@ describe('npm run mirror', () => {
       const manifest = await manifestOf(originOut);
       const made = derivable(manifest).size;
       expect(stdout).toMatch(
-        new RegExp(`^mirror updated: .* is snapshot ${manifest.snapshotId}; ${manifest.files.length - made} files downloaded \\(\\d+ bytes\\), ${made} compressed here, 0 unchanged, 0 resumed$`, 'm'),
+        new RegExp(`^mirror updated: .* is snapshot ${manifest.snapshotId}; ${manifest.files.length - made} files downloaded \\([\\d,]+ bytes on the wire, [\\d,]+ bytes written\\), ${made} compressed here, 0 unchanged, 0 resumed$`, 'm'),
       );
       expect(await tree(copyOut)).toEqual(await tree(originOut));
     } finally {

@@ -11,6 +11,8 @@ export type Fault =
   | { kind: 'status'; status: number; times?: number }
   | { kind: 'hang'; times?: number }
   | { kind: 'short-body'; times?: number }
+  /** A body with no declared length that never ends (at most `maxBytes`), until the client hangs up. */
+  | { kind: 'endless'; maxBytes: number }
   | { kind: 'ignore-validators' };
 
 export type OriginFile = { bytes: Uint8Array; etag: string; lastModified: string; fault?: Fault };
@@ -82,6 +84,24 @@ export async function startOrigin(): Promise<Origin> {
     if (active?.kind === 'hang') {
       log(0);
       return; // never answers; the client's timeout must end it
+    }
+    if (active?.kind === 'endless') {
+      res.writeHead(200, { 'content-type': 'application/zip' });
+      const chunk = Buffer.alloc(64 * 1024);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < active.maxBytes && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        if (!res.destroyed) res.end();
+      };
+      res.on('close', () => log(200, sent));
+      pump();
+      return;
     }
     if (active?.kind === 'short-body') {
       log(200, file.bytes.byteLength >> 1);

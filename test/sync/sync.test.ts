@@ -138,14 +138,14 @@ describe('the nightly sync against a local origin', () => {
         name: 'HTTP 500',
         file: 'pmn96cur.zip',
         arrange: () => origin.fault('pmn96cur.zip', { kind: 'status', status: 500 }),
-        reason: /^pmn96cur\.zip: HTTP 500 Internal Server Error \(after 3 attempts\)$/,
+        reason: /^pmn96cur\.zip: could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/ftparea\/pmn96cur\.zip: HTTP 500 Internal Server Error \(after 3 attempts\)$/,
         attempts: 3,
       },
       {
         name: 'a hang past the timeout',
         file: 'foiclass.zip',
         arrange: () => origin.fault('foiclass.zip', { kind: 'hang' }),
-        reason: /^foiclass\.zip: no complete answer within 200 ms \(after 3 attempts\)$/,
+        reason: /^foiclass\.zip: could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/ftparea\/foiclass\.zip: no complete answer within 200 ms \(after 3 attempts\)$/,
         attempts: 3,
         timeoutMs: 200,
       },
@@ -153,7 +153,7 @@ describe('the nightly sync against a local origin', () => {
         name: 'a connection cut mid-body',
         file: 'pmn7680.zip',
         arrange: () => origin.fault('pmn7680.zip', { kind: 'short-body' }),
-        reason: /^pmn7680\.zip: .*\(after 3 attempts\)$/,
+        reason: /^pmn7680\.zip: could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/ftparea\/pmn7680\.zip: .*\(after 3 attempts\)$/,
         attempts: 3,
       },
       {
@@ -298,7 +298,7 @@ describe('the nightly sync against a local origin', () => {
     );
     origin.fault('pmn7680.zip', undefined);
     expect(failed?.code).toBe(1);
-    expect(failed?.stdout).toMatch(/^sync failed: pmn7680\.zip: HTTP 404 Not Found$/m);
+    expect(failed?.stdout).toMatch(/^sync failed: pmn7680\.zip: could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/ftparea\/pmn7680\.zip: HTTP 404 Not Found$/m);
     expect(failed?.stdout).toMatch(/the published snapshot, if any, was left as it was/);
   });
 

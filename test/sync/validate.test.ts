@@ -13,13 +13,13 @@ const zip = (files: Record<string, string>) => zipSync(Object.fromEntries(Object
 const prev = (rows: number) => ({ etag: null, lastModified: null, bytes: 1, sha256: 'a'.repeat(64), rows });
 
 describe('validateDownload', () => {
-  it('accepts a whole zip holding the matching text file and counts its rows', () => {
-    expect(validateDownload('pmn96cur.zip', zip({ 'pmn96cur.txt': pmnText(20) }), prev(20), 0.9)).toEqual({ rows: 20, entry: 'pmn96cur.txt' });
-    expect(validateDownload('PMN96CUR.ZIP', zip({ 'PMN96CUR.TXT': pmnText(3) }), undefined, 0.9).rows).toBe(3);
+  it('accepts a whole zip holding the matching text file and counts its rows', async () => {
+    expect(await validateDownload('pmn96cur.zip', zip({ 'pmn96cur.txt': pmnText(20) }), prev(20), 0.9)).toEqual({ rows: 20, entry: 'pmn96cur.txt', entryBytes: pmnText(20).length });
+    expect((await validateDownload('PMN96CUR.ZIP', zip({ 'PMN96CUR.TXT': pmnText(3) }), undefined, 0.9)).rows).toBe(3);
   });
 
-  it('accepts growth and a small loss, within the ratio', () => {
-    expect(validateDownload('pmn96cur.zip', zip({ 'pmn96cur.txt': pmnText(18) }), prev(20), 0.9).rows).toBe(18);
+  it('accepts growth and a small loss, within the ratio', async () => {
+    expect((await validateDownload('pmn96cur.zip', zip({ 'pmn96cur.txt': pmnText(18) }), prev(20), 0.9)).rows).toBe(18);
   });
 
   const good = zip({ 'pmn96cur.txt': pmnText(50) });
@@ -35,14 +35,14 @@ describe('validateDownload', () => {
     { name: 'a changed header', bytes: zip({ 'pmn96cur.txt': pmnText(3, PMN_HEADER.replace('|TYPE|', '|SUBMISSIONTYPE|')) }), prev: undefined, reason: /the header line changed/ },
     { name: 'a header only', bytes: zip({ 'pmn96cur.txt': `${PMN_HEADER}\r\n` }), prev: undefined, reason: /has a header but no rows/ },
     { name: 'collapsed rows', bytes: zip({ 'pmn96cur.txt': pmnText(17) }), prev: prev(20), reason: /17 rows where the last good sync had 20 \(fewer than 90%\)/ },
-  ])('refuses $name', ({ bytes, prev: p, reason }) => {
-    expect(() => validateDownload('pmn96cur.zip', bytes, p, 0.9)).toThrow(reason);
+  ])('refuses $name', async ({ bytes, prev: p, reason }) => {
+    await expect(validateDownload('pmn96cur.zip', bytes, p, 0.9)).rejects.toThrow(reason);
   });
 
-  it('checks foiclass for the columns the build reads, not for an exact header', () => {
+  it('checks foiclass for the columns the build reads, not for an exact header', async () => {
     const header = 'REVIEW_PANEL|MEDICALSPECIALTY|PRODUCTCODE|DEVICENAME|DEVICECLASS|UNCLASSIFIED_REASON|REGULATIONNUMBER|DEFINITION|NEWCOLUMN';
-    expect(validateDownload('foiclass.zip', zip({ 'foiclass.txt': `${header}\r\nCV|CV|DTB|Pacemaker|3||870.3610|x|y\r\n` }), undefined, 0.9).rows).toBe(1);
-    expect(() => validateDownload('foiclass.zip', zip({ 'foiclass.txt': `${header.replace('DEVICECLASS', 'CLASS')}\r\nCV\r\n` }), undefined, 0.9)).toThrow(
+    expect((await validateDownload('foiclass.zip', zip({ 'foiclass.txt': `${header}\r\nCV|CV|DTB|Pacemaker|3||870.3610|x|y\r\n` }), undefined, 0.9)).rows).toBe(1);
+    await expect(validateDownload('foiclass.zip', zip({ 'foiclass.txt': `${header.replace('DEVICECLASS', 'CLASS')}\r\nCV\r\n` }), undefined, 0.9)).rejects.toThrow(
       /^foiclass\.zip: the header line changed: no DEVICECLASS column$/,
     );
   });
@@ -72,19 +72,19 @@ describe('readZip and crc32', () => {
     expect(crc32(Buffer.from('123456789'))).toBe(0xcbf43926);
     expect(crc32(new Uint8Array())).toBe(0);
   });
-  it('returns the entries of a whole zip', () => {
-    const entries = readZip(zip({ 'a.txt': 'alpha', 'dir/b.txt': 'beta' }));
+  it('returns the entries of a whole zip', async () => {
+    const entries = await readZip(zip({ 'a.txt': 'alpha', 'dir/b.txt': 'beta' }));
     expect(entries.map((e) => [e.name, Buffer.from(e.bytes).toString()])).toEqual([
       ['a.txt', 'alpha'],
       ['dir/b.txt', 'beta'],
     ]);
   });
-  it('finds a CRC mismatch that inflating alone would miss', () => {
+  it('finds a CRC mismatch that inflating alone would miss', async () => {
     const stored = zipSync({ 'a.txt': Buffer.from('alpha beta gamma') }, { level: 0 });
     const i = Buffer.from(stored).indexOf('beta');
     const damaged = Uint8Array.from(stored);
     damaged[i] = 'B'.charCodeAt(0);
-    expect(() => readZip(damaged)).toThrow(/^a\.txt fails its CRC-32 check$/);
+    await expect(readZip(damaged)).rejects.toThrow(/^a\.txt fails its CRC-32 check$/);
   });
 });
 

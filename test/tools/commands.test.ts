@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -26,8 +27,37 @@ const COMMANDS = [
   ['bench/extensions-probe.ts', 'extensions-probe'],
   ['bench/export-throughput.ts', 'export-throughput'],
   ['bench/report-docs.ts', 'report-docs'],
+  ['bench/index-memory.ts', 'index-memory'],
+  ['bench/worker-probe.ts', 'worker-probe'],
+  ['bench/hostile-download.ts', 'hostile-download'],
+  ['bench/hostile-export.ts', 'hostile-export'],
+  ['bench/hostile-search.ts', 'hostile-search'],
+  ['bench/openfda.ts', 'openfda'],
+  ['build/server-bundle.mjs', 'server-bundle'],
+  ['build/instances/nginx.ts', 'nginx'],
   ['test/browser/measure.ts', 'measure'],
 ] as const;
+
+/**
+ * The scripts of bench/ and build/ that a person runs: every script at the top of bench/ (its lib/ holds the
+ * children the scripts start), and every file of build/ that reads its own command line.
+ */
+function entryPoints(): string[] {
+  const files = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+  const bench = readdirSync(join(ROOT, 'bench')).filter((n) => /\.(ts|mjs)$/.test(n) && !n.endsWith('.d.ts')).map((n) => `bench/${n}`);
+  const build = files('build')
+    .filter((f) => /\.(ts|mjs)$/.test(f))
+    .filter((f) => /process\.argv|parseArgs\(|parseCommandLine\(/.test(readFileSync(join(ROOT, f), 'utf8')))
+    .map((f) => relative('.', f).split('\\').join('/'));
+  return [...bench, ...build].sort();
+}
+
+it('the list covers every script in bench/ and build/', () => {
+  const listed = new Set<string>(COMMANDS.map(([script]) => script));
+  expect(entryPoints().filter((f) => !listed.has(f))).toEqual([]);
+  expect(entryPoints()).toContain('bench/index-memory.ts');
+});
 
 type Ran = { code: number; stdout: string; stderr: string };
 
