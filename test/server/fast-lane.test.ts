@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, envelope, startServer, type Running } from './helpers.ts';
 import { BATCHED_ANSWER_BYTES, Scratch } from '../../src/server/fast-lane.ts';
@@ -294,6 +294,44 @@ describe('the fast lane', () => {
       { numRuns: 300, seed: 510 },
     );
   }, 120_000);
+});
+
+describe('Expect: 100-continue behind another answer', () => {
+  it.each([
+    ['with the lane', () => lane],
+    ['without it', () => node],
+  ])('%s: the 100 goes out only when its own answer is next, never inside an earlier one', async (_name, server) => {
+    const catalog = JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit: 20, cursor: null }));
+    // A chunked request goes to Node's parser; the one after it asks for a 100 and sends its body at once.
+    const chunked = `POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(catalog).toString(16)}\r\n${catalog}\r\n0\r\n\r\n`;
+    const expecting = post(META, 'Expect: 100-continue\r\nConnection: close\r\n');
+    for (let round = 0; round < 5; round++) {
+      const { replies: got, closed } = await exchange(server().url, [chunked + expecting], 99);
+      expect(closed).toBe(true);
+      const finals = got.filter((r) => r.status !== 100);
+      expect(finals.map((r) => r.status)).toEqual([200, 200]);
+      expect(finals.map((r) => JSON.parse(r.body.toString('utf8')).operation)).toEqual(['device-510k.catalog', 'device-510k.meta']);
+      // A 100 may come before the second answer's head, never after a head.
+      const text = Buffer.concat(got.map((r) => Buffer.concat([Buffer.from(r.head.join('\r\n') + '\r\n\r\n', 'latin1'), r.body]))).toString('latin1');
+      expect(text).not.toMatch(/\r\n\r\nHTTP\/1\.1 100 Continue\r\n\r\n\{/);
+    }
+    // A client that does wait for the 100 behind an earlier answer gets it, after that answer, and then its own.
+    const socket = connect(Number(new URL(server().url).port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const head = expecting.slice(0, expecting.length - META.length);
+    socket.write(chunked + head);
+    await vi.waitFor(() => expect(Buffer.concat(chunks).toString('latin1')).toContain('HTTP/1.1 100 Continue\r\n\r\n'), { timeout: 5000, interval: 10 });
+    socket.write(META);
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
+    socket.destroy();
+    const got = replies(Buffer.concat(chunks));
+    expect(got.map((r) => r.status)).toEqual([200, 100, 200]);
+    expect(JSON.parse(got[2]!.body.toString('utf8')).operation).toBe('device-510k.meta');
+  });
 });
 
 describe('the buffers the fast lane lends', () => {
