@@ -68,7 +68,8 @@ const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 // Control characters other than tab are refused in a value by Node's parser: such a request is Node's to answer.
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
-const DIGITS = /^[0-9]{1,15}$/;
+// Node's parser (llhttp) takes spaces and tabs before a Content-Length's digits, only spaces after them.
+const CONTENT_LENGTH = /^[ \t]*([0-9]{1,15}) *$/;
 const OWS = /^[ \t]+|[ \t]+$/g;
 
 type Request = { body: Buffer; contentType: string | undefined; acceptEncoding: string | undefined; close: boolean };
@@ -97,10 +98,12 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
     if (field === null) return 'node';
     const { name, value } = field;
     switch (name) {
-      case 'content-length':
-        if (length >= 0 || !DIGITS.test(value)) return 'node';
-        length = Number(value);
+      case 'content-length': {
+        const digits = length < 0 ? CONTENT_LENGTH.exec(field.raw) : null;
+        if (digits === null) return 'node';
+        length = Number(digits[1]);
         break;
+      }
       case 'host':
         if (host) return 'node';
         host = true;
@@ -113,12 +116,12 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
         acceptEncoding = acceptEncoding === undefined ? value : `${acceptEncoding}, ${value}`;
         break;
       case 'connection':
-        for (const token of value.split(',')) {
-          const t = token.trim().toLowerCase();
-          if (t === 'close') close = true;
-          else if (t === 'upgrade') return 'node';
-        }
+      case 'proxy-connection': {
+        const tokens = connectionTokens(field.raw);
+        if (tokens.upgrade) return 'node';
+        close ||= tokens.close;
         break;
+      }
       case 'transfer-encoding':
       case 'expect':
       case 'upgrade':
@@ -131,7 +134,8 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
   return { request: { body: buf.subarray(bodyStart, bodyStart + length), contentType, acceptEncoding, close }, used: bodyStart + length };
 }
 
-type Field = { name: string; value: string };
+/** A header line: its name in lower case, its value without the spaces and tabs around it, and the value as sent. */
+type Field = { name: string; value: string; raw: string };
 
 /**
  * A header line's name (lower case) and value, or null when Node's parser would refuse the line; the first 256 lines
@@ -143,10 +147,66 @@ const headerField = rememberFirst(256, (line: string): Field | null => {
   const name = line.slice(0, colon).toLowerCase();
   if (!TOKEN.test(name)) return null;
   // Only spaces and tabs around a value are not part of it (RFC 9110 5.5); String.trim would also take U+00A0.
-  const value = line.slice(colon + 1).replace(OWS, '');
+  const raw = line.slice(colon + 1);
+  const value = raw.replace(OWS, '');
   if (BAD_VALUE.test(value)) return null;
-  return { name, value };
+  return { name, value, raw };
 });
+
+const CLOSE = 1;
+const UPGRADE = 2;
+const KEEP_ALIVE_TOKEN = 3;
+const CONNECTION_WORDS: readonly [string, number][] = [
+  ['close', CLOSE],
+  ['upgrade', UPGRADE],
+  ['keep-alive', KEEP_ALIVE_TOKEN],
+];
+
+/**
+ * The tokens Node's parser (llhttp, as built into Node 20) finds in a Connection or Proxy-Connection value, read the
+ * way it reads them rather than as RFC 9110 would: a token counts only when it is followed by spaces (not tabs) and
+ * then a comma or the end of the line. `close\t`, `close\u00a0` and `x close` are no `close` to Node, which keeps such
+ * a connection open; `close , x` and `x,\tclose` are. The lane must end a connection exactly when Node would.
+ */
+export function connectionTokens(raw: string): { close: boolean; upgrade: boolean } {
+  let close = false;
+  let upgrade = false;
+  // 'start': before a token, skipping spaces and tabs; 'after': a known word just read; 'other': any other token.
+  let state: 'start' | 'after' | 'other' = 'start';
+  let word = 0;
+  const lower = raw.toLowerCase();
+  for (let i = 0; i < lower.length; ) {
+    const c = lower[i]!;
+    if (state === 'start') {
+      if (c === ' ' || c === '\t') {
+        i++;
+        continue;
+      }
+      const known = CONNECTION_WORDS.find(([w]) => lower.startsWith(w, i));
+      if (known) {
+        word = known[1];
+        i += known[0].length;
+        state = 'after';
+      } else state = 'other';
+    } else if (state === 'after') {
+      if (c === ',') {
+        if (word === CLOSE) close = true;
+        else if (word === UPGRADE) upgrade = true;
+        state = 'start';
+        i++;
+      } else if (c === ' ') i++;
+      else state = 'other';
+    } else {
+      if (c === ',') state = 'start';
+      i++;
+    }
+  }
+  if (state === 'after') {
+    if (word === CLOSE) close = true;
+    else if (word === UPGRADE) upgrade = true;
+  }
+  return { close, upgrade };
+}
 
 let dateSecond = -1;
 let dateText = '';
