@@ -29,6 +29,12 @@ import { rememberFirst } from '../utils/remember.ts';
  * The pipelining bound is the one of pipeline.ts: at most `depth` requests of a connection are answered at once, the
  * next start once an answer has been handed to the kernel and the socket has drained, and a connection with more
  * than `maxWaiting` complete requests waiting is closed before any of them starts.
+ *
+ * And a connection's waiting requests hold at most `bufferBytes`: past it the lane stops reading the connection (as
+ * Node's parser stops reading while a request's body waits unread), so that a client that pipelines large bodies and
+ * never reads its answers is held back by TCP instead of by the server's memory, and reads again once the requests
+ * waiting have started. A waiting body is copied out of the bytes it was read with when they are more than its own,
+ * so that it never keeps a larger buffer alive.
  */
 export type FastLane = {
   /** The snapshot serving now; read once per request. */
@@ -44,6 +50,8 @@ export type FastLane = {
   maxWaiting: number;
   onRefused: (socket: Socket) => void;
   maxBodyBytes: number;
+  /** Bytes a connection's waiting requests and unparsed bytes may hold before the lane stops reading it. */
+  bufferBytes: number;
   requestTimeoutMs: number;
 };
 
@@ -56,10 +64,13 @@ export type FastLaneControl = {
   readonly connections: number;
   readonly answered: number;
   readonly handedOver: number;
+  /** Times a connection stopped being read because its waiting requests passed `bufferBytes`, and the most held. */
+  readonly readPauses: number;
+  readonly peakHeldBytes: number;
 };
 
 /** Node's limit on a request's head (`--max-http-header-size`): a longer head goes to Node, which answers 431. */
-const MAX_HEAD_BYTES = 16 * 1024;
+export const MAX_HEAD_BYTES = 16 * 1024;
 /** How long a request cut between two reads may wait for its rest before Node's parser (and its timeouts) take it. */
 const PARTIAL_WAIT_MS = 100;
 
@@ -382,6 +393,9 @@ type Slot = { request: Request; started: number; operation: OperationName | null
 class Connection {
   private buf: Buffer | null = null;
   private readonly waiting: Request[] = [];
+  /** Bytes the waiting requests' bodies keep alive (the buffers they are views of), and whether reading stopped. */
+  private waitingBytes = 0;
+  private readPaused = false;
   /** Started and not yet written, in the order of their requests. */
   private readonly slots: Slot[] = [];
   private handingOver = false;
@@ -399,7 +413,7 @@ class Connection {
     private readonly lane: FastLane,
     private readonly run: QueryRun,
     private readonly scratch: Scratch,
-    private readonly counts: { answered: number; handedOver: number },
+    private readonly counts: Counts,
     private readonly toNode: (socket: Socket) => void,
     private readonly forget: (c: Connection) => void,
     private readonly batch: WriteBatch,
@@ -418,7 +432,38 @@ class Connection {
   private readonly onData = (chunk: Buffer): void => {
     this.buf = this.buf === null ? chunk : Buffer.concat([this.buf, chunk]);
     this.parseAll();
+    // What is left is part of a request: kept in a buffer of its own rather than as a view of a larger one.
+    const buf = this.buf;
+    if (buf !== null && buf.buffer.byteLength > buf.length && !this.handingOver) this.buf = own(buf);
+    const held = this.held();
+    if (held > this.counts.peakHeldBytes) this.counts.peakHeldBytes = held;
+    // Waiting requests always start in time (the ones before them are answered, or the connection is closed), so a
+    // connection stopped here is read again; unparsed bytes alone never stop it: they are at most one request.
+    if (held > this.lane.bufferBytes && this.waiting.length > 0 && !this.readPaused && !this.handingOver && !this.socket.destroyed) {
+      this.readPaused = true;
+      this.counts.readPauses++;
+      this.socket.pause();
+      // A request cut by the pause is not slow: its client was told to wait.
+      if (this.partialTimer) {
+        clearTimeout(this.partialTimer);
+        this.partialTimer = null;
+      }
+    }
   };
+
+  /** Bytes this connection holds for requests not yet started: their bodies and what is not parsed yet. */
+  private held(): number {
+    return this.waitingBytes + (this.buf === null ? 0 : this.buf.buffer.byteLength);
+  }
+
+  /** Reads the connection again once what it holds is back within the budget. */
+  private resumeReading(): void {
+    if (!this.readPaused || this.handingOver || this.socket.destroyed || this.held() > this.lane.bufferBytes) return;
+    this.readPaused = false;
+    this.socket.resume();
+    // A request cut by the pause gets its moment for its rest from now.
+    if (this.buf !== null) this.partialTimer ??= setTimeout(() => this.handOver(), PARTIAL_WAIT_MS);
+  }
 
   private parseAll(): void {
     while (this.buf !== null && !this.handingOver && !this.socket.destroyed) {
@@ -444,10 +489,19 @@ class Connection {
     if (this.closing) return;
     if (request.close) this.closing = true;
     this.markBusy();
-    if (this.slots.length < this.lane.depth && this.waiting.length === 0 && !this.socket.writableNeedDrain) this.start(request);
-    else if (this.waiting.length < this.lane.maxWaiting) this.waiting.push(request);
-    else {
+    if (this.slots.length < this.lane.depth && this.waiting.length === 0 && !this.socket.writableNeedDrain) {
+      // A request read whole in one piece is a view of that piece, head and all, and is used as it is; one cut out
+      // of bytes read together with others is copied, so that its answer's wait does not keep them all alive.
+      if (request.body.buffer.byteLength > request.body.length + MAX_HEAD_BYTES) request.body = own(request.body);
+      this.start(request);
+    } else if (this.waiting.length < this.lane.maxWaiting) {
+      // A body read with other requests' bytes is a view of them all: copied, it keeps only its own alive.
+      if (request.body.buffer.byteLength > request.body.length) request.body = own(request.body);
+      this.waiting.push(request);
+      this.waitingBytes += request.body.buffer.byteLength;
+    } else {
       this.waiting.length = 0;
+      this.waitingBytes = 0;
       this.buf = null;
       this.socket.destroy();
       this.lane.onRefused(this.socket);
@@ -522,6 +576,7 @@ class Connection {
       });
       if (out.close) {
         this.waiting.length = 0;
+        this.waitingBytes = 0;
         this.slots.length = 0;
         this.buf = null;
         this.handingOver = false;
@@ -539,8 +594,11 @@ class Connection {
 
   private readonly pump = (): void => {
     while (this.waiting.length > 0 && this.slots.length < this.lane.depth && !this.socket.writableNeedDrain && !this.socket.destroyed) {
-      this.start(this.waiting.shift()!);
+      const request = this.waiting.shift()!;
+      this.waitingBytes -= request.body.buffer.byteLength;
+      this.start(request);
     }
+    this.resumeReading();
     if (this.slots.length > 0 || this.waiting.length > 0) return;
     if (this.handingOver) return this.handOverNow();
     if (this.ended) {
@@ -619,6 +677,7 @@ class Connection {
   private readonly onClose = (): void => {
     if (this.partialTimer) clearTimeout(this.partialTimer);
     this.waiting.length = 0;
+    this.waitingBytes = 0;
     this.buf = null;
     this.forget(this);
   };
@@ -633,6 +692,15 @@ class Connection {
 
 function noop(): void {}
 
+type Counts = { answered: number; handedOver: number; readPauses: number; peakHeldBytes: number };
+
+/** A copy of `bytes` in an ArrayBuffer of its own (not one of Node's shared pools, which a small copy would use). */
+function own(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
+}
+
 /**
  * Puts the fast lane in front of Node's HTTP server: every connection the server accepts starts on the lane, and
  * Node's own connection handling (and any other 'connection' listener added before) runs only when the lane hands the
@@ -644,7 +712,10 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const open = new Set<Connection>();
   const scratch = new Scratch();
   const run = lane.runner(scratch.allocate);
-  const counts = { answered: 0, handedOver: 0 };
+  const counts: Counts = { answered: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
+  if (!(lane.bufferBytes >= MAX_HEAD_BYTES + lane.maxBodyBytes)) {
+    throw new Error(`Expected \`pipelineBufferBytes\` to be at least ${MAX_HEAD_BYTES + lane.maxBodyBytes} (a whole request: its head and its largest body), got ${lane.bufferBytes}`);
+  }
   const toNode = (socket: Socket) => {
     for (const listener of nodeListeners) listener.call(server, socket);
   };
@@ -686,6 +757,12 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     },
     get handedOver() {
       return counts.handedOver;
+    },
+    get readPauses() {
+      return counts.readPauses;
+    },
+    get peakHeldBytes() {
+      return counts.peakHeldBytes;
     },
   };
 }

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, envelope, startServer, type Running } from './helpers.ts';
 import { BATCHED_ANSWER_BYTES, Scratch } from '../../src/server/fast-lane.ts';
+import { OPERATIONS } from '../../src/contract/index.ts';
+import { JsonBytes, type Operation } from '../../src/operations/index.ts';
 
 /**
  * The fast lane (src/server/fast-lane.ts) answers POST /v1/query from the socket's bytes and hands everything else to
@@ -382,6 +384,65 @@ describe('the fast lane', () => {
     );
     expect(streams).toBe(RUNS);
   }, 180_000);
+});
+
+describe('back-pressure on a connection that pipelines large bodies and never reads', () => {
+  it.each([
+    [60_000, 36],
+    [20_000, 108],
+  ])('bodies of %d bytes, %d of them: reading stops once those waiting pass the budget, holds no more than it and one read, and goes on when they start', async (size, count) => {
+    // Answers of 512 KiB: a client that does not read leaves the first ones queued on the socket, and the requests
+    // after them wait for it to drain.
+    const big = new JsonBytes(new Uint8Array(Buffer.from(JSON.stringify({ title: 'x'.repeat(512 * 1024) }), 'utf8')));
+    let started = 0;
+    const heavy: Operation = {
+      input: OPERATIONS['device-510k.meta'],
+      handler: async () => {
+        started++;
+        return { data: big };
+      },
+    };
+    const budget = 128 * 1024;
+    const server = await startServer({ snapshotPath, now: () => NOW, operations: { 'device-510k.meta': heavy }, pipelineBufferBytes: budget, pipelineDepth: 4, pipelineMaxWaiting: 32 });
+    const control = server.app.fastLane!;
+    let serverSide: Socket | null = null;
+    server.app.server.once('connection', (socket: Socket) => (serverSide = socket));
+    // Bodies of `size` bytes (the request, then spaces JSON ignores), about 2 MB of them: several waiting requests
+    // in one read, or one cut across two.
+    const body = META + ' '.repeat(size - META.length);
+    const burst = post(body).repeat(count);
+    expect(started).toBe(0);
+    const client = connect(Number(new URL(server.url).port), '127.0.0.1');
+    client.on('error', () => {});
+    try {
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      client.pause();
+      client.write(burst);
+      await vi.waitFor(() => expect(control.readPauses).toBeGreaterThanOrEqual(1), { timeout: 10_000, interval: 10 });
+      expect(started).toBeLessThan(count);
+      // What the server read stops well short of the burst (all of it would be read without the bound).
+      const readWhilePaused = serverSide!.bytesRead;
+      expect(readWhilePaused).toBeLessThan(burst.length / 2);
+      // Waiting bodies and unparsed bytes: never more than the budget and the one read (64 KiB at most) that passed it.
+      expect(control.peakHeldBytes).toBeGreaterThan(budget);
+      expect(control.peakHeldBytes).toBeLessThanOrEqual(budget + 64 * 1024);
+      // Once the client reads, the rest of the burst is read and every request answered.
+      const chunks: Buffer[] = [];
+      client.on('data', (c: Buffer) => chunks.push(c));
+      client.resume();
+      await vi.waitFor(() => expect(replies(Buffer.concat(chunks)).length).toBe(count), { timeout: 30_000, interval: 50 });
+      expect(replies(Buffer.concat(chunks)).map((r) => r.status)).toEqual(Array(count).fill(200));
+      expect(serverSide!.bytesRead).toBe(burst.length);
+      expect(control.peakHeldBytes).toBeLessThanOrEqual(budget + 64 * 1024);
+    } finally {
+      client.destroy();
+      await server.close();
+    }
+  }, 40_000);
+
+  it('refuses a budget smaller than one whole request, naming the setting', async () => {
+    await expect(startServer({ snapshotPath, pipelineBufferBytes: 64 * 1024 })).rejects.toThrow(/pipelineBufferBytes.+at least 81920/);
+  });
 });
 
 describe('Expect: 100-continue behind another answer', () => {
