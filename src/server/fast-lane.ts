@@ -74,6 +74,8 @@ export const MAX_HEAD_BYTES = 16 * 1024;
 /** How long a request cut between two reads may wait for its rest before Node's parser (and its timeouts) take it. */
 const PARTIAL_WAIT_MS = 100;
 
+/** What Node's HTTP server writes for a request it cannot read (its `badRequestResponse`). */
+const BAD_REQUEST = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1');
 const REQUEST_LINE = Buffer.from('POST /v1/query HTTP/1.1\r\n', 'latin1');
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
@@ -401,6 +403,8 @@ class Connection {
   private handingOver = false;
   private partialTimer: NodeJS.Timeout | null = null;
   private ended = false;
+  /** The client ended with part of a request unsent. */
+  private cutShort = false;
   private closing = false;
   /** When the lane's watch first saw the connection idle (-1: not idle since it last looked, or busy since). */
   private idleSince = -1;
@@ -602,7 +606,7 @@ class Connection {
     if (this.slots.length > 0 || this.waiting.length > 0) return;
     if (this.handingOver) return this.handOverNow();
     if (this.ended) {
-      this.socket.end();
+      this.endNow();
       return;
     }
   };
@@ -639,12 +643,24 @@ class Connection {
   private readonly onEnd = (): void => {
     this.ended = true;
     if (this.buf !== null && !this.handingOver) {
-      // A request the client will never finish: Node's parser answers it as it would (400) or drops it.
-      this.handOver();
-      return;
+      // A request the client will never finish. Its bytes cannot go to Node's parser now (a socket's end, once read,
+      // is not read again), so the lane does what that parser does when told of the end: a 400 if nothing was
+      // written on the connection yet, and the connection closed.
+      if (this.partialTimer) {
+        clearTimeout(this.partialTimer);
+        this.partialTimer = null;
+      }
+      this.buf = null;
+      this.cutShort = true;
     }
-    if (this.slots.length === 0 && this.waiting.length === 0 && !this.handingOver) this.socket.end();
+    if (this.slots.length === 0 && this.waiting.length === 0 && !this.handingOver) this.endNow();
   };
+
+  /** Ends a connection whose client is done sending, once its answers are written. */
+  private endNow(): void {
+    if (this.cutShort && this.socket.bytesWritten === 0) this.socket.end(BAD_REQUEST);
+    else this.socket.end();
+  }
 
   /** A request came or is coming: the idle and stall clocks start again (two stores, no timer to re-arm per request). */
   private markBusy(): void {

@@ -239,6 +239,28 @@ describe('the fast lane', () => {
     expect(replies(Buffer.concat(chunks)).map((r) => r.status)).toEqual([200, 200]);
   });
 
+  it.each([
+    ['a head cut short', 'POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty'],
+    ['a request line cut short', 'POST /v1/qu'],
+    ['a body cut short', post(META).slice(0, -10)],
+  ])('answers %s followed by the client\'s FIN as Node does (400, then closed)', async (_name, partial) => {
+    const send = async (url: string) => {
+      const socket = connect(Number(new URL(url).port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('error', () => {});
+      const closed = new Promise<boolean>((resolve) => socket.on('close', () => resolve(true)));
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.end(partial);
+      const ended = await Promise.race([closed, new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+      socket.destroy();
+      return { replies: replies(Buffer.concat(chunks)).map(comparable), closed: ended };
+    };
+    const [ours, theirs] = await Promise.all([send(lane.url), send(node.url)]);
+    expect(theirs.replies.map((r) => r.status)).toEqual([400]);
+    expect(ours).toEqual(theirs);
+  });
+
   it('closes a connection idle for the keep-alive time it announces, and keeps one in use past it', async () => {
     const port = Number(new URL(lane.url).port);
     const open = async () => {
