@@ -262,38 +262,56 @@ describe('the fast lane', () => {
   });
 
   it('closes a connection idle for the keep-alive time it announces, and keeps one in use past it', async () => {
-    const port = Number(new URL(lane.url).port);
-    const open = async () => {
-      const socket = connect(port, '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (c: Buffer) => chunks.push(c));
-      socket.on('error', () => {});
-      const closedAt = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
-      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-      const answered = async (n: number) => {
-        while (replies(Buffer.concat(chunks)).length < n && !socket.destroyed) await new Promise((r) => setTimeout(r, 10));
-        return replies(Buffer.concat(chunks));
-      };
-      return { socket, closedAt, answered };
+    // The lane keeps its idle and stall clocks with one interval timer and performance.now(): both faked here, so the
+    // seconds below are the lane's own, whatever the machine's load; sockets and every other timer stay real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+    // Polls on the real setTimeout: vi.waitFor would move the faked clock on as it waits.
+    const until = async (condition: () => boolean, deadlineMs = 10_000): Promise<boolean> => {
+      for (const ends = Date.now() + deadlineMs; !condition() && Date.now() < ends; ) await new Promise((r) => setTimeout(r, 5));
+      return condition();
     };
-    const idle = await open();
-    const busy = await open();
-    idle.socket.write(post(META));
-    const got = await idle.answered(1);
-    const idleFrom = Date.now();
-    expect(got[0]!.head).toContain('Keep-Alive: timeout=5');
-    // The busy one asks every second for seven seconds: never idle for the five the answers announce.
-    for (let i = 1; i <= 7; i++) {
-      busy.socket.write(post(META));
-      expect((await busy.answered(i)).length).toBe(i);
-      await new Promise((r) => setTimeout(r, 1000));
+    const server = await startServer({ snapshotPath, now: () => NOW });
+    try {
+      const port = Number(new URL(server.url).port);
+      const open = async () => {
+        const socket = connect(port, '127.0.0.1');
+        const chunks: Buffer[] = [];
+        let closed = false;
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.on('error', () => {});
+        socket.on('close', () => (closed = true));
+        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        const answered = async (n: number) => {
+          await until(() => replies(Buffer.concat(chunks)).length >= n);
+          return replies(Buffer.concat(chunks));
+        };
+        return { socket, answered, closed: () => closed };
+      };
+      const idle = await open();
+      const busy = await open();
+      idle.socket.write(post(META));
+      const got = await idle.answered(1);
+      expect(got[0]!.head).toContain('Keep-Alive: timeout=5');
+      // The busy one asks every (lane's) second: never idle for the five the answers announce. Each of its answers
+      // is also a turn of the server's loop, so an idle connection closed by the lane's clock would be closed by then.
+      let asked = 0;
+      const second = async () => {
+        vi.advanceTimersByTime(1000);
+        busy.socket.write(post(META));
+        expect((await busy.answered(++asked)).length).toBe(asked);
+      };
+      for (let i = 0; i < 4; i++) await second();
+      expect(idle.closed()).toBe(false);
+      // Past five seconds and one look of the lane's watch (every 1.25 s here), the idle one is closed.
+      for (let i = 0; i < 3; i++) await second();
+      expect(await until(() => idle.closed())).toBe(true);
+      expect(busy.closed()).toBe(false);
+      busy.socket.destroy();
+    } finally {
+      vi.useRealTimers();
+      await server.close();
     }
-    expect(busy.socket.destroyed).toBe(false);
-    const idleFor = (await idle.closedAt) - idleFrom;
-    expect(idleFor).toBeGreaterThanOrEqual(4900);
-    expect(idleFor).toBeLessThan(9000);
-    busy.socket.destroy();
-  }, 20_000);
+  }, 30_000);
 
   it('writes large answers with the others of their tick, each connection\'s in order, small ones among them', async () => {
     const page = (limit: number, cursor: string | null = null) => JSON.stringify(envelope('device-510k.catalog', { kind: 'clearance', limit, cursor }));
