@@ -28,7 +28,8 @@ lane: the server's RSS before and at its peak, and the slowest meta answer to a 
   --body-bytes N       bytes of each request's body (65536, the body limit)
   --modes LIST         lane (the fast lane on), off (FAST_LANE=off), comma-separated (lane,off)
   --seconds N          seconds each attack lasts (8)
-  --buffer-bytes N     the server's PIPELINE_BUFFER_BYTES (its default when not given)`;
+  --buffer-bytes N     the server's PIPELINE_BUFFER_BYTES (its default when not given)
+  --root DIR           the checkout whose server is started (this one), for a figure of another commit`;
 
 const values = parseCommandLine('hostile-http', USAGE, {
   snapshot: { type: 'string' },
@@ -38,6 +39,7 @@ const values = parseCommandLine('hostile-http', USAGE, {
   modes: { type: 'string', default: 'lane,off' },
   seconds: { type: 'string', default: '8' },
   'buffer-bytes': { type: 'string' },
+  root: { type: 'string' },
 });
 if (!values.snapshot) {
   console.error('hostile-http: --snapshot is required (see --help)');
@@ -70,7 +72,7 @@ const body = meta + ' '.repeat(Math.max(0, bodyBytes - meta.length));
 const request = `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 const mib = (b: number) => `${(b / 1048576).toFixed(0)} MiB`;
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-hostile-http-'));
-const root = process.cwd();
+const root = resolve(values.root ?? process.cwd());
 
 console.log(`snapshot ${snapshot}; ${requests} pipelined requests a connection, bodies of ${bodyBytes} bytes, never read; ${seconds} s each`);
 for (const connections of counts) {
@@ -79,11 +81,14 @@ for (const connections of counts) {
     if (values['buffer-bytes']) env.PIPELINE_BUFFER_BYTES = values['buffer-bytes'];
     const server = await startServer(root, snapshot, await mkdtemp(join(tmp, 'server-')), env);
     try {
+      // The newcomer's meta on a quiet server first, for the figure under attack to be read against.
+      const quiet = await pipeliningAttack(server.url, server.pid, { connections: 0, seconds: 1, request, perConnection: 1, freshMeta: true });
       const before = memoryOf(server.pid)?.rss ?? Number.NaN;
       const f = await pipeliningAttack(server.url, server.pid, { connections, seconds, request, perConnection: requests, freshMeta: true });
       console.log(
         `${String(connections).padStart(4)} connections, ${mode === 'lane' ? 'fast lane    ' : 'FAST_LANE=off'}: RSS ${mib(before)} before, ${mib(f.peakRssBytes)} peak` +
-          ` (${mib(f.bytesSent)} sent); meta on a fresh connection: slowest ${f.metaMaxMs.toFixed(0)} ms, ${f.metaAnswers} answered, ${f.metaFailures} failed`,
+          ` (${mib(f.bytesSent)} sent); meta on a fresh connection: slowest ${f.metaMaxMs.toFixed(0)} ms, ${f.metaAnswers} answered, ${f.metaFailures} failed` +
+          ` (quiet: slowest ${quiet.metaMaxMs.toFixed(0)} ms of ${quiet.metaAnswers})`,
       );
     } finally {
       await server.stop();
