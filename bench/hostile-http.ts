@@ -29,6 +29,7 @@ lane: the server's RSS before and at its peak, and the slowest meta answer to a 
   --modes LIST         lane (the fast lane on), off (FAST_LANE=off), comma-separated (lane,off)
   --seconds N          seconds each attack lasts (8)
   --buffer-bytes N     the server's PIPELINE_BUFFER_BYTES (its default when not given)
+  --operation NAME     catalog (a page of 500 entries, the largest answer) or meta (the smallest) (catalog)
   --root DIR           the checkout whose server is started (this one), for a figure of another commit`;
 
 const values = parseCommandLine('hostile-http', USAGE, {
@@ -40,6 +41,7 @@ const values = parseCommandLine('hostile-http', USAGE, {
   seconds: { type: 'string', default: '8' },
   'buffer-bytes': { type: 'string' },
   root: { type: 'string' },
+  operation: { type: 'string', default: 'catalog' },
 });
 if (!values.snapshot) {
   console.error('hostile-http: --snapshot is required (see --help)');
@@ -59,6 +61,10 @@ const requests = wholeNumber('requests', values.requests, 1);
 const bodyBytes = wholeNumber('body-bytes', values['body-bytes'], 64);
 const seconds = wholeNumber('seconds', values.seconds, 1);
 const modes = values.modes.split(',').map((m) => m.trim());
+if (values.operation !== 'catalog' && values.operation !== 'meta') {
+  console.error(`hostile-http: --operation takes catalog or meta, got "${values.operation}" (see --help)`);
+  process.exit(2);
+}
 for (const m of modes) {
   if (m !== 'lane' && m !== 'off') {
     console.error(`hostile-http: --modes takes lane and off, got "${m}" (see --help)`);
@@ -66,15 +72,21 @@ for (const m of modes) {
   }
 }
 
-// A meta query padded with spaces (which JSON ignores) to the body size: every request is one the lane answers.
-const meta = JSON.stringify({ version: 1, operation: 'device-510k.meta', input: {} });
-const body = meta + ' '.repeat(Math.max(0, bodyBytes - meta.length));
+// A query padded with spaces (which JSON ignores) to the body size: every request is one the lane answers. The catalog
+// page of 500 entries, the largest answer, fills what the kernel buffers for a client that does not read, so the
+// requests after it wait on the server: the case the pipelining bounds are for.
+const query =
+  values.operation === 'meta'
+    ? { version: 1, operation: 'device-510k.meta', input: {} }
+    : { version: 1, operation: 'device-510k.catalog', input: { kind: 'clearance', limit: 500, cursor: null } };
+const json = JSON.stringify(query);
+const body = json + ' '.repeat(Math.max(0, bodyBytes - json.length));
 const request = `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 const mib = (b: number) => `${(b / 1048576).toFixed(0)} MiB`;
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-hostile-http-'));
 const root = resolve(values.root ?? process.cwd());
 
-console.log(`snapshot ${snapshot}; ${requests} pipelined requests a connection, bodies of ${bodyBytes} bytes, never read; ${seconds} s each`);
+console.log(`${root}, snapshot ${snapshot}: ${requests} pipelined ${values.operation} requests a connection, bodies of ${bodyBytes} bytes, never read; ${seconds} s each`);
 for (const connections of counts) {
   for (const mode of modes) {
     const env: Record<string, string> = { FAST_LANE: mode === 'lane' ? 'on' : 'off' };
