@@ -7,6 +7,7 @@ import {
   DEFAULT_PIPELINE_DEPTH,
   DEFAULT_OPEN_FILES,
   DEFAULT_PIPELINE_MAX_WAITING,
+  DEFAULT_PIPELINE_BUFFER_BYTES,
   DEFAULT_POLL_MS,
   DEFAULT_SYNC_POLL_MS,
   DEFAULT_TURN_BUDGET_MS,
@@ -48,6 +49,7 @@ export type ResolvedOptions = {
   openFiles: number;
   pipelineDepth: number;
   pipelineMaxWaiting: number;
+  pipelineBufferBytes: number;
   turnBudgetMs: number;
   pollMs: number;
   syncPollMs: number;
@@ -99,6 +101,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     openFiles: options.openFiles ?? DEFAULT_OPEN_FILES,
     pipelineDepth: options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH,
     pipelineMaxWaiting: options.pipelineMaxWaiting ?? DEFAULT_PIPELINE_MAX_WAITING,
+    pipelineBufferBytes: options.pipelineBufferBytes ?? DEFAULT_PIPELINE_BUFFER_BYTES,
     turnBudgetMs: options.turnBudgetMs ?? DEFAULT_TURN_BUDGET_MS,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
     syncPollMs: options.syncPollMs ?? DEFAULT_SYNC_POLL_MS,

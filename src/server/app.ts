@@ -84,6 +84,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         maxWaiting: pipelining.maxWaiting,
         onRefused: pipelining.onRefused,
         maxBodyBytes: MAX_BODY_BYTES,
+        bufferBytes: settings.pipelineBufferBytes,
         requestTimeoutMs: settings.requestTimeoutMs,
       })
     : null;

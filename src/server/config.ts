@@ -26,6 +26,11 @@ export type ServerConfig = {
   pipelineDepth?: number;
   /** Pipelined requests of one connection that may wait for their turn; one more closes the connection. Default 32. */
   pipelineMaxWaiting?: number;
+  /**
+   * Bytes a connection's pipelined requests may hold while they wait for their turn on the fast lane; past it the
+   * connection is not read until they have started. Default 128 KiB; at least a whole request (80 KiB).
+   */
+  pipelineBufferBytes?: number;
   /** Whether POST /v1/query is answered on the fast lane (fast-lane.ts) before Node's HTTP layer. Default true. */
   fastLane?: boolean;
   /** Milliseconds of operations run per turn of the event loop before it goes back to the network. Default 2. */
@@ -73,6 +78,8 @@ export function checkStall(socket: Socket, last: number): number {
   return moved;
 }
 export const DEFAULT_PIPELINE_MAX_WAITING = 32;
+/** Two of the largest request bodies: room for a client that pipelines a few, little for one that floods. */
+export const DEFAULT_PIPELINE_BUFFER_BYTES = 128 * 1024;
 /**
  * Exports at once: each holds a batch of records and its chunk (a few MiB) and keeps a thread-pool thread busy while
  * it compresses; four keep a 1,000,000-record server's memory well under 400 MiB and leave the loop to other answers.
@@ -133,7 +140,8 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
  * The server's environment variables: PORT (8080), HOST (127.0.0.1), SNAPSHOT_PATH (./snapshot), SYNC_STATE_PATH
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
  * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), OPEN_FILES (16384), HEADERS_TIMEOUT_MS (10000),
- * REQUEST_TIMEOUT_MS (30000), FAST_LANE (on), EXPORT_CONCURRENCY (4), EXPORT_TABLE_CACHE_BYTES (32MiB).
+ * REQUEST_TIMEOUT_MS (30000), FAST_LANE (on), EXPORT_CONCURRENCY (4), EXPORT_TABLE_CACHE_BYTES (32MiB),
+ * PIPELINE_BUFFER_BYTES (128KiB).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -155,5 +163,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     fastLane: onOff(env, 'FAST_LANE', true),
     exportConcurrency: positiveNumber(env, 'EXPORT_CONCURRENCY', DEFAULT_EXPORT_CONCURRENCY, true),
     ...(env.EXPORT_TABLE_CACHE_BYTES ? { exportTableBytes: byteSize(env, 'EXPORT_TABLE_CACHE_BYTES') } : {}),
+    ...(env.PIPELINE_BUFFER_BYTES ? { pipelineBufferBytes: byteSize(env, 'PIPELINE_BUFFER_BYTES') } : {}),
   };
 }

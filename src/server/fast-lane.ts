@@ -28,6 +28,12 @@ import { rememberFirst } from '../utils/remember.ts';
  * The pipelining bound is the one of pipeline.ts: at most `depth` requests of a connection are answered at once, the
  * next start once an answer has been handed to the kernel and the socket has drained, and a connection with more
  * than `maxWaiting` complete requests waiting is closed before any of them starts.
+ *
+ * And a connection's waiting requests hold at most `bufferBytes`: past it the lane stops reading the connection (as
+ * Node's parser stops reading while a request's body waits unread), so that a client that pipelines large bodies and
+ * never reads its answers is held back by TCP instead of by the server's memory, and reads again once the requests
+ * waiting have started. A waiting body is copied out of the bytes it was read with when they are more than its own,
+ * so that it never keeps a larger buffer alive.
  */
 export type FastLane = {
   /** The snapshot serving now; read once per request. */
@@ -43,6 +49,8 @@ export type FastLane = {
   maxWaiting: number;
   onRefused: (socket: Socket) => void;
   maxBodyBytes: number;
+  /** Bytes a connection's waiting requests and unparsed bytes may hold before the lane stops reading it. */
+  bufferBytes: number;
   requestTimeoutMs: number;
 };
 
@@ -55,19 +63,25 @@ export type FastLaneControl = {
   readonly connections: number;
   readonly answered: number;
   readonly handedOver: number;
+  /** Times a connection stopped being read because its waiting requests passed `bufferBytes`, and the most held. */
+  readonly readPauses: number;
+  readonly peakHeldBytes: number;
 };
 
 /** Node's limit on a request's head (`--max-http-header-size`): a longer head goes to Node, which answers 431. */
-const MAX_HEAD_BYTES = 16 * 1024;
+export const MAX_HEAD_BYTES = 16 * 1024;
 /** How long a request cut between two reads may wait for its rest before Node's parser (and its timeouts) take it. */
 const PARTIAL_WAIT_MS = 100;
 
+/** What Node's HTTP server writes for a request it cannot read (its `badRequestResponse`). */
+const BAD_REQUEST = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1');
 const REQUEST_LINE = Buffer.from('POST /v1/query HTTP/1.1\r\n', 'latin1');
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 // Control characters other than tab are refused in a value by Node's parser: such a request is Node's to answer.
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
-const DIGITS = /^[0-9]{1,15}$/;
+// Node's parser (llhttp) takes spaces and tabs before a Content-Length's digits, only spaces after them.
+const CONTENT_LENGTH = /^[ \t]*([0-9]{1,15}) *$/;
 const OWS = /^[ \t]+|[ \t]+$/g;
 
 type Request = { body: Buffer; contentType: string | undefined; acceptEncoding: string | undefined; close: boolean };
@@ -96,10 +110,12 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
     if (field === null) return 'node';
     const { name, value } = field;
     switch (name) {
-      case 'content-length':
-        if (length >= 0 || !DIGITS.test(value)) return 'node';
-        length = Number(value);
+      case 'content-length': {
+        const digits = length < 0 ? CONTENT_LENGTH.exec(field.raw) : null;
+        if (digits === null) return 'node';
+        length = Number(digits[1]);
         break;
+      }
       case 'host':
         if (host) return 'node';
         host = true;
@@ -112,12 +128,12 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
         acceptEncoding = acceptEncoding === undefined ? value : `${acceptEncoding}, ${value}`;
         break;
       case 'connection':
-        for (const token of value.split(',')) {
-          const t = token.trim().toLowerCase();
-          if (t === 'close') close = true;
-          else if (t === 'upgrade') return 'node';
-        }
+      case 'proxy-connection': {
+        const tokens = connectionTokens(field.raw);
+        if (tokens.upgrade) return 'node';
+        close ||= tokens.close;
         break;
+      }
       case 'transfer-encoding':
       case 'expect':
       case 'upgrade':
@@ -130,7 +146,8 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
   return { request: { body: buf.subarray(bodyStart, bodyStart + length), contentType, acceptEncoding, close }, used: bodyStart + length };
 }
 
-type Field = { name: string; value: string };
+/** A header line: its name in lower case, its value without the spaces and tabs around it, and the value as sent. */
+type Field = { name: string; value: string; raw: string };
 
 /**
  * A header line's name (lower case) and value, or null when Node's parser would refuse the line; the first 256 lines
@@ -142,10 +159,66 @@ const headerField = rememberFirst(256, (line: string): Field | null => {
   const name = line.slice(0, colon).toLowerCase();
   if (!TOKEN.test(name)) return null;
   // Only spaces and tabs around a value are not part of it (RFC 9110 5.5); String.trim would also take U+00A0.
-  const value = line.slice(colon + 1).replace(OWS, '');
+  const raw = line.slice(colon + 1);
+  const value = raw.replace(OWS, '');
   if (BAD_VALUE.test(value)) return null;
-  return { name, value };
+  return { name, value, raw };
 });
+
+const CLOSE = 1;
+const UPGRADE = 2;
+const KEEP_ALIVE_TOKEN = 3;
+const CONNECTION_WORDS: readonly [string, number][] = [
+  ['close', CLOSE],
+  ['upgrade', UPGRADE],
+  ['keep-alive', KEEP_ALIVE_TOKEN],
+];
+
+/**
+ * The tokens Node's parser (llhttp, as built into Node 20) finds in a Connection or Proxy-Connection value, read the
+ * way it reads them rather than as RFC 9110 would: a token counts only when it is followed by spaces (not tabs) and
+ * then a comma or the end of the line. `close\t`, `close\u00a0` and `x close` are no `close` to Node, which keeps such
+ * a connection open; `close , x` and `x,\tclose` are. The lane must end a connection exactly when Node would.
+ */
+export function connectionTokens(raw: string): { close: boolean; upgrade: boolean } {
+  let close = false;
+  let upgrade = false;
+  // 'start': before a token, skipping spaces and tabs; 'after': a known word just read; 'other': any other token.
+  let state: 'start' | 'after' | 'other' = 'start';
+  let word = 0;
+  const lower = raw.toLowerCase();
+  for (let i = 0; i < lower.length; ) {
+    const c = lower[i]!;
+    if (state === 'start') {
+      if (c === ' ' || c === '\t') {
+        i++;
+        continue;
+      }
+      const known = CONNECTION_WORDS.find(([w]) => lower.startsWith(w, i));
+      if (known) {
+        word = known[1];
+        i += known[0].length;
+        state = 'after';
+      } else state = 'other';
+    } else if (state === 'after') {
+      if (c === ',') {
+        if (word === CLOSE) close = true;
+        else if (word === UPGRADE) upgrade = true;
+        state = 'start';
+        i++;
+      } else if (c === ' ') i++;
+      else state = 'other';
+    } else {
+      if (c === ',') state = 'start';
+      i++;
+    }
+  }
+  if (state === 'after') {
+    if (word === CLOSE) close = true;
+    else if (word === UPGRADE) upgrade = true;
+  }
+  return { close, upgrade };
+}
 
 let dateSecond = -1;
 let dateText = '';
@@ -319,11 +392,16 @@ type Slot = { request: Request; started: number; operation: OperationName | null
 class Connection {
   private buf: Buffer | null = null;
   private readonly waiting: Request[] = [];
+  /** Bytes the waiting requests' bodies keep alive (the buffers they are views of), and whether reading stopped. */
+  private waitingBytes = 0;
+  private readPaused = false;
   /** Started and not yet written, in the order of their requests. */
   private readonly slots: Slot[] = [];
   private handingOver = false;
   private partialTimer: NodeJS.Timeout | null = null;
   private ended = false;
+  /** The client ended with part of a request unsent. */
+  private cutShort = false;
   private closing = false;
   /** When the lane's watch first saw the connection idle (-1: not idle since it last looked, or busy since). */
   private idleSince = -1;
@@ -336,7 +414,7 @@ class Connection {
     private readonly lane: FastLane,
     private readonly run: QueryRun,
     private readonly scratch: Scratch,
-    private readonly counts: { answered: number; handedOver: number },
+    private readonly counts: Counts,
     private readonly toNode: (socket: Socket) => void,
     private readonly forget: (c: Connection) => void,
     private readonly batch: WriteBatch,
@@ -355,7 +433,38 @@ class Connection {
   private readonly onData = (chunk: Buffer): void => {
     this.buf = this.buf === null ? chunk : Buffer.concat([this.buf, chunk]);
     this.parseAll();
+    // What is left is part of a request: kept in a buffer of its own rather than as a view of a larger one.
+    const buf = this.buf;
+    if (buf !== null && buf.buffer.byteLength > buf.length && !this.handingOver) this.buf = own(buf);
+    const held = this.held();
+    if (held > this.counts.peakHeldBytes) this.counts.peakHeldBytes = held;
+    // Waiting requests always start in time (the ones before them are answered, or the connection is closed), so a
+    // connection stopped here is read again; unparsed bytes alone never stop it: they are at most one request.
+    if (held > this.lane.bufferBytes && this.waiting.length > 0 && !this.readPaused && !this.handingOver && !this.socket.destroyed) {
+      this.readPaused = true;
+      this.counts.readPauses++;
+      this.socket.pause();
+      // A request cut by the pause is not slow: its client was told to wait.
+      if (this.partialTimer) {
+        clearTimeout(this.partialTimer);
+        this.partialTimer = null;
+      }
+    }
   };
+
+  /** Bytes this connection holds for requests not yet started: their bodies and what is not parsed yet. */
+  private held(): number {
+    return this.waitingBytes + (this.buf === null ? 0 : this.buf.buffer.byteLength);
+  }
+
+  /** Reads the connection again once what it holds is back within the budget. */
+  private resumeReading(): void {
+    if (!this.readPaused || this.handingOver || this.socket.destroyed || this.held() > this.lane.bufferBytes) return;
+    this.readPaused = false;
+    this.socket.resume();
+    // A request cut by the pause gets its moment for its rest from now.
+    if (this.buf !== null) this.partialTimer ??= setTimeout(() => this.handOver(), PARTIAL_WAIT_MS);
+  }
 
   private parseAll(): void {
     while (this.buf !== null && !this.handingOver && !this.socket.destroyed) {
@@ -381,10 +490,19 @@ class Connection {
     if (this.closing) return;
     if (request.close) this.closing = true;
     this.markBusy();
-    if (this.slots.length < this.lane.depth && this.waiting.length === 0 && !this.socket.writableNeedDrain) this.start(request);
-    else if (this.waiting.length < this.lane.maxWaiting) this.waiting.push(request);
-    else {
+    if (this.slots.length < this.lane.depth && this.waiting.length === 0 && !this.socket.writableNeedDrain) {
+      // A request read whole in one piece is a view of that piece, head and all, and is used as it is; one cut out
+      // of bytes read together with others is copied, so that its answer's wait does not keep them all alive.
+      if (request.body.buffer.byteLength > request.body.length + MAX_HEAD_BYTES) request.body = own(request.body);
+      this.start(request);
+    } else if (this.waiting.length < this.lane.maxWaiting) {
+      // A body read with other requests' bytes is a view of them all: copied, it keeps only its own alive.
+      if (request.body.buffer.byteLength > request.body.length) request.body = own(request.body);
+      this.waiting.push(request);
+      this.waitingBytes += request.body.buffer.byteLength;
+    } else {
       this.waiting.length = 0;
+      this.waitingBytes = 0;
       this.buf = null;
       this.socket.destroy();
       this.lane.onRefused(this.socket);
@@ -459,6 +577,7 @@ class Connection {
       });
       if (out.close) {
         this.waiting.length = 0;
+        this.waitingBytes = 0;
         this.slots.length = 0;
         this.buf = null;
         this.handingOver = false;
@@ -476,12 +595,15 @@ class Connection {
 
   private readonly pump = (): void => {
     while (this.waiting.length > 0 && this.slots.length < this.lane.depth && !this.socket.writableNeedDrain && !this.socket.destroyed) {
-      this.start(this.waiting.shift()!);
+      const request = this.waiting.shift()!;
+      this.waitingBytes -= request.body.buffer.byteLength;
+      this.start(request);
     }
+    this.resumeReading();
     if (this.slots.length > 0 || this.waiting.length > 0) return;
     if (this.handingOver) return this.handOverNow();
     if (this.ended) {
-      this.socket.end();
+      this.endNow();
       return;
     }
   };
@@ -518,12 +640,24 @@ class Connection {
   private readonly onEnd = (): void => {
     this.ended = true;
     if (this.buf !== null && !this.handingOver) {
-      // A request the client will never finish: Node's parser answers it as it would (400) or drops it.
-      this.handOver();
-      return;
+      // A request the client will never finish. Its bytes cannot go to Node's parser now (a socket's end, once read,
+      // is not read again), so the lane does what that parser does when told of the end: a 400 if nothing was
+      // written on the connection yet, and the connection closed.
+      if (this.partialTimer) {
+        clearTimeout(this.partialTimer);
+        this.partialTimer = null;
+      }
+      this.buf = null;
+      this.cutShort = true;
     }
-    if (this.slots.length === 0 && this.waiting.length === 0 && !this.handingOver) this.socket.end();
+    if (this.slots.length === 0 && this.waiting.length === 0 && !this.handingOver) this.endNow();
   };
+
+  /** Ends a connection whose client is done sending, once its answers are written. */
+  private endNow(): void {
+    if (this.cutShort && this.socket.bytesWritten === 0) this.socket.end(BAD_REQUEST);
+    else this.socket.end();
+  }
 
   /** A request came or is coming: the idle and stall clocks start again (two stores, no timer to re-arm per request). */
   private markBusy(): void {
@@ -556,6 +690,7 @@ class Connection {
   private readonly onClose = (): void => {
     if (this.partialTimer) clearTimeout(this.partialTimer);
     this.waiting.length = 0;
+    this.waitingBytes = 0;
     this.buf = null;
     this.forget(this);
   };
@@ -570,6 +705,15 @@ class Connection {
 
 function noop(): void {}
 
+type Counts = { answered: number; handedOver: number; readPauses: number; peakHeldBytes: number };
+
+/** A copy of `bytes` in an ArrayBuffer of its own (not one of Node's shared pools, which a small copy would use). */
+function own(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
+}
+
 /**
  * Puts the fast lane in front of Node's HTTP server: every connection the server accepts starts on the lane, and
  * Node's own connection handling (and any other 'connection' listener added before) runs only when the lane hands the
@@ -581,7 +725,10 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const open = new Set<Connection>();
   const scratch = new Scratch();
   const run = lane.runner(scratch.allocate);
-  const counts = { answered: 0, handedOver: 0 };
+  const counts: Counts = { answered: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
+  if (!(lane.bufferBytes >= MAX_HEAD_BYTES + lane.maxBodyBytes)) {
+    throw new Error(`Expected \`pipelineBufferBytes\` to be at least ${MAX_HEAD_BYTES + lane.maxBodyBytes} (a whole request: its head and its largest body), got ${lane.bufferBytes}`);
+  }
   const toNode = (socket: Socket) => {
     for (const listener of nodeListeners) listener.call(server, socket);
   };
@@ -623,6 +770,12 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     },
     get handedOver() {
       return counts.handedOver;
+    },
+    get readPauses() {
+      return counts.readPauses;
+    },
+    get peakHeldBytes() {
+      return counts.peakHeldBytes;
     },
   };
 }

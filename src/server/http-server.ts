@@ -41,13 +41,31 @@ export function createHttpServer(limits: { headersTimeoutMs: number; requestTime
   // invited: a declared length over the limit gets its 413 straight away instead of a 100 and then a 413.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (req.method === 'POST' && req.url === '/v1/query' && !(declared > MAX_BODY_BYTES)) res.writeContinue();
+    if (req.method === 'POST' && req.url === '/v1/query' && !(declared > MAX_BODY_BYTES)) continueWhenNext(res);
     handle(req, res);
   });
   // No 'clientError' listener on purpose: Node's own handler answers each client error with its status (431 for
   // headers over maxHeaderSize, 408 when a timeout above cuts a slow client, 400 for garbage), writes nothing into an
   // answer already under way, and destroys the socket; a listener of ours would have to redo all of that.
   return server;
+}
+
+/**
+ * Writes a response's `100 Continue` once the response is the one its connection is answering. A pipelined request's
+ * response waits without a socket until the answers before it are sent; a 100 written then is queued behind the
+ * response's own head, which Node puts first when the answer is made, and so lands inside the answer
+ * (`…Content-Length: N\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n{…`). Node gives the response its socket (the 'socket'
+ * event) when its turn comes; an answer already made by then (its body came without waiting for the 100) goes out
+ * without one, as a final answer may.
+ */
+function continueWhenNext(res: ServerResponse): void {
+  if (res.socket) {
+    res.writeContinue();
+    return;
+  }
+  res.once('socket', () => {
+    if (!res.headersSent) res.writeContinue();
+  });
 }
 
 /** Stops taking connections and lets requests in flight finish, cutting what is left after `graceMs`. */
