@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { search } from '../src/operations/search.ts';
-import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../src/node/index.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
 const { values } = parseArgs({ options: { snapshot: { type: 'string', default: 'snapshot' }, queries: { type: 'string', default: '600' } } });

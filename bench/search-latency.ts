@@ -16,7 +16,7 @@ import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../src/contract/search-ind
 import { search, searchIndexOf } from '../src/operations/search.ts';
 import { loadSearchIndex } from '../src/search/load.ts';
 import { runSearch } from '../src/search/query.ts';
-import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../src/node/index.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
 const USAGE = `Usage: npx tsx bench/search-latency.ts [options]

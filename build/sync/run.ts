@@ -11,7 +11,7 @@ import { getWithRetry } from '../io/http.ts';
 import { acquireLock } from '../io/lock.ts';
 import { readSyncState, writeSyncState } from './state.ts';
 import { validateDownload } from './validate.ts';
-import { sha256Hex } from '../../src/snapshot/files.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 
 export type FileOutcome = {
   name: string;
