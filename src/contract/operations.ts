@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { parseQuery, QueryError } from '../search/grammar.ts';
 
 /** Input schemas of the six operations (spec "Endpoints" and docs/contract.md section 3). */
 
@@ -70,17 +69,9 @@ export const FacetRequestInput = z
 
 export const SearchInput = z
   .strictObject({
-    query: z
-      .string(required('a string'))
-      .refine((s) => codePoints(s) <= 2048, { error: 'must be at most 2048 characters' })
-      .superRefine((s, ctx) => {
-        try {
-          parseQuery(s);
-        } catch (err) {
-          if (!(err instanceof QueryError)) throw err;
-          ctx.addIssue({ code: 'custom', message: err.message });
-        }
-      }),
+    // The grammar inside (docs/search.md) is checked where a query enters, once, and its parse kept for the engine
+    // (src/operations/search-query.ts): the contract knows only that the query is text.
+    query: z.string(required('a string')).refine((s) => codePoints(s) <= 2048, { error: 'must be at most 2048 characters' }),
     applicant: z
       .string(required('a string or null'))
       .transform((s) => s.trim())

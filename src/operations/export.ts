@@ -3,6 +3,7 @@ import type { ExportInput } from '../contract/index.ts';
 import { ByteSink, CSV_COLUMNS, writeCsvRow } from './csv.ts';
 import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
+import type { ParsedQuery } from '../search/grammar.ts';
 import { kNumberText, matchesOf, matchList } from '../search/query.ts';
 import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
 import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
@@ -78,7 +79,7 @@ export type ExportOptions = {
   batchSize?: number;
 };
 
-export async function prepareExport(input: ExportInput, snapshot: Snapshot, options: ExportOptions = {}): Promise<PreparedExport> {
+export async function prepareExport(input: ExportInput & { parsed: ParsedQuery }, snapshot: Snapshot, options: ExportOptions = {}): Promise<PreparedExport> {
   const loaded = await searchIndexOf(snapshot);
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const index = loaded.index;

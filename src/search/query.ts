@@ -3,7 +3,7 @@ import { denseSearch } from './dense.ts';
 import { matchParsed } from './evaluate.ts';
 import { countFacetFields, type FacetOut, type FacetRequest } from './facet-fields.ts';
 import { countFacets, type DocSet } from './facets.ts';
-import { parseQuery } from './grammar.ts';
+import { parseQuery, type ParsedQuery } from './grammar.ts';
 import { matchDocuments, type Matches } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
@@ -23,7 +23,20 @@ export type SearchRequest = {
   sort?: Sort;
   facets?: readonly FacetRequest[];
   stats?: boolean;
+  /**
+   * `query` as the grammar parsed it, from the caller that checked it where the request entered (the server does, once
+   * a request); when absent, the engine parses `query` once and hands the parse on.
+   */
+  parsed?: ParsedQuery;
 };
+
+/** A request whose query is parsed. */
+type Parsed<R extends { query: string; parsed?: ParsedQuery }> = R & { parsed: ParsedQuery };
+
+/** The request with its query's parse: the one it carries, or a new one. Throws QueryError on a bad query. */
+function withParse<R extends { query: string; parsed?: ParsedQuery }>(req: R): Parsed<R> {
+  return req.parsed ? (req as Parsed<R>) : { ...req, parsed: parseQuery(req.query) };
+}
 
 export type SearchOutcome = {
   /** The exact number of matches. */
@@ -39,7 +52,7 @@ export type MatchSet = { docs: Uint32Array; scores: Uint32Array | null } | { lo:
 
 /** The matches of a request: plain requests take the paths they always took. Throws QueryError on a bad query. */
 export function matchesOf(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
-  const parsed = parseQuery(req.query);
+  const parsed = withParse(req).parsed;
   // Ordered by a sort: which documents match is all that counts (no relevance scores).
   const unscored = req.sort !== undefined && req.sort !== 'relevance';
   const filters = { applicant: req.applicant, productCode: req.productCode, yearFrom: req.yearFrom, yearTo: req.yearTo, unscored };
@@ -69,11 +82,12 @@ export function matchList(m: MatchSet): Matches {
   return { docs: idRange(m.lo, m.hi), scores: null };
 }
 
-const isExtended = (req: SearchRequest): boolean =>
-  (req.sort !== undefined && req.sort !== 'relevance') || req.facets !== undefined || req.stats === true || !parseQuery(req.query).plain;
+const isExtended = (req: Parsed<SearchRequest>): boolean =>
+  (req.sort !== undefined && req.sort !== 'relevance') || req.facets !== undefined || req.stats === true || !req.parsed.plain;
 
 /** One search over a loaded index: pure, synchronous, and the same request always gives the same outcome. */
-export function runSearch(index: SearchIndex, req: SearchRequest): SearchOutcome {
+export function runSearch(index: SearchIndex, request: SearchRequest): SearchOutcome {
+  const req = withParse(request);
   if (isExtended(req)) return runExtended(index, req);
   const words = queryWords(req.query);
   const offset = (req.page - 1) * req.pageSize;
@@ -108,10 +122,10 @@ function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchO
   return { total, kNumbers, facets };
 }
 
-function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
+function runExtended(index: SearchIndex, req: Parsed<SearchRequest>): SearchOutcome {
   const offset0 = (req.page - 1) * req.pageSize;
   if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
-    const parsed = parseQuery(req.query);
+    const parsed = req.parsed;
     const dense = parsed.plain ? null : denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize);
     if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
   }
