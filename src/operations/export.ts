@@ -13,8 +13,9 @@ import { partitionPoint } from '../utils/bisect.ts';
 
 /**
  * The export of a whole filtered result set (docs/search.md, "Export"): every match of a search, in the search's
- * order, as CSV or NDJSON. Everything here is node-free; src/server/export.ts streams the chunks. Memory is the list
- * of matching ids (4 bytes a match) and one batch of records, whatever the size of the set.
+ * order, as CSV or NDJSON. Everything here is node-free; each host streams the chunks (src/server/stream.ts,
+ * src/worker/index.ts). Memory is the list of matching ids (4 bytes a match) and one batch of records, whatever the
+ * size of the set.
  */
 export type PreparedExport = {
   /** Matches of the whole search, and how many this answer holds (after the cursor, up to the limit). */
