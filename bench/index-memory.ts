@@ -12,8 +12,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { search } from '../src/operations/search.ts';
-import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+import { prepareSearch, search } from '../src/operations/search.ts';
+import { openSnapshotDirectory } from '../src/node/index.ts';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
@@ -55,7 +55,7 @@ const n = Number(values.queries);
 const queries = [...makeQueries(records, n, 510), ...makeExtendedQueries(records, Math.round(n / 2), 510)];
 const t0 = performance.now();
 let failed = 0;
-for (const q of queries) await search(q.input, ctx as never).catch(() => failed++);
+for (const q of queries) await search(prepareSearch(q.input), ctx as never).catch(() => failed++);
 report(`${queries.length} searches (${failed} failed)`, performance.now() - t0);
 const status = await readFile('/proc/self/status', 'utf8');
 const ops: Record<string, unknown> = await import('../src/operations/search.ts');

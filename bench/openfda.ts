@@ -5,7 +5,7 @@ import { silentLogger } from '../src/server/log.ts';
 import { createApp } from '../src/server/app.ts';
 import { sourceStateOf } from '../src/api/source-state.ts';
 import { answerOpenFda } from '../src/openfda/answer.ts';
-import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../src/node/index.ts';
 
 const HELP = `Usage: npx tsx bench/openfda.ts --snapshot DIR [--seconds N] [--connections N]
 

@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { LAYOUT } from '../src/contract/index.ts';
 import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../src/contract/search-index.ts';
-import { search, searchIndexOf } from '../src/operations/search.ts';
+import { prepareSearch, search, searchIndexOf } from '../src/operations/search.ts';
 import { loadSearchIndex } from '../src/search/load.ts';
 import { runSearch } from '../src/search/query.ts';
-import { openSnapshotDirectory } from '../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../src/node/index.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 
 const USAGE = `Usage: npx tsx bench/search-latency.ts [options]
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   // Warm-up: the JIT and the shard cache, on the first 50 queries.
   for (const q of queries.slice(0, 50)) {
     runSearch(index!, q.input);
-    if (ctx) await search(q.input, ctx);
+    if (ctx) await search(prepareSearch(q.input), ctx);
   }
   const engine: number[] = [];
   const operation: number[] = [];
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const outcome = runSearch(index!, q.input);
       const t1 = performance.now();
-      if (ctx) await search(q.input, ctx);
+      if (ctx) await search(prepareSearch(q.input), ctx);
       const t2 = performance.now();
       engine.push(t1 - t0);
       if (ctx) operation.push(t2 - t1);

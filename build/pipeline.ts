@@ -10,7 +10,7 @@ import { makeStagingDir, publishSnapshot, snapshotDirName } from './publish/publ
 import { readLookups } from './sources/lookups.ts';
 import { readSources } from './sources/read.ts';
 import { recordShards, writeProductCodeShards, writeRecordShards } from './write/shards.ts';
-import { sha256Hex } from '../src/snapshot/files.ts';
+import { sha256Hex } from '../src/utils/sha256-hex.ts';
 import { SnapshotWriter } from './write/writer.ts';
 
 export type BuildOptions = {

@@ -2,8 +2,8 @@
  * `npm start` runs the server from one JavaScript bundle of src/main.ts (dist/server/), made here with esbuild in
  * well under a second, rather than through the TypeScript loader: the loader runs module hooks on a thread of their
  * own, which costs every server process (and every worker of WORKERS=auto) about 50 MB of memory and transpiles the
- * sources at each start. Packages stay external (read from node_modules as usual); the build modules the first start
- * may need are split into chunks loaded only then. Plain JavaScript, so that it runs before anything is compiled.
+ * sources at each start. Packages stay external (read from node_modules as usual); the build is not in it (a first
+ * start runs build/cli.ts as a process of its own). Plain JavaScript, so that it runs before anything is compiled.
  *
  *   node build/server-bundle.mjs [--out DIR]
  */

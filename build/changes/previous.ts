@@ -1,6 +1,6 @@
 import { ChangeLog, CHANGES_PATH } from '../../src/contract/changes.ts';
 import { LAYOUT, RecordShard, type ClearanceRecord, type Manifest } from '../../src/contract/index.ts';
-import { NodeStorage } from '../../src/snapshot/files.ts';
+import { NodeStorage } from '../../src/node/files.ts';
 import { Snapshot } from '../../src/snapshot/index.ts';
 import { activeSnapshotDir } from '../publish/publish.ts';
 

@@ -11,7 +11,7 @@ import { fromOpenFdaResult, fromPmnRow, type RowOutcome } from '../normalize/cle
 import type { Lookups } from '../normalize/lookups.ts';
 import { decodeJsonText, decodePipeText, openFdaResults, pipeRows } from '../sources/parse.ts';
 import type { SourceInput } from '../sources/read.ts';
-import { sha256Hex } from '../../src/snapshot/files.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { ClearanceMerger, type Origin } from './merge.ts';
 
 export type Ingested = {

@@ -9,7 +9,7 @@ import { getWithRetry, LimitError, type Body, type BodySink, type HttpOptions } 
 import { compressTo } from '../write/compress.ts';
 import { acquireLock } from '../io/lock.ts';
 import { checkManifestPaths, fileUrl, reusableLocal, type FileSource } from './plan.ts';
-import { sha256Hex } from '../../src/snapshot/files.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 
 export type MirrorOptions = {
   /** The snapshot's base URL: where `manifest.json` is (for this server, `http://host/snapshot`). */

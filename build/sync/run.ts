@@ -12,6 +12,7 @@ import { getWithRetry, type HttpResult } from '../io/http.ts';
 import { acquireLock } from '../io/lock.ts';
 import { readSyncState, writeSyncState } from './state.ts';
 import { validateDownload } from './validate.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 
 export type FileOutcome = {
   name: string;

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { FileEntry } from '../../src/contract/index.ts';
 import { SIBLING_MIN_BYTES, siblingsOf, wantsSiblings } from './compress.ts';
 import { jsonBytes, jsonLinesBytes, type LineSpan } from './json.ts';
-import { sha256Hex } from '../../src/snapshot/files.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { safeRelPath } from '../../src/snapshot/paths.ts';
 
 const DEDUPE_MAX_BYTES = 1024 * 1024;

@@ -1,5 +1,5 @@
 import type { OperationName } from '../contract/index.ts';
-import { LruCache } from '../snapshot/lru.ts';
+import { LruCache } from '../utils/lru.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
 /**

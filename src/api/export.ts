@@ -1,6 +1,7 @@
 import { ExportInput } from '../contract/index.ts';
 import { ApiError } from '../operations/errors.ts';
 import { prepareExport, type ExportOptions } from '../operations/export.ts';
+import { parseSearchQuery } from '../operations/search-query.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { issuesToDetails, ruleOf, sentenceOf } from './issues.ts';
 
@@ -42,8 +43,9 @@ export async function answerExport(url: string, snapshot: Snapshot | null, optio
     const details = issuesToDetails(parsed.error.issues, 'query', 'GET /v1/export').map((d) => ({ ...d, path: d.path.replace(/^query\./, '') }));
     throw new ApiError('invalid_input', sentenceOf(details), { details });
   }
+  const query = parseSearchQuery(parsed.data.query, 'query');
   if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
-  const prepared = await prepareExport(parsed.data, snapshot, options);
+  const prepared = await prepareExport({ ...parsed.data, parsed: query }, snapshot, options);
   const extension = parsed.data.format === 'csv' ? 'csv' : 'ndjson';
   const headers: Record<string, string> = {
     'Content-Type': prepared.contentType,

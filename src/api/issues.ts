@@ -61,10 +61,4 @@ export function issuesToDetails(issues: readonly Issue[], prefix: string, operat
   return details;
 }
 
-/** One plain sentence naming the first problem, and how many more there are. */
-export function sentenceOf(details: readonly ErrorDetail[]): string {
-  const first = details[0];
-  if (!first) return 'The request is invalid.';
-  const more = details.length - 1;
-  return `${first.path} ${first.message}${more > 0 ? ` (and ${more} more problem${more > 1 ? 's' : ''})` : ''}.`;
-}
+export { sentenceOf } from '../operations/errors.ts';

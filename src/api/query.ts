@@ -72,7 +72,8 @@ export async function answerQuery(
       throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
     }
     const cache = op.cacheable ? deps.answerCache : undefined;
-    const key = cache ? AnswerCache.keyOf(envelope.operation, prepared) : '';
+    // Keyed by the checked input: what `prepare` adds (a query's parse) follows from it.
+    const key = cache ? AnswerCache.keyOf(envelope.operation, input) : '';
     let parts = cache?.get(snapshot, key);
     if (!parts) {
       const servedAt = deps.now();

@@ -1,5 +1,5 @@
 import type { Manifest, SourceState } from '../contract/index.ts';
-import type { SyncStatus } from '../snapshot/index.ts';
+import type { SyncStatus } from '../contract/sync-status.ts';
 import { isoTime } from '../utils/iso-time.ts';
 
 /** docs/contract.md section 7, as a pure function of what is loaded, what the sync recorded, and the time. */

@@ -5,4 +5,5 @@ export * from './envelope.ts';
 export * from './snapshot.ts';
 export * from './changes.ts';
 export * from './sync.ts';
+export * from './sync-status.ts';
 export * from './fast-input.ts';

@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { checkQueryShape, QUERY_LIMITS } from '../search/cost.ts';
-import { parseQuery, QueryError } from '../search/grammar.ts';
 
 /** Input schemas of the six operations (spec "Endpoints" and docs/contract.md section 3). */
 
@@ -71,18 +69,9 @@ export const FacetRequestInput = z
 
 export const SearchInput = z
   .strictObject({
-    query: z
-      .string(required('a string'))
-      .refine((s) => codePoints(s) <= QUERY_LIMITS.chars, { error: `must be at most ${QUERY_LIMITS.chars} characters` })
-      .superRefine((s, ctx) => {
-        try {
-          // The limits that need no index (src/search/cost.ts); those that do are checked where the index is.
-          checkQueryShape(parseQuery(s));
-        } catch (err) {
-          if (!(err instanceof QueryError)) throw err;
-          ctx.addIssue({ code: 'custom', message: err.message });
-        }
-      }),
+    // The grammar inside (docs/search.md) is checked where a query enters, once, and its parse kept for the engine
+    // (src/operations/search-query.ts): the contract knows only that the query is text.
+    query: z.string(required('a string')).refine((s) => codePoints(s) <= 2048, { error: 'must be at most 2048 characters' }),
     applicant: z
       .string(required('a string or null'))
       .transform((s) => s.trim())

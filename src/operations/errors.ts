@@ -25,6 +25,14 @@ export class ApiError extends Error {
   }
 }
 
+/** One plain sentence naming the first problem, and how many more there are: the message of an invalid_input error. */
+export function sentenceOf(details: readonly ErrorDetail[]): string {
+  const first = details[0];
+  if (!first) return 'The request is invalid.';
+  const more = details.length - 1;
+  return `${first.path} ${first.message}${more > 0 ? ` (and ${more} more problem${more > 1 ? 's' : ''})` : ''}.`;
+}
+
 /** What an operation throws when its data cannot be reached right now (search, until its index is loaded). */
 export class SearchUnavailable extends ApiError {
   override readonly name = 'SearchUnavailable';

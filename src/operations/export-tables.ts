@@ -1,5 +1,5 @@
 import type { HeldTable, Snapshot } from '../snapshot/index.ts';
-import { LruCache } from '../snapshot/lru.ts';
+import { LruCache } from '../utils/lru.ts';
 
 /**
  * 32 MiB: the whole record table of a 1,000,000-record snapshot (28 bytes a record, about 27 MiB in 11 parts), so at

@@ -3,6 +3,7 @@ import type { ExportInput } from '../contract/index.ts';
 import { ByteSink, CSV_COLUMNS, writeCsvRow } from './csv.ts';
 import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
+import type { ParsedQuery } from '../search/grammar.ts';
 import { kNumberText, matchesOf, matchList } from '../search/query.ts';
 import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
 import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
@@ -14,8 +15,9 @@ import { defaultExportTables, type ExportTables } from './export-tables.ts';
 
 /**
  * The export of a whole filtered result set (docs/search.md, "Export"): every match of a search, in the search's
- * order, as CSV or NDJSON. Everything here is node-free; src/server/export.ts streams the chunks. Memory is the list
- * of matching ids (4 bytes a match) and one batch of records, whatever the size of the set.
+ * order, as CSV or NDJSON. Everything here is node-free; each host streams the chunks (src/server/stream.ts,
+ * src/worker/index.ts). Memory is the list of matching ids (4 bytes a match) and one batch of records, whatever the
+ * size of the set.
  */
 export type PreparedExport = {
   /** Matches of the whole search, and how many this answer holds (after the cursor, up to the limit). */
@@ -96,7 +98,7 @@ export type ExportOptions = {
   tables?: ExportTables;
 };
 
-export async function prepareExport(input: ExportInput, snapshot: Snapshot, options: ExportOptions = {}): Promise<PreparedExport> {
+export async function prepareExport(input: ExportInput & { parsed: ParsedQuery }, snapshot: Snapshot, options: ExportOptions = {}): Promise<PreparedExport> {
   const loaded = await searchIndexOf(snapshot);
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const index = loaded.index;

@@ -3,7 +3,7 @@ import { catalog, prepareCatalog } from './catalog.ts';
 import { classification } from './classification.ts';
 import { detail } from './detail.ts';
 import { meta } from './meta.ts';
-import { search } from './search.ts';
+import { prepareSearch, search } from './search.ts';
 import { topProductCodes } from './top-product-codes.ts';
 import type { DataOf, Operation } from './types.ts';
 
@@ -15,7 +15,7 @@ type Checked = { readonly [N in OperationName]: Operation<(typeof OPERATIONS)[N]
 
 /** Operation name → input schema (from the contract), optional `prepare`, and handler. */
 const checked = {
-  'device-510k.search': { input: OPERATIONS['device-510k.search'], handler: search, cacheable: true },
+  'device-510k.search': { input: OPERATIONS['device-510k.search'], prepare: prepareSearch, handler: search, cacheable: true },
   'device-510k.detail': { input: OPERATIONS['device-510k.detail'], handler: detail },
   'device-510k.classification': { input: OPERATIONS['device-510k.classification'], handler: classification },
   'device-510k.top-product-codes': { input: OPERATIONS['device-510k.top-product-codes'], handler: topProductCodes },

@@ -1,6 +1,7 @@
 import type { SearchInput } from '../contract/index.ts';
 import { SEARCH_INDEX_PATH, type SearchSectionName } from '../contract/search-index.ts';
 import { SearchIndexFormatError } from '../search/codec.ts';
+import type { ParsedQuery } from '../search/grammar.ts';
 import { LazySearchIndex, OlderSearchIndex, type BlockSource } from '../search/load.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { sectionsFor } from '../search/needs.ts';
@@ -8,6 +9,7 @@ import { runSearch } from '../search/query.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
 import { refusingCostlyQueries, SearchUnavailable } from './errors.ts';
+import { parseSearchQuery } from './search-query.ts';
 import { JsonBytes, type DataOf, type OperationContext, type OperationResult } from './types.ts';
 
 type Opened = { lazy: LazySearchIndex } | { unavailable: string };
@@ -87,11 +89,18 @@ export async function warmSearch(snapshot: Snapshot): Promise<void> {
   await searchIndexOf(snapshot, sectionsFor({ query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null }));
 }
 
+/** A search's input with its query parsed, once, before the server looks for a snapshot. */
+export type PreparedSearch = SearchInput & { parsed: ParsedQuery };
+
+export function prepareSearch(input: SearchInput): PreparedSearch {
+  return { ...input, parsed: parseSearchQuery(input.query, 'input.query') };
+}
+
 /**
  * device-510k.search (the contract's section 6): the engine gives the page's K numbers, exact total and three
  * facets; the page's records are sent as their bytes, cut from their shards.
  */
-export async function search(input: SearchInput, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.search'>>> {
+export async function search(input: PreparedSearch, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.search'>>> {
   const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const outcome = refusingCostlyQueries(() => runSearch(loaded.index, input));

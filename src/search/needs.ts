@@ -82,11 +82,13 @@ export function sectionsFor(req: Omit<SearchRequest, 'page' | 'pageSize'>): Set<
   const add = (need: Need) => {
     for (const n of need) out.add(n);
   };
-  let parsed: ReturnType<typeof parseQuery> | null = null;
-  try {
-    parsed = parseQuery(req.query);
-  } catch {
-    return out;
+  let parsed = req.parsed ?? null;
+  if (parsed === null) {
+    try {
+      parsed = parseQuery(req.query);
+    } catch {
+      return out;
+    }
   }
   if (parsed.plain) {
     if (queryWords(req.query).length > 0) add(WORDS);

@@ -5,7 +5,7 @@ import { denseSearch } from './dense.ts';
 import { matchParsed } from './evaluate.ts';
 import { countFacetFields, type FacetOut, type FacetRequest } from './facet-fields.ts';
 import { countFacets, type DocSet } from './facets.ts';
-import { parseQuery } from './grammar.ts';
+import { parseQuery, type ParsedQuery } from './grammar.ts';
 import { matchDocuments, type Matches } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
@@ -25,7 +25,20 @@ export type SearchRequest = {
   sort?: Sort;
   facets?: readonly FacetRequest[];
   stats?: boolean;
+  /**
+   * `query` as the grammar parsed it, from the caller that checked it where the request entered (the server does, once
+   * a request); when absent, the engine parses `query` once and hands the parse on.
+   */
+  parsed?: ParsedQuery;
 };
+
+/** A request whose query is parsed. */
+type Parsed<R extends { query: string; parsed?: ParsedQuery }> = R & { parsed: ParsedQuery };
+
+/** The request with its query's parse: the one it carries, or a new one. Throws QueryError on a bad query. */
+function withParse<R extends { query: string; parsed?: ParsedQuery }>(req: R): Parsed<R> {
+  return req.parsed ? (req as Parsed<R>) : { ...req, parsed: parseQuery(req.query) };
+}
 
 export type SearchOutcome = {
   /** The exact number of matches. */
@@ -45,12 +58,12 @@ export type MatchSet = { docs: Uint32Array; scores: Uint32Array | null } | { lo:
  * budget (src/search/budget.ts) while evaluating it.
  */
 export function matchesOf(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
-  checkQueryCost(parseQuery(req.query), index);
-  return withWorkBudget(WORK_BUDGET, () => matchesWithin(index, req));
+  const parsed = withParse(req).parsed;
+  checkQueryCost(parsed, index);
+  return withWorkBudget(WORK_BUDGET, () => matchesWithin(index, req, parsed));
 }
 
-function matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
-  const parsed = parseQuery(req.query);
+function matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>, parsed: ParsedQuery): MatchSet {
   // Ordered by a sort: which documents match is all that counts (no relevance scores).
   const unscored = req.sort !== undefined && req.sort !== 'relevance';
   const filters = { applicant: req.applicant, productCode: req.productCode, yearFrom: req.yearFrom, yearTo: req.yearTo, unscored };
@@ -80,19 +93,20 @@ export function matchList(m: MatchSet): Matches {
   return { docs: idRange(m.lo, m.hi), scores: null };
 }
 
-const isExtended = (req: SearchRequest): boolean =>
-  (req.sort !== undefined && req.sort !== 'relevance') || req.facets !== undefined || req.stats === true || !parseQuery(req.query).plain;
+const isExtended = (req: Parsed<SearchRequest>): boolean =>
+  (req.sort !== undefined && req.sort !== 'relevance') || req.facets !== undefined || req.stats === true || !req.parsed.plain;
 
 /**
  * One search over a loaded index: pure, synchronous, and the same request always gives the same outcome. Refuses a
  * query over a limit as `matchesOf` does; `budget` is the work budget's steps (tests give smaller ones).
  */
-export function runSearch(index: SearchIndex, req: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
-  checkQueryCost(parseQuery(req.query), index);
+export function runSearch(index: SearchIndex, request: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
+  const req = withParse(request);
+  checkQueryCost(req.parsed, index);
   return withWorkBudget(budget, () => searchWithin(index, req));
 }
 
-function searchWithin(index: SearchIndex, req: SearchRequest): SearchOutcome {
+function searchWithin(index: SearchIndex, req: Parsed<SearchRequest>): SearchOutcome {
   if (isExtended(req)) return runExtended(index, req);
   const words = queryWords(req.query);
   const offset = (req.page - 1) * req.pageSize;
@@ -127,14 +141,14 @@ function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchO
   return { total, kNumbers, facets };
 }
 
-function runExtended(index: SearchIndex, req: SearchRequest): SearchOutcome {
+function runExtended(index: SearchIndex, req: Parsed<SearchRequest>): SearchOutcome {
   const offset0 = (req.page - 1) * req.pageSize;
   if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
-    const parsed = parseQuery(req.query);
+    const parsed = req.parsed;
     const dense = parsed.plain ? null : denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize);
     if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
   }
-  const matches = matchesWithin(index, req);
+  const matches = matchesWithin(index, req, req.parsed);
   const offset = (req.page - 1) * req.pageSize;
   const set = asDocSet(matches);
   let page: Uint32Array;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import polka, { type Polka } from 'polka';
-import type { Snapshot, SnapshotSource } from '../snapshot/index.ts';
+import type { SnapshotSource } from '../node/index.ts';
+import type { Snapshot } from '../snapshot/index.ts';
 import { ApiError } from '../api/errors.ts';
 import { CORS_HEADERS, matchRoute, routeRequest, type HostRouteId, type RouteAnswer, type RouteContext } from '../api/routes.ts';
 import { logWhenDone } from './log.ts';

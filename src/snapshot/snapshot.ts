@@ -15,7 +15,7 @@ import {
 } from '../contract/index.ts';
 import { shardPositionHolding } from './keys.ts';
 import { indexLines, lineKey, type ShardLines } from './lines.ts';
-import { LruCache } from './lru.ts';
+import { LruCache } from '../utils/lru.ts';
 import { safeRelPath } from './paths.ts';
 import { bytesEqual, toHex, type SnapshotStorage } from './storage.ts';
 import { partitionPoint } from '../utils/bisect.ts';

@@ -9,10 +9,7 @@ import type { OperationName } from '../contract/operations.ts';
 import { LAYOUT } from '../contract/snapshot.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../operations/cursor.ts';
 import { OPERATION_REGISTRY } from '../operations/registry.ts';
-import { safeRelPath } from '../snapshot/paths.ts';
-import type { Snapshot } from '../snapshot/snapshot.ts';
-import { CorruptFile } from '../snapshot/snapshot.ts';
-import { UnavailableFile, type SnapshotStorage } from '../snapshot/storage.ts';
+import { safeRelPath, type Snapshot, CorruptFile, UnavailableFile, type SnapshotStorage } from '../snapshot/index.ts';
 import { ManifestWatch } from './source.ts';
 import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
 

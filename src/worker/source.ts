@@ -1,7 +1,6 @@
 import { LAYOUT } from '../contract/snapshot.ts';
 import { warmSearch } from '../operations/search.ts';
-import { InvalidSnapshot, Snapshot, type SnapshotOptions } from '../snapshot/snapshot.ts';
-import { toHex, type SnapshotStorage } from '../snapshot/storage.ts';
+import { InvalidSnapshot, Snapshot, type SnapshotOptions, toHex, type SnapshotStorage } from '../snapshot/index.ts';
 
 export type ManifestWatchOptions = SnapshotOptions & {
   /** How long a manifest read is trusted before the next request reads it again; 0 reads it on every request. */

@@ -1,5 +1,5 @@
 import { sha256 } from '../operations/sha256.ts';
-import { UnavailableFile, type SnapshotStorage } from '../snapshot/storage.ts';
+import { UnavailableFile, type SnapshotStorage } from '../snapshot/index.ts';
 
 /**
  * Snapshot storages of a Cloudflare Worker: the Worker's static assets, or an R2 bucket. Both read `prefix + path`

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, QueryError, type AnswerOf, type Client } from 'device-510k/client';
 import { Manifest, LAYOUT } from '../../src/contract/index.ts';
-import { sha256Hex } from '../../src/snapshot/files.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, startServer, type Running } from '../server/helpers.ts';
 

@@ -5,7 +5,8 @@ import type { ClearanceRecord, ProductCodeEntry } from '../../src/contract/index
 import { answerOpenFda, type Endpoint } from '../../src/openfda/answer.ts';
 import { COMMITTEES } from '../../src/openfda/committees.ts';
 import { parseSearch } from '../../src/openfda/lucene.ts';
-import { openSnapshotDirectory, type Snapshot } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
+import type { Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords } from '../server/helpers.ts';
 

@@ -1,3 +1,4 @@
+import { parseSearchQuery } from '../../src/operations/search-query.ts';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { answerExport, exportInputOf } from '../../src/api/export.ts';
@@ -6,11 +7,15 @@ import { CursorCodec } from '../../src/operations/cursor.ts';
 import { ApiError } from '../../src/operations/errors.ts';
 import { prepareExport } from '../../src/operations/export.ts';
 import { ExportTables } from '../../src/operations/export-tables.ts';
-import { openSnapshotDirectory, type Snapshot } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
+import type { Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords } from '../server/helpers.ts';
 
-const input = (query: string) => ExportInput.parse(exportInputOf(`/v1/export?${query}`));
+const input = (query: string) => {
+  const checked = ExportInput.parse(exportInputOf(`/v1/export?${query}`));
+  return { ...checked, parsed: parseSearchQuery(checked.query, 'query') };
+};
 
 /** The ApiError `work` throws (a test fails when it throws nothing or something else). */
 async function refusal(work: () => Promise<unknown>): Promise<ApiError> {

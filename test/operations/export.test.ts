@@ -5,7 +5,9 @@ import { exportInputOf } from '../../src/api/export.ts';
 import { ExportInput, toClearanceRecord } from '../../src/contract/index.ts';
 import { ByteSink, csvRowOf, writeCsvRow } from '../../src/operations/csv.ts';
 import { csvCell, prepareExport } from '../../src/operations/export.ts';
-import { CorruptFile, openSnapshotDirectory, type Snapshot } from '../../src/snapshot/index.ts';
+import { parseQuery } from '../../src/search/grammar.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
+import { CorruptFile, type Snapshot } from '../../src/snapshot/index.ts';
 import { flipByte, snapshotCopy } from '../helpers/damage.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords } from '../server/helpers.ts';
@@ -182,7 +184,8 @@ describe('record shards hinted to the storage', () => {
   it('once reads wait on the disk, name every shard an export reads next, once, batches ahead; never while they do not; and change no byte', async () => {
     const dir = await buildFixtureSnapshot();
     for (const format of ['ndjson', 'csv']) {
-      const input = ExportInput.parse(exportInputOf(`/v1/export?format=${format}`));
+      const checked = ExportInput.parse(exportInputOf(`/v1/export?format=${format}`));
+      const input = { ...checked, parsed: parseQuery(checked.query) };
       const body = async (snapshot: Snapshot, batchSize?: number, lend = false) => {
         const parts: Uint8Array[] = [];
         const buffers = new Set<ArrayBufferLike>();

@@ -16,7 +16,8 @@ import { CursorCodec, JsonBytes, OPERATION_REGISTRY, type OperationRegistry } fr
 import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from '../../src/api/envelope.ts';
 import { ApiError } from '../../src/api/errors.ts';
 import { MAX_BODY_BYTES } from '../../src/server/body.ts';
-import { openSnapshotDirectory, type Snapshot } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
+import { type Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, envelope, rawRequest, startServer, type Running } from '../server/helpers.ts';
 import { SEED, figure } from './helpers.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SearchInput } from '../../src/contract/index.ts';
 import { SEARCH_INDEX_PATH } from '../../src/contract/search-index.ts';
-import { search, warmSearch } from '../../src/operations/search.ts';
+import { prepareSearch, search, warmSearch } from '../../src/operations/search.ts';
 import type { OperationContext } from '../../src/operations/index.ts';
 import { ApiError } from '../../src/api/errors.ts';
 import type { Snapshot } from '../../src/snapshot/index.ts';
@@ -46,19 +46,19 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 describe('the search operation when the index cannot serve', () => {
   it('answers source_unavailable for a snapshot built without a search index', async () => {
     const { snapshot } = stubSnapshot({});
-    expect(await codeOf(search(INPUT, ctx(snapshot)))).toBe('source_unavailable');
+    expect(await codeOf(search(prepareSearch(INPUT), ctx(snapshot)))).toBe('source_unavailable');
   });
 
   it('answers source_unavailable for a damaged index, and does not read it again on the next request', async () => {
     const { snapshot, reads } = stubSnapshot({ [SEARCH_INDEX_PATH]: async () => Buffer.from('{"format":"something else"}') });
-    expect(await codeOf(search(INPUT, ctx(snapshot)))).toBe('source_unavailable');
-    expect(await codeOf(search(INPUT, ctx(snapshot)))).toBe('source_unavailable');
+    expect(await codeOf(search(prepareSearch(INPUT), ctx(snapshot)))).toBe('source_unavailable');
+    expect(await codeOf(search(prepareSearch(INPUT), ctx(snapshot)))).toBe('source_unavailable');
     expect(reads).toEqual([SEARCH_INDEX_PATH]);
   });
 
   it('says to build the snapshot again when its index is of an older version', async () => {
     const { snapshot, reads } = stubSnapshot({ [SEARCH_INDEX_PATH]: async () => Buffer.from('{"format":"device-510k-search","version":3}') });
-    const err = await search(INPUT, ctx(snapshot)).catch((e: unknown) => e);
+    const err = await search(prepareSearch(INPUT), ctx(snapshot)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).code).toBe('source_unavailable');
     expect((err as ApiError).message).toMatch(/older format; build the snapshot again/);
@@ -67,7 +67,7 @@ describe('the search operation when the index cannot serve', () => {
 
   it('treats a header that is not JSON as damaged', async () => {
     const { snapshot } = stubSnapshot({ [SEARCH_INDEX_PATH]: async () => Buffer.from('{"format":') });
-    expect(await codeOf(search(INPUT, ctx(snapshot)))).toBe('source_unavailable');
+    expect(await codeOf(search(prepareSearch(INPUT), ctx(snapshot)))).toBe('source_unavailable');
   });
 
   it('lets a read failure through (a 500) and retries the load on the next request', async () => {
@@ -80,7 +80,7 @@ describe('the search operation when the index cannot serve', () => {
     });
     expect(await codeOf(warmSearch(snapshot))).toBe('not an ApiError: Error: EMFILE: too many open files');
     fail = false;
-    expect(await codeOf(search(INPUT, ctx(snapshot)))).toBe('source_unavailable');
+    expect(await codeOf(search(prepareSearch(INPUT), ctx(snapshot)))).toBe('source_unavailable');
     expect(reads).toEqual([SEARCH_INDEX_PATH, SEARCH_INDEX_PATH]);
   });
 });

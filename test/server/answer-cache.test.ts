@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnswerCache } from '../../src/api/answer-cache.ts';
 import { OPERATION_REGISTRY, SearchUnavailable, type Operation } from '../../src/operations/index.ts';
-import { openSnapshotDirectory } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { ask, expectError, expectOk, startServer, VALID_INPUT, type Answer, type Running } from './helpers.ts';
 

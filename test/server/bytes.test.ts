@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, RECORD_TABLE, ResponseSchemas, ShardIndex, recordTablePartPath, type OperationName } from '../../src/contract/index.ts';
 import { JsonBytes, type Operation } from '../../src/operations/index.ts';
-import { openSnapshotDirectory } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { flipByte, snapshotCopy } from '../helpers/damage.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectError, startServer, type Answer, type Running } from './helpers.ts';

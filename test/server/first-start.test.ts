@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorBody } from '../../src/contract/index.ts';
-import { needsFirstBuild } from '../../src/server/bootstrap.ts';
+import { buildFirstSnapshot, firstBuildCommand, needsFirstBuild } from '../../src/server/bootstrap.ts';
+import type { Logger } from '../../src/server/log.ts';
 import { MainProcess } from '../helpers/main-process.ts';
 
 async function waitFor<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
@@ -77,5 +78,26 @@ describe('the first start', () => {
     expect(await needsFirstBuild(join(cwd, 'snapshot'), cwd)).toBe(true);
     await expect(needsFirstBuild(join(cwd, 'elsewhere'), cwd)).rejects.toThrow(`SNAPSHOT_PATH ${join(cwd, 'elsewhere')} does not exist`);
     expect(await needsFirstBuild(cwd, cwd)).toBe(false);
+  });
+
+  it('runs the build as a command of its own: the repository\'s build/cli.ts, publishing at the path', () => {
+    const how = firstBuildCommand('snapshot');
+    if ('unavailable' in how) throw new Error(how.unavailable);
+    expect(how.args.some((a) => a.endsWith(join('build', 'cli.ts')))).toBe(true);
+    expect(how.args.slice(-2)).toEqual(['--out', 'snapshot']);
+  });
+
+  it('a build that fails, or cannot be run, is logged and leaves the server as it was', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'device-510k-first-'));
+    dirs.push(cwd);
+    const errors: { message: string; fields?: Record<string, unknown> }[] = [];
+    const logger: Logger = { request: () => {}, info: () => {}, error: (message, fields) => void errors.push({ message, fields }) };
+    expect(await buildFirstSnapshot(join(cwd, 'snapshot'), logger, { command: process.execPath, args: ['-e', 'process.exit(3)'], cwd })).toBe(false);
+    expect(errors.pop()).toMatchObject({ message: 'the build failed; serving 503 until a snapshot is published', fields: { reason: 'exit code 3' } });
+    expect(await buildFirstSnapshot(join(cwd, 'snapshot'), logger, { command: join(cwd, 'no-such-command'), args: [], cwd })).toBe(false);
+    expect(errors.pop()).toMatchObject({ message: 'the build failed; serving 503 until a snapshot is published', fields: { reason: expect.stringContaining('ENOENT') } });
+    expect(await buildFirstSnapshot(join(cwd, 'snapshot'), logger, { unavailable: 'build/cli.ts is not there' })).toBe(false);
+    expect(errors.pop()?.message).toBe('no snapshot, and the build is not available to make one; serving 503 until one is published');
+    expect(await readdir(cwd)).toEqual([]);
   });
 });

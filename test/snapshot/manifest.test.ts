@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, snapshotIdOf } from '../../src/contract/index.ts';
-import { InvalidSnapshot, openSnapshotDirectory } from '../../src/snapshot/index.ts';
-import { sha256Hex } from '../../src/snapshot/files.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
+import { InvalidSnapshot } from '../../src/snapshot/index.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 
 /** A copy of a fresh fixture snapshot whose manifest `edit` may change. */

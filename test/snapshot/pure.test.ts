@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { ShardIndex } from '../../src/contract/index.ts';
 import { pageAfter, pageItems } from '../../src/operations/catalog.ts';
 import { findSorted, firstShardAfter, lowerBound, shardHolding } from '../../src/snapshot/keys.ts';
-import { LruCache } from '../../src/snapshot/lru.ts';
+import { LruCache } from '../../src/utils/lru.ts';
 import { indexLines } from '../../src/snapshot/lines.ts';
 import { jsonLinesBytes } from '../../build/write/json.ts';
-import { parseSyncState } from '../../src/snapshot/sync-state.ts';
-import { safeRelPath } from '../../src/snapshot/files.ts';
+import { parseSyncState } from '../../src/contract/sync-status.ts';
+import { safeRelPath } from '../../src/snapshot/paths.ts';
 
 /** The snapshot's pure parts, with tables of cases and properties: keyset walks over shards, the cache, the sync state, paths. */
 

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, recordTablePartPath } from '../../src/contract/index.ts';
-import { NodeStorage } from '../../src/snapshot/files.ts';
-import { CorruptFile, openSnapshotDirectory, Snapshot, type SnapshotOptions, type SnapshotStorage } from '../../src/snapshot/index.ts';
+import { NodeStorage } from '../../src/node/files.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
+import { CorruptFile, Snapshot, type SnapshotOptions, type SnapshotStorage } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 /**

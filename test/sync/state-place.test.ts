@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../build/sync/run.ts';
 import { SyncState } from '../../src/contract/sync.ts';
 import { defaultSyncStatePath } from '../../src/server/config.ts';
-import { SyncStateReader } from '../../src/snapshot/index.ts';
+import { SyncStateReader } from '../../src/node/index.ts';
 
 /** A sync's state lives beside the snapshot link it publishes, and a server reads only the state of its own link. */
 

@@ -2,12 +2,13 @@ import { cp, mkdtemp, open, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSnapshotDirectory, CorruptFile, type Snapshot } from '../../src/snapshot/index.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
+import { CorruptFile, type Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 /**
  * A shard read again after it left the byte cache is not hashed again while the storage says it is the same file
- * (src/snapshot/files.ts `readIdentified`): the same device, inode, size and times as when it last matched. Any
+ * (src/node/files.ts `readIdentified`): the same device, inode, size and times as when it last matched. Any
  * change in place, even one that keeps the length and puts the modification time back, is hashed and refused. The
  * same with descriptors kept open between reads (a server's `openFiles`).
  */

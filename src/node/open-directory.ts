@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { LAYOUT } from '../contract/index.ts';
 import { checkListedFiles, NodeStorage } from './files.ts';
-import { InvalidSnapshot, Snapshot, type SnapshotOptions } from './snapshot.ts';
+import { InvalidSnapshot, Snapshot, type SnapshotOptions } from '../snapshot/snapshot.ts';
 
 /**
  * Opens a snapshot folder on the local disk: follows the link to the real folder (so a later switch of the link

@@ -2,12 +2,12 @@ import { cp, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NodeStorage } from '../../src/snapshot/files.ts';
-import { openSnapshotDirectory } from '../../src/snapshot/index.ts';
+import { NodeStorage } from '../../src/node/files.ts';
+import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 /**
- * NodeStorage with descriptors kept open between reads (src/snapshot/files.ts, a server's OPEN_FILES): the bytes are
+ * NodeStorage with descriptors kept open between reads (src/node/files.ts, a server's OPEN_FILES): the bytes are
  * those on disk now, a file removed or replaced is seen at once, no more than the bound stay open, and `close()` lets
  * go of them all while reads go on working. Descriptors are counted in /proc/self/fd (Linux, as the server runs).
  */

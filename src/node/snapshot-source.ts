@@ -3,8 +3,8 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LAYOUT } from '../contract/index.ts';
 import { checkListedFiles } from './files.ts';
-import { openSnapshotDirectory } from './node-open.ts';
-import type { Snapshot, SnapshotOptions } from './snapshot.ts';
+import { openSnapshotDirectory } from './open-directory.ts';
+import type { Snapshot, SnapshotOptions } from '../snapshot/snapshot.ts';
 
 export type SnapshotSourceOptions = {
   snapshot?: SnapshotOptions;

@@ -1,22 +1,16 @@
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { constants, openSync, readSync, closeSync, fstatSync, type BigIntStats } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import pLimit from 'p-limit';
 import type { FileEntry } from '../contract/index.ts';
-import type { SnapshotStorage } from './storage.ts';
+import type { SnapshotStorage } from '../snapshot/storage.ts';
 
-import { LruCache } from './lru.ts';
-import { safeRelPath } from './paths.ts';
-
-export { safeRelPath };
+import { LruCache } from '../utils/lru.ts';
+import { safeRelPath } from '../snapshot/paths.ts';
 
 /** The file-system side of a snapshot: reading its files and checking that the ones its manifest lists are there. */
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 export async function readSnapshotFile(root: string, rel: string): Promise<Buffer> {
   return readFile(join(root, rel));

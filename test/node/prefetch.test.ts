@@ -4,10 +4,10 @@ import { mkdtemp, open, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NodeStorage } from '../../src/snapshot/files.ts';
+import { NodeStorage } from '../../src/node/files.ts';
 
 /**
- * NodeStorage's prefetch (src/snapshot/files.ts) reads files whole on a thread of its own. Named pipes show what it
+ * NodeStorage's prefetch (src/node/files.ts) reads files whole on a thread of its own. Named pipes show what it
  * does: a pipe holds 64 KiB, so a larger write into one ends only once the other side has read all of it, and a pipe
  * nobody opened for reading cannot be opened for writing without blocking.
  */
