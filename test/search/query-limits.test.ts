@@ -1,3 +1,5 @@
+import { ApiError } from '../../src/api/errors.ts';
+import { parseSearchQuery } from '../../src/operations/search-query.ts';
 import { describe, expect, it } from 'vitest';
 import { buildSearchIndexData } from '../../build/index/search.ts';
 import { SearchInput, type ClearanceRecord } from '../../src/contract/index.ts';
@@ -47,11 +49,17 @@ function expectNaive(index: SearchIndex, records: ClearanceRecord[], query: stri
   expect(got.total).toBe(want.kNumbers.length);
 }
 
-/** Refused at validation (no index needed) and by the engine, with this message after the field's name. */
+/** Refused where the query is parsed (no index needed) and by the engine, with this message after the field's name. */
 function expectRefused(index: SearchIndex, query: string, message: RegExp): void {
-  const parsed = SearchInput.safeParse({ ...request(query), pageSize: 10 });
-  expect(parsed.success).toBe(false);
-  expect(parsed.error!.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['query', expect.stringMatching(message)]]);
+  let refused: unknown = null;
+  try {
+    parseSearchQuery(query, 'input.query');
+  } catch (err) {
+    refused = err;
+  }
+  expect(refused).toBeInstanceOf(ApiError);
+  expect((refused as ApiError).code).toBe('invalid_input');
+  expect((refused as ApiError).message.replace(/^input\.query /, '')).toMatch(message);
   expect(() => runSearch(index, request(query))).toThrow(message);
   expect(() => matchesOf(index, request(query))).toThrow(QueryCostError);
 }

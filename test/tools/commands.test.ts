@@ -31,6 +31,7 @@ const COMMANDS = [
   ['bench/worker-probe.ts', 'worker-probe'],
   ['bench/hostile-download.ts', 'hostile-download'],
   ['bench/hostile-export.ts', 'hostile-export'],
+  ['bench/hostile-http.ts', 'hostile-http'],
   ['bench/hostile-search.ts', 'hostile-search'],
   ['bench/openfda.ts', 'openfda'],
   ['build/server-bundle.mjs', 'server-bundle'],
