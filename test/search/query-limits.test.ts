@@ -59,7 +59,7 @@ function expectRefused(index: SearchIndex, query: string, message: RegExp): void
   }
   expect(refused).toBeInstanceOf(ApiError);
   expect((refused as ApiError).code).toBe('invalid_input');
-  expect((refused as ApiError).message.replace(/^input\.query /, '')).toMatch(message);
+  expect((refused as ApiError).details).toEqual([{ path: 'input.query', message: expect.stringMatching(message) }]);
   expect(() => runSearch(index, request(query))).toThrow(message);
   expect(() => matchesOf(index, request(query))).toThrow(QueryCostError);
 }
