@@ -98,10 +98,22 @@ export function countBody(snapshot: Snapshot, result: CountResult, limit: number
     if (result.days === 0) throw notFound('Nothing to count');
     return partsOf({ ...meta, total_terms: result.days }, result.json);
   }
-  const terms = [...result.counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  if (terms.length === 0) throw notFound('Nothing to count');
-  const results = terms.slice(0, limit).map(([term, count]) => ({ term, count }));
-  return partsOf({ ...meta, total_terms: terms.length }, JSON.stringify(results));
+  const rows = termRows(result.counts);
+  if (rows.length === 0) throw notFound('Nothing to count');
+  return partsOf({ ...meta, total_terms: rows.length }, `[${(limit >= rows.length ? rows : rows.slice(0, limit)).join(',')}]`);
+}
+
+/** Counts that are made once and kept (a count over every record) keep their sorted rows too. */
+const sortedRows = new WeakMap<ReadonlyMap<string, number>, string[]>();
+
+/** Each term's `{"term":…,"count":…}` text (as JSON.stringify writes it), by count and then term. */
+function termRows(counts: ReadonlyMap<string, number>): string[] {
+  let rows = sortedRows.get(counts);
+  if (rows) return rows;
+  const terms = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  rows = terms.map(([term, count]) => `{"term":${JSON.stringify(term)},"count":${count}}`);
+  sortedRows.set(counts, rows);
+  return rows;
 }
 
 export function fieldRefOf(raw: string): FieldRef {

@@ -204,7 +204,12 @@ function dictField(
     kind,
     needs,
     leaf: (ctx, leaf, exact, budget) => dictPlan(dictOf(ctx), leaf, { text: kind === 'text', exact, field: name }, budget, ctx.index.docCount),
-    count: (ctx, set, exact) => ({ kind: 'terms', counts: dictTerms(dictOf(ctx), set, kind === 'text' && !exact) }),
+    count: (ctx, set, exact) => {
+      const words = kind === 'text' && !exact;
+      // A count over every record is the same for every request: made once per index.
+      if (isAll(set, ctx.index.docCount)) return once(ctx.index, `all:${name}:${words}`, () => ({ kind: 'terms', counts: dictTerms(dictOf(ctx), set, words) }));
+      return { kind: 'terms', counts: dictTerms(dictOf(ctx), set, words) };
+    },
   };
   if (sortable) {
     def.sortKey = (ctx) => dictOf(ctx).entryOf;
@@ -461,9 +466,12 @@ function timeseries(table: DayTable, counts: Uint32Array): { days: number; json:
   return { days: parts.length, json: `[${parts.join(',')}]` };
 }
 
+/** Whether a set holds every document. */
+const isAll = (set: DocSet, docCount: number): boolean => (set instanceof Bits ? set.count() : set.length) === docCount;
+
 function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, docCount: number): CountResult {
   const table = dayTable(owner, key, col);
-  if (set instanceof Bits && set.count() === docCount) {
+  if (isAll(set, docCount)) {
     table.allJson ??= timeseries(table, table.all);
     return { kind: 'days', ...table.allJson };
   }
