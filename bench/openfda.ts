@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { silentLogger } from '../src/server/log.ts';
@@ -7,7 +8,7 @@ import { sourceStateOf } from '../src/api/source-state.ts';
 import { answerOpenFda } from '../src/openfda/answer.ts';
 import { openSnapshotDirectory } from '../src/node/index.ts';
 
-const HELP = `Usage: npx tsx bench/openfda.ts --snapshot DIR [--seconds N] [--connections N]
+const HELP = `Usage: npx tsx bench/openfda.ts --snapshot DIR [--seconds N] [--connections N] [--mode M] [--only TEXT] [--encoding E]
 
 openFDA-style requests (/device/510k.json) side by side with the same questions asked through POST /v1/query,
 against one snapshot, on an in-process server on 127.0.0.1 (port 0).
@@ -15,18 +16,48 @@ against one snapshot, on an in-process server on 127.0.0.1 (port 0).
   --snapshot DIR      the snapshot directory (its manifest.json inside), required
   --seconds N         seconds of load per request kind (default 5, at most 60)
   --connections N     requests in flight at once (default 8, at most 64)
+  --mode M            repeated: one URL asked again and again, answer cache on (the default size), as before;
+                      distinct: each request a different question of the same kind, answer cache off on both sides
+                      (every answer is computed); both: the two, one after the other (default both)
+  --only TEXT         run only the questions whose name contains TEXT
+  --encoding E        the Accept-Encoding sent: identity (default), gzip or br
+  --fast-lane on|off  whether /v1/query is answered on its fast lane below Node's HTTP layer (default on, as
+                      deployed); off puts both sides on Node's HTTP layer, to separate its cost from the answers'
   --help              this text
 
-Prints, per pair: requests a second and p99 latency of each side, and their ratio; then the time of a count of
-every product code over every record (in process, no HTTP), best and median of 20 runs.`;
+Prints, per pair and mode: requests a second and p99 latency of each side, and their ratio; then the time of a count
+of every product code over every record (in process, no HTTP), best and median of 20 runs.`;
 
-const values = parseCommandLine('openfda', HELP, { snapshot: { type: 'string' }, seconds: { type: 'string' }, connections: { type: 'string' } });
+const values = parseCommandLine('openfda', HELP, {
+  snapshot: { type: 'string' },
+  seconds: { type: 'string' },
+  connections: { type: 'string' },
+  mode: { type: 'string' },
+  only: { type: 'string' },
+  encoding: { type: 'string' },
+  'fast-lane': { type: 'string' },
+});
 if (!values.snapshot) {
   console.error('openfda: --snapshot DIR is required (see --help)');
   process.exit(2);
 }
 const seconds = Math.min(60, Math.max(1, Number(values.seconds ?? 5)));
 const connections = Math.min(64, Math.max(1, Number(values.connections ?? 8)));
+const mode = values.mode ?? 'both';
+if (!['repeated', 'distinct', 'both'].includes(mode)) {
+  console.error(`Expected \`--mode\` to be repeated, distinct or both, got "${mode}"`);
+  process.exit(1);
+}
+const fastLane = (values['fast-lane'] ?? 'on') === 'on';
+if (!['on', 'off'].includes(values['fast-lane'] ?? 'on')) {
+  console.error(`Expected \`--fast-lane\` to be on or off, got "${values['fast-lane']}"`);
+  process.exit(1);
+}
+const encoding = values.encoding ?? 'identity';
+if (!['identity', 'gzip', 'br'].includes(encoding)) {
+  console.error(`Expected \`--encoding\` to be identity, gzip or br, got "${encoding}"`);
+  process.exit(1);
+}
 
 type Req = { method: 'GET' | 'POST'; path: string; body?: string };
 const search = (input: Record<string, unknown>): Req => ({
@@ -35,34 +66,53 @@ const search = (input: Record<string, unknown>): Req => ({
   body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, ...input } }),
 });
 
-const PAIRS: { name: string; openfda: Req; v1: Req }[] = [
+/** One question of a kind, both ways; `v` picks the variant (a product code, a word, a year). */
+type Pair = { name: string; make: (v: Variant) => { openfda: Req; v1: Req } };
+type Variant = { code: string; word: string; year: number };
+
+const PAIRS: Pair[] = [
   {
     name: 'search: one product code, 10 records',
-    openfda: { method: 'GET', path: '/device/510k.json?search=product_code:DQY&limit=10' },
-    v1: search({ query: 'code:DQY' }),
+    make: ({ code }) => ({
+      openfda: { method: 'GET', path: `/device/510k.json?search=product_code:${code}&limit=10` },
+      v1: search({ query: `code:${code}` }),
+    }),
   },
   {
     name: 'search: a word and a date range, 10 records',
-    openfda: { method: 'GET', path: '/device/510k.json?search=device_name:catheter+AND+decision_date:[20100101+TO+20201231]&limit=10' },
-    v1: search({ query: 'device:catheter decided:2010..2020' }),
+    make: ({ word, year }) => ({
+      openfda: { method: 'GET', path: `/device/510k.json?search=device_name:${word}+AND+decision_date:[${year}0101+TO+${year + 10}1231]&limit=10` },
+      v1: search({ query: `device:${word} decided:${year}..${year + 10}` }),
+    }),
   },
   {
     name: 'count: product codes of a word (keyword field)',
-    openfda: { method: 'GET', path: '/device/510k.json?search=device_name:catheter&count=product_code&limit=100' },
-    v1: search({ query: 'device:catheter', pageSize: 1, facets: [{ field: 'productCode', size: 100 }] }),
+    make: ({ word }) => ({
+      openfda: { method: 'GET', path: `/device/510k.json?search=device_name:${word}&count=product_code&limit=100` },
+      v1: search({ query: `device:${word}`, pageSize: 1, facets: [{ field: 'productCode', size: 100 }] }),
+    }),
   },
   {
     name: 'count: dates of a word (days vs years)',
-    openfda: { method: 'GET', path: '/device/510k.json?search=device_name:catheter&count=decision_date' },
-    v1: search({ query: 'device:catheter', pageSize: 1, facets: [{ field: 'decisionYear', size: null }] }),
+    make: ({ word }) => ({
+      openfda: { method: 'GET', path: `/device/510k.json?search=device_name:${word}&count=decision_date` },
+      v1: search({ query: `device:${word}`, pageSize: 1, facets: [{ field: 'decisionYear', size: null }] }),
+    }),
   },
 ];
+
+/** The repeated URL of each kind (the questions measured before distinct ones were added). */
+const REPEATED: Variant = { code: 'DQY', word: 'catheter', year: 2010 };
+const WORDS = ['catheter', 'system', 'valve', 'stent', 'implant', 'monitor', 'pump', 'needle', 'wire', 'screw', 'lens', 'syringe',
+  'glove', 'guide', 'sensor', 'laser', 'dental', 'surgical', 'infusion', 'ultrasound', 'plate', 'tube', 'test', 'assay', 'mask',
+  'bone', 'knee', 'hip', 'spinal', 'blood', 'oxygen', 'electrode', 'balloon', 'suture', 'contact', 'hearing', 'bed', 'wheelchair'];
+const YEARS = [1980, 1985, 1990, 1995, 2000, 2005, 2010, 2015];
 
 function once(url: URL, r: Req): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = request(
-      { host: url.hostname, port: url.port, method: r.method, path: r.path, headers: r.body ? { 'content-type': 'application/json' } : {}, agent: agent },
+      { host: url.hostname, port: url.port, method: r.method, path: r.path, headers: { ...(r.body && { 'content-type': 'application/json' }), 'accept-encoding': encoding }, agent: agent },
       (res) => {
         res.resume();
         res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - started) : reject(new Error(`${r.path}: ${res.statusCode}`))));
@@ -76,14 +126,16 @@ function once(url: URL, r: Req): Promise<number> {
 import { Agent } from 'node:http';
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-async function load(url: URL, r: Req): Promise<{ rps: number; p99: number; n: number }> {
-  for (let i = 0; i < 20; i++) await once(url, r); // warm: index sections, caches
+/** Load from `connections` clients, each request the next of `list` (in turn), for `seconds`. */
+async function load(url: URL, list: readonly Req[]): Promise<{ rps: number; p99: number; n: number }> {
+  for (let i = 0; i < Math.min(20, list.length); i++) await once(url, list[i]!); // warm: index sections
   const latencies: number[] = [];
+  let next = 0;
   const until = performance.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: connections }, async () => {
-      while (performance.now() < until && latencies.length < 5_000_000) latencies.push(await once(url, r));
+      while (performance.now() < until && latencies.length < 5_000_000) latencies.push(await once(url, list[next++ % list.length]!));
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
@@ -91,19 +143,58 @@ async function load(url: URL, r: Req): Promise<{ rps: number; p99: number; n: nu
   return { rps: latencies.length / elapsed, p99: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]!, n: latencies.length };
 }
 
-const app = await createApp({ snapshotPath: values.snapshot, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: silentLogger });
-const { url: base } = await app.listen(0, '127.0.0.1');
-const url = new URL(base);
-console.log(`snapshot ${values.snapshot}; ${seconds} s per side, ${connections} in flight`);
-console.log('| question | openFDA-style req/s | p99 ms | /v1/query req/s | p99 ms | req/s ratio | p99 ratio |');
-console.log('|---|---|---|---|---|---|---|');
-for (const pair of PAIRS) {
-  const a = await load(url, pair.openfda);
-  const b = await load(url, pair.v1);
-  console.log(`| ${pair.name} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${b.rps.toFixed(0)} | ${b.p99.toFixed(2)} | ${(a.rps / b.rps).toFixed(2)} | ${(b.p99 / a.p99).toFixed(2)} |`);
+/** Whether a request is answered 200 (a variant that matches nothing answers 404 on openFDA's side). */
+function answers(url: URL, r: Req): Promise<boolean> {
+  return once(url, r).then(() => true, () => false);
 }
-await app.close({ graceMs: 1000 });
+
+const pairs = PAIRS.filter((p) => !values.only || p.name.includes(values.only));
+console.log(`snapshot ${values.snapshot}; ${seconds} s per side, ${connections} in flight, Accept-Encoding ${encoding}, fast lane ${fastLane ? 'on' : 'off'}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log('| question | mode | openFDA-style req/s | p99 ms | /v1/query req/s | p99 ms | req/s ratio | p99 ratio |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const m of mode === 'both' ? ['repeated', 'distinct'] : [mode]) {
+  // Distinct questions are measured with no answer cache on either side: each answer is computed.
+  const app = await createApp({
+    snapshotPath: values.snapshot,
+    syncStatePath: null,
+    publicDir: null,
+    pollMs: 0,
+    watch: false,
+    logger: silentLogger,
+    fastLane,
+    ...(m === 'distinct' && { answerCacheBytes: 0 }),
+  });
+  const { url: base } = await app.listen(0, '127.0.0.1');
+  const url = new URL(base);
+  for (const pair of pairs) {
+    let list: { openfda: Req; v1: Req }[] = [pair.make(REPEATED)];
+    if (m === 'distinct') {
+      const codes = await topCodes(url, 60);
+      const variants: Variant[] = [];
+      for (let i = 0; i < 240; i++) variants.push({ code: codes[i % codes.length]!, word: WORDS[i % WORDS.length]!, year: YEARS[i % YEARS.length]! });
+      const seen = new Set<string>();
+      list = [];
+      for (const v of variants) {
+        const q = pair.make(v);
+        if (seen.has(q.openfda.path)) continue;
+        seen.add(q.openfda.path);
+        if (await answers(url, q.openfda)) list.push(q);
+      }
+    }
+    const a = await load(url, list.map((q) => q.openfda));
+    const b = await load(url, list.map((q) => q.v1));
+    console.log(`| ${pair.name} | ${m === 'distinct' ? `distinct (${list.length})` : 'repeated'} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${b.rps.toFixed(0)} | ${b.p99.toFixed(2)} | ${(a.rps / b.rps).toFixed(2)} | ${(b.p99 / a.p99).toFixed(2)} |`);
+  }
+  await app.close({ graceMs: 1000 });
+}
 agent.destroy();
+
+/** The product codes with the most records, from a count through the openFDA endpoint. */
+async function topCodes(url: URL, n: number): Promise<string[]> {
+  const res = await fetch(new URL(`/device/510k.json?count=product_code&limit=${n}`, url));
+  const body = (await res.json()) as { results: { term: string }[] };
+  return body.results.map((r) => r.term);
+}
 
 // A count of every product code over every record, in process: the planner, the count and the answer's bytes.
 const snapshot = await openSnapshotDirectory(values.snapshot);
@@ -111,7 +202,7 @@ const deps = { now: () => new Date(), sourceState: (s: typeof snapshot | null, n
 const countUrl = new URL('http://bench/device/510k.json?count=product_code&limit=100000');
 const times: number[] = [];
 let terms = 0;
-for (let i = 0; i < 21; i++) {
+for (let i = 0; i < 21 && !values.only; i++) {
   const t0 = performance.now();
   const a = await answerOpenFda(deps, snapshot, '510k', countUrl);
   const ms = performance.now() - t0;
@@ -120,5 +211,5 @@ for (let i = 0; i < 21; i++) {
   else times.push(ms);
 }
 times.sort((a, b) => a - b);
-console.log(`count=product_code over all ${snapshot.manifest.counts.records} records (${terms} codes): best ${times[0]!.toFixed(1)} ms, median ${times[10]!.toFixed(1)} ms (first run, loading sections, not counted)`);
+if (!values.only) console.log(`count=product_code over all ${snapshot.manifest.counts.records} records (${terms} codes): best ${times[0]!.toFixed(1)} ms, median ${times[10]!.toFixed(1)} ms (first run, loading sections, not counted)`);
 snapshot.close();

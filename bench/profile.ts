@@ -4,7 +4,7 @@
  * functions with the most self time, grouped by source file. Read it before changing the request path for speed.
  *
  *   npx tsx bench/profile.ts --snapshot DIR [--operation detail|detail-hot|classification|meta|catalog|search]
- *                            [--seconds 10] [--connections 50] [--top 25] [--out DIR]
+ *                            [--get PATH] [--seconds 10] [--connections 50] [--top 25] [--out DIR]
  *
  * A script, not a test: it prints figures and asserts nothing.
  */
@@ -27,6 +27,8 @@ const USAGE = `Usage: npx tsx bench/profile.ts --snapshot DIR [options]
 
   --snapshot DIR     the snapshot to serve (a link or a directory)
   --operation NAME   ${KINDS.join(', ')} (detail)
+  --get PATH         instead of an operation, GET this one path and query string (an openFDA-style URL:
+                     '/device/510k.json?search=product_code:DQY&limit=10')
   --seconds N        seconds of load (10)
   --connections N    connections of the load generator (50)
   --top N            functions to list (25)
@@ -35,6 +37,7 @@ const USAGE = `Usage: npx tsx bench/profile.ts --snapshot DIR [options]
 const values = parseCommandLine('profile', USAGE, {
   snapshot: { type: 'string' },
   operation: { type: 'string', default: 'detail' },
+  get: { type: 'string' },
   seconds: { type: 'string', default: '10' },
   connections: { type: 'string', default: '50' },
   top: { type: 'string', default: '25' },
@@ -62,7 +65,8 @@ async function requestsFor(k: Kind): Promise<LoadRequest[]> {
   return target.ours;
 }
 
-const requests = await requestsFor(kind);
+if (values.get !== undefined && !values.get.startsWith('/')) usageFailure('profile', new Error(`Expected \`--get\` to be a path starting with /, got "${values.get}"`));
+const requests: LoadRequest[] = values.get !== undefined ? [{ method: 'GET', path: values.get }] : await requestsFor(kind);
 const port = await freePort();
 // The request log goes to a file, as in a deployment and in the benchmark.
 const log = openSync(join(outDir, 'server.log'), 'w');
@@ -87,7 +91,7 @@ const { generator } = await findGenerator('auto', ROOT);
 const seconds = Number(values.seconds);
 const result = await runLoad(generator, url, requests, { connections: Number(values.connections), seconds, tmp: outDir, tag: `profile-${kind}` });
 await stop(child, 20_000);
-console.log(`${kind}: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.failures} failures (${generator.name}, ${requests.length} distinct requests)`);
+console.log(`${values.get ?? kind}: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.failures} failures (${generator.name}, ${requests.length} distinct requests)`);
 
 const written = (await readdir(outDir)).filter((f) => f.endsWith('.cpuprofile') && !before.has(f));
 if (written.length === 0) throw new Error('the server wrote no profile');

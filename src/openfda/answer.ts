@@ -1,3 +1,4 @@
+import { AnswerCache, type NextPage } from '../operations/answer-cache.ts';
 import type { ClearanceRecord } from '../contract/record.ts';
 import { searchIndexOf } from '../operations/search.ts';
 import { kNumberText } from '../search/query.ts';
@@ -11,7 +12,7 @@ import { afterKeyOf, pageOf, parseSearchAfter, type Order } from './order.ts';
 import { parseParams, type OpenFdaParams } from './params.ts';
 import { BadQuery, Budget, checkCost, evaluate, planOf } from './plan.ts';
 import { toOpenFda510k } from './record.ts';
-import { countBody, fieldRefOf, json, metaOf, nextLink, notFound, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
+import { assemble, countBody, fieldRefOf, json, metaOf, notFound, OpenFdaError, partsOf, type OpenFdaAnswer, type OpenFdaDeps, type OpenFdaParts } from './envelope.ts';
 
 export { DISCLAIMER, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
 /**
@@ -32,13 +33,31 @@ export async function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null
     const params = parseParams(url.searchParams);
     if (!snapshot) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', 'No valid snapshot is loaded; try again once one has been published.');
     const tree = parseTree(params.search);
-    const out = endpoint === '510k' ? await answer510k(deps, snapshot, params, tree, url) : await classificationAnswer(deps, snapshot, params, tree, url);
-    return out;
+    const cache = deps.answerCache;
+    const key = cache ? keyOf(endpoint, tree, params) : '';
+    const cached = cache?.get(snapshot, key);
+    let parts: OpenFdaParts;
+    if (cached) {
+      parts = { head: cached.data, tail: cached.tail, next: cached.next ?? null };
+    } else {
+      parts = endpoint === '510k' ? await answer510k(snapshot, params, tree) : await classificationAnswer(snapshot, params, tree);
+      cache?.set(snapshot, key, { data: parts.head, tail: parts.tail, warnings: undefined, ...(parts.next && { next: parts.next }) });
+    }
+    return assemble(deps, snapshot, parts, url);
   } catch (err) {
     if (err instanceof BadQuery || err instanceof SearchSyntaxError) return json(400, { error: { code: 'BAD_REQUEST', message: err.message } });
     if (err instanceof OpenFdaError) return json(err.status, { error: { code: err.code, message: err.message } });
     return { ...json(500, { error: { code: 'SERVER_ERROR', message: 'The request failed on our side; the failure has been logged.' } }), failure: err };
   }
+}
+
+/**
+ * The cache key of a request: the endpoint and the request as parsed (the search as its tree, the other parameters
+ * checked and defaulted), so that spellings of one question share an entry; `api_key` and the parameters' order do
+ * not count. Answers are kept apart from what each request writes itself (the source state and the Link header).
+ */
+function keyOf(endpoint: Endpoint, tree: Node, p: OpenFdaParams): string {
+  return AnswerCache.keyOf(`openfda:${endpoint}`, [tree, p.count, p.limit, p.skip, p.sort, p.searchAfter]);
 }
 
 export function parseTree(search: string): Node {
@@ -47,7 +66,7 @@ export function parseTree(search: string): Node {
   return tree;
 }
 
-async function answer510k(deps: OpenFdaDeps, snapshot: Snapshot, params: OpenFdaParams, tree: Node, url: URL): Promise<OpenFdaAnswer> {
+async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node): Promise<OpenFdaParts> {
   const refs: FieldRef[] = fieldsOf(tree);
   const countRef = params.count ? fieldRefOf(params.count) : null;
   const sortRef = params.sort ? fieldRefOf(params.sort.field) : null;
@@ -66,7 +85,7 @@ async function answer510k(deps: OpenFdaDeps, snapshot: Snapshot, params: OpenFda
   const set: DocSet = evaluate(planOf(tree, fields510k(ctx), new Budget()), ctx.index.docCount);
   const total = countOf(set);
   if (total === 0) throw notFound();
-  if (countDef) return countBody(deps, snapshot, countDef.count!(ctx, set, countRef!.exact), params.limit);
+  if (countDef) return countBody(snapshot, countDef.count!(ctx, set, countRef!.exact), params.limit);
 
   const order: Order = {
     kNumber: ctx.index.docKNumber,
@@ -89,20 +108,20 @@ async function answer510k(deps: OpenFdaDeps, snapshot: Snapshot, params: OpenFda
     const r = JSON.parse(decoder.decode(bytes)) as ClearanceRecord;
     return toOpenFda510k(r, r.productCode === null ? undefined : catalog.byCode.get(r.productCode));
   });
-  const headers: Record<string, string> = {};
+  let next: NextPage | null = null;
   if (page.length > 0) {
     if (after !== null) {
       // A page as long as the limit may have one after it: there is one when any match lies past its last record.
       if (page.length === params.limit) {
         const more = pageOf(set, total, order, 0, 1, parseSearchAfter(afterKeyOf(order, page[page.length - 1]!)));
-        if (more.length > 0) headers.Link = nextLink(url, { search_after: afterKeyOf(order, page[page.length - 1]!) }, ['skip']);
+        if (more.length > 0) next = { set: { search_after: afterKeyOf(order, page[page.length - 1]!) }, drop: ['skip'] };
       }
     } else if (params.skip + page.length < total) {
-      headers.Link = nextLink(url, { skip: String(params.skip + params.limit) }, []);
+      next = { set: { skip: String(params.skip + params.limit) }, drop: [] };
     }
   }
-  const meta = { ...metaOf(deps, snapshot), results: { skip: params.skip, limit: params.limit, total } };
-  return json(200, { meta, results }, headers);
+  const meta = { ...metaOf(snapshot), results: { skip: params.skip, limit: params.limit, total } };
+  return partsOf(meta, JSON.stringify(results), next);
 }
 
 function hasUnfielded(node: Node): boolean {

@@ -11,7 +11,7 @@ import { pageOf, type Order } from './order.ts';
 import type { OpenFdaParams } from './params.ts';
 import { BadQuery, Budget, evaluate, planOf, type Fields } from './plan.ts';
 import { toOpenFdaClassification } from './record.ts';
-import { countBody, fieldRefOf, metaOf, nextLink, notFound, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
+import { countBody, fieldRefOf, metaOf, notFound, OpenFdaError, partsOf, type OpenFdaParts } from './envelope.ts';
 
 /**
  * /device/classification.json: the product-code catalog (a few thousand entries, held once per snapshot) in
@@ -63,7 +63,7 @@ function dictOf(table: Table, ref: FieldRef, use: string): Dict {
   throw new BadQuery(`${use}: ${ref.name} is not a field of /device/classification.json; the fields are ${CLASSIFICATION_FIELDS.join(', ')}`);
 }
 
-export async function classificationAnswer(deps: OpenFdaDeps, snapshot: Snapshot, params: OpenFdaParams, tree: Node, url: URL): Promise<OpenFdaAnswer> {
+export async function classificationAnswer(snapshot: Snapshot, params: OpenFdaParams, tree: Node): Promise<OpenFdaParts> {
   const catalog = await catalogOf(snapshot);
   const table = tableOf(catalog);
   for (const r of fieldsOf(tree)) dictOf(table, r, 'search');
@@ -79,7 +79,7 @@ export async function classificationAnswer(deps: OpenFdaDeps, snapshot: Snapshot
   if (params.count) {
     const ref = fieldRefOf(params.count);
     const dict = dictOf(table, ref, 'count');
-    return countBody(deps, snapshot, { kind: 'terms', counts: dictTerms(dict, set, TEXT.includes(ref.name) && !ref.exact) }, params.limit);
+    return countBody(snapshot, { kind: 'terms', counts: dictTerms(dict, set, TEXT.includes(ref.name) && !ref.exact) }, params.limit);
   }
   if (params.searchAfter !== null) throw new BadQuery('search_after is not supported on /device/classification.json; page with skip, which has no ceiling here');
   let order: Order = { kNumber: Uint32Array.from({ length: N }, (_, i) => i), decided: new Uint32Array(N), sort: null };
@@ -93,10 +93,9 @@ export async function classificationAnswer(deps: OpenFdaDeps, snapshot: Snapshot
   if (page.length === 0 && params.limit > 0) throw notFound();
   const codes = page.map((d) => catalog.entries[d]!);
   const results = await withKNumbers(snapshot, codes);
-  const headers: Record<string, string> = {};
-  if (page.length > 0 && params.skip + page.length < total) headers.Link = nextLink(url, { skip: String(params.skip + params.limit) }, []);
-  const meta = { ...metaOf(deps, snapshot), results: { skip: params.skip, limit: params.limit, total } };
-  return { status: 200, headers, body: new TextEncoder().encode(JSON.stringify({ meta, results })) };
+  const next = page.length > 0 && params.skip + page.length < total ? { set: { skip: String(params.skip + params.limit) }, drop: [] } : null;
+  const meta = { ...metaOf(snapshot), results: { skip: params.skip, limit: params.limit, total } };
+  return partsOf(meta, JSON.stringify(results), next);
 }
 
 /** Each entry with the K numbers of its 510(k)s (openFDA's `openfda.k_number`), ascending. */

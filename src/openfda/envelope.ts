@@ -1,11 +1,18 @@
+import type { AnswerCache, NextPage } from '../operations/answer-cache.ts';
 import type { SourceState } from '../contract/index.ts';
-import { isoOfDay } from '../contract/search-index.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { CountResult } from './fields.ts';
 import type { FieldRef } from './lucene.ts';
 
 /** openFDA's envelope and errors, shared by both endpoints (answer.ts, classification.ts). */
-export type OpenFdaDeps = { now: () => Date; sourceState: (snapshot: Snapshot | null, now: Date) => SourceState };
+export type OpenFdaDeps = {
+  now: () => Date;
+  sourceState: (snapshot: Snapshot | null, now: Date) => SourceState;
+  /** The same as JSON text, written per answer more cheaply; `JSON.stringify(sourceState(…))` when absent. */
+  sourceStateJson?: (snapshot: Snapshot | null, now: Date) => string;
+  /** Keeps computed answers (as bytes, apart from the source state and the Link header); none are kept when absent. */
+  answerCache?: AnswerCache;
+};
 export type OpenFdaAnswer = { status: number; headers: Record<string, string>; body: Uint8Array; failure?: unknown };
 const encoder = new TextEncoder();
 export const DISCLAIMER =
@@ -23,15 +30,57 @@ export function json(status: number, value: unknown, headers: Record<string, str
   return { status, headers, body: encoder.encode(JSON.stringify(value)) };
 }
 
-export function metaOf(deps: OpenFdaDeps, snapshot: Snapshot): Record<string, unknown> {
+/**
+ * A 200 answer as computed from the snapshot and the request's normalized parameters, before the two members that
+ * are written per request: `head` and `tail` are the body's bytes before and after `meta.source_state` (which carries
+ * the time of the answer), and `next` is what the Link header of the next page changes in the request's own
+ * parameters (null: there is no next page). Being a pure function of (snapshot, request), it may be cached.
+ */
+export type OpenFdaParts = { head: Uint8Array; tail: Uint8Array; next: NextPage | null };
+
+/** Stands for `source_state` while a body is serialized; its JSON text is then cut out. */
+const SOURCE_STATE_MARK = '\u0000source_state\u0000';
+const MARK_TEXT = JSON.stringify(SOURCE_STATE_MARK);
+
+export function metaOf(snapshot: Snapshot): Record<string, unknown> {
   const m = snapshot.manifest;
   return {
     disclaimer: DISCLAIMER,
     terms: 'https://open.fda.gov/terms/',
     license: 'https://open.fda.gov/license/',
     last_updated: (m.lastSuccessfulSyncAt ?? m.generatedAt).slice(0, 10),
-    source_state: deps.sourceState(snapshot, deps.now()),
+    source_state: SOURCE_STATE_MARK,
   };
+}
+
+/**
+ * `{meta, results}` as parts, where `meta` is `metaOf`'s (with members added) and `results` is JSON text already
+ * (the same text JSON.stringify would write of it). meta is written first, so the mark's first occurrence is meta's
+ * whatever the records hold.
+ */
+export function partsOf(meta: Record<string, unknown>, resultsJson: string, next: NextPage | null = null): OpenFdaParts {
+  const metaJson = JSON.stringify(meta);
+  const at = metaJson.indexOf(MARK_TEXT);
+  return {
+    head: encoder.encode(`{"meta":${metaJson.slice(0, at)}`),
+    tail: encoder.encode(`${metaJson.slice(at + MARK_TEXT.length)},"results":${resultsJson}}`),
+    next,
+  };
+}
+
+/** The answer's bytes and headers for one request: the parts around this answer's source state, and its Link. */
+export function assemble(deps: OpenFdaDeps, snapshot: Snapshot, parts: OpenFdaParts, url: URL): OpenFdaAnswer {
+  const now = deps.now();
+  const state = deps.sourceStateJson ? deps.sourceStateJson(snapshot, now) : JSON.stringify(deps.sourceState(snapshot, now));
+  // The source state is ASCII-safe JSON text (at most 3 bytes a UTF-16 unit in any case).
+  const body = new Uint8Array(parts.head.length + state.length * 3 + parts.tail.length);
+  body.set(parts.head, 0);
+  let at = parts.head.length;
+  at += encoder.encodeInto(state, body.subarray(at)).written;
+  body.set(parts.tail, at);
+  at += parts.tail.length;
+  const headers: Record<string, string> = parts.next ? { Link: nextLink(url, parts.next.set, parts.next.drop) } : {};
+  return { status: 200, headers, body: body.subarray(0, at) };
 }
 
 /** The `Link` header of the next page: every parameter of the request but the page's own, which moves on. */
@@ -43,18 +92,28 @@ export function nextLink(url: URL, set: Record<string, string>, drop: readonly s
 }
 
 /** Count answers: terms by count (then term), or a date field's every day with a match, in time order. */
-export function countBody(deps: OpenFdaDeps, snapshot: Snapshot, result: CountResult, limit: number): OpenFdaAnswer {
-  const meta = metaOf(deps, snapshot);
+export function countBody(snapshot: Snapshot, result: CountResult, limit: number): OpenFdaParts {
+  const meta = metaOf(snapshot);
   if (result.kind === 'days') {
-    const days = [...result.counts.entries()].sort((a, b) => a[0] - b[0]);
-    if (days.length === 0) throw notFound('Nothing to count');
-    const results = days.map(([day, count]) => ({ time: isoOfDay(day).replaceAll('-', ''), count }));
-    return json(200, { meta: { ...meta, total_terms: results.length }, results });
+    if (result.days === 0) throw notFound('Nothing to count');
+    return partsOf({ ...meta, total_terms: result.days }, result.json);
   }
-  const terms = [...result.counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  if (terms.length === 0) throw notFound('Nothing to count');
-  const results = terms.slice(0, limit).map(([term, count]) => ({ term, count }));
-  return json(200, { meta: { ...meta, total_terms: terms.length }, results });
+  const rows = termRows(result.counts);
+  if (rows.length === 0) throw notFound('Nothing to count');
+  return partsOf({ ...meta, total_terms: rows.length }, `[${(limit >= rows.length ? rows : rows.slice(0, limit)).join(',')}]`);
+}
+
+/** Counts that are made once and kept (a count over every record) keep their sorted rows too. */
+const sortedRows = new WeakMap<ReadonlyMap<string, number>, string[]>();
+
+/** Each term's `{"term":…,"count":…}` text (as JSON.stringify writes it), by count and then term. */
+function termRows(counts: ReadonlyMap<string, number>): string[] {
+  let rows = sortedRows.get(counts);
+  if (rows) return rows;
+  const terms = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  rows = terms.map(([term, count]) => `{"term":${JSON.stringify(term)},"count":${count}}`);
+  sortedRows.set(counts, rows);
+  return rows;
 }
 
 export function fieldRefOf(raw: string): FieldRef {

@@ -20,7 +20,11 @@ import { BadQuery, NONE, scanPlan, setPlan, type Budget, type Fields, type Leaf,
  */
 export type Ctx = { index: SearchIndex; catalog: Catalog };
 
-export type CountResult = { kind: 'terms'; counts: Map<string, number> } | { kind: 'days'; counts: Map<number, number> };
+/**
+ * A count's result: terms with their counts (in no order), or a date field's timeseries, already as the JSON text of
+ * `[{time, count}]` in time order, with the number of days in it.
+ */
+export type CountResult = { kind: 'terms'; counts: Map<string, number> } | { kind: 'days'; days: number; json: string };
 
 type FieldDef = {
   kind: 'text' | 'keyword' | 'date';
@@ -200,7 +204,12 @@ function dictField(
     kind,
     needs,
     leaf: (ctx, leaf, exact, budget) => dictPlan(dictOf(ctx), leaf, { text: kind === 'text', exact, field: name }, budget, ctx.index.docCount),
-    count: (ctx, set, exact) => ({ kind: 'terms', counts: dictTerms(dictOf(ctx), set, kind === 'text' && !exact) }),
+    count: (ctx, set, exact) => {
+      const words = kind === 'text' && !exact;
+      // A count over every record is the same for every request: made once per index.
+      if (isAll(set, ctx.index.docCount)) return once(ctx.index, `all:${name}:${words}`, () => ({ kind: 'terms', counts: dictTerms(dictOf(ctx), set, words) }));
+      return { kind: 'terms', counts: dictTerms(dictOf(ctx), set, words) };
+    },
   };
   if (sortable) {
     def.sortKey = (ctx) => dictOf(ctx).entryOf;
@@ -412,13 +421,67 @@ function receivedPlan(ctx: Ctx, leaf: Leaf): Plan {
   });
 }
 
-function daysCount(col: Uint32Array, set: DocSet): CountResult {
-  const counts = new Map<number, number>();
-  eachDoc(set, (d) => {
-    const v = col[d]!;
-    if (v !== 0) counts.set(v, (counts.get(v) ?? 0) + 1);
+/**
+ * A date column's days, made once per index: the distinct days in time order, each document's rank among them
+ * (`docDay`, -1 without a date), the JSON text that opens each day's entry of a timeseries, and the count of every
+ * document's day (the answer to a count over all records). A count over a set is then one pass over its members into
+ * a typed array indexed by rank, and one pass over the days in order: no map, no sort, no date formatting.
+ */
+type DayTable = { opens: string[]; docDay: Int32Array; all: Uint32Array; allJson: { days: number; json: string } | null };
+
+function dayTable(owner: object, key: string, col: Uint32Array): DayTable {
+  return once(owner, `days:${key}`, () => {
+    let min = Infinity;
+    let max = -Infinity;
+    for (let d = 0; d < col.length; d++) {
+      const v = col[d]!;
+      if (v === 0) continue;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    const span = max >= min ? max - min + 1 : 0;
+    // Day numbers run over at most the years 1900..9999 (src/contract/search-index.ts): a span of a few million.
+    const rank = new Int32Array(span).fill(-1);
+    for (let d = 0; d < col.length; d++) if (col[d] !== 0) rank[col[d]! - min] = 0;
+    const opens: string[] = [];
+    for (let i = 0; i < span; i++) {
+      if (rank[i] === -1) continue;
+      rank[i] = opens.length;
+      opens.push(`{"time":"${isoOfDay(i + min).replaceAll('-', '')}","count":`);
+    }
+    const docDay = new Int32Array(col.length);
+    const all = new Uint32Array(opens.length);
+    for (let d = 0; d < col.length; d++) {
+      const r = col[d] === 0 ? -1 : rank[col[d]! - min]!;
+      docDay[d] = r;
+      if (r >= 0) all[r]!++;
+    }
+    return { opens, docDay, all, allJson: null };
   });
-  return { kind: 'days', counts };
+}
+
+function timeseries(table: DayTable, counts: Uint32Array): { days: number; json: string } {
+  const parts: string[] = [];
+  for (let r = 0; r < counts.length; r++) if (counts[r]! > 0) parts.push(`${table.opens[r]!}${counts[r]!}}`);
+  return { days: parts.length, json: `[${parts.join(',')}]` };
+}
+
+/** Whether a set holds every document. */
+const isAll = (set: DocSet, docCount: number): boolean => (set instanceof Bits ? set.count() : set.length) === docCount;
+
+function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, docCount: number): CountResult {
+  const table = dayTable(owner, key, col);
+  if (isAll(set, docCount)) {
+    table.allJson ??= timeseries(table, table.all);
+    return { kind: 'days', ...table.allJson };
+  }
+  const counts = new Uint32Array(table.opens.length);
+  const docDay = table.docDay;
+  eachDoc(set, (d) => {
+    const r = docDay[d]!;
+    if (r >= 0) counts[r]!++;
+  });
+  return { kind: 'days', ...timeseries(table, counts) };
 }
 
 const dateKey = (col: (ctx: Ctx) => Uint32Array) => ({
@@ -478,14 +541,14 @@ export const FIELDS_510K: Record<string, FieldDef> = {
     kind: 'date',
     needs: ['docDecided'],
     leaf: (ctx, leaf) => decisionDatePlan(ctx, leaf),
-    count: (ctx, set) => daysCount(ctx.index.docDecided, set),
+    count: (ctx, set) => daysCount(ctx.index, 'decided', ctx.index.docDecided, set, ctx.index.docCount),
     ...dateKey((ctx) => ctx.index.docDecided),
   },
   date_received: {
     kind: 'date',
     needs: ['docReceived'],
     leaf: (ctx, leaf) => receivedPlan(ctx, leaf),
-    count: (ctx, set) => daysCount(ctx.index.docReceived, set),
+    count: (ctx, set) => daysCount(ctx.index, 'received', ctx.index.docReceived, set, ctx.index.docCount),
     ...dateKey((ctx) => ctx.index.docReceived),
   },
   'openfda.device_class': dictField('keyword', [...CODE_LEVEL, 'codeClass', 'classes'], (ctx) =>

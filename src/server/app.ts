@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Polka } from 'polka';
-import { AnswerCache } from '../api/answer-cache.ts';
+import { AnswerCache } from '../operations/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult } from '../node/index.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';

@@ -1,4 +1,4 @@
-import { AnswerCache } from '../api/answer-cache.ts';
+import { AnswerCache } from '../operations/answer-cache.ts';
 import { MAX_BODY_BYTES, readRequestBody } from '../api/body.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 import { ApiError } from '../api/errors.ts';

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { AnswerCache } from '../../src/operations/answer-cache.ts';
 import { sourceStateOf } from '../../src/api/source-state.ts';
 import type { ClearanceRecord, ProductCodeEntry } from '../../src/contract/index.ts';
 import { answerOpenFda, type Endpoint } from '../../src/openfda/answer.ts';
@@ -270,6 +271,25 @@ describe('answers', () => {
     expect(r.body.results).toEqual([...plain.entries()].sort().map(([time, count]) => ({ time, count })));
   });
 
+  it.each([
+    ['decision_date', ''],
+    ['date_received', ''],
+    ['date_received', 'device_name:catheter'],
+    ['decision_date', 'decision_date:[19800101 TO 19891231] OR product_code:DTB'],
+  ] as const)('count=%s over %j: every day with a match, as a plain count of the records', async (field, search) => {
+    const r = await get('510k', `${search === '' ? '' : `${q(search)}&`}count=${field}`);
+    const plain = new Map<string, number>();
+    const test: Test = search === '' ? () => true : search === 'device_name:catheter' ? has('device_name', 'catheter') : or(has('product_code', 'DTB'), between('decision_date', '19800101', '19891231'));
+    const subset = records.filter(test);
+    for (const rec of subset) {
+      const d = field === 'decision_date' ? rec.decisionDate : rec.receivedDate;
+      if (d) plain.set(dateOf(d), (plain.get(dateOf(d)) ?? 0) + 1);
+    }
+    expect(plain.size).toBeGreaterThan(1);
+    expect(r.body.meta.total_terms).toBe(plain.size);
+    expect(r.body.results).toEqual([...plain.entries()].sort().map(([time, count]) => ({ time, count })));
+  });
+
   it('count of text words, and of .exact whole values', async () => {
     const words = await get('510k', q('product_code:DTB', '&count=applicant&limit=1000'));
     const exact = await get('510k', q('product_code:DTB', '&count=applicant.exact&limit=1000'));
@@ -306,6 +326,41 @@ describe('answers', () => {
 });
 
 const wordsOf = words;
+
+describe('the answer cache', () => {
+  it('keeps an answer once for every spelling of a request; source_state and Link are each request\'s own', async () => {
+    let clock = Date.parse('2026-01-02T00:00:00Z');
+    const cache = new AnswerCache(1 << 20);
+    const cached = { ...deps, now: () => new Date((clock += 1000)), answerCache: cache };
+    const ask = async (query: string) => {
+      const a = await answerOpenFda(cached, snapshot, '510k', new URL(`http://test/device/510k.json?${query}`));
+      return { status: a.status, text: new TextDecoder().decode(a.body), headers: a.headers };
+    };
+    const servedAt = (text: string) => JSON.parse(text).meta.source_state.servedAt as string;
+    const timeless = (text: string) => text.replace(/"servedAt":"[^"]*"/, '"servedAt":""');
+    const uncached = await answerOpenFda(deps, snapshot, '510k', new URL('http://test/device/510k.json?search=product_code:DTB&limit=2'));
+
+    const first = await ask('search=product_code:DTB&limit=2');
+    const weight = cache.weightFor(snapshot);
+    expect(weight).toBeGreaterThan(0);
+    const second = await ask(`api_key=abc&limit=2&search=${encodeURIComponent('  product_code:DTB ')}`);
+    // The second spelling was answered from the first one's entry: nothing was added.
+    expect(cache.weightFor(snapshot)).toBe(weight);
+    expect(timeless(second.text)).toBe(timeless(first.text));
+    expect(timeless(first.text)).toBe(timeless(new TextDecoder().decode(uncached.body)));
+    expect(servedAt(second.text)).not.toBe(servedAt(first.text));
+    expect(first.headers.Link).toBe('<http://test/device/510k.json?search=product_code%3ADTB&limit=2&skip=2>; rel="next"');
+    expect(second.headers.Link).toBe('<http://test/device/510k.json?api_key=abc&limit=2&search=++product_code%3ADTB+&skip=2>; rel="next"');
+
+    // Another question is an entry of its own; errors are not kept.
+    const count = await ask('count=decision_date');
+    expect(cache.weightFor(snapshot)).toBeGreaterThan(weight);
+    expect(JSON.parse(count.text).results.length).toBe(JSON.parse(count.text).meta.total_terms);
+    const before = cache.weightFor(snapshot);
+    expect((await ask('search=product_code:NOSUCH')).status).toBe(404);
+    expect(cache.weightFor(snapshot)).toBe(before);
+  });
+});
 
 describe('sort and search_after', () => {
   it.each([['decision_date:asc'], ['decision_date:desc'], ['date_received:desc'], ['k_number:desc'], ['product_code:asc'], ['applicant.exact:asc']])('sort=%s is a total order, walked whole by search_after', async (sort) => {

@@ -14,7 +14,15 @@ export type AnswerParts = {
   warnings: readonly string[] | undefined;
   /** Room around `data` in its buffer that the answer may be written into (never for parts that are cached). */
   spare?: { before: number; after: number };
+  /**
+   * openFDA answers (src/openfda): what the Link header's next page changes in the request's own parameters, which
+   * the header carries as each request spelled them (so it is written per request); absent: no next page.
+   */
+  next?: NextPage;
 };
+
+/** The parameters a next page sets, and those it drops, in a request's own (src/openfda/envelope.ts `nextLink`). */
+export type NextPage = { readonly set: Readonly<Record<string, string>>; readonly drop: readonly string[] };
 
 /**
  * Answers of operations that are pure functions of (snapshot, input), kept as bytes for the snapshot's life and
@@ -33,7 +41,8 @@ export class AnswerCache {
     this.capacityBytes = capacityBytes;
   }
 
-  static keyOf(operation: OperationName, input: unknown): string {
+  /** `operation` is an operation's name, or another name of the same cache's users (`openfda:510k`). */
+  static keyOf(operation: OperationName | `openfda:${string}`, input: unknown): string {
     return `${operation}\u0000${JSON.stringify(input)}`;
   }
 
