@@ -25,3 +25,20 @@ describe('topOfIds', () => {
     expect(topCounts(counts, 10, 3, 4)).toEqual([[3, 1]]);
   });
 });
+
+describe('topCounts', () => {
+  it('lists the k highest non-zero counts, count descending then id ascending, for any k (a plain sort of the counts)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 400 }), fc.integer({ min: 1, max: 500 }), (values, k) => {
+        const counts = Uint32Array.from(values);
+        const expected = values
+          .map((count, id) => [id, count] as [number, number])
+          .filter(([, count]) => count > 0)
+          .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+          .slice(0, k);
+        expect(topCounts(counts, k)).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
