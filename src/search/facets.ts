@@ -406,13 +406,29 @@ const TOP_BY_INSERTION = 32;
 
 function topBySort(counts: Uint32Array, k: number, from: number, to: number): [number, number][] {
   let n = 0;
-  for (let id = from; id < to; id++) if (counts[id]! > 0) n++;
+  let most = 0;
+  for (let id = from; id < to; id++) {
+    if (counts[id]! > 0) n++;
+    most = Math.max(most, counts[id]!);
+  }
+  const best: [number, number][] = [];
+  if (most < 2 ** 20) {
+    // Count descending then id ascending is the ascending order of (2^20 - count) × 2^32 + id: exact below 2^53, and a
+    // typed array of numbers sorts without calling a comparison function.
+    const keys = new Float64Array(n);
+    n = 0;
+    for (let id = from; id < to; id++) if (counts[id]! > 0) keys[n++] = (2 ** 20 - counts[id]!) * 2 ** 32 + id;
+    keys.sort();
+    for (let i = 0; i < keys.length && i < k; i++) {
+      const id = keys[i]! % 2 ** 32;
+      best.push([id, counts[id]!]);
+    }
+    return best;
+  }
   const ids = new Uint32Array(n);
   n = 0;
   for (let id = from; id < to; id++) if (counts[id]! > 0) ids[n++] = id;
-  // Count descending, then id ascending.
   ids.sort((a, b) => counts[b]! - counts[a]! || a - b);
-  const best: [number, number][] = [];
   for (let i = 0; i < ids.length && i < k; i++) best.push([ids[i]!, counts[ids[i]!]!]);
   return best;
 }
