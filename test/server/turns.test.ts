@@ -72,7 +72,7 @@ describe('turns', () => {
     const loop = manual();
     let clock = 0;
     // A slice takes 1 ms on this clock: a turn runs three of them.
-    const turns = createTurns(3, loop.schedule, () => clock);
+    const turns = createTurns(3, loop.schedule, () => clock, 0);
     const events: string[] = [];
     let slices = 0;
     let arrive: () => void = () => {};
@@ -98,7 +98,7 @@ describe('turns', () => {
   it("goes on with a paused job before its own connection's later requests, and gives the loop back at the budget", async () => {
     const loop = manual();
     let clock = 0;
-    const turns = createTurns(5, loop.schedule, () => clock);
+    const turns = createTurns(5, loop.schedule, () => clock, 0);
     const owner = {};
     const order: string[] = [];
     const long = turns.run(owner, async (pause) => {
@@ -117,6 +117,25 @@ describe('turns', () => {
     await loop.turn();
     await Promise.all([long, next]);
     expect(order).toEqual(['slice 0', 'slice 1', 'slice 2', 'slice 3', 'long done', 'next']);
+  });
+
+  it('lets a job that pauses early in its turn go on without giving the turn up', async () => {
+    const loop = manual();
+    let clock = 0;
+    const turns = createTurns(5, loop.schedule, () => clock, 2);
+    const order: string[] = [];
+    const long = turns.run({}, async (pause) => {
+      order.push('a');
+      await pause(); // 0 ms into its turn: goes on
+      order.push('b');
+      clock += 2;
+      await pause(); // 2 ms: gives the turn up
+      order.push('c');
+    });
+    const other = turns.run({}, async () => void order.push('other'));
+    await loop.turn();
+    await Promise.all([long, other]);
+    expect(order).toEqual(['a', 'b', 'other', 'c']);
   });
 
   it('refuses a budget that is not above 0', () => {
