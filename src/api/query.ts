@@ -53,6 +53,8 @@ export async function answerQuery(
   body: Uint8Array,
   contentType: string | null | undefined,
   onOperation?: (operation: OperationName) => void,
+  /** Where a long operation gives the loop back between its slices (the host's turn queue). */
+  pause?: () => Promise<void>,
 ): Promise<QueryAnswer> {
   let operation: OperationName | null = null;
   try {
@@ -79,9 +81,12 @@ export async function answerQuery(
       const servedAt = deps.now();
       // An answer that is kept must not live in memory the host reuses.
       const allocate = op.cacheable ? undefined : deps.allocate;
-      const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors, ...(allocate && { allocate }) });
+      // Aborted when the deadline rejects the answer: the operation's work stops too, at its next yield point.
+      const cancel: { aborted: boolean; reason?: unknown } = { aborted: false };
+      const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors, cancel, ...(allocate && { allocate }), ...(pause && { pause }) });
       // An answer at hand cannot be late.
-      const result = work instanceof Promise ? await (deps.deadline ? deps.deadline(work, envelope.operation) : work) : work;
+      const bounded = work instanceof Promise && deps.deadline ? deps.deadline(work, envelope.operation) : work;
+      const result = bounded instanceof Promise ? await bounded.catch((err: unknown) => cancelled(cancel, err)) : bounded;
       parts = answerParts(result);
       // Kept parts are shared by later answers, so none is written in place.
       if (cache) parts = { ...parts, spare: undefined };
@@ -92,6 +97,13 @@ export async function answerQuery(
   } catch (err) {
     return errorAnswer(deps, err, operation, snapshot);
   }
+}
+
+/** Marks the operation's work cancelled with `err` as the reason, and throws `err` on. */
+function cancelled(cancel: { aborted: boolean; reason?: unknown }, err: unknown): never {
+  cancel.aborted = true;
+  cancel.reason = err;
+  throw err;
 }
 
 /** The canonical error answer for any thrown value (bugs get a generic sentence; their stack is for the host's log). */

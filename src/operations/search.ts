@@ -5,10 +5,12 @@ import type { ParsedQuery } from '../search/grammar.ts';
 import { LazySearchIndex, OlderSearchIndex, type BlockSource } from '../search/load.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { sectionsFor } from '../search/needs.ts';
-import { runSearch } from '../search/query.ts';
+import { runSearchSliced } from '../search/query.ts';
+import { platformPause } from '../search/slices.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
-import { refusingCostlyQueries, SearchUnavailable } from './errors.ts';
+import { queryOverLimit, SearchUnavailable } from './errors.ts';
+import { QueryCostError } from '../search/cost.ts';
 import { parseSearchQuery } from './search-query.ts';
 import { JsonBytes, type DataOf, type OperationContext, type OperationResult } from './types.ts';
 
@@ -103,7 +105,10 @@ export function prepareSearch(input: SearchInput): PreparedSearch {
 export async function search(input: PreparedSearch, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.search'>>> {
   const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
-  const outcome = refusingCostlyQueries(() => runSearch(loaded.index, input));
+  // In slices that give the loop back (the host's turns), stopped at the deadline.
+  const outcome = await runSearchSliced(loaded.index, input, { pause: ctx.pause ?? platformPause, ...(ctx.cancel && { cancel: ctx.cancel }) }).catch((err: unknown) => {
+    throw err instanceof QueryCostError ? queryOverLimit(err) : err;
+  });
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
   const offset = (input.page - 1) * input.pageSize;
   return {

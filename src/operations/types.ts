@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Facet, OperationName, Page, RequestedFacet, ResponseSchemas } from '../contract/index.ts';
 import type { ShardLines, Snapshot } from '../snapshot/index.ts';
 import type { CursorCodec } from './cursor.ts';
+import type { Cancellation } from '../search/slices.ts';
 
 /**
  * JSON that is already bytes (a record cut from its shard, a list of them), sent as it is. `T` is the type of the
@@ -110,6 +111,13 @@ export type OperationContext = {
    * operations whose answers are not kept after they are sent.
    */
   allocate?: (size: number) => Uint8Array;
+  /**
+   * Where a long operation (a search) gives the event loop back between its slices: the host's turn queue; the
+   * platform's yield when absent (src/search/slices.ts).
+   */
+  pause?: () => Promise<void>;
+  /** Aborted once the operation's deadline has passed: a long operation stops at its next yield point. */
+  cancel?: Cancellation;
 };
 
 /** The `data` member of an operation's answer, from the contract's response schema. */

@@ -3,6 +3,7 @@ import { MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
 import type { DocSet } from './facets.ts';
 import { topCounts } from './facets.ts';
 import type { SearchIndex } from './model.ts';
+import { runSteps, slicesOf, type Steps } from './slices.ts';
 
 export { FACET_FIELDS } from '../contract/operations.ts';
 export type FacetField = (typeof FACET_FIELDS)[number];
@@ -12,16 +13,27 @@ export type FacetValueOut = { value: string | number | boolean; count: number; l
 export type FacetOut = { field: FacetField; values: FacetValueOut[] };
 
 /**
- * One field: its counts per id over the matches (each a tight pass over one column), and what each id shows.
- * Ids are dictionary indexes (value order), years, or 0/1 for false/true.
+ * One field: the column counted over the matches (a tight pass, in slices), `fold` turning its counts per stored
+ * value into counts per shown id, and what each id shows. Ids are dictionary indexes (value order), years, or 0/1
+ * for false/true.
  */
-type Column = { counts: (docs: DocSet) => Uint32Array; value: (id: number) => string | number | boolean; label?: (id: number) => string | undefined };
+type Column = {
+  col: Values;
+  size: number;
+  fold?: (counts: Uint32Array) => Uint32Array;
+  value: (id: number) => string | number | boolean;
+  label?: (id: number) => string | undefined;
+};
 
 type Values = Uint8Array | Uint16Array | Uint32Array;
 
 /** How many matches have each value below `size` of a column (a column's "none" is at or past `size`). */
 export function countColumn(col: Values, docs: DocSet, size: number): Uint32Array {
-  const counts = new Uint32Array(size);
+  return countInto(col, docs, new Uint32Array(size));
+}
+
+/** Adds the matches' values below `counts.length` of a column to `counts`. */
+function countInto(col: Values, docs: DocSet, counts: Uint32Array): Uint32Array {
   // One kernel per column type, each kept monomorphic for the optimizer.
   if (col instanceof Uint8Array) count8(col, docs, counts);
   else if (col instanceof Uint16Array) count16(col, docs, counts);
@@ -90,14 +102,16 @@ function receivedYearOf(index: SearchIndex): Uint16Array {
 
 function columnOf(index: SearchIndex, field: FacetField): Column {
   const dictionary = (col: Values, values: readonly string[], label?: (id: number) => string | undefined): Column => ({
-    counts: (docs) => countColumn(col, docs, values.length),
+    col,
+    size: values.length,
     value: (id) => values[id]!,
     label,
   });
   // The flags byte's 256 values counted, then folded into no (id 0) and yes (id 1).
   const flag = (shift: number, yes: string | boolean, no: string | boolean): Column => ({
-    counts: (docs) => {
-      const bytes = countColumn(index.docFlags, docs, 256);
+    col: index.docFlags,
+    size: 256,
+    fold: (bytes) => {
       const counts = new Uint32Array(2);
       for (let b = 0; b < 256; b++) {
         const v = (b >> shift) & 3;
@@ -108,8 +122,9 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
     value: (id) => (id === 1 ? yes : no),
   });
   const years = (col: Uint16Array): Column => ({
-    counts: (docs) => {
-      const counts = countColumn(col, docs, MAX_YEAR + 1);
+    col,
+    size: MAX_YEAR + 1,
+    fold: (counts) => {
       counts[0] = 0; // no date
       return counts;
     },
@@ -129,8 +144,9 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
     case 'deviceClass':
       // Product codes counted, then folded into their classes.
       return {
-        counts: (docs) => {
-          const codes = countColumn(index.docCode, docs, index.codes.length);
+        col: index.docCode,
+        size: index.codes.length,
+        fold: (codes) => {
           const counts = new Uint32Array(index.classes.length);
           for (let c = 0; c < codes.length; c++) {
             const k = index.codeClass[c]!;
@@ -162,14 +178,21 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
  * ascending; `order: "value"` lists values ascending (years as numbers). Dictionary ids are in value order, so
  * "value ascending" is "id ascending" for every field. `size` null lists every value.
  */
-export function countFacetFields(
-  index: SearchIndex,
-  docs: DocSet,
-  requests: readonly FacetRequest[],
-): FacetOut[] {
-  return requests.map((req) => {
+export function countFacetFields(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[]): FacetOut[] {
+  return runSteps(countFacetFieldsSteps(index, docs, requests, Infinity));
+}
+
+/** `countFacetFields` with a yield point every `sliceDocs` documents counted and after each field (slices.ts). */
+export function* countFacetFieldsSteps(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[], sliceDocs: number): Steps<FacetOut[]> {
+  const out: FacetOut[] = [];
+  for (const req of requests) {
     const column = columnOf(index, req.field);
-    const counts = column.counts(docs);
+    const stored = new Uint32Array(column.size);
+    for (const slice of slicesOf(docs, sliceDocs)) {
+      countInto(column.col, slice, stored);
+      yield;
+    }
+    const counts = column.fold ? column.fold(stored) : stored;
     const size = req.size ?? counts.length;
     let picked: [number, number][];
     if (req.order === 'count') picked = topCounts(counts, size);
@@ -177,12 +200,14 @@ export function countFacetFields(
       picked = [];
       for (let id = 0; id < counts.length && picked.length < size; id++) if (counts[id]! > 0) picked.push([id, counts[id]!]);
     }
-    return {
+    out.push({
       field: req.field,
       values: picked.map(([id, count]) => {
         const label = column.label?.(id);
         return label === undefined ? { value: column.value(id), count } : { value: column.value(id), count, label };
       }),
-    };
-  });
+    });
+    yield;
+  }
+  return out;
 }

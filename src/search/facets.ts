@@ -382,6 +382,9 @@ function yearCounts(index: SearchIndex, docs: DocSet, years: Uint32Array): Uint3
  * [from, to) are read (every other count must be 0).
  */
 export function topCounts(counts: Uint32Array, k: number, from = 0, to = counts.length): [number, number][] {
+  // A long list (a facet at `size: null` asks for every value) is sorted once: insertion into the list below costs a
+  // move of the list per id, quadratic in the number of values.
+  if (k > TOP_BY_INSERTION) return topBySort(counts, k, from, to);
   const best: [number, number][] = [];
   // The count an id must beat to enter: 0 until the list is full, then its last count (ids come ascending, so a tie
   // never enters). One comparison for most ids.
@@ -395,6 +398,38 @@ export function topCounts(counts: Uint32Array, k: number, from = 0, to = counts.
     best.splice(at, 0, [id, count]);
     if (best.length === k) floor = best[k - 1]![1];
   }
+  return best;
+}
+
+/** Above this many values asked for, `topCounts` sorts the non-zero ids instead of inserting into a short list. */
+const TOP_BY_INSERTION = 32;
+
+function topBySort(counts: Uint32Array, k: number, from: number, to: number): [number, number][] {
+  let n = 0;
+  let most = 0;
+  for (let id = from; id < to; id++) {
+    if (counts[id]! > 0) n++;
+    most = Math.max(most, counts[id]!);
+  }
+  const best: [number, number][] = [];
+  if (most < 2 ** 20) {
+    // Count descending then id ascending is the ascending order of (2^20 - count) × 2^32 + id: exact below 2^53, and a
+    // typed array of numbers sorts without calling a comparison function.
+    const keys = new Float64Array(n);
+    n = 0;
+    for (let id = from; id < to; id++) if (counts[id]! > 0) keys[n++] = (2 ** 20 - counts[id]!) * 2 ** 32 + id;
+    keys.sort();
+    for (let i = 0; i < keys.length && i < k; i++) {
+      const id = keys[i]! % 2 ** 32;
+      best.push([id, counts[id]!]);
+    }
+    return best;
+  }
+  const ids = new Uint32Array(n);
+  n = 0;
+  for (let id = from; id < to; id++) if (counts[id]! > 0) ids[n++] = id;
+  ids.sort((a, b) => counts[b]! - counts[a]! || a - b);
+  for (let i = 0; i < ids.length && i < k; i++) best.push([ids[i]!, counts[ids[i]!]!]);
   return best;
 }
 

@@ -1,15 +1,16 @@
 import type { Facet } from '../contract/envelope.ts';
-import { WORK_BUDGET, withWorkBudget } from './budget.ts';
+import { stepsLeft, WORK_BUDGET, withWorkBudget } from './budget.ts';
 import { checkQueryCost } from './cost.ts';
 import { denseSearch } from './dense.ts';
 import { matchParsed } from './evaluate.ts';
-import { countFacetFields, type FacetOut, type FacetRequest } from './facet-fields.ts';
+import { countFacetFieldsSteps, type FacetOut, type FacetRequest } from './facet-fields.ts';
 import { countFacets, type DocSet } from './facets.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
 import { matchDocuments, type Matches } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
 import { orderPage, orderRange, type Sort } from './sort.ts';
+import { runSliced, runSteps, SLICE_DOCS, type Slicing, type Steps } from './slices.ts';
 import { reviewStats, type ReviewStats } from './stats.ts';
 import { queryWords } from './tokenize.ts';
 
@@ -100,26 +101,55 @@ const isExtended = (req: Parsed<SearchRequest>): boolean =>
  * One search over a loaded index: pure, synchronous, and the same request always gives the same outcome. Refuses a
  * query over a limit as `matchesOf` does; `budget` is the work budget's steps (tests give smaller ones).
  */
-export function runSearch(index: SearchIndex, request: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
-  const req = withParse(request);
-  checkQueryCost(req.parsed, index);
-  return withWorkBudget(budget, () => searchWithin(index, req));
+export function runSearch(index: SearchIndex, req: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
+  return runSteps(searchSteps(index, req, budget, Infinity));
 }
 
-function searchWithin(index: SearchIndex, req: Parsed<SearchRequest>): SearchOutcome {
-  if (isExtended(req)) return runExtended(index, req);
+/**
+ * `runSearch` in slices (slices.ts): the same outcome, with the event loop given back between the phases of the
+ * search and between slices of its facet counts, and stopped at the first yield point after `slicing.cancel` is
+ * aborted (it then rejects with the cancellation's reason).
+ */
+export function runSearchSliced(index: SearchIndex, req: SearchRequest, slicing: Slicing, budget: number = WORK_BUDGET): Promise<SearchOutcome> {
+  return runSliced(searchSteps(index, req, budget, slicing.sliceDocs ?? SLICE_DOCS), slicing);
+}
+
+/**
+ * The work budget across the synchronous phases of one search. The budget's counter is the evaluation running now,
+ * so it is set around each phase (never across a yield point, where another search may run) and what is left carried
+ * to the next.
+ */
+function budgeted(steps: number): <T>(phase: () => T) => T {
+  let left = steps;
+  return (phase) =>
+    withWorkBudget(left, () => {
+      const out = phase();
+      left = stepsLeft();
+      return out;
+    });
+}
+
+function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number, sliceDocs: number): Steps<SearchOutcome> {
+  const req = withParse(request);
+  checkQueryCost(req.parsed, index);
+  const charged = budgeted(budget);
+  if (isExtended(req)) return yield* extendedSteps(index, req, charged, sliceDocs);
   const words = queryWords(req.query);
   const offset = (req.page - 1) * req.pageSize;
   if (words.length === 0 && req.applicant === null && req.productCode === null) return browse(index, req, offset);
 
-  const matches = matchDocuments(index, {
-    words,
-    applicant: req.applicant,
-    productCode: req.productCode,
-    yearFrom: req.yearFrom,
-    yearTo: req.yearTo,
-  });
+  const matches = charged(() =>
+    matchDocuments(index, {
+      words,
+      applicant: req.applicant,
+      productCode: req.productCode,
+      yearFrom: req.yearFrom,
+      yearTo: req.yearTo,
+    }),
+  );
+  yield;
   const page = pageOf(matches.docs, matches.scores, offset, req.pageSize);
+  yield;
   return {
     total: matches.docs.length,
     kNumbers: kNumbersOf(index, page),
@@ -141,14 +171,16 @@ function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchO
   return { total, kNumbers, facets };
 }
 
-function runExtended(index: SearchIndex, req: Parsed<SearchRequest>): SearchOutcome {
+function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged: <T>(phase: () => T) => T, sliceDocs: number): Steps<SearchOutcome> {
   const offset0 = (req.page - 1) * req.pageSize;
   if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
     const parsed = req.parsed;
-    const dense = parsed.plain ? null : denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize);
+    const dense = parsed.plain ? null : charged(() => denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize));
     if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
+    yield;
   }
-  const matches = matchesWithin(index, req, req.parsed);
+  const matches = charged(() => matchesWithin(index, req, req.parsed));
+  yield;
   const offset = (req.page - 1) * req.pageSize;
   const set = asDocSet(matches);
   let page: Uint32Array;
@@ -160,18 +192,22 @@ function runExtended(index: SearchIndex, req: Parsed<SearchRequest>): SearchOutc
     total = matches.hi - matches.lo;
     page = orderRange(index, matches.lo, matches.hi, req.sort ?? 'relevance', offset, req.pageSize);
   }
+  yield;
   const everything = !('docs' in matches) && matches.lo === 0 && matches.hi === index.docCount;
   const outcome: SearchOutcome = {
     total,
     kNumbers: kNumbersOf(index, page),
     facets:
       req.facets !== undefined
-        ? countFacetFields(index, set, req.facets)
+        ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs)
         : everything
           ? structuredClone(facetsOfEverything(index))
           : countFacets(index, set),
   };
-  if (req.stats) outcome.stats = reviewStats(index, set);
+  if (req.stats) {
+    yield;
+    outcome.stats = reviewStats(index, set);
+  }
   return outcome;
 }
 

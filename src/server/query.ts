@@ -37,7 +37,7 @@ export function queryRunner(deps: QueryDeps): QueryRun {
   const core = coreDeps(deps);
   return (snapshot, body, contentType, connection, onOperation) =>
     deps.turns
-      .run(connection, () => (connection.destroyed ? Promise.resolve(null) : answerQuery(core, snapshot, body, contentType, onOperation)))
+      .run(connection, (pause) => (connection.destroyed ? Promise.resolve(null) : answerQuery(core, snapshot, body, contentType, onOperation, pause)))
       .catch((err: unknown) => errorAnswer(deps, err, null, snapshot));
 }
 

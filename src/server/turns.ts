@@ -12,34 +12,51 @@
  * request behind all of its own.
  */
 export type Turns = {
-  /** Runs `job` when its connection's turn comes, and settles as the job does. */
-  run<T>(owner: object, job: () => Promise<T>): Promise<T>;
-  /** Requests waiting for their turn (for tests and the health of the queue). */
+  /**
+   * Runs `job` when its connection's turn comes, and settles as the job does. A long job (a search in slices) awaits
+   * `pause()` between its slices: the rest of it becomes its connection's next request, so every other connection's
+   * request waiting now is served before it goes on, and the loop gets back to the network once the turn's budget is
+   * spent. A job that never pauses keeps the queue until it settles.
+   */
+  run<T>(owner: object, job: (pause: Pause) => Promise<T>): Promise<T>;
+  /** Requests waiting for their turn, paused jobs included (for tests and the health of the queue). */
   readonly waiting: number;
 };
 
-type Job = () => Promise<void>;
+/** Gives up the job's turn; resolves when its turn comes again. */
+export type Pause = () => Promise<void>;
+
+/** One step of a job: resolves when the job settles or pauses. */
+type Step = () => Promise<void>;
 
 export function createTurns(
   budgetMs: number,
   schedule: (drain: () => void) => void = setImmediate,
   now: () => number = () => performance.now(),
+  /**
+   * A job that pauses before it has run this long in its turn goes on at once: giving up a turn costs a round of the
+   * queue, which only a long job should pay (tests give 0: every pause gives the turn up).
+   */
+  sliceMs: number = budgetMs,
 ): Turns {
   if (!(budgetMs > 0)) throw new Error(`Expected \`turnBudgetMs\` to be a number above 0, got ${budgetMs}`);
   // Insertion order is the round: a connection served and still waiting is moved to the end.
-  const queues = new Map<object, Job[]>();
+  const queues = new Map<object, Step[]>();
   let waiting = 0;
   let scheduled = false;
+  // When the step running now began (one step runs at a time).
+  let stepStarted = 0;
 
   const drain = async (): Promise<void> => {
     const ends = now() + budgetMs;
     while (queues.size > 0) {
-      const [owner, queue] = queues.entries().next().value as [object, Job[]];
-      const job = queue.shift()!;
+      const [owner, queue] = queues.entries().next().value as [object, Step[]];
+      const step = queue.shift()!;
       queues.delete(owner);
       if (queue.length > 0) queues.set(owner, queue);
       waiting--;
-      await job();
+      stepStarted = now();
+      await step();
       if (now() >= ends) break;
     }
     scheduled = false;
@@ -49,23 +66,36 @@ export function createTurns(
     scheduled = true;
     schedule(() => void drain());
   };
+  /** `first`: the rest of a paused job, which goes before its connection's later requests (answered in order). */
+  const enqueue = (owner: object, step: Step, first: boolean) => {
+    const queue = queues.get(owner);
+    if (!queue) queues.set(owner, [step]);
+    else if (first) queue.unshift(step);
+    else queue.push(step);
+    waiting++;
+    if (!scheduled) later();
+  };
 
   return {
-    run<T>(owner: object, job: () => Promise<T>): Promise<T> {
+    run<T>(owner: object, job: (pause: Pause) => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        const queue = queues.get(owner);
+        // Ends the step running now: the drain goes on to the next request.
+        let stepDone = () => {};
+        const pause: Pause = () =>
+          now() - stepStarted < sliceMs
+            ? Promise.resolve()
+            : new Promise<void>((resume) => {
+            const done = stepDone;
+            enqueue(owner, () => new Promise<void>((next) => ((stepDone = next), resume())), true);
+            done();
+          });
         // Never rejects: a failed job settles its own request and the queue goes on.
-        const wrapped: Job = async () => {
-          try {
-            resolve(await job());
-          } catch (err) {
-            reject(err);
-          }
-        };
-        if (queue) queue.push(wrapped);
-        else queues.set(owner, [wrapped]);
-        waiting++;
-        if (!scheduled) later();
+        const start: Step = () =>
+          new Promise<void>((next) => {
+            stepDone = next;
+            new Promise<T>((settle) => settle(job(pause))).then(resolve, reject).finally(() => stepDone());
+          });
+        enqueue(owner, start, false);
       });
     },
     get waiting() {

@@ -5,7 +5,8 @@ import { FACET_FIELDS, SORTS, toClearanceRecord, type ClearanceRecord } from '..
 import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts';
 import { parseQuery, QueryError } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { runSearch, runSearchSliced, type SearchRequest } from '../../src/search/query.ts';
+import { SearchCancelled } from '../../src/search/slices.ts';
 import { compareKeys, orderPage, orderRange, pickPage, sortKey, type Way } from '../../src/search/sort.ts';
 import { naiveExtended } from './naive-query.ts';
 
@@ -234,5 +235,66 @@ describe('the query grammar', () => {
         { negate: false, kind: 'field', qualifier: { field: 'code', code: 'DTB' } },
       ],
     ]);
+  });
+});
+
+describe('the query language in slices', () => {
+  it('gives what a plain scan gives when run in slices of one to three documents', async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCorpus, arbQuery, fc.constantFrom(undefined, ...SORTS), arbFacets, fc.boolean(), fc.integer({ min: 1, max: 3 }), async (corpus, query, sort, facets, stats, sliceDocs) => {
+        const ix = indexOf(corpus, TYPES, CLASSES);
+        const req = { query, applicant: null, productCode: null, yearFrom: null, yearTo: null };
+        const expected = naiveExtended(corpus, TYPES, CLASSES, { ...req, sort, facets, stats });
+        let pauses = 0;
+        const got = await runSearchSliced(
+          ix,
+          { ...req, page: 1, pageSize: 50, ...(sort && { sort }), ...(facets && { facets }), ...(stats && { stats }) } as SearchRequest,
+          { pause: async () => void pauses++, sliceDocs },
+        );
+        expect(got.kNumbers).toEqual(expected.kNumbers);
+        expect(got.total).toBe(expected.kNumbers.length);
+        if (facets) {
+          expect(got.facets).toEqual(expected.facets);
+          // Every field counted in slices: at least one pause per slice of the matches.
+          expect(pauses).toBeGreaterThanOrEqual(facets.length * Math.ceil(expected.kNumbers.length / sliceDocs));
+        }
+        if (stats) expect(got.stats).toEqual(expected.stats);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('stops at the first yield point after it is cancelled, and does no more slices', async () => {
+    const corpus = fc.sample(fc.tuple(...Array.from({ length: 35 }, (_, i) => arbRecord(i * 7 + 1))), { numRuns: 1, seed: 510 })[0]!;
+    const ix = indexOf(corpus, TYPES, CLASSES);
+    const facets = FACET_FIELDS.map((field) => ({ field, size: null, order: 'count' as const }));
+    const req: SearchRequest = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, facets };
+    // Uncancelled, the same search takes one slice per document per field.
+    let whole = 0;
+    await runSearchSliced(ix, req, { pause: async () => void whole++, sliceDocs: 1 });
+    expect(whole).toBeGreaterThanOrEqual(corpus.length * facets.length);
+
+    const cancel = { aborted: false, reason: undefined as unknown };
+    let pauses = 0;
+    let afterCancel = 0;
+    const run = runSearchSliced(ix, req, {
+      sliceDocs: 1,
+      cancel,
+      pause: async () => {
+        if (cancel.aborted) afterCancel++;
+        if (++pauses === 10) cancel.aborted = true;
+      },
+    });
+    await expect(run).rejects.toBeInstanceOf(SearchCancelled);
+    expect(pauses).toBe(10);
+    expect(afterCancel).toBe(0);
+
+    // A reason given with the cancellation is what the search rejects with.
+    const reason = new Error('did not finish within 30000 ms');
+    const aborted = new AbortController();
+    let more = 0;
+    const stopped = runSearchSliced(ix, req, { sliceDocs: 1, cancel: aborted.signal, pause: async () => void (++more === 3 && aborted.abort(reason)) });
+    await expect(stopped).rejects.toBe(reason);
+    expect(more).toBe(3);
   });
 });

@@ -25,3 +25,36 @@ describe('topOfIds', () => {
     expect(topCounts(counts, 10, 3, 4)).toEqual([[3, 1]]);
   });
 });
+
+describe('topCounts', () => {
+  it('lists the k highest non-zero counts, count descending then id ascending, for any k (a plain sort of the counts)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 400 }), fc.integer({ min: 1, max: 500 }), (values, k) => {
+        const counts = Uint32Array.from(values);
+        const expected = values
+          .map((count, id) => [id, count] as [number, number])
+          .filter(([, count]) => count > 0)
+          .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+          .slice(0, k);
+        expect(topCounts(counts, k)).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('topCounts with counts of a million and more', () => {
+  it('orders by count then id whichever way it sorts', () => {
+    const values = Array.from({ length: 200 }, (_, id) => (id % 7 === 0 ? 0 : ((id * 7919) % 13) * 250_000 + (id % 3)));
+    const counts = Uint32Array.from(values);
+    const expected = values
+      .map((count, id) => [id, count] as [number, number])
+      .filter(([, count]) => count > 0)
+      .sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    expect(topCounts(counts, 500)).toEqual(expected);
+    const small = Uint32Array.from(values.map((v) => v % 1000));
+    expect(topCounts(small, 100)).toEqual(
+      [...small].map((count, id) => [id, count] as [number, number]).filter(([, c]) => c > 0).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 100),
+    );
+  });
+});

@@ -68,6 +68,76 @@ describe('turns', () => {
     await expect(fine).resolves.toBe(42);
   });
 
+  it('serves a request that arrives while a long job runs between the slices of that job, not after all of it', async () => {
+    const loop = manual();
+    let clock = 0;
+    // A slice takes 1 ms on this clock: a turn runs three of them.
+    const turns = createTurns(3, loop.schedule, () => clock, 0);
+    const events: string[] = [];
+    let slices = 0;
+    let arrive: () => void = () => {};
+    const arrived = new Promise<void>((r) => (arrive = r));
+    const long = turns.run({}, async (pause) => {
+      for (let i = 0; i < 200; i++) {
+        slices++;
+        clock++;
+        if (i === 5) arrive();
+        await pause();
+      }
+      events.push('long done');
+    });
+    const meta = arrived.then(() => turns.run({}, async () => void events.push(`meta done after ${slices} slices`)));
+    for (let i = 0; i < 500 && loop.turns() > 0; i++) await loop.turn();
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatch(/^meta done after \d+ slices$/);
+    expect(events[1]).toBe('long done');
+    expect(Number(events[0]!.split(' ')[3])).toBeLessThan(10);
+    await Promise.all([long, meta]);
+  });
+
+  it("goes on with a paused job before its own connection's later requests, and gives the loop back at the budget", async () => {
+    const loop = manual();
+    let clock = 0;
+    const turns = createTurns(5, loop.schedule, () => clock, 0);
+    const owner = {};
+    const order: string[] = [];
+    const long = turns.run(owner, async (pause) => {
+      for (let i = 0; i < 4; i++) {
+        order.push(`slice ${i}`);
+        clock += 2;
+        await pause();
+      }
+      order.push('long done');
+    });
+    const next = turns.run(owner, async () => void order.push('next'));
+    await loop.turn();
+    // 2 ms a slice against a 5 ms budget: the turn ends after the third slice.
+    expect(order).toEqual(['slice 0', 'slice 1', 'slice 2']);
+    expect(loop.turns()).toBe(1);
+    await loop.turn();
+    await Promise.all([long, next]);
+    expect(order).toEqual(['slice 0', 'slice 1', 'slice 2', 'slice 3', 'long done', 'next']);
+  });
+
+  it('lets a job that pauses early in its turn go on without giving the turn up', async () => {
+    const loop = manual();
+    let clock = 0;
+    const turns = createTurns(5, loop.schedule, () => clock, 2);
+    const order: string[] = [];
+    const long = turns.run({}, async (pause) => {
+      order.push('a');
+      await pause(); // 0 ms into its turn: goes on
+      order.push('b');
+      clock += 2;
+      await pause(); // 2 ms: gives the turn up
+      order.push('c');
+    });
+    const other = turns.run({}, async () => void order.push('other'));
+    await loop.turn();
+    await Promise.all([long, other]);
+    expect(order).toEqual(['a', 'b', 'other', 'c']);
+  });
+
   it('refuses a budget that is not above 0', () => {
     expect(() => createTurns(0)).toThrow(/turnBudgetMs/);
   });
