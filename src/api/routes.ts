@@ -1,5 +1,7 @@
 import { ApiError } from './errors.ts';
+import { answerChanges } from './changes.ts';
 import { answerExport } from './export.ts';
+import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { QueryDeps } from './query.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -111,6 +113,8 @@ export const ROUTES = [
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
   { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll },
+  { id: 'changes', path: '/v1/changes', methods: ['GET'], refuseOtherMethods: false, handler: answerChanges },
+  { id: 'feed', path: '/v1/feed', methods: ['GET'], refuseOtherMethods: false, handler: answerFeed },
   { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
 ] as const satisfies readonly Route[];
 
