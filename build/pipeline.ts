@@ -10,6 +10,7 @@ import { ingest } from './merge/ingest.ts';
 import { createReporter, silentReporter, type Reporter } from './progress/reporter.ts';
 import { makeStagingDir, publishSnapshot, snapshotDirName } from './publish/publish.ts';
 import { readLookups } from './sources/lookups.ts';
+import { writeStaticFeeds } from './feeds/static.ts';
 import { readSources } from './sources/read.ts';
 import { recordShards, writeProductCodeShards, writeRecordShards } from './write/shards.ts';
 import { sha256Hex } from '../src/snapshot/files.ts';
@@ -180,6 +181,11 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     reporter.end(`${entries.length} product codes`);
 
     const deviceTypes = new Map(entries.map((e) => [e.productCode, e.deviceType]));
+    reporter.stage('static feeds');
+    const panelCodes = new Map([...(await readLookups()).committees].map(([code, name]) => [name, code]));
+    const feeds = writeStaticFeeds({ records, history, deviceTypes, panelCodes, generatedAt }, writer);
+    reporter.end(`${feeds.files} feeds`);
+
     reporter.stage('search index');
     await writeSearchIndex(records, deviceTypes, writer, new Map(entries.map((e) => [e.productCode, e.deviceClass])));
     await writer.flush();
