@@ -45,7 +45,9 @@ export function feedRequestOf(request: RouteRequest): FeedRequest {
   if (kind !== 'new' && kind !== 'removed') throw badParam('kind', 'must be "new" or "removed"');
   const raw = exportInputOf(request.url);
   for (const name of FEED_ONLY) delete raw[name];
+  // The whole set is searched; the feed's own limit cuts it after ordering.
   raw.format = 'ndjson';
+  raw.limit = null;
   const input = checkedExportInput(raw, 'GET /v1/feed');
   if (kind === 'removed' && input.query.trim() !== '') {
     throw badParam('query', 'cannot be given with kind=removed (removed records are no longer searchable); filter them by productCode, applicant or years');
