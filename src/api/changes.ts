@@ -1,7 +1,12 @@
 import { ApiError } from '../operations/errors.ts';
 import type { ChangeSet } from '../contract/history.ts';
 import { historyOf } from './history.ts';
-import type { RouteAnswer, RouteHandler } from './routes.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+
+/** What the feed and change routes read of a request (routes.ts's RouteRequest has these). */
+export type GetRequest = { readonly url: string; readonly query: URLSearchParams; header(name: string): string | undefined };
+/** A whole answer: routes.ts sends it as its `bytes` kind. */
+export type BytesAnswer = { status: number; body: Uint8Array; headers: Record<string, string> };
 
 /**
  * GET /v1/changes?since=<date or time>[&format=json|ndjson]: the change sets of the snapshot's history after `since`,
@@ -54,7 +59,7 @@ function changeLines(set: ChangeSet): unknown[] {
   return set.changes.map((c) => ({ at: set.at, ...c }));
 }
 
-export const answerChanges: RouteHandler = async (request, { snapshot }): Promise<RouteAnswer> => {
+export async function answerChanges(request: GetRequest, snapshot: Snapshot | null): Promise<BytesAnswer> {
   const { query } = request;
   onlyParams(query, PARAMS, 'GET /v1/changes');
   const since = parseSince(oneParam(query, 'since'));
@@ -74,7 +79,7 @@ export const answerChanges: RouteHandler = async (request, { snapshot }): Promis
   };
   if (format === 'ndjson') {
     const body = encoder.encode(sets.flatMap(changeLines).map((c) => `${JSON.stringify(c)}\n`).join(''));
-    return { kind: 'bytes', status: 200, body, headers: { ...headers, 'Content-Type': 'application/x-ndjson; charset=utf-8' } };
+    return { status: 200, body, headers: { ...headers, 'Content-Type': 'application/x-ndjson; charset=utf-8' } };
   }
   const value = {
     snapshot: snapshot.id,
@@ -82,5 +87,5 @@ export const answerChanges: RouteHandler = async (request, { snapshot }): Promis
     completeSince,
     sets: sets.map((s) => ({ at: s.at, previousAt: s.previousAt, baseline: s.baseline, records: s.records, counts: s.counts, changes: s.changes })),
   };
-  return { kind: 'bytes', status: 200, body: encoder.encode(JSON.stringify(value)), headers };
-};
+  return { status: 200, body: encoder.encode(JSON.stringify(value)), headers };
+}

@@ -6,10 +6,9 @@ import { kNumberText, matchesOf, matchList } from '../search/query.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { atomFeed, jsonFeed, type FeedKind, type FeedRecord } from '../feeds/render.ts';
-import { badParam, oneParam } from './changes.ts';
+import { badParam, oneParam, type BytesAnswer, type GetRequest } from './changes.ts';
 import { checkedExportInput, exportInputOf } from './export.ts';
 import { historyOf, type LoadedHistory } from './history.ts';
-import type { RouteAnswer, RouteHandler, RouteRequest } from './routes.ts';
 
 /**
  * GET /v1/feed: the newest matches of a search as Atom 1.0 (`format=atom`, the default) or JSON Feed 1.1
@@ -30,7 +29,7 @@ type Format = keyof typeof FORMATS;
 
 export type FeedRequest = { input: ExportInput; format: Format; limit: number; kind: FeedKind };
 
-export function feedRequestOf(request: RouteRequest): FeedRequest {
+export function feedRequestOf(request: GetRequest): FeedRequest {
   const { query } = request;
   for (const name of NOT_FOR_FEEDS) if (query.has(name)) throw badParam(name, 'is not a parameter of GET /v1/feed (a feed is always newest first)');
   const format = oneParam(query, 'format') ?? 'atom';
@@ -165,7 +164,7 @@ async function titleOf(snapshot: Snapshot, req: FeedRequest): Promise<string> {
 }
 
 /** The origin the client asked, for absolute links: the Host header, https unless it is this machine or a proxy says. */
-function originOf(request: RouteRequest): string | null {
+function originOf(request: GetRequest): string | null {
   const host = request.header('host');
   if (!host || !/^[A-Za-z0-9.\-:[\]]+$/.test(host)) return null;
   const forwarded = request.header('x-forwarded-proto');
@@ -195,7 +194,7 @@ function fnv(text: string): string {
   return h.toString(16).padStart(8, '0');
 }
 
-function notModified(request: RouteRequest, etag: string, lastModifiedMs: number): boolean {
+function notModified(request: GetRequest, etag: string, lastModifiedMs: number): boolean {
   const match = request.header('if-none-match');
   if (match !== undefined) {
     return match
@@ -211,7 +210,7 @@ function notModified(request: RouteRequest, etag: string, lastModifiedMs: number
 
 const encoder = new TextEncoder();
 
-export const answerFeed: RouteHandler = async (request, { snapshot }): Promise<RouteAnswer> => {
+export async function answerFeed(request: GetRequest, snapshot: Snapshot | null): Promise<BytesAnswer> {
   const req = feedRequestOf(request);
   if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
   const origin = originOf(request);
@@ -226,7 +225,7 @@ export const answerFeed: RouteHandler = async (request, { snapshot }): Promise<R
     'X-Snapshot-Token': snapshot.id,
     'Access-Control-Expose-Headers': 'ETag, Last-Modified, X-Snapshot-Token',
   };
-  if (notModified(request, etag, Date.parse(updated))) return { kind: 'bytes', status: 304, body: new Uint8Array(0), headers };
+  if (notModified(request, etag, Date.parse(updated))) return { status: 304, body: new Uint8Array(0), headers };
   const history = await historyOf(snapshot);
   const records = req.kind === 'removed' ? await removedRecords(snapshot, history, req) : await newRecords(snapshot, history, req);
   const base = origin ?? '';
@@ -240,5 +239,5 @@ export const answerFeed: RouteHandler = async (request, { snapshot }): Promise<R
     records,
   };
   const body = req.format === 'atom' ? atomFeed(feed) : jsonFeed(feed);
-  return { kind: 'bytes', status: 200, body: encoder.encode(body), headers: { ...headers, 'Content-Type': FORMATS[req.format] } };
-};
+  return { status: 200, body: encoder.encode(body), headers: { ...headers, 'Content-Type': FORMATS[req.format] } };
+}

@@ -107,14 +107,20 @@ const exportAll: RouteHandler = async (request, { snapshot, lendsChunks }) => {
   return { kind: 'stream', status: 200, headers: answer.headers, chunks: answer.chunks };
 };
 
+/** GET /v1/changes (src/api/changes.ts says what it answers). */
+const changes: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ...(await answerChanges(request, snapshot)) });
+
+/** GET /v1/feed (src/api/feed.ts says what it answers). */
+const feed: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ...(await answerFeed(request, snapshot)) });
+
 /** Every route of the API, in the order they are matched. */
 export const ROUTES = [
   { id: 'query', path: '/v1/query', methods: ['POST'], refuseOtherMethods: true, preflight: { allowHeaders: 'Content-Type', maxAgeSeconds: 86400 }, handler: 'host' },
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
   { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll },
-  { id: 'changes', path: '/v1/changes', methods: ['GET'], refuseOtherMethods: false, handler: answerChanges },
-  { id: 'feed', path: '/v1/feed', methods: ['GET'], refuseOtherMethods: false, handler: answerFeed },
+  { id: 'changes', path: '/v1/changes', methods: ['GET'], refuseOtherMethods: false, handler: changes },
+  { id: 'feed', path: '/v1/feed', methods: ['GET'], refuseOtherMethods: false, handler: feed },
   { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
 ] as const satisfies readonly Route[];
 
