@@ -126,9 +126,7 @@ const PLATFORM_HEADERS = new Set(['connection']);
 function jsonResponse(request: Request, status: number, body: Uint8Array, headers: Readonly<Record<string, string>> = {}): Response {
   const out = new Headers(JSON_HEADERS);
   for (const [name, value] of Object.entries(headers)) if (!PLATFORM_HEADERS.has(name.toLowerCase())) out.set(name, value);
-  // A 304 (a feed reader's conditional request) has no body by the Fetch standard, not even an empty one.
-  const bodyless = request.method === 'HEAD' || status === 304;
-  return new Response(bodyless ? null : (body as Uint8Array<ArrayBuffer>), { status, headers: out });
+  return new Response(request.method === 'HEAD' ? null : (body as Uint8Array<ArrayBuffer>), { status, headers: out });
 }
 
 function answered(request: Request, answer: QueryAnswer, watch: ManifestWatch, path: string): Response {
