@@ -69,7 +69,7 @@ export async function answerChanges(request: GetRequest, snapshot: Snapshot | nu
   const history = await historyOf(snapshot);
   const { completeSince } = history.index;
   if (since < completeSince) {
-    throw badParam('since', `is before the history kept, which goes back to ${completeSince} (${history.index.keepDays} days are kept); ask from then or later`);
+    throw badParam('since', `is before the history kept, which goes back to ${completeSince}; ask from then or later`);
   }
   const sets = await history.setsAfter(since);
   const headers: Record<string, string> = {

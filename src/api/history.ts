@@ -1,5 +1,4 @@
 import { ChangeSet, HISTORY_INDEX_PATH, HISTORY_RECORDS_PATH, HistoryIndex, HistoryRecords } from '../contract/history.ts';
-import { ApiError } from '../operations/errors.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
 /**
@@ -20,12 +19,18 @@ export type LoadedHistory = {
 const decoder = new TextDecoder();
 const loaded = new WeakMap<Snapshot, Promise<LoadedHistory>>();
 
-function unavailable(): ApiError {
-  return new ApiError('source_unavailable', 'This snapshot has no change history (it was built before history was kept); the next build starts one.');
+/**
+ * A snapshot built before history was kept: its records count as first seen at its generation time, and its
+ * history starts then with nothing in it (the next build's history starts from it the same way).
+ */
+function noHistory(snapshot: Snapshot): LoadedHistory {
+  const at = snapshot.manifest.generatedAt;
+  const index: HistoryIndex = { schemaVersion: 1, keepDays: 1, completeSince: at, baselineAt: at, sets: [], dropped: [] };
+  return { index, firstSeen: new Map(), firstSeenOf: () => at, updatedOf: () => at, setsAfter: async () => [] };
 }
 
 async function load(snapshot: Snapshot): Promise<LoadedHistory> {
-  if (!snapshot.fileEntry(HISTORY_INDEX_PATH) || !snapshot.fileEntry(HISTORY_RECORDS_PATH)) throw unavailable();
+  if (!snapshot.fileEntry(HISTORY_INDEX_PATH) || !snapshot.fileEntry(HISTORY_RECORDS_PATH)) return noHistory(snapshot);
   const json = async (path: string): Promise<unknown> => JSON.parse(decoder.decode(await snapshot.readFile(path, true)));
   const [index, records] = await Promise.all([json(HISTORY_INDEX_PATH).then((v) => HistoryIndex.parse(v)), json(HISTORY_RECORDS_PATH).then((v) => HistoryRecords.parse(v))]);
   const flat = (groups: Record<string, string[]>) => {
@@ -64,7 +69,7 @@ async function load(snapshot: Snapshot): Promise<LoadedHistory> {
   };
 }
 
-/** The snapshot's history, loaded once; source_unavailable when the snapshot has none. */
+/** The snapshot's history, loaded once. */
 export function historyOf(snapshot: Snapshot): Promise<LoadedHistory> {
   let history = loaded.get(snapshot);
   if (!history) {
