@@ -27,6 +27,14 @@ export type StaticFeedsInput = {
 class Newest {
   readonly items: FeedRecord[] = [];
   constructor(private readonly limit: number) {}
+  /** Whether a record first seen at `firstSeenAt` and decided on `decisionDate` could enter: a check before building it. */
+  wants(firstSeenAt: string, decisionDate: string | null): boolean {
+    const last = this.items[this.limit - 1];
+    if (!last) return true;
+    if (last.firstSeenAt !== firstSeenAt) return firstSeenAt > last.firstSeenAt;
+    return (decisionDate ?? '') >= (last.decisionDate ?? '');
+  }
+
   offer(r: FeedRecord): void {
     const items = this.items;
     if (items.length >= this.limit && compareNewest(r, items[items.length - 1]!) >= 0) return;
@@ -52,8 +60,19 @@ export function writeStaticFeeds(input: StaticFeedsInput, writer: SnapshotWriter
   const baselineAt = history.index.baselineAt;
   const all = new Newest(STATIC_FEED_LIMIT);
   const panels = new Map<string, { name: string; newest: Newest }>();
+  const codeOf = new Map<string, string>();
   for (const r of records) {
     const firstSeenAt = history.firstSeen.get(r.kNumber) ?? baselineAt;
+    let code: string | null = null;
+    if (r.advisoryCommittee) {
+      code = codeOf.get(r.advisoryCommittee) ?? panelFileCode(r.advisoryCommittee, panelCodes);
+      codeOf.set(r.advisoryCommittee, code);
+    }
+    let panel = code === null ? undefined : panels.get(code);
+    if (code !== null && !panel) panels.set(code, (panel = { name: r.advisoryCommittee as string, newest: new Newest(STATIC_FEED_LIMIT) }));
+    const inAll = all.wants(firstSeenAt, r.decisionDate);
+    const inPanel = panel !== undefined && panel.newest.wants(firstSeenAt, r.decisionDate);
+    if (!inAll && !inPanel) continue;
     const item: FeedRecord = {
       kNumber: r.kNumber,
       deviceName: r.deviceName,
@@ -67,13 +86,8 @@ export function writeStaticFeeds(input: StaticFeedsInput, writer: SnapshotWriter
       firstSeenAt,
       updatedAt: history.lastChanged.get(r.kNumber) ?? firstSeenAt,
     };
-    all.offer(item);
-    if (r.advisoryCommittee) {
-      const code = panelFileCode(r.advisoryCommittee, panelCodes);
-      let panel = panels.get(code);
-      if (!panel) panels.set(code, (panel = { name: r.advisoryCommittee, newest: new Newest(STATIC_FEED_LIMIT) }));
-      panel.newest.offer(item);
-    }
+    if (inAll) all.offer(item);
+    if (inPanel) panel!.newest.offer(item);
   }
 
   const removed: FeedRecord[] = [];
