@@ -17,6 +17,8 @@ import type { SnapshotWriter } from '../write/writer.ts';
 export type History = {
   index: HistoryIndex;
   sets: ChangeSet[];
+  /** Month files carried over as they were read (verified), with how many sets each held: rewritten only when that changes. */
+  carried: Map<string, { bytes: Uint8Array; first: string; last: string; sets: number }>;
   firstSeen: Map<string, string>;
   lastChanged: Map<string, string>;
 };
@@ -27,7 +29,9 @@ const decoder = new TextDecoder();
 const DAY_MS = 86_400_000;
 
 /** What the history before this build holds, keeping every file that verifies and naming those that do not. */
-async function readPrevious(previous: PreviousSnapshot, dropped: string[]): Promise<{ index: HistoryIndex | null; sets: ChangeSet[]; records: HistoryRecords | null; damagedUpTo: string | null }> {
+type Before = { index: HistoryIndex | null; sets: ChangeSet[]; records: HistoryRecords | null; damagedUpTo: string | null; carried: History['carried'] };
+
+async function readPrevious(previous: PreviousSnapshot, dropped: string[]): Promise<Before> {
   const listed = new Set(previous.manifest.files.map((f) => f.path));
   const json = async (path: string): Promise<unknown> => JSON.parse(decoder.decode(await previous.readFile(path)));
   const why = (err: unknown) => (err instanceof Error ? err.message.split('\n')[0] : String(err));
@@ -49,13 +53,19 @@ async function readPrevious(previous: PreviousSnapshot, dropped: string[]): Prom
     }
   }
   const sets: ChangeSet[] = [];
+  const carried: History['carried'] = new Map();
   let damagedUpTo: string | null = null;
   const months = [...listed].filter((p) => /^history\/changes\/\d{4}-\d{2}\.ndjson$/.test(p)).sort();
   for (const path of months) {
     try {
-      const text = decoder.decode(await previous.readFile(path));
-      const lines = text.split('\n').filter((l) => l !== '');
-      sets.push(...lines.map((l) => ChangeSet.parse(JSON.parse(l))));
+      const bytes = await previous.readFile(path);
+      const lines = decoder.decode(bytes).split('\n').filter((l) => l !== '');
+      // The bytes matched the manifest's sha256, so a build wrote them after checking each set against ChangeSet:
+      // parsing them as JSON is enough (checking a year of change sets again each night would cost more than the rest).
+      const month = lines.map((l) => JSON.parse(l) as ChangeSet);
+      if (month.some((set) => typeof set?.at !== 'string' || !Array.isArray(set.changes))) throw new Error('a line is not a change set');
+      sets.push(...month);
+      carried.set(path, { bytes, first: month[0]?.at ?? '', last: month.at(-1)?.at ?? '', sets: month.length });
     } catch (err) {
       dropped.push(`${path} did not verify (${why(err)}); its change sets were dropped`);
       // Changes of that month are lost: the history is complete only after its end.
@@ -66,7 +76,7 @@ async function readPrevious(previous: PreviousSnapshot, dropped: string[]): Prom
     }
   }
   sets.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  return { index, sets, records, damagedUpTo };
+  return { index, sets, records, damagedUpTo, carried };
 }
 
 function byTime(groups: Record<string, string[]>): Map<string, string> {
@@ -139,7 +149,7 @@ export async function carryHistory(options: {
 }): Promise<History> {
   const { previous, comparison, generatedAt, keepDays } = options;
   const dropped: string[] = [];
-  const before = previous ? await readPrevious(previous, dropped) : { index: null, sets: [], records: null, damagedUpTo: null };
+  const before: Before = previous ? await readPrevious(previous, dropped) : { index: null, sets: [], records: null, damagedUpTo: null, carried: new Map() };
   let sets = before.sets;
   let firstSeen: Map<string, string>;
   let lastChanged: Map<string, string>;
@@ -210,22 +220,31 @@ export async function carryHistory(options: {
     sets: sets.map((s) => ({ at: s.at, baseline: s.baseline, path: historyMonthPath(s.at), counts: s.counts })),
     dropped,
   };
-  return { index, sets, firstSeen, lastChanged };
+  return { index, sets, carried: before.carried, firstSeen, lastChanged };
 }
 
 /** Writes the history's files: the index, the record dates, and one NDJSON file of change sets a month. */
 export function writeHistory(history: History, writer: SnapshotWriter): void {
   writer.writeJson(HISTORY_INDEX_PATH, HistoryIndex, history.index);
   writer.writeJson(HISTORY_RECORDS_PATH, HistoryRecords, { firstSeen: grouped(history.firstSeen), lastChanged: grouped(history.lastChanged) });
-  const months = new Map<string, string[]>();
+  const months = new Map<string, ChangeSet[]>();
   for (const set of history.sets) {
     const path = historyMonthPath(set.at);
-    let lines = months.get(path);
-    if (!lines) months.set(path, (lines = []));
-    lines.push(JSON.stringify(ChangeSet.parse(set)));
+    let sets = months.get(path);
+    if (!sets) months.set(path, (sets = []));
+    sets.push(set);
   }
   const encoder = new TextEncoder();
-  for (const [path, lines] of months) writer.writeBytes(path, encoder.encode(`${lines.join('\n')}\n`));
+  for (const [path, sets] of months) {
+    const carried = history.carried.get(path);
+    // A month whose sets are the ones read keeps its bytes: only the month a build adds to (or prunes) is written anew.
+    if (carried && carried.sets === sets.length && carried.first === sets[0]?.at && carried.last === sets.at(-1)?.at) {
+      writer.writeBytes(path, carried.bytes);
+      continue;
+    }
+    const lines = sets.map((set) => JSON.stringify(ChangeSet.parse(set)));
+    writer.writeBytes(path, encoder.encode(`${lines.join('\n')}\n`));
+  }
 }
 
 /** The sentence meta.sourceNotes carries about the history. */
