@@ -117,7 +117,10 @@ async function historySection(): Promise<void> {
     const generatedAt = new Date(start + night * 86_400_000).toISOString();
     let comparison: Comparison | null = null;
     if (previousAt !== null) {
-      const added = Array.from({ length: Math.round(CHANGES / 3) }, () => k(next++));
+      const added = Array.from({ length: Math.round(CHANGES / 3) }, () => {
+        present.push(next);
+        return k(next++);
+      });
       const removed: ClearanceRecord[] = [];
       for (let i = 0; i < Math.round(CHANGES / 6); i++) {
         const at = rand(present.length);
