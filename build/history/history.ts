@@ -250,7 +250,7 @@ export function writeHistory(history: History, writer: SnapshotWriter): void {
 /** The sentence meta.sourceNotes carries about the history. */
 export function historySummary(history: History): string {
   const { index } = history;
-  const since = index.completeSince.slice(0, 10);
-  const base = `History: ${index.sets.length} change set${index.sets.length === 1 ? '' : 's'} kept (complete since ${since}, at most ${index.keepDays} days)`;
+  // No date here: meta.json stays the same for the same records (history/index.json says how far back it goes).
+  const base = `History: ${index.sets.length} change set${index.sets.length === 1 ? '' : 's'} kept (at most ${index.keepDays} days; history/index.json)`;
   return index.dropped.length === 0 ? `${base}.` : `${base}; dropped: ${index.dropped.join('; ')}.`;
 }
