@@ -12,6 +12,8 @@ const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--quiet]
                   listed in data/fda/sources.json.
   --out DIR       where the snapshot is published (a symbolic link to the build). Default: snapshot
   --quiet         no progress lines
+  --history-days N  days of change history the snapshot keeps (history/); older change sets are dropped.
+                  Default: 400
   --fetch         download FDA's current files first and build from them, exactly as \`npm run sync\`;
                   it takes the sync's options and environment variables instead of --source:
 ${SYNC_USAGE.replace(/^/gm, '  ')}
@@ -25,12 +27,16 @@ async function main(): Promise<void> {
     ...SYNC_ARGS,
     source: { type: 'string', multiple: true },
     fetch: { type: 'boolean' },
+    'history-days': { type: 'string' },
   });
   if (values.fetch) {
+    if (values['history-days'] !== undefined) throw new UsageError('--history-days applies to a build from --source; a --fetch build keeps the default 400 days');
     if (values.source?.length) throw new UsageError('--fetch builds from the downloaded files; leave out --source');
     reportSyncOutcome(await runSync(syncOptionsFrom(values)));
     return;
   }
+  const historyText = values['history-days'];
+  if (historyText !== undefined && !/^[1-9]\d{0,5}$/.test(historyText)) throw new UsageError(`--history-days must be a whole number of days from 1 up, got "${historyText}"`);
   const stray = SYNC_ONLY.find((name) => values[name as keyof typeof values] !== undefined);
   if (stray) throw new UsageError(`--${stray} is a sync option; it applies only with --fetch`);
   const out = values.out ?? 'snapshot';
@@ -40,6 +46,7 @@ async function main(): Promise<void> {
     notes: bundled?.notes ?? [],
     out,
     progress: !values.quiet,
+    ...(historyText !== undefined && { historyDays: Number(historyText) }),
   });
   const s = result.stats;
   const lines = [
@@ -49,6 +56,7 @@ async function main(): Promise<void> {
     `  skipped rows   ${s.skippedRows.toLocaleString('en-US')}${Object.entries(s.skippedByReason).map(([r, c]) => `\n    ${c.toLocaleString('en-US').padStart(8)}  ${r}`).join('')}`,
     `  merged rows    ${result.report.merged.length.toLocaleString('en-US')}`,
     `  field issues   ${result.report.fieldIssues.length.toLocaleString('en-US')}${Object.entries(result.report.fieldIssuesByReason).map(([r, c]) => `\n    ${c.toLocaleString('en-US').padStart(8)}  ${r}`).join('')}`,
+    `  history        ${result.history.sets} change sets, complete since ${result.history.completeSince}${result.history.dropped.map((d) => `\n    dropped: ${d}`).join('')}`,
     `  seconds        ${s.seconds.toFixed(1)}`,
     `  peak memory    ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
     `  full report    ${out}/report.json`,

@@ -1,6 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { BuildReport, LAYOUT, Manifest, MetaFile, SNAPSHOT_SCHEMA_VERSION, TopProductCodesFile, snapshotIdOf, type ProductCodeEntry } from '../src/contract/index.ts';
 import { writeChangeLog } from './changes/changes.ts';
+import { carryHistory, historySummary, writeHistory } from './history/history.ts';
+import { DEFAULT_HISTORY_DAYS } from '../src/contract/history.ts';
 import { writePagefindIndex } from './index/pagefind.ts';
 import { writeSearchIndex } from './index/search.ts';
 import { countByProductCode, decisionDateRange, metaData, productCodeEntries, sourceNotes, topProductCodes } from './merge/assemble.ts';
@@ -8,6 +10,7 @@ import { ingest } from './merge/ingest.ts';
 import { createReporter, silentReporter, type Reporter } from './progress/reporter.ts';
 import { makeStagingDir, publishSnapshot, snapshotDirName } from './publish/publish.ts';
 import { readLookups } from './sources/lookups.ts';
+import { writeStaticFeeds } from './feeds/static.ts';
 import { readSources } from './sources/read.ts';
 import { recordShards, writeProductCodeShards, writeRecordShards } from './write/shards.ts';
 import { sha256Hex } from '../src/utils/sha256-hex.ts';
@@ -30,6 +33,8 @@ export type BuildOptions = {
   concurrency?: number;
   /** The most a zip entry the build reads may inflate to (default: sources/read.ts DEFAULT_MAX_ENTRY_BYTES). */
   maxEntryBytes?: number;
+  /** Days of change history kept (change sets older than this are dropped); DEFAULT_HISTORY_DAYS when absent. */
+  historyDays?: number;
 };
 
 export type BuildStats = {
@@ -42,7 +47,14 @@ export type BuildStats = {
   peakRssBytes: number;
 };
 
-export type BuildResult = { dir: string; manifest: Manifest; report: BuildReport; stats: BuildStats };
+export type BuildResult = {
+  dir: string;
+  manifest: Manifest;
+  report: BuildReport;
+  stats: BuildStats;
+  /** The history carried forward: change sets kept, and what of the previous history did not verify and was dropped. */
+  history: { sets: number; completeSince: string; dropped: string[] };
+};
 
 function generationTime(epoch: number | undefined): string {
   const fromEnv = process.env.SOURCE_DATE_EPOCH;
@@ -159,11 +171,23 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     const changes = await writeChangeLog({ out: options.out, records, writer });
     reporter.end(`${changes.log.counts.added} added, ${changes.log.counts.removed} removed, ${changes.log.counts.changed} changed`);
 
+    reporter.stage('history');
+    const historyDays = options.historyDays ?? DEFAULT_HISTORY_DAYS;
+    if (!Number.isInteger(historyDays) || historyDays < 1) throw new Error(`historyDays must be a whole number of days from 1 up, got ${historyDays}`);
+    const history = await carryHistory({ previous: changes.previous, comparison: changes.comparison, records, generatedAt, keepDays: historyDays });
+    writeHistory(history, writer);
+    reporter.end(`${history.sets.length} change sets${history.index.dropped.length ? `; dropped: ${history.index.dropped.join('; ')}` : ''}`);
+
     reporter.stage('write answers');
-    const entries = await writeAnswers(merged, [...(options.notes ?? []), changes.summary], writer);
+    const entries = await writeAnswers(merged, [...(options.notes ?? []), historySummary(history), changes.summary], writer);
     reporter.end(`${entries.length} product codes`);
 
     const deviceTypes = new Map(entries.map((e) => [e.productCode, e.deviceType]));
+    reporter.stage('static feeds');
+    const panelCodes = new Map([...(await readLookups()).committees].map(([code, name]) => [name, code]));
+    const feeds = writeStaticFeeds({ records, history, deviceTypes, panelCodes, generatedAt }, writer);
+    reporter.end(`${feeds.files} feeds`);
+
     reporter.stage('search index');
     await writeSearchIndex(records, deviceTypes, writer, new Map(entries.map((e) => [e.productCode, e.deviceClass])));
     await writer.flush();
@@ -189,6 +213,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
       dir,
       manifest,
       report,
+      history: { sets: history.sets.length, completeSince: history.index.completeSince, dropped: history.index.dropped },
       stats: {
         seconds: (Date.now() - started) / 1000,
         records: records.length,

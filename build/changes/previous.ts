@@ -12,6 +12,8 @@ export type PreviousSnapshot = {
   changes: ChangeLog | null;
   /** A record shard, checked against its sha256 in the manifest (CorruptFile when it does not match). */
   readShard(path: string): Promise<ClearanceRecord[]>;
+  /** Any listed file's bytes, checked against its sha256 (CorruptFile when they do not match or cannot be read). */
+  readFile(path: string): Promise<Uint8Array>;
 };
 
 const decoder = new TextDecoder();
@@ -42,5 +44,6 @@ export async function openPreviousSnapshot(out: string): Promise<PreviousSnapsho
     manifest: snapshot.manifest,
     changes: changes?.success ? changes.data : null,
     readShard: async (path) => RecordShard.parse(await json(path)),
+    readFile: (path) => snapshot.readFile(path, true),
   };
 }

@@ -2,7 +2,7 @@
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
 import { toCsv } from './csv.js';
-import { SORT_LABELS, dateBound, exportUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, toHash, withChanges } from './state.js';
+import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -135,6 +135,7 @@ async function runSearch(state, focusKey, previous) {
     // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.
     $('results').dataset.answers = toHash(state);
     addKNumberShortcut(state);
+    showFollow(state);
     showFacets(res, state, seq);
     markFocusKeys();
     if (firstResults) {
@@ -192,6 +193,22 @@ function whenFiltersVisible(fn) {
     fn();
   };
   panel.addEventListener('toggle', onToggle);
+}
+
+/**
+ * "Follow this search": the Atom feed of this exact search from the API in server mode; in static mode the
+ * snapshot's feed of the newest clearances (static hosts carry no feed per search).
+ */
+function showFollow(state) {
+  const link = $('follow');
+  if (source.mode === 'server') {
+    link.href = feedUrlOf(new URL('feed', endpoint), searchInput(state, source.caps)).href;
+    link.textContent = 'Follow this search';
+  } else {
+    link.href = new URL('feeds/new.atom', snapshotBase).href;
+    link.textContent = 'Follow new clearances';
+  }
+  link.hidden = false;
 }
 
 function statusText(state, total) {

@@ -213,6 +213,19 @@ export function exportUrlOf(base, input) {
   return url;
 }
 
+/**
+ * The feed URL of a search (GET /v1/feed, Atom): the search's filters as query parameters, its newest matches first.
+ * No sort: a feed is always newest first.
+ */
+export function feedUrlOf(base, input) {
+  const url = new URL(base);
+  for (const key of ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo']) {
+    const v = input[key];
+    if (v !== null && v !== undefined && v !== '') url.searchParams.set(key, String(v));
+  }
+  return url;
+}
+
 /** The state a qualifier facet's value selects, and whether it is the one selected now (then it clears it). */
 export function qualifierChoice(state, facet, value) {
   const term = facet.term(value);

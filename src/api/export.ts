@@ -31,6 +31,17 @@ export function exportInputOf(url: string): Record<string, unknown> {
   return input;
 }
 
+/** `exportInputOf`'s input checked against ExportInput: invalid_input naming each parameter and its rule. */
+export function checkedExportInput(input: Record<string, unknown>, route: string): ExportInput & { parsed: ReturnType<typeof parseSearchQuery> } {
+  const parsed = ExportInput.safeParse(input, { error: ruleOf });
+  if (!parsed.success) {
+    const details = issuesToDetails(parsed.error.issues, 'query', route).map((d) => ({ ...d, path: d.path.replace(/^query\./, '') }));
+    throw new ApiError('invalid_input', sentenceOf(details), { details });
+  }
+  // The query is parsed once, here where it enters, and its parse travels down to the engine.
+  return { ...parsed.data, parsed: parseSearchQuery(parsed.data.query, 'query') };
+}
+
 /**
  * Checks the request and prepares its export: throws the contract's ApiError (invalid_input, invalid_cursor,
  * source_unavailable) before any byte is sent. `url` is the request's path and query string (or a whole URL).
@@ -38,15 +49,10 @@ export function exportInputOf(url: string): Record<string, unknown> {
  * (X-Next-Cursor and a Link rel="next").
  */
 export async function answerExport(url: string, snapshot: Snapshot | null, options: ExportOptions = {}): Promise<ExportAnswer> {
-  const parsed = ExportInput.safeParse(exportInputOf(url), { error: ruleOf });
-  if (!parsed.success) {
-    const details = issuesToDetails(parsed.error.issues, 'query', 'GET /v1/export').map((d) => ({ ...d, path: d.path.replace(/^query\./, '') }));
-    throw new ApiError('invalid_input', sentenceOf(details), { details });
-  }
-  const query = parseSearchQuery(parsed.data.query, 'query');
+  const input = checkedExportInput(exportInputOf(url), 'GET /v1/export');
   if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
-  const prepared = await prepareExport({ ...parsed.data, parsed: query }, snapshot, options);
-  const extension = parsed.data.format === 'csv' ? 'csv' : 'ndjson';
+  const prepared = await prepareExport(input, snapshot, options);
+  const extension = input.format === 'csv' ? 'csv' : 'ndjson';
   const headers: Record<string, string> = {
     'Content-Type': prepared.contentType,
     'Content-Disposition': `attachment; filename="device-510k-${snapshot.id}.${extension}"`,

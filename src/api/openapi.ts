@@ -195,6 +195,54 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/v1/changes': {
+        get: {
+          operationId: 'changes',
+          summary: "The snapshot's change sets after a time, oldest first: each change names the K number, the kind (added, changed, removed) and the changed members with their values before and after.",
+          parameters: [
+            { name: 'since', in: 'query', required: true, schema: { type: 'string', description: 'A date (2026-11-01, the start of that day in UTC) or an RFC 3339 time.' } },
+            { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'ndjson'], default: 'json' } },
+          ],
+          responses: {
+            '200': {
+              description: 'The change sets (JSON), or one change a line (NDJSON).',
+              headers: { ...cors, 'X-Snapshot-Token': { description: 'The snapshot the history comes from.', schema: { type: 'string' } } },
+              content: { 'application/json': { schema: { type: 'object' } }, 'application/x-ndjson': { schema: { type: 'object' } } },
+            },
+            '400': errorResponse('invalid_input: since is missing, malformed, or older than the history kept (the message says how far back it goes).'),
+            '503': errorResponse('source_unavailable: no valid snapshot is loaded.'),
+          },
+        },
+      },
+      '/v1/feed': {
+        get: {
+          operationId: 'feed',
+          summary: "The newest matches of a search as an Atom 1.0 feed or a JSON Feed 1.1: newest first by first appearance in the data, then decision date.",
+          description:
+            "Takes export's search inputs (query, applicant, productCode, yearFrom, yearTo). `kind=removed` lists records removed within the kept history. " +
+            'Conditional requests (If-None-Match, If-Modified-Since) answer 304 while the snapshot is the same.',
+          parameters: [
+            ...exportParameters().filter((p) => ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'].includes(p.name as string)),
+            { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['atom', 'json'], default: 'atom' } },
+            { name: 'kind', in: 'query', required: false, schema: { type: 'string', enum: ['new', 'removed'], default: 'new' } },
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
+          ],
+          responses: {
+            '200': {
+              description: 'The feed.',
+              headers: {
+                ...cors,
+                ETag: { description: 'Changes when the snapshot or the request does.', schema: { type: 'string' } },
+                'Last-Modified': { description: "The snapshot's generation time.", schema: { type: 'string' } },
+              },
+              content: { 'application/atom+xml': { schema: { type: 'string' } }, 'application/feed+json': { schema: { type: 'object' } } },
+            },
+            '304': { description: 'Not modified since the ETag or time the client sent.' },
+            '400': errorResponse('invalid_input: a parameter breaks a rule (the message names it).'),
+            '503': errorResponse('source_unavailable: no valid snapshot is loaded.'),
+          },
+        },
+      },
       '/healthz': {
         get: {
           operationId: 'health',

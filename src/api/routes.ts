@@ -1,5 +1,7 @@
 import { ApiError } from './errors.ts';
+import { answerChanges } from './changes.ts';
 import { answerExport } from './export.ts';
+import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFda, type Endpoint } from '../openfda/answer.ts';
 import type { QueryDeps } from './query.ts';
@@ -117,6 +119,11 @@ const openFda =
     if (answer.failure !== undefined) throw answer.failure;
     return { kind: 'bytes', status: answer.status, body: answer.body, headers: answer.headers };
   };
+/** GET /v1/changes (src/api/changes.ts says what it answers). */
+const changes: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ...(await answerChanges(request, snapshot)) });
+
+/** GET /v1/feed (src/api/feed.ts says what it answers). */
+const feed: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ...(await answerFeed(request, snapshot)) });
 
 /** Every route of the API, in the order they are matched. */
 export const ROUTES = [
@@ -126,6 +133,8 @@ export const ROUTES = [
   { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll },
   { id: 'openfda-510k', path: '/device/510k.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('510k') },
   { id: 'openfda-classification', path: '/device/classification.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('classification') },
+  { id: 'changes', path: '/v1/changes', methods: ['GET'], refuseOtherMethods: false, handler: changes },
+  { id: 'feed', path: '/v1/feed', methods: ['GET'], refuseOtherMethods: false, handler: feed },
   { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
 ] as const satisfies readonly Route[];
 

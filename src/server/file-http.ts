@@ -9,6 +9,8 @@ const TYPES: [RegExp, string][] = [
   [/\.css$/, 'text/css; charset=utf-8'],
   [/\.html?$/, 'text/html; charset=utf-8'],
   [/\.txt$/, 'text/plain; charset=utf-8'],
+  [/\.atom$/, 'application/atom+xml; charset=utf-8'],
+  [/\.ndjson$/, 'application/x-ndjson; charset=utf-8'],
   [/\.svg$/, 'image/svg+xml'],
   [/\.wasm$/, 'application/wasm'],
   [/\.gz$/, 'application/gzip'],

@@ -9,6 +9,8 @@ describe('matchRoute', () => {
     ['HEAD', '/healthz', 'health', ''],
     ['GET', '/v1/openapi.json', 'openapi', ''],
     ['GET', '/v1/export', 'export', ''],
+    ['GET', '/v1/changes', 'changes', ''],
+    ['GET', '/v1/feed', 'feed', ''],
     ['GET', '/snapshot/manifest.json', 'snapshot-files', 'manifest.json'],
     ['HEAD', '/snapshot/records/a%20b.json', 'snapshot-files', 'records/a%20b.json'],
     ['GET', '/snapshot/', 'snapshot-files', ''],

@@ -35,6 +35,7 @@ type StateModule = {
   QUALIFIER_FACETS: QualifierFacet[];
   qualifierChoice(state: State, facet: QualifierFacet, value: unknown): { on: boolean; next: State };
   exportUrlOf(base: URL, input: Record<string, unknown>): URL;
+  feedUrlOf(base: URL, input: Record<string, unknown>): URL;
 };
 type CsvModule = { toCsv(records: Record<string, unknown>[]): string; csvCell(v: unknown): string; CSV_COLUMNS: [string, unknown][] };
 type ViewModule = { plainWarning(w: string): string };
@@ -137,6 +138,11 @@ describe('the page state in the location hash', () => {
   test('the export URL carries the search and asks for CSV', () => {
     const url = m.exportUrlOf(new URL('http://h/v1/export'), { query: 'stent class:2', applicant: null, productCode: 'DQY', yearFrom: 2020, yearTo: null, page: 2, pageSize: 25, sort: 'decisionDate:asc', facets: [] });
     expect(url.href).toBe('http://h/v1/export?query=stent+class%3A2&productCode=DQY&yearFrom=2020&sort=decisionDate%3Aasc&format=csv');
+  });
+
+  test("a search's feed URL carries its filters but neither sort nor page", () => {
+    const url = m.feedUrlOf(new URL('http://h/v1/feed'), { query: 'stent class:2', applicant: 'Acme', productCode: 'DQY', yearFrom: 2020, yearTo: null, page: 2, pageSize: 25, sort: 'decisionDate:asc', facets: [] });
+    expect(url.href).toBe('http://h/v1/feed?query=stent+class%3A2&applicant=Acme&productCode=DQY&yearFrom=2020');
   });
 });
 

@@ -158,6 +158,8 @@ describe('HTTP', () => {
   it('names a content type for every kind of file the snapshot holds', async () => {
     const expected: [RegExp, string][] = [
       [/\.json$/, 'application/json; charset=utf-8'],
+      [/\.atom$/, 'application/atom+xml; charset=utf-8'],
+      [/\.ndjson$/, 'application/x-ndjson; charset=utf-8'],
       [/\.js$/, 'text/javascript; charset=utf-8'],
       [/\.css$/, 'text/css; charset=utf-8'],
       [/\.gz$/, 'application/gzip'],

@@ -78,7 +78,7 @@ export function circles(graph: ReadonlyMap<string, readonly string[]>): string[]
  * source, never the other way round (the server runs where only a snapshot is shipped).
  */
 type Layer = { imports: readonly string[]; packages: readonly string[] | 'any'; node: boolean };
-const PORTABLE_CORE = ['src/contract', 'src/utils', 'src/snapshot', 'src/search', 'src/operations', 'src/openfda', 'src/api'];
+const PORTABLE_CORE = ['src/contract', 'src/utils', 'src/snapshot', 'src/search', 'src/operations', 'src/openfda', 'src/feeds', 'src/api'];
 export const LAYERS: Readonly<Record<string, Layer>> = {
   'src/contract': { imports: [], packages: ['zod'], node: false },
   // Helpers for every layer, and so of none: a file here that uses node: may serve only the Node side (checked below).
@@ -87,7 +87,8 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   'src/search': { imports: ['src/contract', 'src/utils'], packages: 'any', node: false },
   'src/operations': { imports: ['src/contract', 'src/search', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
   'src/openfda': { imports: ['src/contract', 'src/operations', 'src/search', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
-  'src/api': { imports: ['src/contract', 'src/openfda', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
+  'src/feeds': { imports: ['src/contract', 'src/utils'], packages: 'any', node: false },
+  'src/api': { imports: ['src/contract', 'src/feeds', 'src/openfda', 'src/operations', 'src/search', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
   'src/client': { imports: ['src/contract'], packages: 'any', node: false },
   'src/cli': { imports: [], packages: 'any', node: true },
   'src/node': { imports: ['src/contract', 'src/snapshot', 'src/utils'], packages: 'any', node: true },

@@ -32,6 +32,7 @@ const COMMANDS = [
   ['bench/hostile-download.ts', 'hostile-download'],
   ['bench/hostile-export.ts', 'hostile-export'],
   ['bench/hostile-http.ts', 'hostile-http'],
+  ['bench/history-feeds.ts', 'history-feeds'],
   ['bench/hostile-search.ts', 'hostile-search'],
   ['bench/openfda.ts', 'openfda'],
   ['build/server-bundle.mjs', 'server-bundle'],
