@@ -129,6 +129,9 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
         break;
       case 'connection':
       case 'proxy-connection': {
+        // A tab or a byte outside printable ASCII in these values is read differently by Node's parser from one
+        // version to the next: such a request goes to Node, whose reading is then the one that counts.
+        if (ODD_CONNECTION_BYTE.test(field.raw)) return 'node';
         const tokens = connectionTokens(field.raw);
         if (tokens.upgrade) return 'node';
         close ||= tokens.close;
@@ -145,6 +148,8 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
   if (buf.length < bodyStart + length) return 'more';
   return { request: { body: buf.subarray(bodyStart, bodyStart + length), contentType, acceptEncoding, close }, used: bodyStart + length };
 }
+
+const ODD_CONNECTION_BYTE = /[^\x20-\x7e]/;
 
 /** A header line: its name in lower case, its value without the spaces and tabs around it, and the value as sent. */
 type Field = { name: string; value: string; raw: string };
