@@ -2,6 +2,7 @@
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
 import { toCsv } from './csv.js';
+import { recordHistoryReader } from './record-history.js';
 import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
@@ -278,6 +279,7 @@ async function showRecord(state, previous) {
     document.title = `${record.deviceName || k} (${k}) · FDA 510(k) clearances`;
     $('record-heading').focus();
     void showRelated(record, fresh, seq);
+    void showHistory(record.kNumber, seq);
     if (record.productCode) {
       const c = await classification;
       if (seq !== recordSeq) return;
@@ -291,6 +293,19 @@ async function showRecord(state, previous) {
     if (seq !== recordSeq) return;
     section.replaceChildren(h('p', {}, h('a', { class: 'back', href: backHref }, '← Back to results')), h('p', { role: 'alert' }, err?.message ?? String(err)));
   }
+}
+
+/** Record histories from the snapshot's history files (the same files in server and static mode). */
+let recordHistory = null;
+
+/** The record's history in the data: first seen, each change, and where the kept history starts. */
+async function showHistory(kNumber, seq) {
+  recordHistory ??= recordHistoryReader(snapshotBase);
+  const history = await recordHistory(kNumber).catch(() => undefined);
+  const box = $('record-history');
+  if (seq !== recordSeq || !box) return;
+  view.renderRecordHistory(box, history);
+  box.dataset.loaded = 'true';
 }
 
 /** Other clearances of the record's product code and of its applicant: the newest few, and a link to all. */

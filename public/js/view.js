@@ -238,12 +238,78 @@ export function renderRecord(section, record, { backHref, filterHref, codeName =
         pdf ? h('li', {}, external(pdf, `The 510(k) ${doc} (PDF on FDA's site)`)) : null),
       h('h3', {}, 'Clearance'),
       fieldRows(recordRows(record, { codeName, filterHref })),
+      h('div', { id: 'record-history', class: 'record-history' },
+        h('h3', {}, 'History in this data'),
+        h('p', { class: 'muted' }, 'Loading the record’s history…')),
       h('div', { id: 'classification', class: 'classification' },
         h('h3', {}, record.productCode ? `Product code ${record.productCode}` : 'Product code'),
         h('p', { class: 'muted' }, record.productCode ? 'Loading the classification…' : 'This clearance has no product code.'),
       ),
       h('div', { id: 'related', class: 'related' }),
     ].filter(Boolean),
+  );
+}
+
+/** The record's members by the names the record view gives them, for the changes its history lists. */
+const RECORD_LABELS = {
+  kNumber: '510(k) number',
+  deviceName: 'Device name',
+  applicant: 'Applicant',
+  productCode: 'Product code',
+  decisionDescription: 'Decision',
+  decisionCode: 'Decision code',
+  decisionDate: 'Decision date',
+  receivedDate: 'Received',
+  reviewDays: 'Review time (days)',
+  submissionType: 'Submission type',
+  statementOrSummary: '510(k) summary or statement',
+  advisoryCommittee: 'Review advisory committee',
+  classificationCommittee: 'Classification advisory committee',
+  thirdParty: 'Reviewed by a third party',
+  expeditedReview: 'Expedited review',
+  countryCode: 'Applicant country',
+};
+
+/** A build time in words: "2026-01-02 02:00 UTC". */
+const buildTime = (at) => at.replace('T', ' ').replace(/:\d{2}(\.\d+)?Z$/, ' UTC');
+
+/** A member's value before or after a change, in words. */
+function changedValue(value) {
+  if (value === null || value === undefined || value === '') return 'no value';
+  if (typeof value === 'boolean') return value ? '“Yes”' : '“No”';
+  return `“${typeof value === 'object' ? JSON.stringify(value) : String(value)}”`;
+}
+
+function changeItem(change) {
+  const when = h('time', { datetime: change.at }, buildTime(change.at));
+  if (change.kind === 'added') return h('li', { 'data-kind': 'added', 'data-at': change.at }, when, ': added to the data.');
+  if (change.kind === 'removed') return h('li', { 'data-kind': 'removed', 'data-at': change.at }, when, ': removed from the data.');
+  const fields = change.fields.map((f) => {
+    const v = change.values[f] ?? {};
+    return h('li', { 'data-field': f }, `${RECORD_LABELS[f] ?? words(f)} changed from ${changedValue(v.from)} to ${changedValue(v.to)}.`);
+  });
+  return h('li', { 'data-kind': 'changed', 'data-at': change.at }, when, `: ${fields.length === 1 ? 'one field' : `${fields.length} fields`} changed.`, h('ul', {}, fields));
+}
+
+/**
+ * The record's history: when a build first saw it, each change a build recorded, and where the kept history starts,
+ * so that "no changes" reads as "none since then". `history` is null for a snapshot that keeps no history.
+ */
+export function renderRecordHistory(container, history) {
+  const heading = h('h3', {}, 'History in this data');
+  if (history === undefined) return container.replaceChildren(heading, h('p', {}, 'The record’s history could not be loaded.'));
+  if (history === null) return container.replaceChildren(heading, h('p', {}, 'This snapshot keeps no history of changes.'));
+  const first = history.inBaseline
+    ? h('p', { class: 'first-seen', 'data-at': history.firstSeenAt }, 'In the data since ', h('time', { datetime: history.firstSeenAt }, buildTime(history.firstSeenAt)), ', when this history began.')
+    : h('p', { class: 'first-seen', 'data-at': history.firstSeenAt }, 'First seen in the data ', h('time', { datetime: history.firstSeenAt }, buildTime(history.firstSeenAt)), '.');
+  const since = buildTime(history.completeSince);
+  container.replaceChildren(
+    heading,
+    first,
+    history.changes.length
+      ? h('ol', { class: 'changes' }, history.changes.map(changeItem))
+      : h('p', { class: 'no-changes' }, `No changes recorded since ${since}.`),
+    h('p', { class: 'complete-since muted', 'data-at': history.completeSince }, `The history kept starts ${since}; changes before then are not recorded.`),
   );
 }
 
