@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,44 +8,13 @@ import { LAYOUT, MetaFile, type ClearanceRecord } from '../../src/contract/index
 import { checkAtom, checkJsonFeed } from '../helpers/feed-check.ts';
 import { buildFixture, FIXTURE_EPOCH, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { startServer, type Running } from '../server/helpers.ts';
-import { PMN, writeEditedPmn } from '../sync/edit-fixture.ts';
+import { ADDED, CHANGED, DAY, iso, NEW_APPLICANT, REMOVED, truthOf, twoBuilds } from './two-builds.ts';
 
 /**
  * Two builds into one published link, the second with one clearance added, one changed and one removed: the history,
  * GET /v1/changes, GET /v1/feed (Atom and JSON Feed, on the Node server and the Worker) and the static feeds name
  * exactly those three. What is expected comes from scanning both snapshots' record shards, not from the history.
  */
-const ADDED = 'K789999';
-const CHANGED = 'K770121';
-const REMOVED = 'K780485';
-const NEW_APPLICANT = 'Renamed Applicant, Inc.';
-const DAY = 86_400;
-const iso = (epoch: number) => new Date(epoch * 1000).toISOString();
-
-/** Every record of a published snapshot, read from its shards directly. */
-async function scanRecords(dir: string): Promise<Map<string, ClearanceRecord>> {
-  const out = new Map<string, ClearanceRecord>();
-  for (const name of await readdir(join(dir, 'records'))) {
-    if (!/^K\d{4}\.json$/.test(name)) continue;
-    for (const r of JSON.parse(await readFile(join(dir, 'records', name), 'utf8')) as ClearanceRecord[]) out.set(r.kNumber, r);
-  }
-  return out;
-}
-
-/** Added, removed and changed (with the members that differ) between two scans. */
-function truthOf(before: Map<string, ClearanceRecord>, after: Map<string, ClearanceRecord>) {
-  const added = [...after.keys()].filter((k) => !before.has(k)).sort();
-  const removed = [...before.keys()].filter((k) => !after.has(k)).sort();
-  const changed: { kNumber: string; fields: string[] }[] = [];
-  for (const [k, a] of after) {
-    const b = before.get(k);
-    if (!b) continue;
-    const fields = Object.keys(a).filter((f) => JSON.stringify((a as Record<string, unknown>)[f]) !== JSON.stringify((b as Record<string, unknown>)[f]));
-    if (fields.length > 0) changed.push({ kNumber: k, fields });
-  }
-  return { added, removed, changed: changed.sort((x, y) => (x.kNumber < y.kNumber ? -1 : 1)) };
-}
-
 let work: string;
 let out: string;
 let edited: string[];
@@ -58,18 +27,7 @@ let worker: WorkerTarget;
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'feeds-'));
-  const pmn = join(work, 'pmn-1976-1990-sample.txt');
-  await writeEditedPmn(FIXTURE_SOURCES[1] as string, pmn, {
-    set: { [CHANGED]: { [PMN.APPLICANT]: NEW_APPLICANT } },
-    remove: [REMOVED],
-    add: [{ kNumber: ADDED, from: 'K780578' }],
-  });
-  edited = FIXTURE_SOURCES.map((s, i) => (i === 1 ? pmn : s));
-  out = join(work, 'site', 'snapshot');
-  first = await buildFixture({ out });
-  before = await scanRecords(first.dir);
-  second = await buildFixture({ out, sources: edited, epoch: FIXTURE_EPOCH + DAY });
-  after = await scanRecords(second.dir);
+  ({ out, edited, first, second, before, after } = await twoBuilds(work));
   [node, worker] = await Promise.all([startServer({ snapshotPath: out }), startWorker({ snapshotPath: out, storage: 'r2' })]);
 }, 120_000);
 
