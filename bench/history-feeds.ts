@@ -2,7 +2,7 @@
  * The change history's size and cost, and GET /v1/feed's throughput: figures printed, nothing asserted.
  *
  *   npx tsx bench/history-feeds.ts [--section history|feed|all] [--records N] [--nights N] [--changes N]
- *                                  [--snapshot PATH] [--seconds S] [--connections N]
+ *                                  [--snapshot PATH] [--seconds S] [--connections N] [--rounds N]
  *
  * history: a year of nightly builds simulated over N records (default 1,000,000, 365 nights, 300 changes a night:
  *   a third added, half changed, a sixth removed). Each night runs the build's own history stage (read the previous
@@ -11,7 +11,8 @@
  *   and the stage's time a night.
  * feed: the Node server over --snapshot (default: the generated 1,000,000-record bench snapshot, read-only) on a
  *   loopback port; requests /v1/feed for the top product code, the whole data and a word, beside the search of the
- *   same product code, each for --seconds with --connections at once.
+ *   same product code (POST /v1/query, a page of 10 and of 50), each for --seconds with --connections at once; then
+ *   the product-code feed and the two searches in turn, one second each for --rounds rounds, and their ratio.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -23,18 +24,19 @@ import { writeStaticFeeds } from '../build/feeds/static.ts';
 import type { Comparison } from '../build/changes/changes.ts';
 import type { PreviousSnapshot } from '../build/changes/previous.ts';
 import type { SnapshotWriter } from '../build/write/writer.ts';
-import type { ClearanceRecord, Manifest } from '../src/contract/index.ts';
+import { LAYOUT, TopProductCodesFile, type ClearanceRecord, type Manifest } from '../src/contract/index.ts';
 import { createApp } from '../src/server/app.ts';
 
 const USAGE = `Usage: npx tsx bench/history-feeds.ts [--section history|feed|all] [--records N] [--nights N] [--changes N]
-                                   [--snapshot PATH] [--seconds S] [--connections N]
+                                   [--snapshot PATH] [--seconds S] [--connections N] [--rounds N]
   --section      what to measure (default all)
   --records      records of the simulated data (default 1000000)
   --nights       nightly builds simulated (default 365)
   --changes      changes a night (default 300)
   --snapshot     the snapshot link the feed section serves (default: the 1M bench snapshot)
   --seconds      seconds per feed request kind (default 5)
-  --connections  requests at once (default 8)`;
+  --connections  requests at once (default 8)
+  --rounds       rounds of the feed and the search in turn, 1 s each, for their ratio (default 5)`;
 
 const values = parseCommandLine('history-feeds', USAGE, {
   section: { type: 'string' },
@@ -44,6 +46,7 @@ const values = parseCommandLine('history-feeds', USAGE, {
   snapshot: { type: 'string' },
   seconds: { type: 'string' },
   connections: { type: 'string' },
+  rounds: { type: 'string' },
 });
 const section = values.section ?? 'all';
 const RECORDS = Number(values.records ?? 1_000_000);
@@ -51,6 +54,7 @@ const NIGHTS = Number(values.nights ?? 365);
 const CHANGES = Number(values.changes ?? 300);
 const SECONDS = Number(values.seconds ?? 5);
 const CONNECTIONS = Number(values.connections ?? 8);
+const ROUNDS = Number(values.rounds ?? 5);
 
 const k = (n: number) => `K${String(n).padStart(6, '0')}`;
 const PANELS = ['Cardiovascular', 'Radiology', 'Orthopedic', 'General, Plastic Surgery', 'Neurology', 'Clinical Chemistry'];
@@ -164,30 +168,31 @@ async function feedSection(): Promise<void> {
   const app = await createApp({ snapshotPath, syncStatePath: null, publicDir: null, pollMs: 0, watch: false, logger: silent });
   const { url } = await app.listen(0, '127.0.0.1');
   try {
-    const top = JSON.parse(await readFile(join(snapshotPath, 'top-product-codes.json'), 'utf8')) as { codes: { productCode: string; count: number }[] };
-    const code = top.codes[0]!;
+    const top = TopProductCodesFile.parse(JSON.parse(await readFile(join(snapshotPath, LAYOUT.topProductCodes), 'utf8')));
+    const { code: productCode, count } = top.codes[0]!;
+    const code = { productCode, count };
+    // The same filter through POST /v1/query: a page of 10 (the page's default) and of 50 (the feed's default entries).
+    const search = (pageSize: number) => ({
+      name: `search productCode=${code.productCode} (page of ${pageSize})`,
+      send: () =>
+        fetch(`${url}/v1/query`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: { query: '', applicant: null, productCode: code.productCode, yearFrom: null, yearTo: null, page: 1, pageSize } }),
+        }),
+    });
     const kinds: { name: string; send: () => Promise<Response> }[] = [
       { name: `feed productCode=${code.productCode} (${code.count.toLocaleString('en-US')} records)`, send: () => fetch(`${url}/v1/feed?productCode=${code.productCode}`) },
       { name: 'feed, all records', send: () => fetch(`${url}/v1/feed`) },
       { name: 'feed query=catheter', send: () => fetch(`${url}/v1/feed?query=catheter`) },
       { name: 'feed format=json productCode', send: () => fetch(`${url}/v1/feed?format=json&productCode=${code.productCode}`) },
-      {
-        name: `search productCode=${code.productCode} (page of 10)`,
-        send: () =>
-          fetch(`${url}/v1/query`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: { query: '', applicant: null, productCode: code.productCode, yearFrom: null, yearTo: null, page: 1, pageSize: 10 } }),
-          }),
-      },
+      search(10),
+      search(50),
     ];
     console.log(`feed throughput over ${snapshotPath}, ${CONNECTIONS} at once, ${SECONDS} s each:`);
-    for (const kind of kinds) {
-      const first = await kind.send();
-      if (first.status !== 200) throw new Error(`${kind.name}: status ${first.status}: ${(await first.text()).slice(0, 200)}`);
-      await first.arrayBuffer();
+    const run = async (kind: (typeof kinds)[number], seconds: number): Promise<number[]> => {
       const latencies: number[] = [];
-      const end = performance.now() + SECONDS * 1000;
+      const end = performance.now() + seconds * 1000;
       await Promise.all(
         Array.from({ length: CONNECTIONS }, async () => {
           while (performance.now() < end) {
@@ -199,10 +204,30 @@ async function feedSection(): Promise<void> {
           }
         }),
       );
+      return latencies;
+    };
+    for (const kind of kinds) {
+      const first = await kind.send();
+      if (first.status !== 200) throw new Error(`${kind.name}: status ${first.status}: ${(await first.text()).slice(0, 200)}`);
+      await first.arrayBuffer();
+    }
+    // One second of each before any is measured, so that the first kind measured does not pay for the warm-up alone.
+    for (const kind of kinds) await run(kind, 1);
+    for (const kind of kinds) {
+      const latencies = await run(kind, SECONDS);
       latencies.sort((a, b) => a - b);
       const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1);
       console.log(`  ${kind.name.padEnd(48)} ${(latencies.length / SECONDS).toFixed(0).padStart(6)} req/s  p50 ${p(0.5)} ms  p99 ${p(0.99)} ms`);
     }
+    // The product-code feed beside the search of the same filter: one second of each in turn, ROUNDS times, so that
+    // both meet the same load from whatever else runs on the machine; the ratio is of the summed counts.
+    const pair = [kinds[0]!, search(10), search(50)];
+    const done = pair.map(() => 0);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, kind] of pair.entries()) done[i]! += (await run(kind, 1)).length;
+    }
+    console.log(`  side by side, ${ROUNDS} rounds of 1 s each in turn: ${pair.map((kind, i) => `${kind.name.replace(/ \(\d[\d,]* records\)$/, '')} ${(done[i]! / ROUNDS).toFixed(0)} req/s`).join(', ')}`);
+    console.log(`  ratio feed / search: ${(done[0]! / done[1]!).toFixed(2)} (page of 10), ${(done[0]! / done[2]!).toFixed(2)} (page of 50)`);
   } finally {
     await app.close({ graceMs: 1000 });
   }
