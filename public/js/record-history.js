@@ -11,6 +11,9 @@ function flatten(groups) {
   return out;
 }
 
+/** A change set the record's history lists: within the record's dates, and after where the kept history starts. */
+const kept = (index, set, from, to) => !set.baseline && set.at >= from && set.at <= to && set.at > index.completeSince;
+
 /**
  * The months a record's changes can be in: from when it was first seen (or where the kept history starts, for a
  * record of the baseline) to its last change. records.json names every record added or changed after the baseline,
@@ -20,7 +23,7 @@ export function monthsToRead(index, firstSeenAt, lastChangedAt) {
   const newest = lastChangedAt ?? firstSeenAt;
   if (newest === null) return { from: null, to: null, paths: [] };
   const from = firstSeenAt ?? index.completeSince;
-  const paths = [...new Set(index.sets.filter((s) => !s.baseline && s.at >= from && s.at <= newest).map((s) => s.path))];
+  const paths = [...new Set(index.sets.filter((s) => kept(index, s, from, newest)).map((s) => s.path))];
   return { from, to: newest, paths };
 }
 
@@ -33,7 +36,7 @@ export function recordHistoryOf({ index, firstSeen, lastChanged }, sets, kNumber
   const { from, to } = monthsToRead(index, firstSeenAt, lastChanged.get(kNumber) ?? null);
   const changes = [];
   if (from !== null) {
-    for (const set of [...sets].filter((s) => s.at >= from && s.at <= to).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))) {
+    for (const set of [...sets].filter((s) => kept(index, s, from, to)).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))) {
       for (const c of set.changes) if (c.kNumber === kNumber) changes.push({ at: set.at, kind: c.kind, fields: c.fields, values: c.values ?? {} });
     }
   }
