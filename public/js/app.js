@@ -49,12 +49,47 @@ async function chooseSource() {
     const service = await fetch(new URL('service.json', document.baseURI)).then((r) => (r.ok ? r.json() : null)).catch(() => null);
     const api = service && 'api' in service ? service.api : undefined;
     if (api !== null || forced === 'server') {
-      const meta = await probeApi(api ? new URL(api, document.baseURI) : endpoint);
-      if (meta) return apiSource({ endpoint: api ? new URL(api, document.baseURI) : endpoint, metaBody: meta, snapshotBase });
+      const at = api ? new URL(api, document.baseURI) : endpoint;
+      const meta = await probeUntilReady(at);
+      if (meta) return apiSource({ endpoint: at, metaBody: meta, snapshotBase });
       if (forced === 'server') throw new Error('The API did not answer at this address, and server mode was asked for.');
     }
   }
   return staticSourceFor();
+}
+
+/**
+ * Waits between asks while the service prepares its data (HTTP 503, as during the first build of a snapshot):
+ * doubling from 1 s up to 15 s, or the service's own Retry-After up to 60 s; after 30 minutes the page stops and says
+ * so, rather than asking forever.
+ */
+const PREPARE_FIRST_MS = 1_000;
+const PREPARE_MAX_MS = 15_000;
+const PREPARE_RETRY_AFTER_MAX_MS = 60_000;
+const PREPARE_GIVE_UP_MS = 30 * 60_000;
+
+/** The service's meta once it has data, asking again while it answers 503; null when there is no API at `at`. */
+async function probeUntilReady(at) {
+  const started = Date.now();
+  let wait = PREPARE_FIRST_MS;
+  for (;;) {
+    const answer = await probeApi(at);
+    if (!answer?.preparing) {
+      if (document.documentElement.dataset.preparing) {
+        delete document.documentElement.dataset.preparing;
+        $('status').textContent = 'Loading…';
+      }
+      return answer?.meta ?? null;
+    }
+    if (Date.now() - started > PREPARE_GIVE_UP_MS) {
+      throw new Error('The service is still preparing its data after 30 minutes. Try reloading the page later.');
+    }
+    const ms = answer.retryAfter ? Math.min(answer.retryAfter * 1000, PREPARE_RETRY_AFTER_MAX_MS) : wait;
+    wait = Math.min(wait * 2, PREPARE_MAX_MS);
+    document.documentElement.dataset.preparing = 'true';
+    $('status').textContent = `The data is being prepared: the service is building its search data and is not ready yet. This page tries again on its own (next in ${Math.round(ms / 1000)} s).`;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  }
 }
 
 /** Static mode: the API's engine over the snapshot's own index, or Pagefind for an index too large to download. */
