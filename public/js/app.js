@@ -1,7 +1,6 @@
 // The search page: reads its state from the location hash, asks a data source (the API, or the snapshot's static
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
-import { toCsv } from './csv.js';
 import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
@@ -389,8 +388,9 @@ async function download() {
   try {
     let records;
     let total;
+    let snapshotId = null;
     if (source.exportRecords) {
-      ({ records, total } = await source.exportRecords(state, (n, of) => (status.textContent = `Collecting ${num(n)} of ${num(of)}…`)));
+      ({ records, total, snapshotId } = await source.exportRecords(state, (n, of) => (status.textContent = `Collecting ${num(n)} of ${num(of)}…`)));
     } else {
       records = [];
       total = lastTotal;
@@ -402,8 +402,10 @@ async function download() {
         status.textContent = `Collecting ${num(records.length)} of ${num(Math.min(total, PAGED_EXPORT_LIMIT))}…`;
       }
     }
-    const blob = new Blob([toCsv(records)], { type: 'text/csv;charset=utf-8' });
-    const a = h('a', { href: URL.createObjectURL(blob), download: `510k-${new Date().toISOString().slice(0, 10)}.csv` });
+    // The server's own CSV writer and file name (src/operations/csv-format.ts, bundled): the same bytes as its export.
+    const { csvText, exportFileName } = await import('./csv-format.js');
+    const blob = new Blob([csvText(records)], { type: 'text/csv;charset=utf-8' });
+    const a = h('a', { href: URL.createObjectURL(blob), download: exportFileName(searchInput(state, source.caps), snapshotId) });
     document.body.append(a);
     a.click();
     a.remove();

@@ -141,7 +141,9 @@ export function staticSource({ snapshotBase, header }) {
         out.push(...(await itemsOf(all.slice(i, i + 200))));
         onProgress?.(out.length, wanted);
       }
-      return { records: out, total: first.total };
+      // The snapshot's id names the file, as the server's export names it.
+      const head = await readSnapshotHead(snapshotBase).catch(() => null);
+      return { records: out, total: first.total, snapshotId: head?.snapshotId ?? null };
     },
 
     record,

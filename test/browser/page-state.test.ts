@@ -37,10 +37,14 @@ type StateModule = {
   exportUrlOf(base: URL, input: Record<string, unknown>): URL;
   feedUrlOf(base: URL, input: Record<string, unknown>): URL;
 };
-type CsvModule = { toCsv(records: Record<string, unknown>[]): string; csvCell(v: unknown): string; CSV_COLUMNS: [string, unknown][] };
+type CsvModule = {
+  csvText(records: Record<string, unknown>[]): string;
+  exportFileName(search: Record<string, unknown>, snapshotId: string | null): string;
+  CSV_COLUMNS: string[];
+};
 type ViewModule = { plainWarning(w: string): string };
 const m = (await import('../../public/js/state.js' as string)) as StateModule;
-const csv = (await import('../../public/js/csv.js' as string)) as CsvModule;
+const csv = (await import('../../public/js/csv-format.js' as string)) as CsvModule;
 const view = (await import('../../public/js/view.js' as string)) as ViewModule;
 
 describe('the page state in the location hash', () => {
@@ -214,17 +218,28 @@ describe('helpers of the page', () => {
 });
 
 describe('the CSV download', () => {
-  test('RFC 4180: a header row, quoting where needed, CRLF, and a byte-order mark for Excel', () => {
-    const text = csv.toCsv([
-      { kNumber: 'K000001', deviceName: 'Catheter, "Foley"', applicant: 'Ünïcode GmbH', productCode: 'EZL', decisionDate: '2024-03-01', receivedDate: '2024-01-01', thirdParty: false, expeditedReview: null, source: { sourceUrl: 'https://x/K000001' } },
-      { kNumber: 'K000002', deviceName: 'two\nlines', applicant: null, productCode: null, decisionDate: null, receivedDate: null },
+  test('RFC 4180: a header row, quoting where needed, CRLF, a byte-order mark for Excel, formulas not run', () => {
+    const text = csv.csvText([
+      { kNumber: 'K000001', deviceName: 'Catheter, "Foley"', applicant: 'Ünïcode GmbH', productCode: 'EZL', decisionDate: '2024-03-01', receivedDate: '2024-01-01', reviewDays: 60, thirdParty: false, expeditedReview: null, source: { sourceUrl: 'https://x/K000001' } },
+      { kNumber: 'K000002', deviceName: 'two\nlines', applicant: '=HYPERLINK("x")', productCode: null, decisionDate: null, receivedDate: null, contact: '-AMYLASE', source: { sourceUrl: 'https://x/K000002' } },
     ]);
     expect(text.startsWith('\ufeffkNumber,deviceName,applicant,')).toBe(true);
     const lines = text.slice(1).split('\r\n');
     expect(lines).toHaveLength(4);
     expect(lines[3]).toBe('');
-    expect(lines[0]!.split(',')).toEqual(csv.CSV_COLUMNS.map(([name]) => name));
-    expect(lines[1]).toBe('K000001,"Catheter, ""Foley""",Ünïcode GmbH,EZL,2024-03-01,,2024-01-01,60,,,,,false,,,https://x/K000001');
-    expect(lines[2]).toBe(`K000002,"two\nlines"${','.repeat(14)}https://www.accessdata.fda.gov/scripts/cdrh/cfdocs/cfpmn/pmn.cfm?ID=K000002`);
+    expect(lines[0]!.split(',')).toEqual(csv.CSV_COLUMNS);
+    expect(csv.CSV_COLUMNS).toHaveLength(24);
+    expect(lines[1]).toBe(`K000001,"Catheter, ""Foley""",Ünïcode GmbH,EZL,2024-03-01,,,2024-01-01,60,,,,,false${','.repeat(10)}https://x/K000001`);
+    expect(lines[2]).toBe(`K000002,"two\nlines","'=HYPERLINK(""x"")"${','.repeat(13)}'-AMYLASE${','.repeat(8)}https://x/K000002`);
+  });
+
+  test('the file name says the search', () => {
+    const search = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null };
+    expect(csv.exportFileName(search, 'abc123')).toBe('device-510k-all-abc123.csv');
+    expect(csv.exportFileName({ ...search, query: 'catheter -foley' }, 'abc123')).toBe('device-510k-catheter-not-foley-abc123.csv');
+    expect(csv.exportFileName({ ...search, query: 'Cathéter', productCode: 'DQY', yearFrom: 1990, yearTo: 2000, sort: 'decisionDate:desc' }, null))
+      .toBe('device-510k-catheter-code-dqy-1990-2000-by-decisiondate-desc.csv');
+    expect(csv.exportFileName({ ...search, applicant: 'C.R. Bard, Inc.', yearFrom: 2001, yearTo: 2001 }, 'x')).toBe('device-510k-applicant-c-r-bard-inc-2001-x.csv');
+    expect(csv.exportFileName({ ...search, query: 'a '.repeat(100) }, 'x')).toMatch(/^device-510k-(a-){39}a-x\.csv$/);
   });
 });
