@@ -123,7 +123,7 @@ export function apiSource({ endpoint, metaBody, snapshotBase }) {
 
     async search(state, signal) {
       const body = await query(endpoint, 'device-510k.search', searchInput(state, caps), signal);
-      return { items: body.data.items, total: body.page.total, facets: body.facets, warnings: body.sourceState.warnings };
+      return { items: body.data.items, total: body.page.total, facets: body.facets, stats: body.data.stats ?? null, warnings: body.sourceState.warnings };
     },
 
     async record(kNumber, signal) {

@@ -164,6 +164,7 @@ async function runSearch(state, focusKey, previous) {
     view.renderNotice($('notice'), res.warnings);
     view.renderResults($('list'), res.items, state);
     view.renderPager($('pager'), res.total, state);
+    view.renderReviewStats($('review'), res.stats);
     lastTotal = res.total;
     $('status').replaceChildren(statusText(state, res.total));
     // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.

@@ -196,6 +196,8 @@ export function searchInput(state, caps = {}) {
   if (state.sort && caps.sorts?.includes(state.sort)) input.sort = state.sort;
   const facets = facetRequests(caps);
   if (facets) input.facets = facets;
+  // Review times (median and 90th percentile, by decision year) of every match, for the page's chart.
+  if (caps.stats) input.stats = true;
   return input;
 }
 
@@ -333,7 +335,9 @@ export function capsOf(meta) {
     decided: qualifiers.includes('decided'),
     qualifiers,
     facetFields,
-    // GET /v1/export came with the `facets` input; meta names no URL for it, so its presence stands for the export.
+    // GET /v1/export and the `stats` input came with the `facets` input; meta names neither, so its presence stands
+    // for them.
     exportUrl: facetFields.length > 0 ? 'export' : null,
+    stats: facetFields.length > 0,
   };
 }

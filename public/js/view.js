@@ -122,10 +122,84 @@ export function renderResults(list, items, state) {
           item.decisionDate ? h('span', { class: 'date' }, `Decided ${item.decisionDate}`) : h('span', {}, 'No decision date'),
           item.applicant ? h('span', {}, item.applicant) : null,
           item.productCode ? h('span', {}, `Code ${item.productCode}`) : null,
+          reviewText(item),
         ),
       );
     }),
   );
+}
+
+/** "Review 142 days" for a result line: FDA's time from receipt to decision, when both dates are known. */
+function reviewText(r) {
+  const days = r.reviewDays ?? reviewDays(r.receivedDate, r.decisionDate);
+  return days === null || days === undefined ? null : h('span', { class: 'review-days' }, `Review ${num(days)} ${days === 1 ? 'day' : 'days'}`);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
+  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+/**
+ * Review time of the search's matches (the API's `stats`): one line with the median and 90th percentile over every
+ * match, a bar chart of both by decision year (inline SVG with a title and a description for screen readers; each bar
+ * names its figures), and the same figures as a table behind "Show as a table".
+ */
+export function renderReviewStats(container, stats) {
+  const all = stats?.reviewDays ?? null;
+  if (!all) {
+    container.hidden = true;
+    container.replaceChildren();
+    return;
+  }
+  const years = all.byDecisionYear.filter((y) => y.year > 0);
+  const dayWord = (n) => `${num(n)} ${n === 1 ? 'day' : 'days'}`;
+  const line = `Median ${dayWord(all.median)}, 90th percentile ${dayWord(all.p90)}, over ${num(all.count)} ${all.count === 1 ? 'clearance' : 'clearances'} with both dates.`;
+  const width = 640;
+  const height = 180;
+  const pad = { left: 44, right: 8, top: 10, bottom: 24 };
+  const top = Math.max(1, ...years.map((y) => y.p90));
+  const slot = (width - pad.left - pad.right) / Math.max(1, years.length);
+  const bar = Math.max(1, slot * 0.8);
+  const y = (days) => pad.top + (height - pad.top - pad.bottom) * (1 - Math.max(0, days) / top);
+  const base = height - pad.bottom;
+  const labelEvery = Math.max(1, Math.ceil(years.length / 12));
+  const chart = s('svg', { class: 'review-chart', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'review-chart-title review-chart-desc', preserveAspectRatio: 'xMinYMin meet' },
+    s('title', { id: 'review-chart-title' }, 'Review days by decision year: median and 90th percentile'),
+    s('desc', { id: 'review-chart-desc' }, years.length
+      ? `${years.length} ${years.length === 1 ? 'year' : 'years'}, ${years[0].year} to ${years.at(-1).year}. ${line} The table below gives each year's figures.`
+      : line),
+    s('line', { class: 'axis', x1: pad.left, x2: width - pad.right, y1: base, y2: base }),
+    s('text', { class: 'tick', x: pad.left - 4, y: y(top) + 4, 'text-anchor': 'end' }, num(top)),
+    s('text', { class: 'tick', x: pad.left - 4, y: base, 'text-anchor': 'end' }, '0'),
+    years.map((f, i) => {
+      const x = pad.left + i * slot + (slot - bar) / 2;
+      return s('g', { class: 'year', 'data-year': f.year },
+        s('title', {}, `${f.year}: median ${dayWord(f.median)}, 90th percentile ${dayWord(f.p90)} (${num(f.count)} ${f.count === 1 ? 'clearance' : 'clearances'})`),
+        s('rect', { class: 'p90', x, width: bar, y: y(f.p90), height: Math.max(0, base - y(f.p90)) }),
+        s('rect', { class: 'median', x, width: bar, y: y(f.median), height: Math.max(0, base - y(f.median)) }),
+        i % labelEvery === 0 ? s('text', { class: 'tick', x: x + bar / 2, y: height - 6, 'text-anchor': 'middle' }, String(f.year)) : null);
+    }),
+  );
+  const table = h('table', { class: 'review-table' },
+    h('caption', {}, 'Review days by decision year'),
+    h('thead', {}, h('tr', {}, ['Decision year', 'Clearances', 'Median days', '90th percentile days'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, years.map((f) => h('tr', { 'data-year': f.year },
+      h('th', { scope: 'row' }, String(f.year)), h('td', { class: 'num' }, num(f.count)), h('td', { class: 'num' }, num(f.median)), h('td', { class: 'num' }, num(f.p90))))));
+  const wasOpen = container.querySelector('details.review-table-details')?.open ?? false;
+  const tableDetails = h('details', { class: 'review-table-details' }, h('summary', {}, 'Show as a table'), table);
+  tableDetails.open = wasOpen;
+  container.replaceChildren(
+    h('h3', { id: 'review-heading' }, 'Review time'),
+    h('p', { class: 'review-line', 'data-median': all.median, 'data-p90': all.p90 }, line),
+    years.length ? h('div', { class: 'review-figure' }, chart,
+      h('p', { class: 'legend', 'aria-hidden': 'true' }, h('span', { class: 'key median' }), ' median ', h('span', { class: 'key p90' }), ' 90th percentile')) : null,
+    years.length ? tableDetails : null,
+  );
+  container.hidden = false;
 }
 
 export function renderPager(nav, total, state) {

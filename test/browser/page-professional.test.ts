@@ -1,0 +1,96 @@
+import { realpath } from 'node:fs/promises';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ClearanceRecord } from '../../src/contract/index.ts';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
+import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
+import { collectErrors, listedKNumbers, seriousViolations, startHost, waitForStatus, type Host } from './page-helpers.ts';
+
+const skip = browserSkipReason();
+const QUERY = 'catheter';
+
+const dayNumber = (date: string) => Date.parse(`${date}T00:00:00Z`) / 86_400_000;
+
+/** Nearest rank: the value at rank ⌈p × n⌉ of the sorted values (so each figure is a real review time). */
+const rank = (sorted: number[], p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+
+/** Review days by decision year, computed from the records' two dates: what the page's chart and table must show. */
+function reviewByYear(records: readonly ClearanceRecord[]): { year: number; count: number; median: number; p90: number }[] {
+  const byYear = new Map<number, number[]>();
+  for (const r of records) {
+    if (!r.decisionDate || !r.receivedDate) continue;
+    const year = Number(r.decisionDate.slice(0, 4));
+    byYear.set(year, [...(byYear.get(year) ?? []), dayNumber(r.decisionDate) - dayNumber(r.receivedDate)]);
+  }
+  return [...byYear]
+    .sort(([a], [b]) => a - b)
+    .map(([year, days]) => {
+      const sorted = days.sort((a, b) => a - b);
+      return { year, count: sorted.length, median: rank(sorted, 0.5), p90: rank(sorted, 0.9) };
+    });
+}
+
+for (const mode of ['server', 'static'] as const) {
+  describe.skipIf(skip !== null)(`what a regulatory professional needs on the page, ${mode} mode`, () => {
+    let truth: Truth;
+    let host: Host;
+    let browser: Browser;
+    let page: Page;
+    const errors: string[] = [];
+
+    beforeAll(async () => {
+      const snapshot = await realpath(await buildFixtureSnapshot());
+      truth = await readTruth(snapshot);
+      host = await startHost(mode, snapshot);
+      browser = await launchChromium();
+      page = await browser.context.newPage();
+      collectErrors(page, errors);
+    }, 120_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await host?.close();
+    });
+
+    test('review time: median and 90th percentile by decision year, as a chart with a table, and in each result line', async () => {
+      const matches = matchesOf(truth, QUERY);
+      const want = reviewByYear(matches);
+      expect(want.length).toBeGreaterThan(2);
+      await page.goto(`${host.url}#q=${QUERY}`);
+      await waitForStatus(page, new RegExp(`match “${QUERY}”`));
+      await page.locator('#review:not([hidden])').waitFor({ timeout: 20_000 });
+
+      const all = matches.filter((r) => r.decisionDate && r.receivedDate).map((r) => dayNumber(r.decisionDate!) - dayNumber(r.receivedDate!)).sort((a, b) => a - b);
+      const line = page.locator('#review .review-line');
+      expect(Number(await line.getAttribute('data-median'))).toBe(rank(all, 0.5));
+      expect(Number(await line.getAttribute('data-p90'))).toBe(rank(all, 0.9));
+      expect(await line.innerText()).toContain(`over ${all.length} clearances with both dates`);
+
+      // The table behind the chart: one row a year.
+      await page.locator('#review .review-table-details summary').click();
+      const rows = await page.locator('#review .review-table tbody tr').evaluateAll((trs) =>
+        trs.map((tr) => Array.from(tr.querySelectorAll('th, td')).map((c) => Number(c.textContent!.replace(/,/g, '')))));
+      expect(rows.map(([year, count, median, p90]) => ({ year, count, median, p90 }))).toEqual(want);
+
+      // The chart: accessible by its title and description, one group of bars a year, in year order.
+      const svg = page.locator('#review svg.review-chart');
+      expect(await svg.getAttribute('role')).toBe('img');
+      expect(await page.locator('#review-chart-title').textContent()).toMatch(/median and 90th percentile/);
+      expect(await svg.locator('g.year').evaluateAll((gs) => gs.map((g) => Number(g.getAttribute('data-year'))))).toEqual(want.map((w) => w.year));
+
+      // Each result line says its review time.
+      const listed = await listedKNumbers(page);
+      const lines = await page.locator('#list .result-meta').allInnerTexts();
+      listed.forEach((k, i) => {
+        const r = truth.records.get(k)!;
+        if (r.decisionDate && r.receivedDate) {
+          const days = dayNumber(r.decisionDate) - dayNumber(r.receivedDate);
+          expect(lines[i]).toContain(`Review ${days.toLocaleString('en-US')} ${days === 1 ? 'day' : 'days'}`);
+        } else expect(lines[i]).not.toContain('Review');
+      });
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(errors).toEqual([]);
+    });
+  });
+}
