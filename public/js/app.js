@@ -371,6 +371,7 @@ function setupControls() {
   const sorts = source.caps.sorts;
   $('sort-field').hidden = sorts.length === 0;
   $('sort').replaceChildren(...sorts.map((s) => h('option', { value: s }, SORT_LABELS[s] ?? s)));
+  view.renderSyntaxHelp($('syntax-body'), source.caps, { engine: source.engine });
   if (source.engine === 'pagefind') $('q-hint').textContent = 'Every word must match; Pagefind also matches other forms of a word (“catheters” for “catheter”).';
 }
 

@@ -326,6 +326,10 @@ export function capsOf(meta) {
   const listed = Array.isArray(data.qualifiers) ? data.qualifiers : Array.isArray(data.supportedQualifiers) ? data.supportedQualifiers : [];
   // Named as written in a query ("panel:") or bare ("panel").
   const qualifiers = listed.map((q) => (typeof q === 'string' ? q : q?.name)).filter((q) => typeof q === 'string').map((q) => q.replace(/:$/, ''));
+  // What each qualifier takes, in meta's words, for the page's syntax help.
+  const qualifierHelp = listed
+    .filter((q) => typeof q?.name === 'string')
+    .map((q) => ({ name: q.name.replace(/:$/, ''), accepts: typeof q.accepts === 'string' ? q.accepts : '' }));
   const filters = Array.isArray(data.supportedFilters) ? data.supportedFilters : [];
   const facetFields = Array.isArray(data.facetFields) ? data.facetFields.filter((f) => typeof f === 'string') : [];
   return {
@@ -334,6 +338,7 @@ export function capsOf(meta) {
     sorts: filters.includes('sort') || qualifiers.length > 0 ? sorts : [],
     decided: qualifiers.includes('decided'),
     qualifiers,
+    qualifierHelp,
     facetFields,
     // GET /v1/export and the `stats` input came with the `facets` input; meta names neither, so its presence stands
     // for them.

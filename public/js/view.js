@@ -1,6 +1,6 @@
 // Rendering: builds DOM nodes from plain values. Text always goes in as text nodes, never as HTML, because every
 // string here comes from FDA's files.
-import { QUALIFIER_FACETS, qualifierChoice, reviewDays, summaryPdfUrl, thinYears, toHash, wholeYear, withChanges, yearChanges } from './state.js';
+import { EMPTY_STATE, QUALIFIER_FACETS, qualifierChoice, reviewDays, summaryPdfUrl, thinYears, toHash, wholeYear, withChanges, yearChanges } from './state.js';
 
 /** h('a', { href: '#' }, 'text', child): a tiny element builder. */
 export function h(tag, attrs = {}, ...children) {
@@ -200,6 +200,42 @@ export function renderReviewStats(container, stats) {
     years.length ? tableDetails : null,
   );
   container.hidden = false;
+}
+
+/**
+ * The search syntax, short: words, exclusions, OR, phrases, and (where the service takes them) each qualifier with
+ * what it accepts, in meta's words, and date ranges. Each example is a link that runs it.
+ */
+export function renderSyntaxHelp(container, caps, { engine } = {}) {
+  const example = (q) => h('a', { href: toHash({ ...EMPTY_STATE, q }), class: 'example' }, h('code', {}, q));
+  const rules = [
+    h('li', {}, 'Words match the start of a word in the device name, applicant, K number or product code; every word must match: ', example('cath balloon'), '.'),
+  ];
+  if (engine === 'pagefind') {
+    container.replaceChildren(h('ul', {}, rules), h('p', {}, 'This static copy searches with Pagefind: qualifiers, exclusions and OR need the service.'));
+    return;
+  }
+  const names = caps.qualifierHelp ?? [];
+  if (names.length) {
+    rules.push(
+      h('li', {}, h('code', {}, '-word'), ' leaves out what matches it: ', example('catheter -foley'), '. (NOT is not an operator.)'),
+      h('li', {}, h('code', {}, 'OR'), ' in capitals between two words matches either: ', example('stent OR graft'), '.'),
+      h('li', {}, 'Quotes keep words together as a phrase: ', example('"balloon catheter"'), '.'),
+    );
+  }
+  const dated = names.some((q) => q.name === 'decided');
+  const parts = [h('ul', {}, rules)];
+  if (names.length) {
+    parts.push(
+      h('h3', { class: 'syntax-heading' }, 'Qualifiers'),
+      h('p', {}, 'A qualifier searches one field: ', h('code', {}, 'name:value'), ', in quotes when the value has spaces (', example('panel:cardiovascular class:2'), ').'),
+      h('dl', { class: 'qualifiers' }, names.map((q) => h('div', { class: 'qualifier', 'data-qualifier': q.name }, h('dt', {}, h('code', {}, `${q.name}:`)), h('dd', {}, q.accepts)))),
+    );
+  }
+  parts.push(h('p', {}, dated
+    ? ['Dates and years: ', example('decided:2020..2024'), ', ', example('decided:>=2023-06'), ', or the decision date range under Filters.']
+    : 'Years: the decision date range under Filters.'));
+  container.replaceChildren(...parts);
 }
 
 export function renderPager(nav, total, state) {

@@ -92,5 +92,28 @@ for (const mode of ['server', 'static'] as const) {
       expect(await seriousViolations(page)).toEqual([]);
       expect(errors).toEqual([]);
     });
+
+    test('syntax help beside the search box lists the qualifiers meta reports, and its examples run', async () => {
+      const meta = (await fetch(new URL('snapshot/meta.json', host.url)).then((r) => r.json())) as { qualifiers: { name: string; accepts: string }[] };
+      expect(meta.qualifiers.length).toBeGreaterThan(5);
+      await page.goto(`${host.url}#`);
+      await page.waitForSelector('html[data-ready]', { timeout: 20_000 });
+      const help = page.locator('#syntax');
+      expect(await help.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+      // Beside the search box: inside the search form, next to its hint.
+      expect(await help.evaluate((d) => d.closest('form')?.id)).toBe('search');
+      await help.locator('summary').click();
+      expect(await help.locator('summary').innerText()).toMatch(/Search syntax/);
+      const listed = await help.locator('.qualifier dt').allInnerTexts();
+      expect(listed).toEqual(meta.qualifiers.map((q) => q.name));
+      expect(await help.locator('.qualifier dd').allInnerTexts()).toEqual(meta.qualifiers.map((q) => q.accepts));
+      const text = await help.innerText();
+      for (const rule of ['-word', 'OR', '"balloon catheter"', 'decided:2020..2024']) expect(text).toContain(rule);
+      await help.locator('a.example', { hasText: 'catheter -foley' }).click();
+      const status = await waitForStatus(page, /match “catheter -foley”/);
+      const want = matchesOf(truth, 'catheter').filter((r) => !matchesOf(truth, 'foley').includes(r)).length;
+      expect(status).toMatch(new RegExp(`^${want} clearances? match`));
+      expect(errors).toEqual([]);
+    });
   });
 }

@@ -13,7 +13,7 @@ type State = {
   sort: string | null;
   record: string | null;
 };
-type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; facetFields: string[]; exportUrl: string | null; stats: boolean };
+type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; qualifierHelp: { name: string; accepts: string }[]; facetFields: string[]; exportUrl: string | null; stats: boolean };
 type QualifierFacet = { field: string; qualifier: string; title: string; term(v: unknown): string; label?(v: unknown): string };
 type StateModule = {
   EMPTY_STATE: State;
@@ -105,10 +105,10 @@ describe('the page state in the location hash', () => {
 
   test('capabilities: sorts only when a request can choose one, days only with the decided qualifier', () => {
     const today = { title: 't', totalRecords: 1, supportedFilters: ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'], supportedSorts: ['relevance', 'decisionDate:desc'], sourceNotes: [] };
-    expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], facetFields: [], exportUrl: null, stats: false });
+    expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], qualifierHelp: [], facetFields: [], exportUrl: null, stats: false });
     expect(m.capsOf(today)).toEqual(m.capsOf({ data: today }));
     const later = { ...today, qualifiers: [{ name: 'decided:', accepts: '…' }, { name: 'class:', accepts: '…' }], facetFields: ['productCode', 'deviceClass'] };
-    expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], facetFields: ['productCode', 'deviceClass'], exportUrl: 'export', stats: true });
+    expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], qualifierHelp: [{ name: 'decided', accepts: '…' }, { name: 'class', accepts: '…' }], facetFields: ['productCode', 'deviceClass'], exportUrl: 'export', stats: true });
   });
 
   test('qualifier filters: each goes into the query as its qualifier, when the service takes it, with the facets to count', () => {
