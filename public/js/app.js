@@ -1,7 +1,7 @@
 // The search page: reads its state from the location hash, asks a data source (the API, or the snapshot's static
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
-import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, toHash, withChanges } from './state.js';
+import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, suggestionsFor, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -157,6 +157,7 @@ async function runSearch(state, focusKey, previous) {
   const abort = (searchAbort = new AbortController());
   $('main').setAttribute('aria-busy', 'true');
   $('status').textContent = 'Searching…';
+  view.renderSuggestions($('suggest'), null);
   try {
     const res = await source.search(state, abort.signal);
     if (seq !== searchSeq) return;
@@ -170,6 +171,7 @@ async function runSearch(state, focusKey, previous) {
     // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.
     $('results').dataset.answers = toHash(state);
     addKNumberShortcut(state);
+    if (res.total === 0) void showSuggestions(state, seq);
     showFollow(state);
     showFacets(res, state, seq);
     markFocusKeys();
@@ -189,9 +191,40 @@ async function runSearch(state, focusKey, previous) {
     lastKey = null;
     $('status').textContent = 'The search failed.';
     showAlert(err?.message ?? String(err));
+    // A query the service refuses (a field name that is not a qualifier, a malformed value): offer what it may mean.
+    if (err?.code === 'invalid_input' || err?.name === 'QueryError') void showSuggestions(state, seq);
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
   }
+}
+
+/** Suggestions a zero-result answer checks at most: each is one search. */
+const SUGGESTIONS_CHECKED = 8;
+/** Suggestions shown at most, of those that find something. */
+const SUGGESTIONS_SHOWN = 4;
+
+/**
+ * For a search that found nothing: what the user probably meant (other syntax, fewer words, no filters), each run
+ * first, and shown with its count only when it finds something.
+ */
+async function showSuggestions(state, seq) {
+  const box = $('suggest');
+  const filtered = state.productCode || state.applicant || state.from !== null || state.to !== null || Object.keys(state.quals).length > 0;
+  const fresh = { ...state, page: 1, record: null };
+  const candidates = suggestionsFor(state.q, source.caps.qualifiers).map((s) => ({ state: { ...fresh, q: s.q }, label: s.q, why: s.why }));
+  if (filtered) {
+    const all = { ...fresh, productCode: null, applicant: null, from: null, to: null, quals: {} };
+    candidates.unshift({ state: all, label: state.q.trim() || 'every clearance', why: 'without the filters' });
+    for (const c of candidates.slice(1, 4)) candidates.push({ state: { ...all, q: c.state.q }, label: c.label, why: `${c.why}; without the filters` });
+  }
+  if (candidates.length === 0) return;
+  view.renderSuggestions(box, { checking: true });
+  const checked = candidates.slice(0, SUGGESTIONS_CHECKED);
+  const totals = await Promise.all(checked.map((c) => source.search({ ...c.state, size: 10 }).then((r) => r.total, () => 0)));
+  if (seq !== searchSeq) return;
+  const found = checked.map((c, i) => ({ ...c, total: totals[i], href: toHash(c.state) })).filter((c) => c.total > 0).slice(0, SUGGESTIONS_SHOWN);
+  view.renderSuggestions(box, { found });
+  markFocusKeys();
 }
 
 function showFacets(res, state, seq) {

@@ -238,6 +238,31 @@ export function renderSyntaxHelp(container, caps, { engine } = {}) {
   container.replaceChildren(...parts);
 }
 
+/** What a zero-result search may have meant: each suggestion a link that runs it, with its count and its reason. */
+export function renderSuggestions(container, answer) {
+  if (!answer) {
+    container.hidden = true;
+    container.replaceChildren();
+    return;
+  }
+  container.hidden = false;
+  if (answer.checking) {
+    container.replaceChildren(h('p', { class: 'muted' }, 'Looking for a similar search that finds something…'));
+    return;
+  }
+  if (answer.found.length === 0) {
+    container.replaceChildren(h('p', { class: 'muted' }, 'No similar search finds anything either. The search syntax under the search box says how to ask.'));
+    return;
+  }
+  container.replaceChildren(
+    h('h3', { class: 'suggest-heading' }, 'Did you mean'),
+    h('ul', {}, answer.found.map((s) => h('li', {},
+      h('a', { href: s.href, class: 'suggestion', 'data-q': s.state.q, 'data-count': s.total }, s.label),
+      ` · ${num(s.total)} ${s.total === 1 ? 'clearance' : 'clearances'}`,
+      h('span', { class: 'why' }, ` (${s.why})`)))),
+  );
+}
+
 export function renderPager(nav, total, state) {
   const pages = Math.max(1, Math.ceil(total / state.size));
   if (total <= state.size && state.page === 1) return nav.replaceChildren();

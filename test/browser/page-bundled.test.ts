@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defaultSources } from '../../build/sources/default.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
-import { readTruth, type Truth } from './fixture-truth.ts';
-import { collectErrors, startHost, type Host } from './page-helpers.ts';
+import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
+import { collectErrors, startHost, waitForStatus, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
 
@@ -103,7 +103,54 @@ describe.skipIf(skip !== null)('the page over the bundled data, server and stati
     expect(fromStatic.name).toBe(fromServer.name);
   }, 600_000);
 
+  test('a search that finds nothing suggests what was probably meant, each checked and counted', async () => {
+    /** Records every word of `text` finds (each word the start of a word of the record's fields): a plain scan. */
+    const allOf = (...words: string[]) => words.map((w) => new Set(matchesOf(truth, w))).reduce((a, b) => new Set([...a].filter((r) => b.has(r))));
+    const catheter = allOf('catheter');
+    const foley = allOf('foley');
+    const examples = [
+      // NOT is a plain word here, so the query asks for records with "not" too.
+      { q: 'catheter NOT foley', found: allOf('catheter', 'not', 'foley').size, want: 'catheter -foley', count: [...catheter].filter((r) => !foley.has(r)).length },
+      // Quoted, applicant: asks for the whole name; FDA's is "C.R. BARD, INC." and the like.
+      {
+        q: 'applicant:"c.r. bard"',
+        found: [...truth.records.values()].filter((r) => r.applicant?.replace(/\s+/g, ' ').trim().toLowerCase() === 'c.r. bard').length,
+        want: 'c.r. bard',
+        count: allOf('c', 'r', 'bard').size,
+      },
+    ];
+    for (const { q, found, want, count } of examples) {
+      expect(found, q).toBe(0);
+      expect(count, q).toBeGreaterThan(100);
+      for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
+        await page.goto(`${url}#q=${encodeURIComponent(q)}`);
+        await waitForStatus(page, /^No clearances match/);
+        const link = page.locator(`#suggest a.suggestion[data-q="${want.replace(/"/g, '\\"')}"]`);
+        await link.waitFor({ timeout: 30_000 });
+        expect(Number(await link.getAttribute('data-count')), `${q} ${page === a ? 'server' : 'static'}`).toBe(count);
+        expect(await link.locator('xpath=..').innerText()).toContain(`${count.toLocaleString('en-US')} clearances`);
+        // Every suggestion shown finds something.
+        for (const n of await page.locator('#suggest a.suggestion').evaluateAll((as) => as.map((x) => Number(x.getAttribute('data-count'))))) expect(n).toBeGreaterThan(0);
+        await link.click();
+        const status = await waitForStatus(page, new RegExp(`match “${want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}”`));
+        expect(status.startsWith(`${count.toLocaleString('en-US')} clearances`)).toBe(true);
+      }
+    }
+  }, 300_000);
+
+  test('a field name that is not a qualifier: the search is refused, and the qualifier meant is suggested', async () => {
+    const count = [...truth.records.values()].filter((r) => /\bbard/i.test(r.applicant ?? '')).length;
+    for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
+      await page.goto(`${url}#q=company%3Abard`);
+      await waitForStatus(page, /^The search failed/);
+      const link = page.locator('#suggest a.suggestion[data-q="applicant:bard"]');
+      await link.waitFor({ timeout: 30_000 });
+      expect(Number(await link.getAttribute('data-count'))).toBe(count);
+    }
+  }, 120_000);
+
   afterAll(() => {
-    expect(errors).toEqual([]);
+    // The 400 of the refused query is logged by the browser as a failed resource in server mode.
+    expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
   });
 });

@@ -32,6 +32,7 @@ type StateModule = {
   summaryPdfUrl(kNumber: string, statementOrSummary: string | null): string | null;
   thinYears(counts: { year: number | null; count: number }[], bounds?: { minYear?: number; maxYear?: number }): { from: number; to: number; count: number }[];
   capsOf(meta: unknown): Caps;
+  suggestionsFor(q: string, qualifiers?: string[], limit?: number): { q: string; why: string }[];
   QUALIFIER_FACETS: QualifierFacet[];
   qualifierChoice(state: State, facet: QualifierFacet, value: unknown): { on: boolean; next: State };
   exportUrlOf(base: URL, input: Record<string, unknown>): URL;
@@ -214,6 +215,33 @@ describe('helpers of the page', () => {
     expect(view.plainWarning('The last sync, at 2026-01-02T03:00:00Z, failed: getaddrinfo ENOTFOUND www.accessdata.fda.gov. Serving the snapshot built at 2026-01-01.')).toMatch(/^The last update from FDA did not complete/);
     expect(view.plainWarning('The data was last synced from FDA at 2026-01-01T00:00:00Z, more than 48 hours ago, so recent clearances may be missing.')).toMatch(/not been updated from FDA recently/);
     expect(view.plainWarning('something else')).not.toMatch(/ENOTFOUND|sync/);
+  });
+});
+
+describe('suggestions for a search that finds nothing', () => {
+  const QUALS = ['applicant', 'device', 'code', 'panel', 'class', 'decided'];
+  const qs = (q: string) => m.suggestionsFor(q, QUALS).map((x) => x.q);
+  test.each([
+    ['catheter NOT foley', ['catheter -foley']],
+    ['catheter not foley', ['catheter -foley']],
+    ['applicant:"c.r. bard"', ['c.r. bard', 'applicant:c.r. applicant:bard']],
+    ['catheter or foley', ['catheter OR foley']],
+    ['catheter and balloon', ['catheter balloon', 'balloon', 'catheter']],
+    ['company:bard stent', ['applicant:bard stent', 'bard stent']],
+    ['aplicant:bard', ['applicant:bard', 'bard']],
+    ['foo:bar', ['bar']],
+    ['"balloon catheter"', ['balloon catheter']],
+    ['balloon catheter foley', ['catheter foley', 'balloon foley', 'balloon catheter']],
+    ['catheter', []],
+    ['', []],
+  ])('%j → %j', (q, want) => {
+    expect(qs(q)).toEqual(want);
+  });
+  test('each says why, and there are at most `limit`', () => {
+    expect(m.suggestionsFor('catheter NOT foley', QUALS)[0]!.why).toMatch(/NOT is not an operator/);
+    expect(m.suggestionsFor('a b c d e f g h', QUALS, 3)).toHaveLength(3);
+    // Without qualifiers (a service with the contract's search only) no qualifier is suggested.
+    expect(m.suggestionsFor('company:bard', [])).toEqual([]);
   });
 });
 
