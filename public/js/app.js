@@ -158,6 +158,7 @@ async function runSearch(state, focusKey, previous) {
   $('main').setAttribute('aria-busy', 'true');
   $('status').textContent = 'Searching…';
   view.renderSuggestions($('suggest'), null);
+  $('link-status').textContent = '';
   try {
     const res = await source.search(state, abort.signal);
     if (seq !== searchSeq) return;
@@ -456,6 +457,29 @@ async function download() {
   }
 }
 
+/** The address of the current search: the page's own URL with the state's hash, so opening it repeats the search. */
+function searchLink() {
+  const url = new URL(location.href);
+  url.hash = toHash({ ...current, record: null });
+  return url.href;
+}
+
+/** Copies the search's link; where the browser will not (no clipboard access), shows it selected to copy by hand. */
+async function copyLink() {
+  const status = $('link-status');
+  const link = searchLink();
+  $('copy-link').dataset.link = link;
+  try {
+    await navigator.clipboard.writeText(link);
+    status.replaceChildren('Link copied: it opens this search with its filters, sort and page.');
+  } catch {
+    const box = h('input', { type: 'text', readonly: true, value: link, class: 'link-box', 'aria-label': 'Link to this search' });
+    status.replaceChildren('Copy this link to share the search: ', box);
+    box.focus();
+    box.select();
+  }
+}
+
 function wire() {
   $('search').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -492,6 +516,7 @@ function wire() {
     navigate(withChanges(current, { sort: sort === source.caps.sorts[0] ? null : sort }));
   });
   $('download').addEventListener('click', () => void download());
+  $('copy-link').addEventListener('click', () => void copyLink());
   // On a phone the filters sit above the results: after choosing one, fold them so the new results are in view.
   $('facets').addEventListener('click', (e) => {
     if (!e.target.closest?.('a.facet-value') || isWide()) return;

@@ -119,20 +119,19 @@ export function renderResults(list, items, state) {
         h('a', { class: 'result-title', href }, item.deviceName || item.kNumber),
         h('p', { class: 'result-meta' },
           h('span', { class: 'k' }, item.kNumber),
-          item.decisionDate ? h('span', { class: 'date' }, `Decided ${item.decisionDate}`) : h('span', {}, 'No decision date'),
+          item.decisionDate ? h('span', { class: 'when' }, h('span', { class: 'date' }, `Decided ${item.decisionDate}`), reviewText(item)) : h('span', {}, 'No decision date'),
           item.applicant ? h('span', {}, item.applicant) : null,
           item.productCode ? h('span', {}, `Code ${item.productCode}`) : null,
-          reviewText(item),
         ),
       );
     }),
   );
 }
 
-/** "Review 142 days" for a result line: FDA's time from receipt to decision, when both dates are known. */
+/** ", 142-day review" after a result line's decision date: FDA's time from receipt to decision, when both dates are known. */
 function reviewText(r) {
   const days = r.reviewDays ?? reviewDays(r.receivedDate, r.decisionDate);
-  return days === null || days === undefined ? null : h('span', { class: 'review-days' }, `Review ${num(days)} ${days === 1 ? 'day' : 'days'}`);
+  return days === null || days === undefined ? null : h('span', { class: 'review-days', 'data-days': days }, `, ${num(days)}-day review`);
 }
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -331,12 +330,22 @@ function recordRows(r, { codeName, filterHref }) {
   ].filter(([, , v]) => v !== undefined);
 }
 
+/**
+ * Fields as a definition list. Fields the record leaves empty get no row of their own: they are named together in one
+ * line after the list, so that a reader still learns what FDA does not say without a column of "Not given".
+ */
 function fieldRows(rows) {
-  return h('dl', { class: 'fields' },
-    rows.map(([key, label, value]) =>
-      h('div', { class: 'field' }, h('dt', {}, label),
-        h('dd', { 'data-field': key }, value === null || value === '' ? h('span', { class: 'muted' }, 'Not given') : value instanceof Node ? value : String(value)))),
-  );
+  const given = rows.filter(([, , value]) => value !== null && value !== '');
+  const missing = rows.filter(([, , value]) => value === null || value === '');
+  return [
+    h('dl', { class: 'fields' },
+      given.map(([key, label, value]) =>
+        h('div', { class: 'field' }, h('dt', {}, label), h('dd', { 'data-field': key }, value instanceof Node ? value : String(value))))),
+    missing.length
+      ? h('p', { class: 'not-given muted', 'data-fields': missing.map(([key]) => key).join(' ') },
+        `Not in FDA's record: ${missing.map(([, label]) => label.replace(/^./, (c) => c.toLowerCase())).join(', ')}.`)
+      : null,
+  ];
 }
 
 export function renderRecordLoading(section, kNumber, backHref) {
@@ -372,7 +381,7 @@ export function renderRecord(section, record, { backHref, filterHref, codeName =
         h('li', {}, external(fdaUrl, `${record.kNumber} on FDA's site`)),
         pdf ? h('li', {}, external(pdf, `The 510(k) ${doc} (PDF on FDA's site)`)) : null),
       h('h3', {}, 'Clearance'),
-      fieldRows(recordRows(record, { codeName, filterHref })),
+      ...fieldRows(recordRows(record, { codeName, filterHref })),
       h('div', { id: 'classification', class: 'classification' },
         h('h3', {}, record.productCode ? `Product code ${record.productCode}` : 'Product code'),
         h('p', { class: 'muted' }, record.productCode ? 'Loading the classification…' : 'This clearance has no product code.'),
@@ -395,7 +404,9 @@ const CLASSIFICATION_LABELS = {
   gmpExempt: 'Exempt from good manufacturing practice',
   thirdPartyEligible: 'Eligible for third-party review',
   thirdPartyReviewCode: 'Third-party review code',
-  submissionType: 'Submission type',
+  // The route FDA requires for devices of this code (510(k), PMA, exempt): not the clearance's own submission type,
+  // which the record view shows once as "Submission type".
+  submissionType: 'Premarket route for this product code',
   unclassifiedReason: 'Why unclassified',
   reviewCode: 'Review code',
   summaryMalfunctionReporting: 'Summary malfunction reporting',
@@ -435,7 +446,7 @@ export function renderClassification(container, productCode, classification) {
     ...[
       heading,
       known ? null : h('p', {}, `${productCode} appears on clearances but not in FDA's classification file.`),
-      fieldRows(keys.map((k) => [k, CLASSIFICATION_LABELS[k] ?? words(k), classificationValue(k, classification[k])])),
+      ...fieldRows(keys.map((k) => [k, CLASSIFICATION_LABELS[k] ?? words(k), classificationValue(k, classification[k])])),
     ].filter(Boolean),
   );
 }

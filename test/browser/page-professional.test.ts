@@ -86,8 +86,8 @@ for (const mode of ['server', 'static'] as const) {
         const r = truth.records.get(k)!;
         if (r.decisionDate && r.receivedDate) {
           const days = dayNumber(r.decisionDate) - dayNumber(r.receivedDate);
-          expect(lines[i]).toContain(`Review ${days.toLocaleString('en-US')} ${days === 1 ? 'day' : 'days'}`);
-        } else expect(lines[i]).not.toContain('Review');
+          expect(lines[i]).toContain(`Decided ${r.decisionDate}, ${days.toLocaleString('en-US')}-day review`);
+        } else expect(lines[i]).not.toContain('review');
       });
       expect(await seriousViolations(page)).toEqual([]);
       expect(errors).toEqual([]);
@@ -113,6 +113,47 @@ for (const mode of ['server', 'static'] as const) {
       const status = await waitForStatus(page, /match “catheter -foley”/);
       const want = matchesOf(truth, 'catheter').filter((r) => !matchesOf(truth, 'foley').includes(r)).length;
       expect(status).toMatch(new RegExp(`^${want} clearances? match`));
+      expect(errors).toEqual([]);
+    });
+
+    test('"Copy link" copies an address that reproduces the search', async () => {
+      await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(host.url).origin });
+      const hash = `#q=${QUERY}&from=1980-03-15&sort=decisionDate%3Aasc&page=2`;
+      await page.goto(`${host.url}${hash}`);
+      const status = await waitForStatus(page, new RegExp(`match “${QUERY}”`));
+      const listed = await listedKNumbers(page);
+      expect(listed.length).toBeGreaterThan(0);
+      await page.locator('#copy-link').click();
+      await expect.poll(() => page.locator('#link-status').innerText()).toMatch(/^Link copied/);
+      const link = await page.evaluate(() => navigator.clipboard.readText());
+      expect(link).toBe(await page.locator('#copy-link').getAttribute('data-link'));
+      expect(new URL(link).hash).toBe(hash);
+      const other = await browser.context.newPage();
+      collectErrors(other, errors);
+      await other.goto(link);
+      expect(await waitForStatus(other, new RegExp(`match “${QUERY}”`))).toBe(status);
+      expect(await listedKNumbers(other)).toEqual(listed);
+      await other.close();
+      expect(errors).toEqual([]);
+    });
+
+    test('the record view has one "Submission type" row and no rows of "Not given"', async () => {
+      // A clearance with empty fields (the older files give no submission type or summary) and a classified code.
+      const record = [...truth.records.values()].find((r) => r.productCode && truth.deviceTypes.get(r.productCode) && (r.expeditedReview === null || r.statementOrSummary === null))!;
+      expect(record).toBeDefined();
+      await page.goto(`${host.url}#record=${record.kNumber}`);
+      await page.waitForSelector('#classification dd[data-field="deviceType"]', { timeout: 20_000 });
+      const labels = await page.locator('#record dt').allInnerTexts();
+      expect(labels.filter((l) => l === 'Submission type')).toHaveLength(record.submissionType ? 1 : 0);
+      expect(await page.locator('#record dd').allInnerTexts()).not.toContain('Not given');
+      expect(await page.locator('#record').innerText()).not.toMatch(/Not given/);
+      // The empty fields are named once, in words, so that a reader still learns what FDA does not say.
+      const empty = (['submissionType', 'statementOrSummary', 'expeditedReview', 'thirdParty'] as const).filter((k) => record[k] === null);
+      expect(empty.length).toBeGreaterThan(0);
+      const missing = (await page.locator('#record .not-given').first().getAttribute('data-fields'))!.split(' ');
+      expect(missing).toEqual(expect.arrayContaining([...empty]));
+      expect(await page.locator('#record .not-given').first().innerText()).toMatch(/^Not in FDA's record: /);
+      expect(await seriousViolations(page)).toEqual([]);
       expect(errors).toEqual([]);
     });
   });
