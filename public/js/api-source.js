@@ -36,16 +36,31 @@ async function query(endpoint, operation, input, signal) {
 }
 
 /**
- * Asks the service once for its description. Null means there is no API here (a static host answers 404 or 405 to a
- * POST, or an HTML page), and the page falls back to static mode.
+ * Asks the service once for its description: `{ meta }` when it answers; `{ preparing }` when it is there but has no
+ * data yet (HTTP 503, as while the first build of a snapshot runs: worth asking again, after `retryAfter` seconds
+ * when it says so); null when there is no API here (a static host answers 404 or 405 to a POST, or an HTML page),
+ * and the page falls back to static mode.
  */
 export async function probeApi(endpoint, signal) {
+  let res;
   try {
-    const body = await query(endpoint, 'device-510k.meta', {}, signal);
-    return body.operation === 'device-510k.meta' && body.data ? body : null;
-  } catch {
+    res = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ version: 1, operation: 'device-510k.meta', input: {} }),
+      signal,
+    });
+  } catch (err) {
+    if (err?.name === 'AbortError') throw err;
     return null;
   }
+  const body = await res.json().catch(() => null);
+  if (res.status === 503) {
+    const retryAfter = Number(res.headers.get('Retry-After'));
+    return { preparing: body?.error?.message ?? 'The service has no data yet.', retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null };
+  }
+  if (res.ok && body?.version === 1 && body.operation === 'device-510k.meta' && body.data) return { meta: body };
+  return null;
 }
 
 export function apiSource({ endpoint, metaBody, snapshotBase }) {
@@ -108,7 +123,7 @@ export function apiSource({ endpoint, metaBody, snapshotBase }) {
 
     async search(state, signal) {
       const body = await query(endpoint, 'device-510k.search', searchInput(state, caps), signal);
-      return { items: body.data.items, total: body.page.total, facets: body.facets, warnings: body.sourceState.warnings };
+      return { items: body.data.items, total: body.page.total, facets: body.facets, stats: body.data.stats ?? null, warnings: body.sourceState.warnings };
     },
 
     async record(kNumber, signal) {

@@ -1,9 +1,8 @@
 // The search page: reads its state from the location hash, asks a data source (the API, or the snapshot's static
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
-import { toCsv } from './csv.js';
 import { recordHistoryReader } from './record-history.js';
-import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, toHash, withChanges } from './state.js';
+import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, suggestionsFor, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -50,12 +49,47 @@ async function chooseSource() {
     const service = await fetch(new URL('service.json', document.baseURI)).then((r) => (r.ok ? r.json() : null)).catch(() => null);
     const api = service && 'api' in service ? service.api : undefined;
     if (api !== null || forced === 'server') {
-      const meta = await probeApi(api ? new URL(api, document.baseURI) : endpoint);
-      if (meta) return apiSource({ endpoint: api ? new URL(api, document.baseURI) : endpoint, metaBody: meta, snapshotBase });
+      const at = api ? new URL(api, document.baseURI) : endpoint;
+      const meta = await probeUntilReady(at);
+      if (meta) return apiSource({ endpoint: at, metaBody: meta, snapshotBase });
       if (forced === 'server') throw new Error('The API did not answer at this address, and server mode was asked for.');
     }
   }
   return staticSourceFor();
+}
+
+/**
+ * Waits between asks while the service prepares its data (HTTP 503, as during the first build of a snapshot):
+ * doubling from 1 s up to 15 s, or the service's own Retry-After up to 60 s; after 30 minutes the page stops and says
+ * so, rather than asking forever.
+ */
+const PREPARE_FIRST_MS = 1_000;
+const PREPARE_MAX_MS = 15_000;
+const PREPARE_RETRY_AFTER_MAX_MS = 60_000;
+const PREPARE_GIVE_UP_MS = 30 * 60_000;
+
+/** The service's meta once it has data, asking again while it answers 503; null when there is no API at `at`. */
+async function probeUntilReady(at) {
+  const started = Date.now();
+  let wait = PREPARE_FIRST_MS;
+  for (;;) {
+    const answer = await probeApi(at);
+    if (!answer?.preparing) {
+      if (document.documentElement.dataset.preparing) {
+        delete document.documentElement.dataset.preparing;
+        $('status').textContent = 'Loading…';
+      }
+      return answer?.meta ?? null;
+    }
+    if (Date.now() - started > PREPARE_GIVE_UP_MS) {
+      throw new Error('The service is still preparing its data after 30 minutes. Try reloading the page later.');
+    }
+    const ms = answer.retryAfter ? Math.min(answer.retryAfter * 1000, PREPARE_RETRY_AFTER_MAX_MS) : wait;
+    wait = Math.min(wait * 2, PREPARE_MAX_MS);
+    document.documentElement.dataset.preparing = 'true';
+    $('status').textContent = `The data is being prepared: the service is building its search data and is not ready yet. This page tries again on its own (next in ${Math.round(ms / 1000)} s).`;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  }
 }
 
 /** Static mode: the API's engine over the snapshot's own index, or Pagefind for an index too large to download. */
@@ -124,6 +158,8 @@ async function runSearch(state, focusKey, previous) {
   const abort = (searchAbort = new AbortController());
   $('main').setAttribute('aria-busy', 'true');
   $('status').textContent = 'Searching…';
+  view.renderSuggestions($('suggest'), null);
+  $('link-status').textContent = '';
   try {
     const res = await source.search(state, abort.signal);
     if (seq !== searchSeq) return;
@@ -131,11 +167,13 @@ async function runSearch(state, focusKey, previous) {
     view.renderNotice($('notice'), res.warnings);
     view.renderResults($('list'), res.items, state);
     view.renderPager($('pager'), res.total, state);
+    view.renderReviewStats($('review'), res.stats);
     lastTotal = res.total;
     $('status').replaceChildren(statusText(state, res.total));
     // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.
     $('results').dataset.answers = toHash(state);
     addKNumberShortcut(state);
+    if (res.total === 0) void showSuggestions(state, seq);
     showFollow(state);
     showFacets(res, state, seq);
     markFocusKeys();
@@ -155,9 +193,40 @@ async function runSearch(state, focusKey, previous) {
     lastKey = null;
     $('status').textContent = 'The search failed.';
     showAlert(err?.message ?? String(err));
+    // A query the service refuses (a field name that is not a qualifier, a malformed value): offer what it may mean.
+    if (err?.code === 'invalid_input' || err?.name === 'QueryError') void showSuggestions(state, seq);
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
   }
+}
+
+/** Suggestions a zero-result answer checks at most: each is one search. */
+const SUGGESTIONS_CHECKED = 8;
+/** Suggestions shown at most, of those that find something. */
+const SUGGESTIONS_SHOWN = 4;
+
+/**
+ * For a search that found nothing: what the user probably meant (other syntax, fewer words, no filters), each run
+ * first, and shown with its count only when it finds something.
+ */
+async function showSuggestions(state, seq) {
+  const box = $('suggest');
+  const filtered = state.productCode || state.applicant || state.from !== null || state.to !== null || Object.keys(state.quals).length > 0;
+  const fresh = { ...state, page: 1, record: null };
+  const candidates = suggestionsFor(state.q, source.caps.qualifiers).map((s) => ({ state: { ...fresh, q: s.q }, label: s.q, why: s.why }));
+  if (filtered) {
+    const all = { ...fresh, productCode: null, applicant: null, from: null, to: null, quals: {} };
+    candidates.unshift({ state: all, label: state.q.trim() || 'every clearance', why: 'without the filters' });
+    for (const c of candidates.slice(1, 4)) candidates.push({ state: { ...all, q: c.state.q }, label: c.label, why: `${c.why}; without the filters` });
+  }
+  if (candidates.length === 0) return;
+  view.renderSuggestions(box, { checking: true });
+  const checked = candidates.slice(0, SUGGESTIONS_CHECKED);
+  const totals = await Promise.all(checked.map((c) => source.search({ ...c.state, size: 10 }).then((r) => r.total, () => 0)));
+  if (seq !== searchSeq) return;
+  const found = checked.map((c, i) => ({ ...c, total: totals[i], href: toHash(c.state) })).filter((c) => c.total > 0).slice(0, SUGGESTIONS_SHOWN);
+  view.renderSuggestions(box, { found });
+  markFocusKeys();
 }
 
 function showFacets(res, state, seq) {
@@ -351,6 +420,7 @@ function setupControls() {
   const sorts = source.caps.sorts;
   $('sort-field').hidden = sorts.length === 0;
   $('sort').replaceChildren(...sorts.map((s) => h('option', { value: s }, SORT_LABELS[s] ?? s)));
+  view.renderSyntaxHelp($('syntax-body'), source.caps, { engine: source.engine });
   if (source.engine === 'pagefind') $('q-hint').textContent = 'Every word must match; Pagefind also matches other forms of a word (“catheters” for “catheter”).';
 }
 
@@ -369,8 +439,9 @@ async function download() {
   try {
     let records;
     let total;
+    let snapshotId = null;
     if (source.exportRecords) {
-      ({ records, total } = await source.exportRecords(state, (n, of) => (status.textContent = `Collecting ${num(n)} of ${num(of)}…`)));
+      ({ records, total, snapshotId } = await source.exportRecords(state, (n, of) => (status.textContent = `Collecting ${num(n)} of ${num(of)}…`)));
     } else {
       records = [];
       total = lastTotal;
@@ -382,8 +453,10 @@ async function download() {
         status.textContent = `Collecting ${num(records.length)} of ${num(Math.min(total, PAGED_EXPORT_LIMIT))}…`;
       }
     }
-    const blob = new Blob([toCsv(records)], { type: 'text/csv;charset=utf-8' });
-    const a = h('a', { href: URL.createObjectURL(blob), download: `510k-${new Date().toISOString().slice(0, 10)}.csv` });
+    // The server's own CSV writer and file name (src/operations/csv-format.ts, bundled): the same bytes as its export.
+    const { csvText, exportFileName } = await import('./csv-format.js');
+    const blob = new Blob([csvText(records)], { type: 'text/csv;charset=utf-8' });
+    const a = h('a', { href: URL.createObjectURL(blob), download: exportFileName(searchInput(state, source.caps), snapshotId) });
     document.body.append(a);
     a.click();
     a.remove();
@@ -396,6 +469,29 @@ async function download() {
     status.textContent = `The download failed: ${err?.message ?? err}`;
   } finally {
     button.disabled = false;
+  }
+}
+
+/** The address of the current search: the page's own URL with the state's hash, so opening it repeats the search. */
+function searchLink() {
+  const url = new URL(location.href);
+  url.hash = toHash({ ...current, record: null });
+  return url.href;
+}
+
+/** Copies the search's link; where the browser will not (no clipboard access), shows it selected to copy by hand. */
+async function copyLink() {
+  const status = $('link-status');
+  const link = searchLink();
+  $('copy-link').dataset.link = link;
+  try {
+    await navigator.clipboard.writeText(link);
+    status.replaceChildren('Link copied: it opens this search with its filters, sort and page.');
+  } catch {
+    const box = h('input', { type: 'text', readonly: true, value: link, class: 'link-box', 'aria-label': 'Link to this search' });
+    status.replaceChildren('Copy this link to share the search: ', box);
+    box.focus();
+    box.select();
   }
 }
 
@@ -435,6 +531,7 @@ function wire() {
     navigate(withChanges(current, { sort: sort === source.caps.sorts[0] ? null : sort }));
   });
   $('download').addEventListener('click', () => void download());
+  $('copy-link').addEventListener('click', () => void copyLink());
   // On a phone the filters sit above the results: after choosing one, fold them so the new results are in view.
   $('facets').addEventListener('click', (e) => {
     if (!e.target.closest?.('a.facet-value') || isWide()) return;

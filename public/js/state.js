@@ -196,6 +196,8 @@ export function searchInput(state, caps = {}) {
   if (state.sort && caps.sorts?.includes(state.sort)) input.sort = state.sort;
   const facets = facetRequests(caps);
   if (facets) input.facets = facets;
+  // Review times (median and 90th percentile, by decision year) of every match, for the page's chart.
+  if (caps.stats) input.stats = true;
   return input;
 }
 
@@ -324,6 +326,10 @@ export function capsOf(meta) {
   const listed = Array.isArray(data.qualifiers) ? data.qualifiers : Array.isArray(data.supportedQualifiers) ? data.supportedQualifiers : [];
   // Named as written in a query ("panel:") or bare ("panel").
   const qualifiers = listed.map((q) => (typeof q === 'string' ? q : q?.name)).filter((q) => typeof q === 'string').map((q) => q.replace(/:$/, ''));
+  // What each qualifier takes, in meta's words, for the page's syntax help.
+  const qualifierHelp = listed
+    .filter((q) => typeof q?.name === 'string')
+    .map((q) => ({ name: q.name.replace(/:$/, ''), accepts: typeof q.accepts === 'string' ? q.accepts : '' }));
   const filters = Array.isArray(data.supportedFilters) ? data.supportedFilters : [];
   const facetFields = Array.isArray(data.facetFields) ? data.facetFields.filter((f) => typeof f === 'string') : [];
   return {
@@ -332,8 +338,112 @@ export function capsOf(meta) {
     sorts: filters.includes('sort') || qualifiers.length > 0 ? sorts : [],
     decided: qualifiers.includes('decided'),
     qualifiers,
+    qualifierHelp,
     facetFields,
-    // GET /v1/export came with the `facets` input; meta names no URL for it, so its presence stands for the export.
+    // GET /v1/export and the `stats` input came with the `facets` input; meta names neither, so its presence stands
+    // for them.
     exportUrl: facetFields.length > 0 ? 'export' : null,
+    stats: facetFields.length > 0,
   };
+}
+
+/** Names people write for a field, mapped to the qualifier that searches it. */
+const QUALIFIER_ALIASES = {
+  company: 'applicant', manufacturer: 'applicant', firm: 'applicant', sponsor: 'applicant', owner: 'applicant',
+  name: 'device', devicename: 'device', product: 'code', productcode: 'code', procode: 'code', committee: 'panel',
+  classification: 'class', deviceclass: 'class', date: 'decided', year: 'decided', decisiondate: 'decided',
+  receiveddate: 'received', submission: 'type', submissiontype: 'type', days: 'reviewdays', review: 'reviewdays',
+};
+
+/** A query's tokens as the grammar reads them: a quoted string (after an optional `-` and `name:`) is one token. */
+function queryTokens(q) {
+  return q.match(/-?(?:[A-Za-z]+:)?"[^"]*"?|\S+/g) ?? [];
+}
+
+/** Letters of `a` that must change to make `b` (Levenshtein), for a mistyped qualifier name. */
+function editDistance(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/**
+ * What the user probably meant by a query that found nothing (or was refused): other queries, each with the reason
+ * in a few words, most likely first. None is checked here: the page runs each and shows only those that find
+ * something. `qualifiers` are the names the service takes (meta); at most `limit` are returned.
+ */
+export function suggestionsFor(query, qualifiers = [], limit = 8) {
+  const q = String(query ?? '').trim();
+  const tokens = queryTokens(q);
+  if (tokens.length === 0) return [];
+  const known = new Set(qualifiers);
+  const out = [];
+  const add = (words, why) => {
+    const text = words.filter(Boolean).join(' ').replace(/\s+/g, ' ').trim();
+    if (text && text !== q && !out.some((s) => s.q === text)) out.push({ q: text, why });
+  };
+  const isWord = (t) => t !== undefined && !/^(?:NOT|not|OR|or|AND|and)$/.test(t);
+  // Fixes of syntax from other search engines, each on its own and all together.
+  const fixes = [];
+  const notAt = tokens.findIndex((t, i) => /^(?:NOT|not)$/.test(t) && i > 0 && isWord(tokens[i + 1]));
+  if (notAt >= 0) {
+    fixes.push({ why: 'NOT is not an operator here: a minus sign leaves a word out', apply: (ts) => ts.flatMap((t, i) => (/^(?:NOT|not)$/.test(t) && i > 0 && isWord(ts[i + 1]) ? [] : /^(?:NOT|not)$/.test(ts[i - 1] ?? '') && i > 1 ? [`-${t}`] : [t])) });
+  }
+  if (tokens.some((t, i) => t === 'or' && i > 0 && isWord(tokens[i + 1]))) {
+    fixes.push({ why: 'OR in capitals matches either word; a lowercase "or" is searched as a word', apply: (ts) => ts.map((t, i) => (t === 'or' && i > 0 && isWord(ts[i + 1]) ? 'OR' : t)) });
+  }
+  if (tokens.some((t, i) => /^(?:AND|and|&&|\+)$/.test(t) && i > 0 && isWord(tokens[i + 1]))) {
+    fixes.push({ why: 'every word must match already; "and" is searched as a word', apply: (ts) => ts.filter((t, i) => !(/^(?:AND|and|&&|\+)$/.test(t) && i > 0 && isWord(ts[i + 1]))) });
+  }
+  // A field name that is not a qualifier: the qualifier people mean by it (an alias, or a name one or two letters
+  // away), else the value alone.
+  const unknownOf = (t) => {
+    const m = /^(-?)([A-Za-z]+):(.+)$/.exec(t);
+    return m && !known.has(m[2].toLowerCase()) ? m : null;
+  };
+  const meant = (name) => {
+    const alias = QUALIFIER_ALIASES[name];
+    if (alias && known.has(alias)) return alias;
+    const near = [...known].map((k) => ({ k, d: editDistance(name, k) })).sort((a, b) => a.d - b.d)[0];
+    return near && near.d <= 2 ? near.k : null;
+  };
+  const unknown = known.size ? tokens.map(unknownOf).filter(Boolean) : [];
+  if (unknown.some((m) => meant(m[2].toLowerCase()))) {
+    const names = unknown.filter((m) => meant(m[2].toLowerCase())).map((m) => `${m[2]}: is not a qualifier, ${meant(m[2].toLowerCase())}: is`);
+    fixes.push({ why: names.join('; '), apply: (ts) => ts.map((t) => { const m = unknownOf(t); const to = m && meant(m[2].toLowerCase()); return to ? `${m[1]}${to}:${m[3]}` : t; }) });
+  }
+  const fixed = fixes.reduce((ts, f) => f.apply(ts), tokens);
+  if (fixes.length > 1) add(fixed, fixes.map((f) => f.why).join('; '));
+  for (const f of fixes) add(f.apply(tokens), f.why);
+  if (unknown.length) {
+    add(tokens.map((t) => { const m = unknownOf(t); return m ? `${m[1]}${m[3]}` : t; }), `${unknown.map((m) => `${m[2]}:`).join(', ')} ${unknown.length === 1 ? 'is not a qualifier' : 'are not qualifiers'}: the value as words`);
+  }
+  // A qualifier with a quoted value asks for exactly that (an applicant's whole name): the words anywhere, or the
+  // qualifier on each word.
+  tokens.forEach((t, i) => {
+    const m = /^(-?)([A-Za-z]+):"([^"]*)"?$/.exec(t);
+    if (!m || m[1] || !known.has(m[2].toLowerCase())) return;
+    const words = m[3].trim().split(/\s+/).filter(Boolean);
+    if (words.length === 0) return;
+    const before = tokens.slice(0, i);
+    const after = tokens.slice(i + 1);
+    add([...before, ...words, ...after], `the words anywhere, not only as the exact ${m[2].toLowerCase()}`);
+    add([...before, ...words.map((w) => `${m[2]}:${w}`), ...after], `${m[2]}: matching the start of each word, not the exact value`);
+  });
+  // A phrase in quotes needs its words side by side in the device name.
+  tokens.forEach((t, i) => {
+    const m = /^(-?)"([^"]*)"?$/.exec(t);
+    if (!m || m[1]) return;
+    add([...tokens.slice(0, i), m[2], ...tokens.slice(i + 1)], 'the words in any order and any field, not as a phrase');
+  });
+  // Too many words: each word left out in turn.
+  const plain = fixed.filter((t) => !t.includes(':') && !t.startsWith('-') && !t.startsWith('"') && isWord(t));
+  if (plain.length >= 2 && !fixed.includes('OR')) {
+    for (const w of plain.slice(0, 6)) add(fixed.filter((t) => t !== w), `“${w}” left out`);
+  }
+  return out.slice(0, limit);
 }

@@ -117,7 +117,7 @@ export function staticSource({ snapshotBase, header }) {
       const { mod, index } = await loadEngine();
       signal?.throwIfAborted();
       const outcome = mod.runSearch(index, searchInput(state, caps));
-      return { items: await itemsOf(outcome.kNumbers, signal), total: outcome.total, facets: outcome.facets, warnings: [] };
+      return { items: await itemsOf(outcome.kNumbers, signal), total: outcome.total, facets: outcome.facets, stats: outcome.stats ?? null, warnings: [] };
     },
 
     /** Decision years over the whole snapshot, ascending, straight from the index's year column (no search needed). */
@@ -132,7 +132,7 @@ export function staticSource({ snapshotBase, header }) {
      */
     async exportRecords(state, onProgress) {
       const { mod, index } = await loadEngine();
-      const { facets: _counted, ...input } = searchInput(state, caps);
+      const { facets: _counted, stats: _figures, ...input } = searchInput(state, caps);
       const first = mod.runSearch(index, { ...input, page: 1, pageSize: 1 });
       const wanted = Math.min(first.total, STATIC_EXPORT_LIMIT);
       const all = wanted === 0 ? [] : mod.runSearch(index, { ...input, page: 1, pageSize: wanted }).kNumbers;
@@ -141,7 +141,9 @@ export function staticSource({ snapshotBase, header }) {
         out.push(...(await itemsOf(all.slice(i, i + 200))));
         onProgress?.(out.length, wanted);
       }
-      return { records: out, total: first.total };
+      // The snapshot's id names the file, as the server's export names it.
+      const head = await readSnapshotHead(snapshotBase).catch(() => null);
+      return { records: out, total: first.total, snapshotId: head?.snapshotId ?? null };
     },
 
     record,

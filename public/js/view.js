@@ -1,6 +1,6 @@
 // Rendering: builds DOM nodes from plain values. Text always goes in as text nodes, never as HTML, because every
 // string here comes from FDA's files.
-import { QUALIFIER_FACETS, qualifierChoice, reviewDays, summaryPdfUrl, thinYears, toHash, wholeYear, withChanges, yearChanges } from './state.js';
+import { EMPTY_STATE, QUALIFIER_FACETS, qualifierChoice, reviewDays, summaryPdfUrl, thinYears, toHash, wholeYear, withChanges, yearChanges } from './state.js';
 
 /** h('a', { href: '#' }, 'text', child): a tiny element builder. */
 export function h(tag, attrs = {}, ...children) {
@@ -119,12 +119,146 @@ export function renderResults(list, items, state) {
         h('a', { class: 'result-title', href }, item.deviceName || item.kNumber),
         h('p', { class: 'result-meta' },
           h('span', { class: 'k' }, item.kNumber),
-          item.decisionDate ? h('span', { class: 'date' }, `Decided ${item.decisionDate}`) : h('span', {}, 'No decision date'),
+          item.decisionDate ? h('span', { class: 'when' }, h('span', { class: 'date' }, `Decided ${item.decisionDate}`), reviewText(item)) : h('span', {}, 'No decision date'),
           item.applicant ? h('span', {}, item.applicant) : null,
           item.productCode ? h('span', {}, `Code ${item.productCode}`) : null,
         ),
       );
     }),
+  );
+}
+
+/** ", 142-day review" after a result line's decision date: FDA's time from receipt to decision, when both dates are known. */
+function reviewText(r) {
+  const days = r.reviewDays ?? reviewDays(r.receivedDate, r.decisionDate);
+  return days === null || days === undefined ? null : h('span', { class: 'review-days', 'data-days': days }, `, ${num(days)}-day review`);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
+  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+/**
+ * Review time of the search's matches (the API's `stats`): one line with the median and 90th percentile over every
+ * match, a bar chart of both by decision year (inline SVG with a title and a description for screen readers; each bar
+ * names its figures), and the same figures as a table behind "Show as a table".
+ */
+export function renderReviewStats(container, stats) {
+  const all = stats?.reviewDays ?? null;
+  if (!all) {
+    container.hidden = true;
+    container.replaceChildren();
+    return;
+  }
+  const years = all.byDecisionYear.filter((y) => y.year > 0);
+  const dayWord = (n) => `${num(n)} ${n === 1 ? 'day' : 'days'}`;
+  const line = `Median ${dayWord(all.median)}, 90th percentile ${dayWord(all.p90)}, over ${num(all.count)} ${all.count === 1 ? 'clearance' : 'clearances'} with both dates.`;
+  const width = 640;
+  const height = 180;
+  const pad = { left: 44, right: 8, top: 10, bottom: 24 };
+  const top = Math.max(1, ...years.map((y) => y.p90));
+  const slot = (width - pad.left - pad.right) / Math.max(1, years.length);
+  const bar = Math.max(1, slot * 0.8);
+  const y = (days) => pad.top + (height - pad.top - pad.bottom) * (1 - Math.max(0, days) / top);
+  const base = height - pad.bottom;
+  const labelEvery = Math.max(1, Math.ceil(years.length / 12));
+  const chart = s('svg', { class: 'review-chart', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'review-chart-title review-chart-desc', preserveAspectRatio: 'xMinYMin meet' },
+    s('title', { id: 'review-chart-title' }, 'Review days by decision year: median and 90th percentile'),
+    s('desc', { id: 'review-chart-desc' }, years.length
+      ? `${years.length} ${years.length === 1 ? 'year' : 'years'}, ${years[0].year} to ${years.at(-1).year}. ${line} The table below gives each year's figures.`
+      : line),
+    s('line', { class: 'axis', x1: pad.left, x2: width - pad.right, y1: base, y2: base }),
+    s('text', { class: 'tick', x: pad.left - 4, y: y(top) + 4, 'text-anchor': 'end' }, num(top)),
+    s('text', { class: 'tick', x: pad.left - 4, y: base, 'text-anchor': 'end' }, '0'),
+    years.map((f, i) => {
+      const x = pad.left + i * slot + (slot - bar) / 2;
+      return s('g', { class: 'year', 'data-year': f.year },
+        s('title', {}, `${f.year}: median ${dayWord(f.median)}, 90th percentile ${dayWord(f.p90)} (${num(f.count)} ${f.count === 1 ? 'clearance' : 'clearances'})`),
+        s('rect', { class: 'p90', x, width: bar, y: y(f.p90), height: Math.max(0, base - y(f.p90)) }),
+        s('rect', { class: 'median', x, width: bar, y: y(f.median), height: Math.max(0, base - y(f.median)) }),
+        i % labelEvery === 0 ? s('text', { class: 'tick', x: x + bar / 2, y: height - 6, 'text-anchor': 'middle' }, String(f.year)) : null);
+    }),
+  );
+  const table = h('table', { class: 'review-table' },
+    h('caption', {}, 'Review days by decision year'),
+    h('thead', {}, h('tr', {}, ['Decision year', 'Clearances', 'Median days', '90th percentile days'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, years.map((f) => h('tr', { 'data-year': f.year },
+      h('th', { scope: 'row' }, String(f.year)), h('td', { class: 'num' }, num(f.count)), h('td', { class: 'num' }, num(f.median)), h('td', { class: 'num' }, num(f.p90))))));
+  const wasOpen = container.querySelector('details.review-table-details')?.open ?? false;
+  const tableDetails = h('details', { class: 'review-table-details' }, h('summary', {}, 'Show as a table'), table);
+  tableDetails.open = wasOpen;
+  container.replaceChildren(
+    h('h3', { id: 'review-heading' }, 'Review time'),
+    h('p', { class: 'review-line', 'data-median': all.median, 'data-p90': all.p90 }, line),
+    years.length ? h('div', { class: 'review-figure' }, chart,
+      h('p', { class: 'legend', 'aria-hidden': 'true' }, h('span', { class: 'key median' }), ' median ', h('span', { class: 'key p90' }), ' 90th percentile')) : null,
+    years.length ? tableDetails : null,
+  );
+  container.hidden = false;
+}
+
+/**
+ * The search syntax, short: words, exclusions, OR, phrases, and (where the service takes them) each qualifier with
+ * what it accepts, in meta's words, and date ranges. Each example is a link that runs it.
+ */
+export function renderSyntaxHelp(container, caps, { engine } = {}) {
+  const example = (q) => h('a', { href: toHash({ ...EMPTY_STATE, q }), class: 'example' }, h('code', {}, q));
+  const rules = [
+    h('li', {}, 'Words match the start of a word in the device name, applicant, K number or product code; every word must match: ', example('cath balloon'), '.'),
+  ];
+  if (engine === 'pagefind') {
+    container.replaceChildren(h('ul', {}, rules), h('p', {}, 'This static copy searches with Pagefind: qualifiers, exclusions and OR need the service.'));
+    return;
+  }
+  const names = caps.qualifierHelp ?? [];
+  if (names.length) {
+    rules.push(
+      h('li', {}, h('code', {}, '-word'), ' leaves out what matches it: ', example('catheter -foley'), '. (NOT is not an operator.)'),
+      h('li', {}, h('code', {}, 'OR'), ' in capitals between two words matches either: ', example('stent OR graft'), '.'),
+      h('li', {}, 'Quotes keep words together as a phrase: ', example('"balloon catheter"'), '.'),
+    );
+  }
+  const dated = names.some((q) => q.name === 'decided');
+  const parts = [h('ul', {}, rules)];
+  if (names.length) {
+    parts.push(
+      h('h3', { class: 'syntax-heading' }, 'Qualifiers'),
+      h('p', {}, 'A qualifier searches one field: ', h('code', {}, 'name:value'), ', in quotes when the value has spaces (', example('panel:cardiovascular class:2'), ').'),
+      h('dl', { class: 'qualifiers' }, names.map((q) => h('div', { class: 'qualifier', 'data-qualifier': q.name }, h('dt', {}, h('code', {}, `${q.name}:`)), h('dd', {}, q.accepts)))),
+    );
+  }
+  parts.push(h('p', {}, dated
+    ? ['Dates and years: ', example('decided:2020..2024'), ', ', example('decided:>=2023-06'), ', or the decision date range under Filters.']
+    : 'Years: the decision date range under Filters.'));
+  container.replaceChildren(...parts);
+}
+
+/** What a zero-result search may have meant: each suggestion a link that runs it, with its count and its reason. */
+export function renderSuggestions(container, answer) {
+  if (!answer) {
+    container.hidden = true;
+    container.replaceChildren();
+    return;
+  }
+  container.hidden = false;
+  if (answer.checking) {
+    container.replaceChildren(h('p', { class: 'muted' }, 'Looking for a similar search that finds something…'));
+    return;
+  }
+  if (answer.found.length === 0) {
+    container.replaceChildren(h('p', { class: 'muted' }, 'No similar search finds anything either. The search syntax under the search box says how to ask.'));
+    return;
+  }
+  container.replaceChildren(
+    h('h3', { class: 'suggest-heading' }, 'Did you mean'),
+    h('ul', {}, answer.found.map((s) => h('li', {},
+      h('a', { href: s.href, class: 'suggestion', 'data-q': s.state.q, 'data-count': s.total }, s.label),
+      ` · ${num(s.total)} ${s.total === 1 ? 'clearance' : 'clearances'}`,
+      h('span', { class: 'why' }, ` (${s.why})`)))),
   );
 }
 
@@ -196,12 +330,22 @@ function recordRows(r, { codeName, filterHref }) {
   ].filter(([, , v]) => v !== undefined);
 }
 
+/**
+ * Fields as a definition list. Fields the record leaves empty get no row of their own: they are named together in one
+ * line after the list, so that a reader still learns what FDA does not say without a column of "Not given".
+ */
 function fieldRows(rows) {
-  return h('dl', { class: 'fields' },
-    rows.map(([key, label, value]) =>
-      h('div', { class: 'field' }, h('dt', {}, label),
-        h('dd', { 'data-field': key }, value === null || value === '' ? h('span', { class: 'muted' }, 'Not given') : value instanceof Node ? value : String(value)))),
-  );
+  const given = rows.filter(([, , value]) => value !== null && value !== '');
+  const missing = rows.filter(([, , value]) => value === null || value === '');
+  return [
+    h('dl', { class: 'fields' },
+      given.map(([key, label, value]) =>
+        h('div', { class: 'field' }, h('dt', {}, label), h('dd', { 'data-field': key }, value instanceof Node ? value : String(value))))),
+    missing.length
+      ? h('p', { class: 'not-given muted', 'data-fields': missing.map(([key]) => key).join(' ') },
+        `Not in FDA's record: ${missing.map(([, label]) => label.replace(/^./, (c) => c.toLowerCase())).join(', ')}.`)
+      : null,
+  ];
 }
 
 export function renderRecordLoading(section, kNumber, backHref) {
@@ -237,7 +381,7 @@ export function renderRecord(section, record, { backHref, filterHref, codeName =
         h('li', {}, external(fdaUrl, `${record.kNumber} on FDA's site`)),
         pdf ? h('li', {}, external(pdf, `The 510(k) ${doc} (PDF on FDA's site)`)) : null),
       h('h3', {}, 'Clearance'),
-      fieldRows(recordRows(record, { codeName, filterHref })),
+      ...fieldRows(recordRows(record, { codeName, filterHref })),
       h('div', { id: 'record-history', class: 'record-history' },
         h('h3', {}, 'History in this data'),
         h('p', { class: 'muted' }, 'Loading the record’s history…')),
@@ -326,7 +470,9 @@ const CLASSIFICATION_LABELS = {
   gmpExempt: 'Exempt from good manufacturing practice',
   thirdPartyEligible: 'Eligible for third-party review',
   thirdPartyReviewCode: 'Third-party review code',
-  submissionType: 'Submission type',
+  // The route FDA requires for devices of this code (510(k), PMA, exempt): not the clearance's own submission type,
+  // which the record view shows once as "Submission type".
+  submissionType: 'Premarket route for this product code',
   unclassifiedReason: 'Why unclassified',
   reviewCode: 'Review code',
   summaryMalfunctionReporting: 'Summary malfunction reporting',
@@ -366,7 +512,7 @@ export function renderClassification(container, productCode, classification) {
     ...[
       heading,
       known ? null : h('p', {}, `${productCode} appears on clearances but not in FDA's classification file.`),
-      fieldRows(keys.map((k) => [k, CLASSIFICATION_LABELS[k] ?? words(k), classificationValue(k, classification[k])])),
+      ...fieldRows(keys.map((k) => [k, CLASSIFICATION_LABELS[k] ?? words(k), classificationValue(k, classification[k])])),
     ].filter(Boolean),
   );
 }

@@ -1,5 +1,6 @@
 import { ExportInput } from '../contract/index.ts';
 import { ApiError } from '../operations/errors.ts';
+import { exportFileName } from '../operations/csv-format.ts';
 import { prepareExport, type ExportOptions } from '../operations/export.ts';
 import { parseSearchQuery } from '../operations/search-query.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -55,7 +56,8 @@ export async function answerExport(url: string, snapshot: Snapshot | null, optio
   const extension = input.format === 'csv' ? 'csv' : 'ndjson';
   const headers: Record<string, string> = {
     'Content-Type': prepared.contentType,
-    'Content-Disposition': `attachment; filename="device-510k-${snapshot.id}.${extension}"`,
+    // The name says the search, as the static page names the file it builds (csv-format.ts).
+    'Content-Disposition': `attachment; filename="${exportFileName(input, snapshot.id, extension)}"`,
     'Access-Control-Allow-Origin': '*',
     'Access-Control-Expose-Headers': 'X-Total-Count, X-Export-Count, X-Next-Cursor, X-Snapshot-Token, Link',
     'Cache-Control': 'no-store',

@@ -1,4 +1,5 @@
 import type { ClearanceRecord } from '../contract/index.ts';
+import { CSV_COLUMNS, csvCell, csvRowOf } from './csv-format.ts';
 
 /**
  * CSV rows of the export, written straight from each record's JSON bytes (docs/search.md, "Export"): the record is
@@ -7,34 +8,7 @@ import type { ClearanceRecord } from '../contract/index.ts';
  * `csvCell` over the parsed record (tested).
  */
 
-/** The CSV's columns: every member of a record, `source` as its URL; `id` and `title` repeat kNumber and deviceName. */
-export const CSV_COLUMNS = [
-  'kNumber', 'deviceName', 'applicant', 'productCode', 'decisionDate', 'decisionCode', 'decisionDescription', 'receivedDate',
-  'reviewDays', 'advisoryCommittee', 'classificationCommittee', 'statementOrSummary', 'submissionType', 'thirdParty',
-  'expeditedReview', 'contact', 'street1', 'street2', 'city', 'state', 'zipCode', 'postalCode', 'countryCode', 'sourceUrl',
-] as const;
-
-/** A text cell that a spreadsheet would read as a formula starts with one of these (OWASP, "CSV Injection"). */
-const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
-
-/**
- * RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled; null is an empty field. A
- * text value starting with = + - @ a tab or a carriage return gets a leading apostrophe first, as OWASP advises, so
- * that a spreadsheet shows it as text instead of running it as a formula. Numbers and booleans are written as they are
- * (a negative review time stays a number).
- */
-export function csvCell(value: string | number | boolean | null): string {
-  if (value === null) return '';
-  if (typeof value !== 'string') return String(value);
-  const s = FORMULA_START.test(value) ? `'${value}` : value;
-  return NEEDS_QUOTES.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}
-
-/** The row of a parsed record, the slow path and the reference. */
-export function csvRowOf(r: ClearanceRecord): string {
-  return `${CSV_COLUMNS.map((c) => csvCell(c === 'sourceUrl' ? r.source.sourceUrl : r[c])).join(',')}\r\n`;
-}
+export { CSV_COLUMNS, CSV_HEAD, csvCell, csvRowOf } from './csv-format.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

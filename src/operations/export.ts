@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ExportInput } from '../contract/index.ts';
-import { ByteSink, CSV_COLUMNS, writeCsvRow } from './csv.ts';
+import { ByteSink, CSV_HEAD, writeCsvRow } from './csv.ts';
 import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
@@ -149,7 +149,7 @@ async function* exportChunks(
   tables: HeldTable,
   turn: (() => Promise<void>) | undefined,
 ): AsyncGenerator<Uint8Array> {
-  if (csv) yield encoder.encode(`\uFEFF${CSV_COLUMNS.join(',')}\r\n`);
+  if (csv) yield encoder.encode(CSV_HEAD);
   // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
   let arena = new Uint8Array(4 * 1024 * 1024);
   const starts = new Uint32Array(batchSize);

@@ -13,7 +13,7 @@ type State = {
   sort: string | null;
   record: string | null;
 };
-type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; facetFields: string[]; exportUrl: string | null };
+type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; qualifierHelp: { name: string; accepts: string }[]; facetFields: string[]; exportUrl: string | null; stats: boolean };
 type QualifierFacet = { field: string; qualifier: string; title: string; term(v: unknown): string; label?(v: unknown): string };
 type StateModule = {
   EMPTY_STATE: State;
@@ -32,15 +32,20 @@ type StateModule = {
   summaryPdfUrl(kNumber: string, statementOrSummary: string | null): string | null;
   thinYears(counts: { year: number | null; count: number }[], bounds?: { minYear?: number; maxYear?: number }): { from: number; to: number; count: number }[];
   capsOf(meta: unknown): Caps;
+  suggestionsFor(q: string, qualifiers?: string[], limit?: number): { q: string; why: string }[];
   QUALIFIER_FACETS: QualifierFacet[];
   qualifierChoice(state: State, facet: QualifierFacet, value: unknown): { on: boolean; next: State };
   exportUrlOf(base: URL, input: Record<string, unknown>): URL;
   feedUrlOf(base: URL, input: Record<string, unknown>): URL;
 };
-type CsvModule = { toCsv(records: Record<string, unknown>[]): string; csvCell(v: unknown): string; CSV_COLUMNS: [string, unknown][] };
+type CsvModule = {
+  csvText(records: Record<string, unknown>[]): string;
+  exportFileName(search: Record<string, unknown>, snapshotId: string | null): string;
+  CSV_COLUMNS: string[];
+};
 type ViewModule = { plainWarning(w: string): string };
 const m = (await import('../../public/js/state.js' as string)) as StateModule;
-const csv = (await import('../../public/js/csv.js' as string)) as CsvModule;
+const csv = (await import('../../public/js/csv-format.js' as string)) as CsvModule;
 const view = (await import('../../public/js/view.js' as string)) as ViewModule;
 
 describe('the page state in the location hash', () => {
@@ -101,10 +106,10 @@ describe('the page state in the location hash', () => {
 
   test('capabilities: sorts only when a request can choose one, days only with the decided qualifier', () => {
     const today = { title: 't', totalRecords: 1, supportedFilters: ['query', 'applicant', 'productCode', 'yearFrom', 'yearTo'], supportedSorts: ['relevance', 'decisionDate:desc'], sourceNotes: [] };
-    expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], facetFields: [], exportUrl: null });
+    expect(m.capsOf({ data: today })).toEqual({ sorts: [], decided: false, qualifiers: [], qualifierHelp: [], facetFields: [], exportUrl: null, stats: false });
     expect(m.capsOf(today)).toEqual(m.capsOf({ data: today }));
     const later = { ...today, qualifiers: [{ name: 'decided:', accepts: '…' }, { name: 'class:', accepts: '…' }], facetFields: ['productCode', 'deviceClass'] };
-    expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], facetFields: ['productCode', 'deviceClass'], exportUrl: 'export' });
+    expect(m.capsOf({ data: later })).toEqual({ sorts: ['relevance', 'decisionDate:desc'], decided: true, qualifiers: ['decided', 'class'], qualifierHelp: [{ name: 'decided', accepts: '…' }, { name: 'class', accepts: '…' }], facetFields: ['productCode', 'deviceClass'], exportUrl: 'export', stats: true });
   });
 
   test('qualifier filters: each goes into the query as its qualifier, when the service takes it, with the facets to count', () => {
@@ -213,18 +218,56 @@ describe('helpers of the page', () => {
   });
 });
 
+describe('suggestions for a search that finds nothing', () => {
+  const QUALS = ['applicant', 'device', 'code', 'panel', 'class', 'decided'];
+  const qs = (q: string) => m.suggestionsFor(q, QUALS).map((x) => x.q);
+  test.each([
+    ['catheter NOT foley', ['catheter -foley']],
+    ['catheter not foley', ['catheter -foley']],
+    ['applicant:"c.r. bard"', ['c.r. bard', 'applicant:c.r. applicant:bard']],
+    ['catheter or foley', ['catheter OR foley']],
+    ['catheter and balloon', ['catheter balloon', 'balloon', 'catheter']],
+    ['company:bard stent', ['applicant:bard stent', 'bard stent']],
+    ['aplicant:bard', ['applicant:bard', 'bard']],
+    ['foo:bar', ['bar']],
+    ['"balloon catheter"', ['balloon catheter']],
+    ['balloon catheter foley', ['catheter foley', 'balloon foley', 'balloon catheter']],
+    ['catheter', []],
+    ['', []],
+  ])('%j → %j', (q, want) => {
+    expect(qs(q)).toEqual(want);
+  });
+  test('each says why, and there are at most `limit`', () => {
+    expect(m.suggestionsFor('catheter NOT foley', QUALS)[0]!.why).toMatch(/NOT is not an operator/);
+    expect(m.suggestionsFor('a b c d e f g h', QUALS, 3)).toHaveLength(3);
+    // Without qualifiers (a service with the contract's search only) no qualifier is suggested.
+    expect(m.suggestionsFor('company:bard', [])).toEqual([]);
+  });
+});
+
 describe('the CSV download', () => {
-  test('RFC 4180: a header row, quoting where needed, CRLF, and a byte-order mark for Excel', () => {
-    const text = csv.toCsv([
-      { kNumber: 'K000001', deviceName: 'Catheter, "Foley"', applicant: 'Ünïcode GmbH', productCode: 'EZL', decisionDate: '2024-03-01', receivedDate: '2024-01-01', thirdParty: false, expeditedReview: null, source: { sourceUrl: 'https://x/K000001' } },
-      { kNumber: 'K000002', deviceName: 'two\nlines', applicant: null, productCode: null, decisionDate: null, receivedDate: null },
+  test('RFC 4180: a header row, quoting where needed, CRLF, a byte-order mark for Excel, formulas not run', () => {
+    const text = csv.csvText([
+      { kNumber: 'K000001', deviceName: 'Catheter, "Foley"', applicant: 'Ünïcode GmbH', productCode: 'EZL', decisionDate: '2024-03-01', receivedDate: '2024-01-01', reviewDays: 60, thirdParty: false, expeditedReview: null, source: { sourceUrl: 'https://x/K000001' } },
+      { kNumber: 'K000002', deviceName: 'two\nlines', applicant: '=HYPERLINK("x")', productCode: null, decisionDate: null, receivedDate: null, contact: '-AMYLASE', source: { sourceUrl: 'https://x/K000002' } },
     ]);
     expect(text.startsWith('\ufeffkNumber,deviceName,applicant,')).toBe(true);
     const lines = text.slice(1).split('\r\n');
     expect(lines).toHaveLength(4);
     expect(lines[3]).toBe('');
-    expect(lines[0]!.split(',')).toEqual(csv.CSV_COLUMNS.map(([name]) => name));
-    expect(lines[1]).toBe('K000001,"Catheter, ""Foley""",Ünïcode GmbH,EZL,2024-03-01,,2024-01-01,60,,,,,false,,,https://x/K000001');
-    expect(lines[2]).toBe(`K000002,"two\nlines"${','.repeat(14)}https://www.accessdata.fda.gov/scripts/cdrh/cfdocs/cfpmn/pmn.cfm?ID=K000002`);
+    expect(lines[0]!.split(',')).toEqual(csv.CSV_COLUMNS);
+    expect(csv.CSV_COLUMNS).toHaveLength(24);
+    expect(lines[1]).toBe(`K000001,"Catheter, ""Foley""",Ünïcode GmbH,EZL,2024-03-01,,,2024-01-01,60,,,,,false${','.repeat(10)}https://x/K000001`);
+    expect(lines[2]).toBe(`K000002,"two\nlines","'=HYPERLINK(""x"")"${','.repeat(13)}'-AMYLASE${','.repeat(8)}https://x/K000002`);
+  });
+
+  test('the file name says the search', () => {
+    const search = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null };
+    expect(csv.exportFileName(search, 'abc123')).toBe('device-510k-all-abc123.csv');
+    expect(csv.exportFileName({ ...search, query: 'catheter -foley' }, 'abc123')).toBe('device-510k-catheter-not-foley-abc123.csv');
+    expect(csv.exportFileName({ ...search, query: 'Cathéter', productCode: 'DQY', yearFrom: 1990, yearTo: 2000, sort: 'decisionDate:desc' }, null))
+      .toBe('device-510k-catheter-code-dqy-1990-2000-by-decisiondate-desc.csv');
+    expect(csv.exportFileName({ ...search, applicant: 'C.R. Bard, Inc.', yearFrom: 2001, yearTo: 2001 }, 'x')).toBe('device-510k-applicant-c-r-bard-inc-2001-x.csv');
+    expect(csv.exportFileName({ ...search, query: 'a '.repeat(100) }, 'x')).toMatch(/^device-510k-(a-){39}a-x\.csv$/);
   });
 });

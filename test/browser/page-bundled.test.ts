@@ -1,0 +1,156 @@
+import { readFile, realpath } from 'node:fs/promises';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { defaultSources } from '../../build/sources/default.ts';
+import { buildFixture } from '../helpers/fixture-snapshot.ts';
+import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
+import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
+import { collectErrors, startHost, waitForStatus, type Host } from './page-helpers.ts';
+
+const skip = browserSkipReason();
+
+/** Records static mode's CSV holds at most (public/js/static-source.js, STATIC_EXPORT_LIMIT). */
+const STATIC_CAP = 5_000;
+
+/** Downloads the CSV of the search at `hash`: the file's bytes and the name the browser saves it under. */
+async function downloadCsv(page: Page, url: string, hash: string): Promise<{ bytes: Buffer; name: string; status: string }> {
+  await page.goto(`${url}${hash}`);
+  await page.waitForSelector('html[data-ready]', { timeout: 60_000 });
+  await page.waitForFunction((h) => document.getElementById('results')?.dataset.answers === h, hash, { timeout: 60_000 });
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), page.locator('#download').click()]);
+  const bytes = await readFile((await download.path())!);
+  await page.waitForFunction(() => /^Download/.test(document.getElementById('download-status')?.textContent ?? ''), null, { timeout: 60_000 });
+  return { bytes, name: download.suggestedFilename(), status: await page.locator('#download-status').innerText() };
+}
+
+/** The CSV's rows, header first, split at the CRLF that ends a row outside quotes. */
+function rowsOf(bytes: Buffer): string[] {
+  const text = bytes.toString('utf8');
+  const rows: string[] = [];
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '"') quoted = !quoted;
+    else if (!quoted && text[i] === '\r' && text[i + 1] === '\n') {
+      rows.push(text.slice(start, i + 2));
+      start = i + 2;
+      i++;
+    }
+  }
+  return rows;
+}
+
+/**
+ * Over the bundled data (FDA's complete files to 1990, samples after): what a regulatory professional meets on the
+ * page, in both modes.
+ */
+describe.skipIf(skip !== null)('the page over the bundled data, server and static mode', () => {
+  let truth: Truth;
+  let server: Host;
+  let statics: Host;
+  let browser: Browser;
+  let a: Page;
+  let b: Page;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    const snapshot = await realpath((await buildFixture({ sources: (await defaultSources()).sources })).out);
+    truth = await readTruth(snapshot);
+    [server, statics] = await Promise.all([startHost('server', snapshot), startHost('static', snapshot)]);
+    browser = await launchChromium();
+    [a, b] = [await browser.context.newPage(), await browser.context.newPage()];
+    collectErrors(a, errors);
+    collectErrors(b, errors);
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await statics?.close();
+  });
+
+  test('the CSV of static mode is the server export, byte for byte, with the same name', async () => {
+    // K882225's device name starts with "-": a spreadsheet would run it as a formula.
+    const k = truth.records.get('K882225')!;
+    expect(k.deviceName).toBe('-AMYLASE EPS');
+    const searches = ['#q=K882225', '#q=amylase', '#q=catheter+-foley', '#q=glove&from=1985&to=1986&sort=decisionDate%3Aasc', '#code=DQY&applicant=C.R.+BARD%2C+INC.'];
+    for (const hash of searches) {
+      const [fromServer, fromStatic] = [await downloadCsv(a, server.url, hash), await downloadCsv(b, statics.url, hash)];
+      expect(await a.getAttribute('html', 'data-mode')).toBe('server');
+      expect(await b.getAttribute('html', 'data-mode')).toBe('static');
+      const rows = rowsOf(fromServer.bytes);
+      expect(rows.length, hash).toBeGreaterThan(1);
+      expect(rows.length - 1, hash).toBeLessThanOrEqual(STATIC_CAP);
+      expect(fromStatic.bytes.equals(fromServer.bytes), hash).toBe(true);
+      expect(fromStatic.name, hash).toBe(fromServer.name);
+      expect(fromStatic.name, hash).toMatch(/^device-510k-[a-z0-9-]+\.csv$/);
+    }
+    // The row of K882225 as the server writes it: the name behind an apostrophe, all 24 columns.
+    const one = rowsOf((await downloadCsv(b, statics.url, '#q=K882225')).bytes);
+    expect(one[0]!.split(',')).toHaveLength(24);
+    expect(one[1]!.startsWith("K882225,'-AMYLASE EPS,")).toBe(true);
+  }, 600_000);
+
+  test('past its cap, static mode gives the first rows of the server export and says so', async () => {
+    const hash = '#from=1985&to=1986';
+    const total = [...truth.records.values()].filter((r) => r.decisionDate !== null && r.decisionDate >= '1985' && r.decisionDate < '1987').length;
+    expect(total).toBeGreaterThan(STATIC_CAP);
+    const [fromServer, fromStatic] = [await downloadCsv(a, server.url, hash), await downloadCsv(b, statics.url, hash)];
+    const serverRows = rowsOf(fromServer.bytes);
+    expect(serverRows).toHaveLength(total + 1);
+    expect(fromStatic.bytes.equals(Buffer.from(serverRows.slice(0, STATIC_CAP + 1).join(''), 'utf8'))).toBe(true);
+    expect(fromStatic.status).toContain(`first ${STATIC_CAP.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`);
+    expect(fromStatic.name).toBe(fromServer.name);
+  }, 600_000);
+
+  test('a search that finds nothing suggests what was probably meant, each checked and counted', async () => {
+    /** Records every word of `text` finds (each word the start of a word of the record's fields): a plain scan. */
+    const allOf = (...words: string[]) => words.map((w) => new Set(matchesOf(truth, w))).reduce((a, b) => new Set([...a].filter((r) => b.has(r))));
+    const catheter = allOf('catheter');
+    const foley = allOf('foley');
+    const examples = [
+      // NOT is a plain word here, so the query asks for records with "not" too.
+      { q: 'catheter NOT foley', found: allOf('catheter', 'not', 'foley').size, want: 'catheter -foley', count: [...catheter].filter((r) => !foley.has(r)).length },
+      // Quoted, applicant: asks for the whole name; FDA's is "C.R. BARD, INC." and the like.
+      {
+        q: 'applicant:"c.r. bard"',
+        found: [...truth.records.values()].filter((r) => r.applicant?.replace(/\s+/g, ' ').trim().toLowerCase() === 'c.r. bard').length,
+        want: 'c.r. bard',
+        count: allOf('c', 'r', 'bard').size,
+      },
+    ];
+    for (const { q, found, want, count } of examples) {
+      expect(found, q).toBe(0);
+      expect(count, q).toBeGreaterThan(100);
+      for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
+        await page.goto(`${url}#q=${encodeURIComponent(q)}`);
+        await waitForStatus(page, /^No clearances match/);
+        const link = page.locator(`#suggest a.suggestion[data-q="${want.replace(/"/g, '\\"')}"]`);
+        await link.waitFor({ timeout: 30_000 });
+        expect(Number(await link.getAttribute('data-count')), `${q} ${page === a ? 'server' : 'static'}`).toBe(count);
+        expect(await link.locator('xpath=..').innerText()).toContain(`${count.toLocaleString('en-US')} clearances`);
+        // Every suggestion shown finds something.
+        for (const n of await page.locator('#suggest a.suggestion').evaluateAll((as) => as.map((x) => Number(x.getAttribute('data-count'))))) expect(n).toBeGreaterThan(0);
+        await link.click();
+        const status = await waitForStatus(page, new RegExp(`match “${want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}”`));
+        expect(status.startsWith(`${count.toLocaleString('en-US')} clearances`)).toBe(true);
+      }
+    }
+  }, 300_000);
+
+  test('a field name that is not a qualifier: the search is refused, and the qualifier meant is suggested', async () => {
+    const count = [...truth.records.values()].filter((r) => /\bbard/i.test(r.applicant ?? '')).length;
+    for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
+      await page.goto(`${url}#q=company%3Abard`);
+      await waitForStatus(page, /^The search failed/);
+      const link = page.locator('#suggest a.suggestion[data-q="applicant:bard"]');
+      await link.waitFor({ timeout: 30_000 });
+      expect(Number(await link.getAttribute('data-count'))).toBe(count);
+    }
+  }, 120_000);
+
+  afterAll(() => {
+    // The 400 of the refused query is logged by the browser as a failed resource in server mode.
+    expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+  });
+});
