@@ -1,8 +1,9 @@
 import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
-import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
+import { matchDocumentsSteps, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
-import { spend } from './budget.ts';
+import { sliceSteps, spend } from './budget.ts';
+import { runSteps, type Steps } from './slices.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits, rangeSpan } from './sort.ts';
 import { rowsByValue } from './csr.ts';
@@ -23,6 +24,11 @@ const idRange = (lo: number, hi: number): Uint32Array => {
  * group with a word or phrase in it), so one primary match still outweighs every secondary one.
  */
 export function matchParsed(index: SearchIndex, parsed: ParsedQuery, filters: Omit<MatchRequest, 'words' | 'extra' | 'units' | 'ids'>): Matches {
+  return runSteps(matchParsedSteps(index, parsed, filters));
+}
+
+/** `matchParsed` with the yield points of `matchDocumentsSteps` (slices.ts). */
+export function* matchParsedSteps(index: SearchIndex, parsed: ParsedQuery, filters: Omit<MatchRequest, 'words' | 'extra' | 'units' | 'ids'>): Steps<Matches> {
   const words: string[] = [];
   const rest: Clause[] = [];
   let ids = { lo: 0, hi: index.docCount };
@@ -38,7 +44,7 @@ export function matchParsed(index: SearchIndex, parsed: ParsedQuery, filters: Om
   const scoring = rest.filter((c) => c.some((t) => !t.negate && t.kind !== 'field')).length;
   const units = words.length + scoring;
   const extra = rest.map((c) => clauseCondition(index, c, units));
-  return matchDocuments(index, { ...filters, words, ids, extra, units });
+  return yield* matchDocumentsSteps(index, { ...filters, words, ids, extra, units });
 }
 
 /** Documents decided within the range: one id range, since docDecided does not increase over ids (0 last). */
@@ -97,16 +103,28 @@ function orOfWords(index: SearchIndex, words: readonly string[], others: readonl
   byTier[Tier.none] = -1;
   let best: Uint8Array | null = null;
   let touched: Uint32Array[] = [];
-  const fill = (): Uint8Array => {
-    if (best) return best;
+  // scanWord keeps the best tier per record and lists a record only when it first touches it: the lists are disjoint.
+  // In slices: a yield point after each word once a slice's steps (budget.ts) of postings are read.
+  const filling = function* (): Steps<Uint8Array> {
     spend(Math.ceil(postingsCost / POSTINGS_A_STEP));
     const tiers = new Uint8Array(index.docCount);
-    // scanWord keeps the best tier per record and lists a record only when it first touches it: the lists are disjoint.
-    touched = prepared.map((w) => scanWord(index, w, tiers));
+    let read = 0;
+    for (const w of prepared) {
+      touched.push(scanWord(index, w, tiers));
+      read += w.scanCost;
+      if (read >= sliceSteps() * POSTINGS_A_STEP) {
+        read = 0;
+        yield;
+      }
+    }
     return (best = tiers);
   };
+  const fill = (): Uint8Array => best ?? runSteps(filling());
   const listable = others.every((t) => t.list !== null);
   return {
+    warm: function* () {
+      if (!best) yield* filling();
+    },
     cost: listable ? others.reduce((sum, t) => sum + t.cost, postingsCost) : Infinity,
     list: listable
       ? () => {
