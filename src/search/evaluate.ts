@@ -1,6 +1,6 @@
 import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
-import { matchDocumentsSteps, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
+import { matchDocumentsSteps, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type PreparedWord, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { sliceSteps, spend } from './budget.ts';
 import { runSteps, type Steps } from './slices.ts';
@@ -43,7 +43,8 @@ export function* matchParsedSteps(index: SearchIndex, parsed: ParsedQuery, filte
   }
   const scoring = rest.filter((c) => c.some((t) => !t.negate && t.kind !== 'field')).length;
   const units = words.length + scoring;
-  const extra = rest.map((c) => clauseCondition(index, c, units));
+  const extra: Condition[] = [];
+  for (const c of rest) extra.push(yield* clauseCondition(index, c, units));
   return yield* matchDocumentsSteps(index, { ...filters, words, ids, extra, units });
 }
 
@@ -56,11 +57,20 @@ export function decidedIds(index: SearchIndex, range: Range): { lo: number; hi: 
   return { lo, hi: Math.max(lo, hi) };
 }
 
-function clauseCondition(index: SearchIndex, clause: Clause, units: number): Condition {
+/** A clause's condition; an OR group's words are resolved against the index one at a time, with a yield point after each. */
+function* clauseCondition(index: SearchIndex, clause: Clause, units: number): Steps<Condition> {
   const singles = clause.filter((t) => !t.negate && t.kind === 'words' && t.words.length === 1);
   if (clause.length > 1 && singles.length >= 2) {
     const others = clause.filter((t) => !singles.includes(t)).map((t) => termCondition(index, t, units));
-    return orOfWords(index, singles.map((t) => (t as { words: string[] }).words[0]!), others, units);
+    const scratch = newScratch(index);
+    const prepared: PreparedWord[] = [];
+    for (const t of singles) {
+      // A short prefix reaches thousands of index words, each with its codes and applicants.
+      const w = prepareWord(index, (t as { words: string[] }).words[0]!, scratch);
+      if (w.scanCost > 0) prepared.push(w);
+      yield;
+    }
+    return orOfWords(index, prepared, others, units);
   }
   const terms = clause.map((t) => termCondition(index, t, units));
   if (terms.length === 1) return terms[0]!;
@@ -94,9 +104,7 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
  * the index made that candidates × branches). The other branches (phrases, qualifiers, exclusions) are tested as
  * usual. The points are the best branch's, as for any OR group; a single word's are those of its tier.
  */
-function orOfWords(index: SearchIndex, words: readonly string[], others: readonly Condition[], units: number): Condition {
-  const scratch = newScratch(index);
-  const prepared = words.map((w) => prepareWord(index, w, scratch)).filter((w) => w.scanCost > 0);
+function orOfWords(index: SearchIndex, prepared: readonly PreparedWord[], others: readonly Condition[], units: number): Condition {
   const postingsCost = prepared.reduce((sum, w) => sum + w.scanCost, 0);
   const byTier = new Int32Array(5);
   for (let t = Tier.none + 1; t <= Tier.primaryWhole; t++) byTier[t] = pointsFor(t as Tier, units);

@@ -1,6 +1,6 @@
 import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
-import { sliceSpent, stepsLeft } from './budget.ts';
+import { sliceSpent, sliceSteps, stepsLeft } from './budget.ts';
 import { runSteps, type Steps } from './slices.ts';
 import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits } from './sort.ts';
@@ -579,10 +579,15 @@ function* matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): St
   if (scoring.length > 0 && kept > 0) {
     for (const c of scoring) yield* warm(c);
     let out = 0;
+    // A candidate tested counts as a step towards the slice even when its conditions charge none (an OR group's
+    // tiers are one read), though it is not charged to the budget.
+    const slice = sliceSteps();
+    let tested = 0;
     outer: for (let i = 0; i < kept; i++) {
-      if (sliceSpent(mark)) {
+      if (++tested >= slice || sliceSpent(mark)) {
         yield;
         mark = stepsLeft();
+        tested = 0;
       }
       const d = docs[i]!;
       let points = 0;
