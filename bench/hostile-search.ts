@@ -2,7 +2,7 @@
  * Hostile searches against the real server (as `npm start` runs it) on one snapshot: how long each takes to be
  * answered or refused, and how long a `meta` request sent meanwhile waits (the server's other clients).
  *
- *   npx tsx bench/hostile-search.ts --snapshot DIR [--root CHECKOUT]
+ *   npx tsx bench/hostile-search.ts --snapshot DIR [--root CHECKOUT] [--rounds N] [--against CHECKOUT]
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
-import { HOSTILE_SEARCH_CASES, medianRound, warmSearch, type HostileSearchRow } from './lib/hostile-search.ts';
+import { HOSTILE_SEARCH_CASES, runSearchCase, warmSearch, type HostileSearchRow } from './lib/hostile-search.ts';
 import { startServer } from './lib/server.ts';
 
 const USAGE = `Usage: npx tsx bench/hostile-search.ts --snapshot DIR [options]
@@ -22,12 +22,15 @@ one after another meanwhile (their worst and median). Prints one table.
 
   --snapshot DIR        the snapshot to serve (required)
   --root DIR            the checkout whose server runs (this one); another checkout gives "before" figures
-  --rounds N            times each case runs; the table shows the median round (3)`;
+  --rounds N            times each case runs; the table shows the median round (3)
+  --against DIR         another checkout whose server runs the same cases in alternating rounds (a "before"):
+                        both sides' figures and the ratio of their slowest meta answers, from one run`;
 
 const values = parseCommandLine('hostile-search', USAGE, {
   snapshot: { type: 'string', default: '' },
   root: { type: 'string', default: resolve(import.meta.dirname, '..') },
   rounds: { type: 'string', default: '3' },
+  against: { type: 'string' },
 });
 if (values.snapshot === '') {
   console.error(USAGE);
@@ -37,21 +40,38 @@ const rounds = Math.max(1, Math.min(20, Number(values.rounds) || 3));
 
 async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'hostile-search-'));
-  const server = await startServer(values.root, resolve(values.snapshot), tmp);
+  const sides = [{ name: 'this', root: values.root }, ...(values.against ? [{ name: 'against', root: resolve(values.against) }] : [])];
+  const servers = [];
   try {
-    console.log(`checkout   ${values.root}`);
+    for (const side of sides) servers.push(await startServer(side.root, resolve(values.snapshot), await mkdtemp(join(tmp, 'server-'))));
+    for (const side of sides) console.log(`${side.name.padEnd(10)} ${side.root}`);
     console.log(`snapshot   ${resolve(values.snapshot)}`);
     console.log(`machine    ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (other work inflates wall-clock figures)`);
-    await warmSearch(server.url);
-    const rows: HostileSearchRow[] = [];
-    for (const c of HOSTILE_SEARCH_CASES) rows.push(await medianRound(server.url, c, rounds));
+    for (const server of servers) await warmSearch(server.url);
+    // Rounds alternate between the sides, so that both meet the same load on a shared machine.
+    const rows: HostileSearchRow[][] = sides.map(() => []);
+    for (const c of HOSTILE_SEARCH_CASES) {
+      const runs: HostileSearchRow[][] = sides.map(() => []);
+      for (let r = 0; r < rounds; r++) for (const [i, server] of servers.entries()) runs[i]!.push(await runSearchCase(server.url, c, r));
+      for (const [i, list] of runs.entries()) {
+        list.sort((a, b) => a.ms - b.ms);
+        rows[i]!.push(list[Math.floor((list.length - 1) / 2)]!);
+      }
+    }
     const pad = (s: string, n: number) => s.padEnd(n);
     const num = (x: number) => x.toFixed(0).padStart(8);
-    console.log(`\n${pad('case', 38)}${pad('answer', 34)}${'ms'.padStart(8)}${'meta max'.padStart(10)}${'meta p50'.padStart(10)}${'metas'.padStart(7)}`);
-    for (const r of rows) console.log(`${pad(r.name, 38)}${pad(r.answered, 34)}${num(r.ms)}${num(r.metaMax).padStart(10)}${num(r.metaMedian).padStart(10)}${String(r.metaCount).padStart(7)}`);
-    console.log(`\n(median of ${rounds} rounds by time; ms is until every request of the case was answered or refused)`);
+    for (const [i, side] of sides.entries()) {
+      console.log(`\n${side.name}: ${side.root}`);
+      console.log(`${pad('case', 38)}${pad('answer', 34)}${'ms'.padStart(8)}${'meta max'.padStart(10)}${'meta p50'.padStart(10)}${'metas'.padStart(7)}`);
+      for (const r of rows[i]!) console.log(`${pad(r.name, 38)}${pad(r.answered, 34)}${num(r.ms)}${num(r.metaMax).padStart(10)}${num(r.metaMedian).padStart(10)}${String(r.metaCount).padStart(7)}`);
+    }
+    if (sides.length === 2) {
+      console.log('\nslowest meta, this / against (below 1: this side kept meta faster)');
+      for (const [k, r] of rows[0]!.entries()) console.log(`${pad(r.name, 38)}${(r.metaMax / rows[1]![k]!.metaMax).toFixed(2)}×  (${r.metaMax.toFixed(0)} / ${rows[1]![k]!.metaMax.toFixed(0)} ms)`);
+    }
+    console.log(`\n(median of ${rounds} rounds by time; ms is until every request of the case was answered or refused; load average now ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   } finally {
-    await server.stop();
+    for (const server of servers) await server.stop();
     await rm(tmp, { recursive: true, force: true });
   }
 }
