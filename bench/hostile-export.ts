@@ -13,12 +13,12 @@
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
-import { connect, type Socket } from 'node:net';
 import { request } from 'node:http';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
+import { neverReadingExports } from './lib/hostile-export.ts';
 import { memoryOf, sampleMemory } from './lib/procs.ts';
 import { startServer, type RunningServer } from './lib/server.ts';
 
@@ -66,65 +66,14 @@ for (const pair of values.env) {
 }
 
 const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** POST meta, its latency in milliseconds. */
-async function metaLatency(url: string): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ version: 1, operation: 'device-510k.meta', input: {} }),
-    signal: AbortSignal.timeout(60_000),
-  });
-  await res.arrayBuffer();
-  return performance.now() - t0;
-}
-
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-
-/** An export whose client reads the status line and then never reads again. Resolves with the status. */
-function neverReading(url: string, format: string): { socket: Socket; status: Promise<number> } {
-  const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname);
-  const status = new Promise<number>((resolve) => {
-    socket.once('data', (chunk: Buffer) => {
-      socket.pause();
-      resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 0));
-    });
-    socket.once('error', () => resolve(-1));
-    socket.once('close', () => resolve(-1));
-  });
-  socket.write(`GET /v1/export?format=${format} HTTP/1.1\r\nHost: bench\r\nAccept-Encoding: identity\r\n\r\n`);
-  return { socket, status };
-}
 
 async function hostileRound(server: RunningServer, count: number): Promise<void> {
-  // Let the server settle back after the round before.
-  await sleep(1000);
-  const before = memoryOf(server.pid)?.rss ?? 0;
-  const quiet: number[] = [];
-  for (let i = 0; i < 5; i++) quiet.push(await metaLatency(server.url));
-  const memory = sampleMemory(server.pid, 50);
-  const clients = Array.from({ length: count }, (_, i) => neverReading(server.url, i % 2 ? 'csv' : 'ndjson'));
-  const latencies: number[] = [];
-  const ends = Date.now() + holdMs;
-  while (Date.now() < ends) {
-    latencies.push(await metaLatency(server.url));
-    await sleep(100);
-  }
-  const statuses = await Promise.all(clients.map((c) => Promise.race([c.status, sleep(1000).then(() => 0)])));
-  const peak = memory.stop();
-  const stillOpen = clients.filter((c) => !c.socket.destroyed && !c.socket.readableEnded).length;
-  for (const c of clients) c.socket.destroy();
-  latencies.sort((a, b) => a - b);
-  const tally = new Map<number, number>();
-  for (const s of statuses) tally.set(s, (tally.get(s) ?? 0) + 1);
-  const shown = [...tally].map(([s, n]) => `${n}× ${s === 0 ? 'no answer yet' : s === -1 ? 'closed' : s}`).join(', ');
+  const f = await neverReadingExports(server, count, holdMs);
+  const shown = Object.entries(f.statuses).map(([s, n]) => `${n}× ${s}`).join(', ');
   console.log(
-    `${count} never-reading exports held ${(holdMs / 1000).toFixed(0)} s: ${shown}; ${stillOpen} connections still open at the end; ` +
-      `server RSS ${mib(before)} before, ${mib(peak)} at peak; meta ${latencies.length} asked: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, ` +
-      `p95 ${quantile(latencies, 0.95).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms (quiet p50 ${quantile(quiet.sort((a, b) => a - b), 0.5).toFixed(1)} ms)`,
+    `${count} never-reading exports held ${(holdMs / 1000).toFixed(0)} s: ${shown}; ${f.stillOpen} connections still open at the end; ` +
+      `server RSS ${mib(f.rssBeforeBytes)} before, ${mib(f.peakRssBytes)} at peak; meta ${f.metaCount} asked: p50 ${f.metaP50Ms.toFixed(1)} ms, ` +
+      `p95 ${f.metaP95Ms.toFixed(1)} ms, max ${f.metaMaxMs.toFixed(1)} ms (quiet p50 ${f.quietMetaP50Ms.toFixed(1)} ms)`,
   );
 }
 

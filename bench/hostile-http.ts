@@ -13,7 +13,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
-import { pipeliningAttack } from './lib/pipelining.ts';
+import { paddedQueryRequest, pipeliningAttack } from './lib/pipelining.ts';
 import { memoryOf } from './lib/procs.ts';
 import { startServer } from './lib/server.ts';
 
@@ -72,16 +72,7 @@ for (const m of modes) {
   }
 }
 
-// A query padded with spaces (which JSON ignores) to the body size: every request is one the lane answers. The catalog
-// page of 500 entries, the largest answer, fills what the kernel buffers for a client that does not read, so the
-// requests after it wait on the server: the case the pipelining bounds are for.
-const query =
-  values.operation === 'meta'
-    ? { version: 1, operation: 'device-510k.meta', input: {} }
-    : { version: 1, operation: 'device-510k.catalog', input: { kind: 'clearance', limit: 500, cursor: null } };
-const json = JSON.stringify(query);
-const body = json + ' '.repeat(Math.max(0, bodyBytes - json.length));
-const request = `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const request = paddedQueryRequest(bodyBytes, values.operation);
 const mib = (b: number) => `${(b / 1048576).toFixed(0)} MiB`;
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-hostile-http-'));
 const root = resolve(values.root ?? process.cwd());

@@ -7,7 +7,12 @@
  *
  *   npm run bench [-- --quick] [--sizes bundled,175k,1M] [--rounds 3] [--seconds 5] [--connections 50]
  *                 [--queries 400] [--fresh] [--generator auto|wrk|autocannon] [--work-dir DIR] [--out FILE] [--svg FILE]
- *                 [--nginx PATH|none] [--prepare] [--max-minutes N] [--doc FILE|none]
+ *                 [--nginx PATH|none] [--prepare] [--max-minutes N] [--doc FILE|none] [--hostile yes|no|only] [--snapshot DIR]
+ *
+ * At 1,000,000 records the run ends with the hostile section (bench/lib/hostile.ts): clients acting as attackers,
+ * beside the quiet figures. `--hostile only` measures that section alone and writes it into the results file's entry
+ * for that size (the other figures kept as they are), then the page; `--snapshot` names an already built snapshot
+ * for it, which is only read.
  *
  * Snapshots are generated and built under --work-dir and reused while their inputs are unchanged; --fresh rebuilds
  * them (and measures the builds again), --prepare only makes sure they exist.
@@ -15,8 +20,8 @@
  * A script, not a test: it prints figures and asserts nothing about time.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCommandLine } from '../src/cli/args.ts';
@@ -27,6 +32,7 @@ import { checkTarget, lookupTargets } from './lib/lookups.ts';
 import { findGenerator, type LoadRequest } from './lib/load.ts';
 import { measureLookup, measureSides, type LoadSettings } from './lib/measure-lookups.ts';
 import { findNginx, NGINX_MISSING, startNginx, type Nginx } from './lib/nginx.ts';
+import { measureHostile } from './lib/hostile.ts';
 import { pipeliningAttack } from './lib/pipelining.ts';
 import { renderPlot } from './lib/plot.ts';
 import { killAll, memoryOf, sampleMemory } from './lib/procs.ts';
@@ -58,7 +64,11 @@ const USAGE = `Usage: npm run bench -- [options]
   --prepare             only make sure the snapshots exist
   --max-minutes N       stop the whole run after N minutes (90; 10 with --quick)
   --out FILE, --svg FILE  where the results and the plot go (bench/results.json, docs/performance.svg)
-  --doc FILE|none       the page whose results section a full run rewrites (docs/performance.md; never with --quick)`;
+  --doc FILE|none       the page whose results section a full run rewrites (docs/performance.md; never with --quick)
+  --hostile yes|no|only the hostile section at 1,000,000 records (yes): attacking clients beside the quiet figures;
+                        only: that section alone, written into the results file's entry for the size (the other
+                        figures kept) and into the page
+  --snapshot DIR        with --hostile only: a built snapshot to measure (only read) instead of the work folder's`;
 
 const values = parseCommandLine('bench', USAGE, {
   quick: { type: 'boolean', default: false },
@@ -79,7 +89,12 @@ const values = parseCommandLine('bench', USAGE, {
   out: { type: 'string' },
   svg: { type: 'string' },
   doc: { type: 'string' },
+  hostile: { type: 'string', default: 'yes' },
+  snapshot: { type: 'string' },
 });
+if (!['yes', 'no', 'only'].includes(values.hostile)) throw new Error(`Expected \`--hostile\` to be yes, no or only, got "${values.hostile}"`);
+if (values.snapshot !== undefined && values.hostile !== 'only') throw new Error('Expected `--snapshot` only with `--hostile only`');
+const hostileOnly = values.hostile === 'only';
 
 const quick = values.quick;
 const allCores = values['all-cores'] === undefined ? cpus().length > 1 : values['all-cores'] === 'yes';
@@ -88,7 +103,7 @@ const positive = (name: string, raw: string): number => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`Expected \`--${name}\` to be a number above 0, got "${raw}"`);
   return n;
 };
-const sizeLabels = (values.sizes ?? (quick ? 'bundled,175k' : 'bundled,175k,1M')).split(',').map((s) => s.trim());
+const sizeLabels = (values.sizes ?? (hostileOnly ? '1M' : quick ? 'bundled,175k' : 'bundled,175k,1M')).split(',').map((s) => s.trim());
 const sizes = sizeLabels.map((label) => {
   const size = SIZES.find((s) => s.label.toLowerCase() === label.toLowerCase());
   if (!size) throw new Error(`Expected \`--sizes\` to list some of ${SIZES.map((s) => s.label).join(', ')}, got "${label}"`);
@@ -101,6 +116,7 @@ const queryCount = positive('queries', values.queries ?? (quick ? '200' : '400')
 const maxMinutes = positive('max-minutes', values['max-minutes'] ?? (quick ? '10' : '90'));
 if (!['auto', 'wrk', 'autocannon'].includes(values.generator)) throw new Error('Expected `--generator` to be auto, wrk or autocannon');
 const workDir = resolve(values['work-dir']);
+if (hostileOnly && sizes.length !== 1) throw new Error('Expected `--sizes` to name one size with `--hostile only`');
 const resultsPath = resolve(values.out ?? (quick ? 'bench/out/results-quick.json' : 'bench/results.json'));
 const svgPath = resolve(values.svg ?? (quick ? 'bench/out/performance-quick.svg' : 'docs/performance.svg'));
 const docPath = quick || values.doc === 'none' ? null : resolve(values.doc ?? 'docs/performance.md');
@@ -267,7 +283,37 @@ async function measureSize(
     notes.push(`${label}: our engine and SQLite FTS5 disagree on ${x.mismatches} of ${x.compared} qualifier and sorted queries.`);
     for (const m of x.mismatchExamples) log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
   }
+  if (values.hostile === 'yes' && label === '1M') result.hostile = await hostileSection(prepared, tmp);
   return result;
+}
+
+/** The hostile section over one snapshot (bench/lib/hostile.ts). */
+function hostileSection(prepared: { path: string; dir: string; size: { label: string } }, tmp: string) {
+  return measureHostile({ root: ROOT, snapshotPath: prepared.path, snapshotDir: prepared.dir, tmp, log: (line) => log(`${prepared.size.label}: ${line}`), rounds });
+}
+
+/**
+ * `--hostile only`: the section alone, written into the results file's entry for the size, whose other figures stay
+ * as the full run that made them measured them; then the page, from the whole file.
+ */
+async function hostileOnlyRun(tmp: string): Promise<void> {
+  const size = sizes[0]!;
+  const results = JSON.parse(await readFile(resultsPath, 'utf8')) as Results;
+  const entry = results.sizes.find((s) => s.label === size.label);
+  if (!entry) throw new Error(`${relative(process.cwd(), resultsPath)} has no figures for ${size.label}: run the full bench first`);
+  let prepared: { path: string; dir: string; size: { label: string } };
+  if (values.snapshot) {
+    const path = resolve(values.snapshot);
+    prepared = { path, dir: await realpath(path), size };
+  } else {
+    prepared = await prepareSnapshot(size, { root: ROOT, workDir, seed: values.seed, fresh: false, log, buildTimeoutMs: 60 * 60_000 });
+  }
+  log(`${size.label}: the hostile section alone, over ${prepared.path}`);
+  entry.hostile = await hostileSection(prepared, tmp);
+  console.log(renderReport({ ...results, sizes: [entry] }));
+  await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  if (docPath) await writeResultsInto(docPath, results);
+  console.log(`\nWrote the hostile section into ${[resultsPath, ...(docPath ? [docPath] : [])].map((p) => relative(process.cwd(), p)).join(', ')}.`);
 }
 
 /** Search over HTTP against a second server whose answer cache is off: every request runs the engine. */
@@ -284,6 +330,17 @@ async function measureUncachedSearch(path: string, requests: LoadRequest[], sett
 }
 
 async function main(): Promise<void> {
+  if (hostileOnly) {
+    if (!values.snapshot) await mkdir(workDir, { recursive: true });
+    // A snapshot given is only read, and its folder is not written to either.
+    const tmp = await mkdtemp(join(values.snapshot ? tmpdir() : workDir, 'hostile-run-'));
+    try {
+      await hostileOnlyRun(tmp);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+    return;
+  }
   const loadAverageAtStart = loadavg();
   const notes: string[] = [];
   const nginxBinary = values.nginx === 'none' ? null : (values.nginx ?? (await findNginx()));

@@ -107,3 +107,18 @@ function metaOnNewConnection(host: string, port: number, meta: string): Promise<
     socket.write(`POST /v1/query HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(meta)}\r\nConnection: close\r\n\r\n${meta}`);
   });
 }
+
+/**
+ * One pipelined request whose body is padded with spaces (which JSON ignores) to `bodyBytes`: every such request is
+ * one the fast lane answers. The catalog page of 500 entries, the largest answer, fills what the kernel buffers for a
+ * client that does not read, so the requests after it wait on the server: the case the pipelining bounds are for.
+ */
+export function paddedQueryRequest(bodyBytes: number, operation: 'catalog' | 'meta' = 'catalog'): string {
+  const query =
+    operation === 'meta'
+      ? { version: 1, operation: 'device-510k.meta', input: {} }
+      : { version: 1, operation: 'device-510k.catalog', input: { kind: 'clearance', limit: 500, cursor: null } };
+  const json = JSON.stringify(query);
+  const body = json + ' '.repeat(Math.max(0, bodyBytes - json.length));
+  return `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}

@@ -1,4 +1,5 @@
 import { EXTENSION_TARGETS } from './extensions.ts';
+import { HOSTILE_TARGETS, targetedSearch } from './hostile.ts';
 import type { Results, SizeResults } from './results.ts';
 import type { IsolateMemory } from './worker.ts';
 import { fixed, MiB, mib, ms, ratio, rps } from './stats.ts';
@@ -200,6 +201,99 @@ function pipeliningTable(sizes: SizeResults[]): string | null {
   ].join('\n');
 }
 
+const metOr = (ok: boolean) => (ok ? 'met' : 'missed');
+
+/**
+ * The hostile section: each attack beside the same figure on the quiet server, with its target met or missed. The
+ * load average is shown with it: on a shared machine other work stretches every wall-clock figure here.
+ */
+export function hostileTable(sizes: SizeResults[]): string | null {
+  const blocks: string[] = [];
+  for (const s of sizes) {
+    const h = s.hostile;
+    if (!h) continue;
+    const T = HOSTILE_TARGETS;
+    const rows: string[][] = [];
+    const quietMeta = `${ms(h.quietMeta.p50Ms)} / ${ms(h.quietMeta.maxMs)}`;
+    const { prefix, facets } = targetedSearch(h);
+    for (const r of h.search) {
+      const targets: string[] = [];
+      if (r === prefix) targets.push(`answered or refused < ${T.searchMs} ms: ${metOr(r.ms < T.searchMs)}`);
+      if (r === prefix || r === facets) targets.push(`meta < ${T.metaMs} ms: ${metOr(r.metaMax < T.metaMs)}`);
+      rows.push([r.name, `${r.answered}, ${ms(r.ms)}`, quietMeta, `${ms(r.metaMedian)} / ${ms(r.metaMax)} (${r.metaCount})`, 'n/a', targets.join('; ') || 'none']);
+    }
+    const e = h.exports;
+    if (e) {
+      const statuses = Object.entries(e.statuses).map(([k, n]) => `${n}× ${k}`).join(', ');
+      rows.push([
+        `${e.clients} exports that never read, held ${fixed(e.holdMs / 1000, 0)} s`,
+        statuses,
+        `${ms(e.quietMetaP50Ms)} / n/a`,
+        `${ms(e.metaP50Ms)} / ${ms(e.metaMaxMs)} (p95 ${ms(e.metaP95Ms)}, ${e.metaCount})`,
+        `${mib(e.rssBeforeBytes)} → ${mib(e.peakRssBytes)}`,
+        `RSS < ${mib(T.exportRssBytes)}: ${metOr(e.peakRssBytes < T.exportRssBytes)}; meta < ${T.metaMs} ms: ${metOr(e.metaMaxMs < T.metaMs)}`,
+      ]);
+    }
+    const p = h.pipelining;
+    if (p) {
+      rows.push([
+        `${p.connections} clients × ${p.requestsPerConnection} pipelined requests with ${p.bodyBytes / 1024} KiB bodies, never read`,
+        `${(p.bytesSent / 1e6).toFixed(0)} MB sent in ${p.seconds} s`,
+        `n/a / ${ms(p.quietMetaMaxMs)}`,
+        `n/a / ${ms(p.metaMaxMs)} (${p.metaAnswers} answered, ${p.metaFailures} failed)`,
+        `${mib(p.rssBeforeBytes)} → ${mib(p.peakRssBytes)}`,
+        `RSS < ${mib(T.pipeliningRssBytes)}: ${metOr(p.peakRssBytes < T.pipeliningRssBytes)}`,
+      ]);
+    }
+    for (const d of h.downloads ?? []) {
+      rows.push([
+        d.name,
+        `exit ${d.exitCode} in ${fixed(d.seconds)} s, message ${d.messageAsExpected ? 'as expected' : 'NOT as expected'}, snapshot ${d.snapshotUntouched ? 'untouched' : 'CHANGED'}`,
+        'n/a',
+        'n/a',
+        `peak ${mib(d.peakRssBytes)}`,
+        `RSS < ${mib(T.downloadRssBytes)}, snapshot untouched: ${metOr(d.peakRssBytes < T.downloadRssBytes && d.snapshotUntouched && d.messageAsExpected)}`,
+      ]);
+    }
+    const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
+    blocks.push(
+      [
+        `**Hostile clients at ${s.label}, beside the quiet server** (measured ${h.measuredAt.slice(0, 10)}; load average ${load(h.loadAverageAtStart)} at the start, ${load(h.loadAverageAtEnd)} at the end; searches: median of ${h.searchRounds} rounds)`,
+        '',
+        table(['attack', 'answer', 'meta, quiet: p50 / max', 'meta during: p50 / max (asked)', 'server RSS', 'targets'], rows),
+        ...(h.skipped.length ? ['', ...h.skipped.map((x) => `Not measured: ${x}.`)] : []),
+      ].join('\n'),
+    );
+  }
+  return blocks.length ? blocks.join('\n\n') : null;
+}
+
+/** One line per size with a hostile section: every target met, or those missed. */
+export function hostileVerdicts(r: Results): string[] {
+  return r.sizes.flatMap((s) => {
+    const h = s.hostile;
+    if (!h) return [];
+    const T = HOSTILE_TARGETS;
+    const missed: string[] = [];
+    const met: string[] = [];
+    const check = (ok: boolean, text: string) => (ok ? met : missed).push(text);
+    const { prefix, facets } = targetedSearch(h);
+    if (prefix) {
+      check(prefix.ms < T.searchMs, `346-prefix query ${prefix.refused ? 'refused' : 'answered'} in ${ms(prefix.ms)} (target < ${T.searchMs} ms)`);
+      check(prefix.metaMax < T.metaMs, `meta during it ${ms(prefix.metaMax)} (target < ${T.metaMs} ms)`);
+    }
+    if (facets) check(facets.metaMax < T.metaMs, `meta during 16 all-facet searches ${ms(facets.metaMax)} (target < ${T.metaMs} ms)`);
+    if (h.exports) {
+      check(h.exports.peakRssBytes < T.exportRssBytes, `${h.exports.clients} never-reading exports RSS ${mib(h.exports.peakRssBytes)} (target < ${mib(T.exportRssBytes)})`);
+      check(h.exports.metaMaxMs < T.metaMs, `meta during them ${ms(h.exports.metaMaxMs)} (target < ${T.metaMs} ms)`);
+    }
+    if (h.pipelining) check(h.pipelining.peakRssBytes < T.pipeliningRssBytes, `${h.pipelining.connections} pipelining clients RSS ${mib(h.pipelining.peakRssBytes)} (target < ${mib(T.pipeliningRssBytes)})`);
+    for (const d of h.downloads ?? []) check(d.peakRssBytes < T.downloadRssBytes && d.snapshotUntouched && d.messageAsExpected, `${d.name}: peak ${mib(d.peakRssBytes)}, snapshot ${d.snapshotUntouched ? 'untouched' : 'CHANGED'} (target < ${mib(T.downloadRssBytes)}, untouched)`);
+    const load = h.loadAverageAtStart[0]?.toFixed(1) ?? 'n/a';
+    return [`Hostile clients at ${s.label} (load average ${load}): ${missed.length === 0 ? 'all met' : `missed ${missed.join('; ')}`}${met.length ? `; met ${met.join('; ')}` : ''}.`];
+  });
+}
+
 /** The Worker under workerd beside the Node server and nginx, same requests, same rounds (bench/lib/worker.ts). */
 export function workerTable(sizes: SizeResults[]): string | null {
   const rows: string[][] = [];
@@ -363,11 +457,13 @@ export function renderReport(r: Results): string {
     memoryTable(r.sizes),
     '',
     ...(pipeliningTable(r.sizes) ? [pipeliningTable(r.sizes)!, ''] : []),
+    ...(hostileTable(r.sizes) ? [hostileTable(r.sizes)!, ''] : []),
     ...(allCoresTable(r.sizes) ? [allCoresTable(r.sizes)!, ''] : []),
     ...(workerTable(r.sizes) ? [workerTable(r.sizes)!, ''] : []),
     ...requestPathVerdicts(r).map((v) => `- ${v}`),
     ...verdicts(r).map((v) => `- ${v}`),
     ...workerVerdicts(r).map((v) => `- ${v}`),
+    ...hostileVerdicts(r).map((v) => `- ${v}`),
     ...extensionVerdicts(r).map((v) => `- ${v}`),
     ...(r.notes.length > 0 ? ['', ...r.notes.map((n) => `- Note: ${n}`)] : []),
   ].join('\n');

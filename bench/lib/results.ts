@@ -1,5 +1,6 @@
 import type { SearchFigures } from './compare-search.ts';
 import type { ExtensionFigures } from './extensions.ts';
+import type { HostileFigures } from './hostile.ts';
 import type { LookupFigures, SideFigures } from './measure-lookups.ts';
 import type { PipeliningFigures } from './pipelining.ts';
 import type { PreparedSnapshot } from './snapshots.ts';
@@ -37,6 +38,8 @@ export type SizeResults = {
   worker?: WorkerFigures | null;
   /** Qualifier and sorted queries against SQLite FTS5, and the export's throughput (bench/lib/extensions.ts). */
   extensions?: ExtensionFigures | null;
+  /** Clients acting as attackers, beside the quiet figures (bench/lib/hostile.ts); measured at 1,000,000 records. */
+  hostile?: HostileFigures | null;
 };
 
 export type Results = {

@@ -34,12 +34,13 @@ export function serverNodeArgs(root: string): string[] {
   return options.split(/\s+/).filter((o) => o !== '');
 }
 
-export async function startServer(root: string, snapshotPath: string, tmp: string, env: Record<string, string> = {}): Promise<RunningServer> {
+/** `nodeArgs` go after `npm start`'s own Node options (`--cpu-prof`, say). */
+export async function startServer(root: string, snapshotPath: string, tmp: string, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<RunningServer> {
   const port = await freePort();
   const main = await serverBundle(root);
   const log = openSync(join(tmp, 'server.log'), 'a');
   const child = startNode(main, [], {
-    nodeArgs: serverNodeArgs(root),
+    nodeArgs: [...serverNodeArgs(root), ...nodeArgs],
     env: {
       ...process.env,
       HOST: '127.0.0.1',

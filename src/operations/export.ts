@@ -89,6 +89,11 @@ export type ExportOptions = {
    * turn, while the reads, which wait on the disk, hold no turn.
    */
   turn?: () => Promise<void>;
+  /**
+   * Awaited between the phases of the preparation (after the search, after the order), where the host's turn may go
+   * to other requests (src/server/turns.ts gives a request that has not started the turn before a paused job).
+   */
+  pause?: () => Promise<void>;
   /** Signs and checks the export's cursors; the built-in key when not given. */
   cursors?: CursorCodec;
   /**
@@ -103,8 +108,11 @@ export async function prepareExport(input: ExportInput & { parsed: ParsedQuery }
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const index = loaded.index;
   const sort: Sort = input.sort ?? 'relevance';
-  const { docs, scores } = matchList(refusingCostlyQueries(() => matchesOf(index, { ...input, sort })));
+  const matches = refusingCostlyQueries(() => matchesOf(index, { ...input, sort }));
+  await options.pause?.();
+  const { docs, scores } = matchList(matches);
   const ordered = orderPage(index, docs, scores, sort, 0, docs.length);
+  await options.pause?.();
   const scoreOf = (d: number): number => {
     if (scores === null) return 0;
     return scores[partitionPoint(0, docs.length, (i) => docs[i]! < d)]!;

@@ -15,18 +15,25 @@ export const WORK_BUDGET = 1_000_000;
 
 let left = Infinity;
 let limit = Infinity;
+let slice = Infinity;
 
-/** Runs `fn` with `steps` to spend; throws QueryCostError (limit `work`) from inside it once they are spent. */
-export function withWorkBudget<T>(steps: number, fn: () => T): T {
+/**
+ * Runs `fn` with `steps` to spend; throws QueryCostError (limit `work`) from inside it once they are spent. `sliceSteps`
+ * is what a slice spends before `sliceSpent` says so (SLICE_STEPS; tests give small ones).
+ */
+export function withWorkBudget<T>(steps: number, fn: () => T, sliceSteps: number = SLICE_STEPS): T {
   const outerLeft = left;
   const outerLimit = limit;
+  const outerSlice = slice;
   left = steps;
   limit = steps;
+  slice = sliceSteps;
   try {
     return fn();
   } finally {
     left = outerLeft;
     limit = outerLimit;
+    slice = outerSlice;
   }
 }
 
@@ -38,6 +45,18 @@ export function spend(steps: number): void {
 
 /** Steps left to the evaluation running now (Infinity outside `withWorkBudget`). */
 export const stepsLeft = (): number => left;
+
+/**
+ * Steps an evaluation in slices (slices.ts) spends before it offers a yield point: a hundredth of the budget, about a
+ * millisecond of work, so that no turn of the event loop runs much more than that of one search's matching.
+ */
+export const SLICE_STEPS = 10_000;
+
+/** Whether the evaluation running now has spent a slice's steps since `mark` (its `stepsLeft()` then); never outside a budget. */
+export const sliceSpent = (mark: number): boolean => mark - left >= slice;
+
+/** The steps of a slice of the evaluation running now (Infinity outside `withWorkBudget`). */
+export const sliceSteps = (): number => slice;
 
 function refuse(): never {
   const max = limit;

@@ -1,8 +1,9 @@
 import { NO_SMALL } from '../contract/search-index.ts';
 import { LEGAL_SUFFIXES, type Clause, type ParsedQuery, type Qualifier, type Range, type Term } from './grammar.ts';
-import { matchDocuments, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
+import { matchDocumentsSteps, newScratch, pointsFor, prepareWord, scanWord, Tier, tierOf, type Condition, type PreparedWord, type Keep, type Mark, type Matches, type MatchRequest, type Scan } from './match.ts';
 import { partitionPoint } from '../utils/bisect.ts';
-import { spend } from './budget.ts';
+import { sliceSteps, spend } from './budget.ts';
+import { runSteps, type Steps } from './slices.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits, rangeSpan } from './sort.ts';
 import { rowsByValue } from './csr.ts';
@@ -23,6 +24,11 @@ const idRange = (lo: number, hi: number): Uint32Array => {
  * group with a word or phrase in it), so one primary match still outweighs every secondary one.
  */
 export function matchParsed(index: SearchIndex, parsed: ParsedQuery, filters: Omit<MatchRequest, 'words' | 'extra' | 'units' | 'ids'>): Matches {
+  return runSteps(matchParsedSteps(index, parsed, filters));
+}
+
+/** `matchParsed` with the yield points of `matchDocumentsSteps` (slices.ts). */
+export function* matchParsedSteps(index: SearchIndex, parsed: ParsedQuery, filters: Omit<MatchRequest, 'words' | 'extra' | 'units' | 'ids'>): Steps<Matches> {
   const words: string[] = [];
   const rest: Clause[] = [];
   let ids = { lo: 0, hi: index.docCount };
@@ -37,8 +43,9 @@ export function matchParsed(index: SearchIndex, parsed: ParsedQuery, filters: Om
   }
   const scoring = rest.filter((c) => c.some((t) => !t.negate && t.kind !== 'field')).length;
   const units = words.length + scoring;
-  const extra = rest.map((c) => clauseCondition(index, c, units));
-  return matchDocuments(index, { ...filters, words, ids, extra, units });
+  const extra: Condition[] = [];
+  for (const c of rest) extra.push(yield* clauseCondition(index, c, units));
+  return yield* matchDocumentsSteps(index, { ...filters, words, ids, extra, units });
 }
 
 /** Documents decided within the range: one id range, since docDecided does not increase over ids (0 last). */
@@ -50,11 +57,20 @@ export function decidedIds(index: SearchIndex, range: Range): { lo: number; hi: 
   return { lo, hi: Math.max(lo, hi) };
 }
 
-function clauseCondition(index: SearchIndex, clause: Clause, units: number): Condition {
+/** A clause's condition; an OR group's words are resolved against the index one at a time, with a yield point after each. */
+function* clauseCondition(index: SearchIndex, clause: Clause, units: number): Steps<Condition> {
   const singles = clause.filter((t) => !t.negate && t.kind === 'words' && t.words.length === 1);
   if (clause.length > 1 && singles.length >= 2) {
     const others = clause.filter((t) => !singles.includes(t)).map((t) => termCondition(index, t, units));
-    return orOfWords(index, singles.map((t) => (t as { words: string[] }).words[0]!), others, units);
+    const scratch = newScratch(index);
+    const prepared: PreparedWord[] = [];
+    for (const t of singles) {
+      // A short prefix reaches thousands of index words, each with its codes and applicants.
+      const w = prepareWord(index, (t as { words: string[] }).words[0]!, scratch);
+      if (w.scanCost > 0) prepared.push(w);
+      yield;
+    }
+    return orOfWords(index, prepared, others, units);
   }
   const terms = clause.map((t) => termCondition(index, t, units));
   if (terms.length === 1) return terms[0]!;
@@ -88,25 +104,35 @@ function clauseCondition(index: SearchIndex, clause: Clause, units: number): Con
  * the index made that candidates × branches). The other branches (phrases, qualifiers, exclusions) are tested as
  * usual. The points are the best branch's, as for any OR group; a single word's are those of its tier.
  */
-function orOfWords(index: SearchIndex, words: readonly string[], others: readonly Condition[], units: number): Condition {
-  const scratch = newScratch(index);
-  const prepared = words.map((w) => prepareWord(index, w, scratch)).filter((w) => w.scanCost > 0);
+function orOfWords(index: SearchIndex, prepared: readonly PreparedWord[], others: readonly Condition[], units: number): Condition {
   const postingsCost = prepared.reduce((sum, w) => sum + w.scanCost, 0);
   const byTier = new Int32Array(5);
   for (let t = Tier.none + 1; t <= Tier.primaryWhole; t++) byTier[t] = pointsFor(t as Tier, units);
   byTier[Tier.none] = -1;
   let best: Uint8Array | null = null;
   let touched: Uint32Array[] = [];
-  const fill = (): Uint8Array => {
-    if (best) return best;
+  // scanWord keeps the best tier per record and lists a record only when it first touches it: the lists are disjoint.
+  // In slices: a yield point after each word once a slice's steps (budget.ts) of postings are read.
+  const filling = function* (): Steps<Uint8Array> {
     spend(Math.ceil(postingsCost / POSTINGS_A_STEP));
     const tiers = new Uint8Array(index.docCount);
-    // scanWord keeps the best tier per record and lists a record only when it first touches it: the lists are disjoint.
-    touched = prepared.map((w) => scanWord(index, w, tiers));
+    let read = 0;
+    for (const w of prepared) {
+      touched.push(scanWord(index, w, tiers));
+      read += w.scanCost;
+      if (read >= sliceSteps() * POSTINGS_A_STEP) {
+        read = 0;
+        yield;
+      }
+    }
     return (best = tiers);
   };
+  const fill = (): Uint8Array => best ?? runSteps(filling());
   const listable = others.every((t) => t.list !== null);
   return {
+    warm: function* () {
+      if (!best) yield* filling();
+    },
     cost: listable ? others.reduce((sum, t) => sum + t.cost, postingsCost) : Infinity,
     list: listable
       ? () => {

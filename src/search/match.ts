@@ -1,5 +1,7 @@
 import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
+import { sliceSpent, sliceSteps, stepsLeft } from './budget.ts';
+import { runSteps, type Steps } from './slices.ts';
 import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits } from './sort.ts';
 import { kNumberRange } from './tokenize.ts';
@@ -301,6 +303,11 @@ export type MatchRequest = {
  * `cost` is its length, used to pick the cheapest source of candidates.
  */
 export type Condition = {
+  /**
+   * Makes, in slices, what `list` and `points` read (an OR group's tiers): the matching runs it where it first needs
+   * either, so that no single slice makes all of it. Optional: `list` and `points` make it themselves when not warmed.
+   */
+  warm?: () => Steps<void>;
   cost: number;
   list: (() => Uint32Array) | null;
   points: (d: number) => number;
@@ -366,9 +373,19 @@ const CHECK_COST = 12;
  * postings are fewer than that, scans them and intersects.
  */
 export function matchDocuments(index: SearchIndex, req: MatchRequest): Matches {
+  return runSteps(matchDocumentsSteps(index, req));
+}
+
+/**
+ * `matchDocuments` with yield points (slices.ts) once a slice's steps of the work budget are spent (budget.ts):
+ * between the filters, and within the loop that tests each candidate against the conditions that score (phrases, OR
+ * groups, exclusions read one record at a time). Nothing it reads changes between two slices: the index is read-only,
+ * and what it borrows (tier arrays) stays lent to it until it ends.
+ */
+export function* matchDocumentsSteps(index: SearchIndex, req: MatchRequest): Steps<Matches> {
   const loans = new TierLoans(index);
   try {
-    return matchWith(index, req, loans);
+    return yield* matchWith(index, req, loans);
   } finally {
     loans.giveBack();
   }
@@ -420,7 +437,7 @@ class TierLoans {
   }
 }
 
-function matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Matches {
+function* matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Steps<Matches> {
   const n = req.units ?? req.words.length;
   const scored = n > 0 && req.unscored !== true;
   const extra = req.extra ?? [];
@@ -501,6 +518,16 @@ function matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Mat
   const fused = plainRange ? (scanner ?? filters.find((c) => c.scan)) : undefined;
   let docs: Uint32Array;
   let kept = 0;
+  let mark = stepsLeft();
+  const warmed = new Set<Condition>();
+  /** Makes a condition's state in slices before its first use. */
+  const warm = function* (c: Condition | undefined): Steps<void> {
+    if (!c?.warm || warmed.has(c)) return;
+    warmed.add(c);
+    yield* c.warm();
+    mark = stepsLeft();
+  };
+  if (!fused) yield* warm(source.condition);
   if (fused) {
     // The scan writes at most one id per id it visits.
     docs = new Uint32Array(fused === scanner ? extent : years.hi - years.lo);
@@ -533,6 +560,10 @@ function matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Mat
   const marks = filters.some((c) => c !== fused && !c.keep) ? new Uint8Array(kept) : null;
   for (const c of filters) {
     if (c === fused || kept === 0) continue;
+    if (sliceSpent(mark)) {
+      yield;
+      mark = stepsLeft();
+    }
     if (c.keep) {
       kept = c.keep(docs, kept);
       continue;
@@ -545,9 +576,19 @@ function matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): Mat
   const scoring = extra.filter((c) => !c.mark);
   if (kept < docs.length && kept * 4 < docs.length) docs = docs.slice(0, kept); // let a large list go
   let scores: Uint32Array | null = scored ? new Uint32Array(kept) : null;
-  if (scoring.length > 0) {
+  if (scoring.length > 0 && kept > 0) {
+    for (const c of scoring) yield* warm(c);
     let out = 0;
+    // A candidate tested counts as a step towards the slice even when its conditions charge none (an OR group's
+    // tiers are one read), though it is not charged to the budget.
+    const slice = sliceSteps();
+    let tested = 0;
     outer: for (let i = 0; i < kept; i++) {
+      if (++tested >= slice || sliceSpent(mark)) {
+        yield;
+        mark = stepsLeft();
+        tested = 0;
+      }
       const d = docs[i]!;
       let points = 0;
       for (const c of scoring) {

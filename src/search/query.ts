@@ -1,12 +1,12 @@
 import type { Facet } from '../contract/envelope.ts';
-import { stepsLeft, WORK_BUDGET, withWorkBudget } from './budget.ts';
+import { SLICE_STEPS, stepsLeft, WORK_BUDGET, withWorkBudget } from './budget.ts';
 import { checkQueryCost } from './cost.ts';
 import { denseSearch } from './dense.ts';
-import { matchParsed } from './evaluate.ts';
+import { matchParsedSteps } from './evaluate.ts';
 import { countFacetFieldsSteps, type FacetOut, type FacetRequest } from './facet-fields.ts';
 import { countFacets, type DocSet } from './facets.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
-import { matchDocuments, type Matches } from './match.ts';
+import { matchDocuments, matchDocumentsSteps, type Matches } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
 import { orderPage, orderRange, type Sort } from './sort.ts';
@@ -61,10 +61,10 @@ export type MatchSet = { docs: Uint32Array; scores: Uint32Array | null } | { lo:
 export function matchesOf(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>): MatchSet {
   const parsed = withParse(req).parsed;
   checkQueryCost(parsed, index);
-  return withWorkBudget(WORK_BUDGET, () => matchesWithin(index, req, parsed));
+  return withWorkBudget(WORK_BUDGET, () => runSteps(matchesWithin(index, req, parsed)));
 }
 
-function matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>, parsed: ParsedQuery): MatchSet {
+function* matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pageSize'>, parsed: ParsedQuery): Steps<MatchSet> {
   // Ordered by a sort: which documents match is all that counts (no relevance scores).
   const unscored = req.sort !== undefined && req.sort !== 'relevance';
   const filters = { applicant: req.applicant, productCode: req.productCode, yearFrom: req.yearFrom, yearTo: req.yearTo, unscored };
@@ -74,9 +74,9 @@ function matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'pa
       const { lo, hi } = yearRange(index, req.yearFrom, req.yearTo);
       return { lo, hi: Math.max(lo, hi) };
     }
-    return matchDocuments(index, { words, ...filters });
+    return yield* matchDocumentsSteps(index, { words, ...filters });
   }
-  return matchParsed(index, parsed, filters);
+  return yield* matchParsedSteps(index, parsed, filters);
 }
 
 /** The ids lo..hi-1 (a plain loop: Uint32Array.from with a mapping function is many times slower). */
@@ -102,7 +102,7 @@ const isExtended = (req: Parsed<SearchRequest>): boolean =>
  * query over a limit as `matchesOf` does; `budget` is the work budget's steps (tests give smaller ones).
  */
 export function runSearch(index: SearchIndex, req: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
-  return runSteps(searchSteps(index, req, budget, Infinity));
+  return runSteps(searchSteps(index, req, budget, Infinity, Infinity));
 }
 
 /**
@@ -111,7 +111,7 @@ export function runSearch(index: SearchIndex, req: SearchRequest, budget: number
  * aborted (it then rejects with the cancellation's reason).
  */
 export function runSearchSliced(index: SearchIndex, req: SearchRequest, slicing: Slicing, budget: number = WORK_BUDGET): Promise<SearchOutcome> {
-  return runSliced(searchSteps(index, req, budget, slicing.sliceDocs ?? SLICE_DOCS), slicing);
+  return runSliced(searchSteps(index, req, budget, slicing.sliceDocs ?? SLICE_DOCS, slicing.sliceSteps ?? SLICE_STEPS), slicing);
 }
 
 /**
@@ -119,20 +119,40 @@ export function runSearchSliced(index: SearchIndex, req: SearchRequest, slicing:
  * so it is set around each phase (never across a yield point, where another search may run) and what is left carried
  * to the next.
  */
-function budgeted(steps: number): <T>(phase: () => T) => T {
+function budgeted(steps: number, sliceSteps: number): Charged {
   let left = steps;
   return (phase) =>
-    withWorkBudget(left, () => {
-      const out = phase();
-      left = stepsLeft();
-      return out;
-    });
+    withWorkBudget(
+      left,
+      () => {
+        const out = phase();
+        left = stepsLeft();
+        return out;
+      },
+      sliceSteps,
+    );
 }
 
-function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number, sliceDocs: number): Steps<SearchOutcome> {
+type Charged = <T>(phase: () => T) => T;
+
+/** A phase with yield points of its own, charged to the budget one slice at a time (each resumed inside it). */
+function* chargedSteps<T>(charged: Charged, steps: Steps<T>): Steps<T> {
+  try {
+    for (;;) {
+      const next = charged(() => steps.next());
+      if (next.done) return next.value;
+      yield;
+    }
+  } finally {
+    // Stopped early (cancelled): the phase's own `finally` blocks give back what it borrowed.
+    charged(() => steps.return(undefined as never));
+  }
+}
+
+function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number, sliceDocs: number, sliceSteps: number): Steps<SearchOutcome> {
   const req = withParse(request);
   checkQueryCost(req.parsed, index);
-  const charged = budgeted(budget);
+  const charged = budgeted(budget, sliceSteps);
   if (isExtended(req)) return yield* extendedSteps(index, req, charged, sliceDocs);
   const words = queryWords(req.query);
   const offset = (req.page - 1) * req.pageSize;
@@ -171,7 +191,7 @@ function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchO
   return { total, kNumbers, facets };
 }
 
-function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged: <T>(phase: () => T) => T, sliceDocs: number): Steps<SearchOutcome> {
+function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged: Charged, sliceDocs: number): Steps<SearchOutcome> {
   const offset0 = (req.page - 1) * req.pageSize;
   if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
     const parsed = req.parsed;
@@ -179,7 +199,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
     if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
     yield;
   }
-  const matches = charged(() => matchesWithin(index, req, req.parsed));
+  const matches = yield* chargedSteps(charged, matchesWithin(index, req, req.parsed));
   yield;
   const offset = (req.page - 1) * req.pageSize;
   const set = asDocSet(matches);

@@ -7,8 +7,8 @@ import type { DocSet } from './facets.ts';
  * every such point, and stops there for good once it is cancelled. Both run the same code, so both give the same
  * answer.
  *
- * No slice is unbounded: matching (the one slice that is not cut further) is bounded by the counted work budget
- * (budget.ts), and a facet count is cut every `sliceDocs` documents.
+ * No slice is unbounded: matching offers a yield point each time it has spent `sliceSteps` of the counted work budget
+ * (budget.ts), and the whole of it is bounded by that budget; a facet count is cut every `sliceDocs` documents.
  */
 export type Steps<T> = Generator<void, T, void>;
 
@@ -22,6 +22,8 @@ export type Slicing = {
   cancel?: Cancellation;
   /** Documents counted in one slice of a facet count (`SLICE_DOCS`; tests give small ones). */
   sliceDocs?: number;
+  /** Steps of the work budget that matching spends between two yield points (`SLICE_STEPS` of budget.ts; tests give small ones). */
+  sliceSteps?: number;
 };
 
 /** Documents a facet count reads between two yield points: a few milliseconds of one column at a million records. */

@@ -55,7 +55,7 @@ export function exportHandler(deps: ExportDeps) {
       // The batches' CPU-bound steps wait for the connection's turn; their reads, which wait on the disk, hold none.
       const turn = () => deps.turns.run(owner, () => Promise.resolve());
       const options = { lend: true, turn, cursors: deps.cursors, tables: deps.tables, ...(deps.batchSize ? { batchSize: deps.batchSize } : {}) };
-      const answer = await deps.turns.run(owner, () => answerExport(req.url ?? '', snapshot, options));
+      const answer = await deps.turns.run(owner, (pause) => answerExport(req.url ?? '', snapshot, { ...options, pause }));
       const encoding = pickEncoding(req.headers['accept-encoding']);
       const headers: Record<string, string> = { ...answer.headers, Vary: 'Accept-Encoding' };
       if (encoding !== 'identity') headers['Content-Encoding'] = encoding;

@@ -10,6 +10,11 @@
  * The queue is per connection, served round robin: a connection with many requests in flight (pipelining, or a
  * client that sends faster than it reads) gets one answer per round like any other, so it cannot push a newcomer's
  * request behind all of its own.
+ *
+ * A request that has not started yet goes before the rest of a long job that paused (a search between its slices):
+ * most requests take well under a slice, so a newcomer waits for the slice running now, not for a slice of every long
+ * job in the queue (sixteen searches counting every facet made a `meta` wait sixteen slices). Long jobs still move on
+ * in every turn: a turn whose budget was spent on new requests alone runs one paused job's next slice before it ends.
  */
 export type Turns = {
   /**
@@ -26,8 +31,8 @@ export type Turns = {
 /** Gives up the job's turn; resolves when its turn comes again. */
 export type Pause = () => Promise<void>;
 
-/** One step of a job: resolves when the job settles or pauses. */
-type Step = () => Promise<void>;
+/** One step of a job: resolves when the job settles or pauses. `resumed`: the rest of a paused job, not its start. */
+type Step = { run: () => Promise<void>; resumed: boolean };
 
 export function createTurns(
   budgetMs: number,
@@ -43,21 +48,42 @@ export function createTurns(
   // Insertion order is the round: a connection served and still waiting is moved to the end.
   const queues = new Map<object, Step[]>();
   let waiting = 0;
+  // Connections whose next step is a paused job's rest (it always goes first in its connection's queue).
+  let resumedWaiting = 0;
   let scheduled = false;
   // When the step running now began (one step runs at a time).
   let stepStarted = 0;
 
+  /** The next connection to serve: the first in the round whose next step is a start, else the first in the round. */
+  const next = (resumedOnly: boolean): [object, Step[]] => {
+    const first = queues.entries().next().value as [object, Step[]];
+    if (resumedOnly) {
+      for (const entry of queues) if (entry[1][0]!.resumed) return entry;
+    } else if (resumedWaiting < queues.size) {
+      for (const entry of queues) if (!entry[1][0]!.resumed) return entry;
+    }
+    return first;
+  };
+
   const drain = async (): Promise<void> => {
     const ends = now() + budgetMs;
+    let resumedInTurn = false;
     while (queues.size > 0) {
-      const [owner, queue] = queues.entries().next().value as [object, Step[]];
+      const spent = now() >= ends;
+      // Past the budget, a turn that served only new requests still moves one paused job on.
+      if (spent && (resumedInTurn || resumedWaiting === 0)) break;
+      const [owner, queue] = next(spent);
       const step = queue.shift()!;
       queues.delete(owner);
       if (queue.length > 0) queues.set(owner, queue);
       waiting--;
+      if (step.resumed) {
+        resumedWaiting--;
+        resumedInTurn = true;
+      }
       stepStarted = now();
-      await step();
-      if (now() >= ends) break;
+      await step.run();
+      if (spent) break;
     }
     scheduled = false;
     if (queues.size > 0) later();
@@ -67,12 +93,13 @@ export function createTurns(
     schedule(() => void drain());
   };
   /** `first`: the rest of a paused job, which goes before its connection's later requests (answered in order). */
-  const enqueue = (owner: object, step: Step, first: boolean) => {
+  const enqueue = (owner: object, step: Step) => {
     const queue = queues.get(owner);
     if (!queue) queues.set(owner, [step]);
-    else if (first) queue.unshift(step);
+    else if (step.resumed) queue.unshift(step);
     else queue.push(step);
     waiting++;
+    if (step.resumed) resumedWaiting++;
     if (!scheduled) later();
   };
 
@@ -86,16 +113,19 @@ export function createTurns(
             ? Promise.resolve()
             : new Promise<void>((resume) => {
             const done = stepDone;
-            enqueue(owner, () => new Promise<void>((next) => ((stepDone = next), resume())), true);
+            enqueue(owner, { run: () => new Promise<void>((next) => ((stepDone = next), resume())), resumed: true });
             done();
           });
         // Never rejects: a failed job settles its own request and the queue goes on.
-        const start: Step = () =>
-          new Promise<void>((next) => {
-            stepDone = next;
-            new Promise<T>((settle) => settle(job(pause))).then(resolve, reject).finally(() => stepDone());
-          });
-        enqueue(owner, start, false);
+        const start: Step = {
+          run: () =>
+            new Promise<void>((next) => {
+              stepDone = next;
+              new Promise<T>((settle) => settle(job(pause))).then(resolve, reject).finally(() => stepDone());
+            }),
+          resumed: false,
+        };
+        enqueue(owner, start);
       });
     },
     get waiting() {

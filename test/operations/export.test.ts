@@ -235,3 +235,24 @@ describe('record shards hinted to the storage', () => {
     }
   });
 });
+
+describe('an export in its host turns', () => {
+  it('gives the turn up after its search and after its order, before any batch, and exports the same records', async () => {
+    const dir = await buildFixtureSnapshot();
+    const snapshot = await openSnapshotDirectory(dir);
+    const checked = ExportInput.parse(exportInputOf('/v1/export?format=ndjson&sort=decisionDate:desc'));
+    const input = { ...checked, parsed: parseQuery(checked.query) };
+    const events: string[] = [];
+    const read = async (options: Parameters<typeof prepareExport>[2]) => {
+      const prepared = await prepareExport(input, snapshot, options);
+      events.push('prepared');
+      const parts: string[] = [];
+      for await (const chunk of prepared.chunks) parts.push(new TextDecoder().decode(chunk));
+      return parts.join('');
+    };
+    const paused = await read({ pause: async () => void events.push('pause') });
+    expect(events.slice(0, 3)).toEqual(['pause', 'pause', 'prepared']);
+    expect(paused).toBe(await read({}));
+    expect(paused.split('\n').filter(Boolean).length).toBe((await allRecords(dir)).length);
+  });
+});

@@ -241,7 +241,7 @@ describe('the query grammar', () => {
 describe('the query language in slices', () => {
   it('gives what a plain scan gives when run in slices of one to three documents', async () => {
     await fc.assert(
-      fc.asyncProperty(arbCorpus, arbQuery, fc.constantFrom(undefined, ...SORTS), arbFacets, fc.boolean(), fc.integer({ min: 1, max: 3 }), async (corpus, query, sort, facets, stats, sliceDocs) => {
+      fc.asyncProperty(arbCorpus, arbQuery, fc.constantFrom(undefined, ...SORTS), arbFacets, fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), async (corpus, query, sort, facets, stats, sliceDocs, sliceSteps) => {
         const ix = indexOf(corpus, TYPES, CLASSES);
         const req = { query, applicant: null, productCode: null, yearFrom: null, yearTo: null };
         const expected = naiveExtended(corpus, TYPES, CLASSES, { ...req, sort, facets, stats });
@@ -249,7 +249,7 @@ describe('the query language in slices', () => {
         const got = await runSearchSliced(
           ix,
           { ...req, page: 1, pageSize: 50, ...(sort && { sort }), ...(facets && { facets }), ...(stats && { stats }) } as SearchRequest,
-          { pause: async () => void pauses++, sliceDocs },
+          { pause: async () => void pauses++, sliceDocs, sliceSteps },
         );
         expect(got.kNumbers).toEqual(expected.kNumbers);
         expect(got.total).toBe(expected.kNumbers.length);
@@ -262,6 +262,37 @@ describe('the query language in slices', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('offers yield points within matching, once a slice of the work budget is spent', async () => {
+    const corpus = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, i) => arbRecord(i * 7 + 1))), { numRuns: 1, seed: 510 })[0]!;
+    const ix = indexOf(corpus, TYPES, CLASSES);
+    // A phrase and words tested record by record (each a step or more), and an OR group of words read through postings.
+    const req: SearchRequest = { query: '"balloon catheter" OR "foley" -x-ray foley OR pump OR kit', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 };
+    const pausesWith = async (sliceSteps?: number) => {
+      let pauses = 0;
+      const got = await runSearchSliced(ix, req, { pause: async () => void pauses++, ...(sliceSteps && { sliceSteps }) });
+      return { pauses, got };
+    };
+    const whole = await pausesWith();
+    const sliced = await pausesWith(1);
+    expect(sliced.got).toEqual(whole.got);
+    expect(whole.got.total).toBeGreaterThan(3);
+    // Slices of one step: a yield point at least every few records tested.
+    expect(sliced.pauses).toBeGreaterThan(whole.pauses + whole.got.total);
+  });
+
+  it('gives each search its own answer when many run interleaved, slice by slice, over one index', async () => {
+    const corpus = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, i) => arbRecord(i * 7 + 3))), { numRuns: 1, seed: 28 })[0]!;
+    const ix = indexOf(corpus, TYPES, CLASSES);
+    const queries = ['foley OR pump OR kit', '"balloon catheter" OR "foley"', 'catheter -"balloon catheter" -x-ray', 'lead OR "infusion pump" -code:QQQ', 'cath -foley OR pump', 'kit OR lead OR x-ray -applicant:cook'];
+    const facets = FACET_FIELDS.map((field) => ({ field, size: null, order: 'count' as const }));
+    const requests: SearchRequest[] = queries.map((query) => ({ query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 50, facets }));
+    const alone = requests.map((r) => runSearch(ix, r));
+    // Each pause lets every other search run its next slice before this one goes on.
+    const together = await Promise.all(requests.map((r) => runSearchSliced(ix, r, { pause: () => new Promise((next) => setImmediate(next)), sliceDocs: 2, sliceSteps: 1 })));
+    expect(together).toEqual(alone);
+    expect(alone.some((a) => a.total > 0)).toBe(true);
   });
 
   it('stops at the first yield point after it is cancelled, and does no more slices', async () => {

@@ -138,6 +138,62 @@ describe('turns', () => {
     expect(order).toEqual(['a', 'b', 'other', 'c']);
   });
 
+  it('serves a newcomer after the slice running now, not after a slice of every paused job', async () => {
+    const loop = manual();
+    let clock = 0;
+    // A slice takes 1 ms on this clock and a turn's budget is 3 ms; every pause gives the turn up.
+    const turns = createTurns(3, loop.schedule, () => clock, 0);
+    let slices = 0;
+    let started = 0;
+    const longs = Array.from({ length: 16 }, () =>
+      turns.run({}, async (pause) => {
+        started++;
+        for (let i = 0; i < 20; i++) {
+          slices++;
+          clock++;
+          await pause();
+        }
+      }),
+    );
+    // Every long job has started and paused.
+    for (let i = 0; i < 20 && started < 16; i++) await loop.turn();
+    expect(started).toBe(16);
+    const before = slices;
+    let after = -1;
+    const meta = turns.run({}, async () => void (after = slices));
+    for (let i = 0; i < 500 && loop.turns() > 0 && after < 0; i++) await loop.turn();
+    // At most the slice of the turn it arrived in: not sixteen, one for each paused job ahead of it in the round.
+    expect(after - before).toBeLessThanOrEqual(1);
+    for (let i = 0; i < 1000 && loop.turns() > 0; i++) await loop.turn();
+    await Promise.all([...longs, meta]);
+    expect(slices).toBe(16 * 20);
+  });
+
+  it('moves a paused job on in every turn, even while new requests fill each turn', async () => {
+    const loop = manual();
+    let clock = 0;
+    const turns = createTurns(5, loop.schedule, () => clock, 0);
+    let slices = 0;
+    const long = turns.run({}, async (pause) => {
+      for (let i = 0; i < 100; i++) {
+        slices++;
+        clock++;
+        await pause();
+      }
+    });
+    await loop.turn();
+    const fresh: Promise<void>[] = [];
+    for (let t = 0; t < 10; t++) {
+      // Each turn, new requests whose work alone passes the budget.
+      for (let k = 0; k < 3; k++) fresh.push(turns.run({}, async () => void (clock += 3)));
+      const was = slices;
+      await loop.turn();
+      expect(slices).toBe(was + 1);
+    }
+    for (let i = 0; i < 100 && loop.turns() > 0; i++) await loop.turn();
+    await Promise.all([long, ...fresh]);
+  });
+
   it('refuses a budget that is not above 0', () => {
     expect(() => createTurns(0)).toThrow(/turnBudgetMs/);
   });

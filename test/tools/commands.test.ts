@@ -34,6 +34,7 @@ const COMMANDS = [
   ['bench/hostile-http.ts', 'hostile-http'],
   ['bench/history-feeds.ts', 'history-feeds'],
   ['bench/hostile-search.ts', 'hostile-search'],
+  ['bench/slice-probe.ts', 'slice-probe'],
   ['bench/openfda.ts', 'openfda'],
   ['build/server-bundle.mjs', 'server-bundle'],
   ['build/instances/nginx.ts', 'nginx'],

@@ -1,0 +1,95 @@
+/**
+ * Hostile searches (issue: bounded under hostile input), shared by bench/hostile-search.ts, bench/slice-probe.ts and
+ * the hostile section of `npm run bench`: the cases, and one case run against a server with `meta` asked meanwhile.
+ */
+
+const letters = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const prefixes: string[] = [...letters];
+for (const a of letters.slice(1)) for (const b of letters) if (prefixes.length < 346) prefixes.push(a + b);
+const twoLetter = prefixes.filter((p) => p.length === 2);
+
+export const EVERY_FACET = [
+  'productCode', 'applicant', 'decisionYear', 'receivedYear', 'advisoryCommittee', 'deviceClass', 'decisionCode',
+  'submissionType', 'thirdParty', 'expeditedReview', 'statementOrSummary', 'countryCode', 'state',
+].map((field) => ({ field, size: null }));
+
+export type Input = Record<string, unknown>;
+export const searchInput = (query: string, extra: Input = {}): Input => ({ query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, ...extra });
+const PHRASE_WORDS = ['catheter', 'system', 'pump', 'stent', 'lead', 'monitor', 'implant', 'guide'];
+const PHRASE_TAILS = ['kit', 'set', 'tray', 'system', 'wire', 'unit'];
+
+export const PREFIX_346 = '346-prefix OR (2,036 chars)';
+export const FACETS_16 = '16 concurrent, every facet size null';
+
+/** Each case: the requests sent at once (each on its own connection). Cases differ per round so no answer is cached. */
+export const HOSTILE_SEARCH_CASES: { name: string; requests: (round: number) => Input[] }[] = [
+  { name: PREFIX_346, requests: (r) => [searchInput(prefixes.join(' OR '), { pageSize: 10 + r })] },
+  { name: '32 two-letter prefixes OR', requests: (r) => [searchInput(twoLetter.slice(r, r + 32).join(' OR '))] },
+  { name: '400 exclusions', requests: (r) => [searchInput(Array.from({ length: 400 }, (_, i) => `-${twoLetter[(i + r) % twoLetter.length]}`).join(' ').slice(0, 2048))] },
+  {
+    name: 'OR of 16 phrases',
+    requests: (r) => [searchInput(Array.from({ length: 16 }, (_, i) => `"${PHRASE_WORDS[(i + r) % PHRASE_WORDS.length]} ${PHRASE_TAILS[i % PHRASE_TAILS.length]}"`).join(' OR '))],
+  },
+  {
+    name: FACETS_16,
+    requests: (r) => Array.from({ length: 16 }, (_, i) => searchInput('', { facets: EVERY_FACET, page: 1 + i + 16 * r })),
+  },
+];
+
+async function post(url: string, operation: string, input: Input): Promise<{ status: number; code: string | null; total: number | null }> {
+  const res = await fetch(`${url}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ version: 1, operation, input }),
+    signal: AbortSignal.timeout(120_000),
+  });
+  const body = (await res.json()) as { error?: { code: string }; page?: { total: number } };
+  return { status: res.status, code: body.error?.code ?? null, total: body.page?.total ?? null };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+
+/** One round of a case: `ms` until every request was answered or refused; `meta*` over the metas asked meanwhile. */
+export type HostileSearchRow = { name: string; answered: string; refused: boolean; ms: number; metaMax: number; metaMedian: number; metaCount: number };
+
+/** Warms the index and the per-index tables, as a server that has been answering would have them. */
+export async function warmSearch(url: string): Promise<void> {
+  await post(url, 'device-510k.search', searchInput('catheter', { facets: EVERY_FACET }));
+  await post(url, 'device-510k.search', searchInput('"balloon catheter" OR stent -foley'));
+}
+
+export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], round: number): Promise<HostileSearchRow> {
+  const started = performance.now();
+  let done = false;
+  const work = Promise.all(c.requests(round).map((input) => post(url, 'device-510k.search', input))).finally(() => {
+    done = true;
+  });
+  // meta, one after another while the case runs (bounded: at most 2,000, and none past 120 s).
+  const metas: number[] = [];
+  while (!done && metas.length < 2000 && performance.now() - started < 120_000) {
+    const t = performance.now();
+    await post(url, 'device-510k.meta', {});
+    metas.push(performance.now() - t);
+  }
+  const answers = await work;
+  const ms = performance.now() - started;
+  const first = answers[0]!;
+  const answered = first.status === 200 ? `200, ${first.total!.toLocaleString('en-US')} matches` : `${first.status} ${first.code}`;
+  return {
+    name: c.name,
+    answered: answers.length > 1 ? `${answers.filter((a) => a.status === 200).length}/${answers.length} × ${answered}` : answered,
+    refused: first.status !== 200,
+    ms,
+    metaMax: metas.length ? Math.max(...metas) : 0,
+    metaMedian: metas.length ? median(metas) : 0,
+    metaCount: metas.length,
+  };
+}
+
+/** `rounds` rounds of the case; the median round by time. */
+export async function medianRound(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], rounds: number): Promise<HostileSearchRow> {
+  const runs: HostileSearchRow[] = [];
+  for (let r = 0; r < rounds; r++) runs.push(await runSearchCase(url, c, r));
+  runs.sort((a, b) => a.ms - b.ms);
+  return runs[Math.floor((runs.length - 1) / 2)]!;
+}
