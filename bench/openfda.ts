@@ -7,6 +7,7 @@ import { createApp } from '../src/server/app.ts';
 import { sourceStateOf } from '../src/api/source-state.ts';
 import { answerOpenFda } from '../src/openfda/answer.ts';
 import { openSnapshotDirectory } from '../src/node/index.ts';
+import { joinBytes } from '../src/utils/join-bytes.ts';
 
 const HELP = `Usage: npx tsx bench/openfda.ts --snapshot DIR [--seconds N] [--rounds N] [--connections N] [--mode M] [--only TEXT] [--encoding E]
 
@@ -253,7 +254,7 @@ for (let i = 0; i < 21 && !values.only; i++) {
   const a = await answerOpenFda(deps, snapshot, '510k', countUrl);
   const ms = performance.now() - t0;
   if (a.status !== 200) throw new Error(`count=product_code answered ${a.status}`);
-  if (i === 0) terms = JSON.parse(new TextDecoder().decode(a.body)).meta.total_terms;
+  if (i === 0) terms = JSON.parse(new TextDecoder().decode(joinBytes(a.chunks))).meta.total_terms;
   else times.push(ms);
 }
 times.sort((a, b) => a - b);
