@@ -141,6 +141,12 @@ const CASES: [rule: string, search: string, naive: Test][] = [
   ['a + is OR', 'product_code:DTB+product_code:DXY', or(has('product_code', 'DTB'), has('product_code', 'DXY'))],
   ['NOT', 'device_name:catheter AND NOT country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
   ['a leading - is NOT', 'device_name:catheter AND -country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
+  // As Lucene (and so openFDA) reads them: a NOT clause beside others joined by OR (or a space) is excluded from them.
+  ['a - clause beside another excludes its matches', 'device_name:catheter -country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
+  ['a NOT clause beside another excludes its matches', 'device_name:catheter NOT country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
+  ['OR NOT excludes from the OR', 'product_code:DTB OR product_code:DXY OR NOT country_code:US', and(or(has('product_code', 'DTB'), has('product_code', 'DXY')), not(has('country_code', 'US')))],
+  ['NOT clauses alone exclude each', '-country_code:US -state:MN', and(not(has('country_code', 'US')), not(has('state', 'MN')))],
+  ['a parenthesized NOT is a clause of its own', 'product_code:DTB OR (NOT country_code:US)', or(has('product_code', 'DTB'), not(has('country_code', 'US')))],
   ['AND binds tighter than OR', 'product_code:DTB OR device_name:catheter AND country_code:US', or(has('product_code', 'DTB'), and(has('device_name', 'catheter'), has('country_code', 'US')))],
   ['parentheses', '(product_code:DTB OR device_name:catheter) AND country_code:US', and(or(has('product_code', 'DTB'), has('device_name', 'catheter')), has('country_code', 'US'))],
   ['field:(a b) applies the field to each', 'product_code:(DTB DXY)', or(has('product_code', 'DTB'), has('product_code', 'DXY'))],
@@ -182,8 +188,9 @@ describe('search syntax, rule by rule, against a plain scan of the records', () 
 
 describe('parser', () => {
   it('reads the tree openFDA documents', () => {
+    // OR NOT: the NOT clause is prohibited (Lucene's reading), so it is taken out of what the rest matches.
     expect(parseSearch('a:b AND c:"d e" OR NOT f:[1 TO *}')).toEqual({
-      type: 'or',
+      type: 'and',
       children: [
         { type: 'and', children: [{ type: 'term', field: { name: 'a', exact: false }, value: 'b', prefix: false }, { type: 'phrase', field: { name: 'c', exact: false }, value: 'd e' }] },
         { type: 'not', child: { type: 'range', field: { name: 'f', exact: false }, lo: '1', hi: null, loInclusive: true, hiInclusive: false } },
@@ -199,6 +206,11 @@ describe('parser', () => {
     ['device_name:a?', 'not supported'],
     ['device_name:*', 'at least two characters'],
     ['decision_date:[2020 TO]', 'must read'],
+    ['device_name:catheter~', 'fuzzy'],
+    ['device_name:catheter~0.8', 'fuzzy'],
+    ['device_name:"balloon catheter"~2', 'proximity'],
+    ['device_name:catheter^2', 'boost'],
+    ['product_code:/DQ./', 'regular expression'],
   ])('%s is a 400 that says why', async (search, words) => {
     const r = await get('510k', q(search));
     expect(r.status).toBe(400);
