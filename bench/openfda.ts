@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseCommandLine } from '../src/cli/args.ts';
@@ -25,6 +25,9 @@ against one snapshot, on an in-process server on 127.0.0.1 (port 0).
   --encoding E        the Accept-Encoding sent: identity (default), gzip or br
   --fast-lane on|off  whether /v1/query is answered on its fast lane below Node's HTTP layer (default on, as
                       deployed); off puts both sides on Node's HTTP layer, to separate its cost from the answers'
+  --floor             also load a bare node:http server that sends fixed bytes as many as the openFDA side's answer
+                      (same client, same connections): the most any server on Node's HTTP layer could do with
+                      answers of that size, to tell the cost of the bytes from the cost of the code
   --help              this text
 
 Each side asks on connections of its own (as deployed, /v1/query is then answered on its fast lane).
@@ -43,6 +46,7 @@ const values = parseCommandLine('openfda', HELP, {
   only: { type: 'string' },
   encoding: { type: 'string' },
   'fast-lane': { type: 'string' },
+  floor: { type: 'boolean', default: false },
 });
 if (!values.snapshot) {
   console.error('openfda: --snapshot DIR is required (see --help)');
@@ -138,7 +142,11 @@ function once(url: URL, r: Req, agent: Agent): Promise<{ ms: number; bytes: numb
  * Node's HTTP layer for the rest of its life, so /v1/query asked on connections the openFDA side used first would lose
  * its fast lane (which serves it as deployed).
  */
-const agents = { openfda: new Agent({ keepAlive: true, maxSockets: 64 }), v1: new Agent({ keepAlive: true, maxSockets: 64 }) };
+const agents = {
+  openfda: new Agent({ keepAlive: true, maxSockets: 64 }),
+  v1: new Agent({ keepAlive: true, maxSockets: 64 }),
+  floor: new Agent({ keepAlive: true, maxSockets: 64 }),
+};
 
 /** Load from `connections` clients, each request the next of `list` (in turn), for `seconds`. */
 type Load = { rps: number; p99: number; n: number; bytes: number };
@@ -177,8 +185,9 @@ function answers(url: URL, r: Req): Promise<boolean> {
 
 const pairs = PAIRS.filter((p) => !values.only || p.name.includes(values.only));
 console.log(`snapshot ${values.snapshot}; ${rounds} rounds of ${seconds} s per side, ${connections} in flight, Accept-Encoding ${encoding}, fast lane ${fastLane ? 'on' : 'off'}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-console.log('| question | mode | openFDA-style req/s | p99 ms | bytes | /v1/query req/s | p99 ms | bytes | req/s ratio | p99 ratio | target |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| question | mode | openFDA-style req/s | p99 ms | bytes | /v1/query req/s | p99 ms | bytes | req/s ratio | p99 ratio | target | bare server, same bytes: req/s, p99 ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+const floor = values.floor ? await bareServer() : null;
 /** The target: throughput and p99 within 0.8x of /v1/query's (a ratio of at least 0.8, p99's taken as /v1/query's over openFDA's). */
 const TARGET_RATIO = 0.8;
 const verdicts: boolean[] = [];
@@ -214,25 +223,47 @@ for (const m of mode === 'both' ? ['repeated', 'distinct'] : [mode]) {
     // The two sides take turns, round by round, so that a change in the machine's load falls on both.
     const as: Load[] = [];
     const bs: Load[] = [];
+    const fs: Load[] = [];
     for (let r = 0; r < rounds; r++) {
       as.push(await load(url, list.map((q) => q.openfda), agents.openfda));
       bs.push(await load(url, list.map((q) => q.v1), agents.v1));
+      if (floor) fs.push(await load(floor.url, [{ method: 'GET', path: `/bytes/${Math.round(as[r]!.bytes)}` }], agents.floor));
     }
     const a = medianOf(as);
     const b = medianOf(bs);
+    const f = fs.length > 0 ? medianOf(fs) : null;
     const rpsRatio = a.rps / b.rps;
     const p99Ratio = b.p99 / a.p99;
     const met = rpsRatio >= TARGET_RATIO && p99Ratio >= TARGET_RATIO;
     verdicts.push(met);
     const kind = m === 'distinct' ? `distinct (${list.length})` : 'repeated';
     console.log(
-      `| ${pair.name} | ${kind} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${a.bytes.toFixed(0)} | ${b.rps.toFixed(0)} | ${b.p99.toFixed(2)} | ${b.bytes.toFixed(0)} | ${rpsRatio.toFixed(2)} | ${p99Ratio.toFixed(2)} | ${met ? 'met' : 'MISSED'} |`,
+      `| ${pair.name} | ${kind} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${a.bytes.toFixed(0)} | ${b.rps.toFixed(0)} | ${b.p99.toFixed(2)} | ${b.bytes.toFixed(0)} | ${rpsRatio.toFixed(2)} | ${p99Ratio.toFixed(2)} | ${met ? 'met' : 'MISSED'} | ${f ? `${f.rps.toFixed(0)}, ${f.p99.toFixed(2)}` : '-'} |`,
     );
   }
   await app.close({ graceMs: 1000 });
 }
 agents.openfda.destroy();
 agents.v1.destroy();
+agents.floor.destroy();
+floor?.server.close();
+
+/** A bare node:http server on 127.0.0.1 (port 0): GET /bytes/N answers N fixed bytes with the JSON headers. */
+async function bareServer() {
+  const bodies = new Map<number, Buffer>();
+  const server = createServer((req, res) => {
+    req.resume();
+    const n = Math.min(16 * 1024 * 1024, Number(/^\/bytes\/(\d+)$/.exec(req.url ?? '')?.[1] ?? 0));
+    let body = bodies.get(n);
+    if (!body) bodies.set(n, (body = Buffer.alloc(n, 0x20)));
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Access-Control-Allow-Origin': '*', Vary: 'Accept-Encoding', 'Content-Length': n });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the bare server has no port');
+  return { server, url: new URL(`http://127.0.0.1:${address.port}`) };
+}
 
 /** The product codes with the most records, from a count through the openFDA endpoint. */
 async function topCodes(url: URL, n: number): Promise<string[]> {
