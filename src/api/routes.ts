@@ -50,14 +50,15 @@ export type RouteContext = {
 };
 
 /**
- * What a handler answers. `bytes`: a whole body, sent with the JSON headers (Content-Type application/json,
+ * What a handler answers. `bytes`: a whole body (or the pieces it is made of, in order, which a host sends one after
+ * the other rather than copy them into one buffer), sent with the JSON headers (Content-Type application/json,
  * Access-Control-Allow-Origin *, Vary: Accept-Encoding) under the answer's own, which win; Node compresses it over
  * 1 KiB as the client accepts, the Worker's platform does the same. `stream`: a status, all of the headers, and the
  * chunks, pulled one at a time as the network takes them; an error before the first chunk becomes the usual error
  * answer, one after it cuts the connection so that a truncated body never looks complete.
  */
 export type RouteAnswer =
-  | { readonly kind: 'bytes'; readonly status: number; readonly body: Uint8Array; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly kind: 'bytes'; readonly status: number; readonly body: Uint8Array | readonly Uint8Array[]; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: 'stream'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly chunks: AsyncIterable<Uint8Array> };
 
 /** A portable route's code: throw an ApiError (or anything: a bug becomes 500) and the host sends the canonical error. */
@@ -117,7 +118,7 @@ const openFda =
     const answer = await answerOpenFda(deps, snapshot, endpoint, new URL(request.url, request.origin));
     // A bug: the host logs it and answers 500 as for any route.
     if (answer.failure !== undefined) throw answer.failure;
-    return { kind: 'bytes', status: answer.status, body: answer.body, headers: answer.headers };
+    return { kind: 'bytes', status: answer.status, body: answer.chunks, headers: answer.headers };
   };
 /** GET /v1/changes (src/api/changes.ts says what it answers). */
 const changes: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ...(await answerChanges(request, snapshot)) });

@@ -13,7 +13,12 @@ export type OpenFdaDeps = {
   /** Keeps computed answers (as bytes, apart from the source state and the Link header); none are kept when absent. */
   answerCache?: AnswerCache;
 };
-export type OpenFdaAnswer = { status: number; headers: Record<string, string>; body: Uint8Array; failure?: unknown };
+/**
+ * An answer: its status, headers, and body as the pieces it is made of, in order. A 200 answer is the cached parts
+ * around this request's source state: sent piece by piece, a large answer (a date count's timeseries at a million
+ * records is hundreds of KB) is not copied into a new buffer for every request (src/utils/join-bytes.ts joins them).
+ */
+export type OpenFdaAnswer = { status: number; headers: Record<string, string>; chunks: readonly Uint8Array[]; failure?: unknown };
 const encoder = new TextEncoder();
 export const DISCLAIMER =
   'Answered by device-510k from its snapshot of FDA\'s 510(k) and product classification files, in openFDA\'s format; this is not openFDA. Do not rely on it to make decisions regarding medical care; assume all results are unvalidated.';
@@ -27,8 +32,9 @@ export class OpenFdaError extends Error {
 export const notFound = (message = 'No matches found!') => new OpenFdaError(404, 'NOT_FOUND', message);
 
 export function json(status: number, value: unknown, headers: Record<string, string> = {}): OpenFdaAnswer {
-  return { status, headers, body: encoder.encode(JSON.stringify(value)) };
+  return { status, headers, chunks: [encoder.encode(JSON.stringify(value))] };
 }
+
 
 /**
  * A 200 answer as computed from the snapshot and the request's normalized parameters, before the two members that
@@ -68,19 +74,15 @@ export function partsOf(meta: Record<string, unknown>, resultsJson: string, next
   };
 }
 
-/** The answer's bytes and headers for one request: the parts around this answer's source state, and its Link. */
+/**
+ * The answer's bytes and headers for one request: the parts around this answer's source state, and its Link. The
+ * parts are shared with later answers (the cache keeps them), so they are passed on as they are and never written.
+ */
 export function assemble(deps: OpenFdaDeps, snapshot: Snapshot, parts: OpenFdaParts, url: URL): OpenFdaAnswer {
   const now = deps.now();
   const state = deps.sourceStateJson ? deps.sourceStateJson(snapshot, now) : JSON.stringify(deps.sourceState(snapshot, now));
-  // The source state is ASCII-safe JSON text (at most 3 bytes a UTF-16 unit in any case).
-  const body = new Uint8Array(parts.head.length + state.length * 3 + parts.tail.length);
-  body.set(parts.head, 0);
-  let at = parts.head.length;
-  at += encoder.encodeInto(state, body.subarray(at)).written;
-  body.set(parts.tail, at);
-  at += parts.tail.length;
   const headers: Record<string, string> = parts.next ? { Link: nextLink(url, parts.next.set, parts.next.drop) } : {};
-  return { status: 200, headers, body: body.subarray(0, at) };
+  return { status: 200, headers, chunks: [parts.head, encoder.encode(state), parts.tail] };
 }
 
 /** The `Link` header of the next page: every parameter of the request but the page's own, which moves on. */

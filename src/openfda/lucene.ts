@@ -8,7 +8,9 @@
  * - `field:[A TO B]`, `field:{A TO B}` (either bound may be `*`), and `field:>A`, `>=`, `<`, `<=`;
  * - `AND` (or `&&`), `OR` (or `||`), `NOT` (or a leading `-` or `!`), parentheses;
  * - clauses side by side (a space, or `+`, which a URL decodes to a space) are joined by OR, as openFDA's default
- *   operator is; AND binds tighter than OR;
+ *   operator is; AND binds tighter than OR; a clause marked NOT (`-`, `!`) among clauses joined by OR is taken out of
+ *   what they match, as Lucene reads it (`a -b` is a without b), unless it stands in parentheses of its own;
+ * - fuzzy `~`, proximity `"…"~N`, boosts `^` and regular expressions `/…/` are refused with a 400 saying so;
  * - `_exists_:field`, `_missing_:field`; a `.exact` suffix on a field name asks for whole values.
  * A term without a field is searched in the endpoint's default text fields (fields.ts).
  */
@@ -101,17 +103,32 @@ export function parseSearch(search: string): Node {
 
   function orExpr(field: FieldRef | null, depth: number): Node {
     if (depth > MAX_DEPTH) throw new SyntaxError(`search: parentheses nest deeper than ${MAX_DEPTH}`);
-    const parts: Node[] = [andExpr(field, depth)];
+    // Nothing to read: andExpr says what is missing.
+    if (!peek() || peek()!.t === ')') return andExpr(field, depth);
+    const parts: Node[] = [];
+    const excluded: Node[] = [];
     for (;;) {
       const tok = peek();
       if (!tok || tok.t === ')') break;
-      if (isWord(tok, 'OR', '||')) {
+      if (parts.length + excluded.length > 0 && isWord(tok, 'OR', '||')) {
         p++;
         if (!peek() || peek()!.t === ')') throw new SyntaxError(`search: OR at ${where(tok)} has nothing after it`);
       }
-      parts.push(andExpr(field, depth));
+      const negated = startsNegated(peek());
+      const part = andExpr(field, depth);
+      // As Lucene reads a list of clauses joined by OR (or by nothing: openFDA's default operator): a clause marked
+      // NOT, - or ! is prohibited, so its matches are taken out of what the others match, rather than OR'ed in.
+      if (negated && part.type === 'not') excluded.push(part);
+      else parts.push(part);
     }
-    return parts.length === 1 ? parts[0]! : { type: 'or', children: parts };
+    if (excluded.length === 0) return parts.length === 1 ? parts[0]! : { type: 'or', children: parts };
+    if (parts.length === 0) return excluded.length === 1 ? excluded[0]! : { type: 'and', children: excluded };
+    return { type: 'and', children: [parts.length === 1 ? parts[0]! : { type: 'or', children: parts }, ...excluded] };
+  }
+
+  /** Whether the clause starting at `tok` is marked NOT, - or ! (not a parenthesized group holding a NOT). */
+  function startsNegated(tok: Tok | undefined): boolean {
+    return tok?.t === 'word' && (tok.v === 'NOT' || ((tok.v.startsWith('-') || tok.v.startsWith('!')) && tok.v.length > 1));
   }
 
   function andExpr(field: FieldRef | null, depth: number): Node {
@@ -183,6 +200,11 @@ export function parseSearch(search: string): Node {
     }
     if (tok.t === 'quoted') {
       p++;
+      const after = peek();
+      // `"a b"~2` is Lucene's proximity search, which openFDA refuses (its character set has no ~).
+      if (after?.t === 'word' && after.at === tok.at + tok.v.length + 2 && after.v.startsWith('~')) {
+        throw new SyntaxError(`search: "${tok.v}"${after.v} at ${where(tok)}: proximity search (~) is not supported; search the phrase, or its words joined by AND`);
+      }
       return { type: 'phrase', field, value: tok.v };
     }
     if (tok.t === '[' || tok.t === '{') {
@@ -215,6 +237,10 @@ export function parseSearch(search: string): Node {
         ? { type: 'range', field, lo: v, hi: null, loInclusive: op === '>=', hiInclusive: true }
         : { type: 'range', field, lo: null, hi: v, loInclusive: true, hiInclusive: op === '<=' };
     }
+    // Lucene's fuzzy (~), boost (^) and regular expression (/…/) searches: refused rather than read as words.
+    if (tok.v.includes('~')) throw new SyntaxError(`search: "${tok.v}" at ${where(tok)}: fuzzy search (~) is not supported; use a trailing * or list the spellings with OR`);
+    if (tok.v.includes('^')) throw new SyntaxError(`search: "${tok.v}" at ${where(tok)}: a boost (^) is not supported; answers are not ranked by score`);
+    if (tok.v.startsWith('/')) throw new SyntaxError(`search: "${tok.v}" at ${where(tok)}: a regular expression (/…/) is not supported; use a trailing * or OR`);
     const star = tok.v.indexOf('*');
     if (star >= 0 && star !== tok.v.length - 1) {
       throw new SyntaxError(`search: "${tok.v}" at ${where(tok)}: a wildcard * is allowed only at the end of a term`);

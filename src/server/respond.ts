@@ -55,14 +55,34 @@ export function jsonHeaders(length: number, encoding: Encoding, own: Readonly<Re
   return head;
 }
 
-/** Sends a JSON answer that is already bytes, encoded by `encodeJson`, with `jsonHeaders`. */
+/**
+ * Sends a JSON answer that is already bytes, encoded by `encodeJson`, with `jsonHeaders`. The body may come in pieces
+ * (a cached answer around the part written for this request): sent as they are, in one write, when no coding applies.
+ */
 export async function sendBytes(
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
-  raw: Uint8Array,
+  body: Uint8Array | readonly Uint8Array[],
   headers: Readonly<Record<string, string>> = {},
 ): Promise<void> {
+  const pieces = body instanceof Uint8Array ? null : body;
+  if (pieces !== null && pieces.length > 1) {
+    let length = 0;
+    for (const piece of pieces) length += piece.length;
+    const encoding = length > COMPRESS_MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : 'identity';
+    if (encoding !== 'identity') return sendBytes(req, res, status, Buffer.concat(pieces), headers);
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(status, jsonHeaders(length, encoding, headers));
+    if (req.method === 'HEAD') return void res.end();
+    // Corked, the head and the pieces leave in one write (writev), as one buffer would.
+    res.cork();
+    for (let i = 0; i < pieces.length - 1; i++) res.write(pieces[i]);
+    res.end(pieces[pieces.length - 1]);
+    res.uncork();
+    return;
+  }
+  const raw = pieces === null ? (body as Uint8Array) : (pieces[0] ?? new Uint8Array(0));
   const { payload, encoding } = await encodeJson(raw, req.headers['accept-encoding']);
   if (res.headersSent || res.destroyed) return;
   res.writeHead(status, jsonHeaders(payload.length, encoding, headers));

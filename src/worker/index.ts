@@ -10,6 +10,7 @@ import { LAYOUT } from '../contract/snapshot.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../operations/cursor.ts';
 import { OPERATION_REGISTRY } from '../operations/registry.ts';
 import { safeRelPath, type Snapshot, CorruptFile, UnavailableFile, type SnapshotStorage } from '../snapshot/index.ts';
+import { joinBytes } from '../utils/join-bytes.ts';
 import { ManifestWatch } from './source.ts';
 import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
 
@@ -198,7 +199,7 @@ const OWN: Record<HostRouteId, WorkerRoute> = {
  * stream errors and the platform cuts the connection, so a truncated file never looks complete.
  */
 function responseOf(request: Request, answer: RouteAnswer, watch: ManifestWatch): Response {
-  if (answer.kind === 'bytes') return jsonResponse(request, answer.status, answer.body, answer.headers);
+  if (answer.kind === 'bytes') return jsonResponse(request, answer.status, answer.body instanceof Uint8Array ? answer.body : joinBytes(answer.body), answer.headers);
   const headers = { ...CORS_HEADERS, ...answer.headers };
   const chunks = answer.chunks[Symbol.asyncIterator]();
   if (request.method === 'HEAD') {

@@ -8,6 +8,7 @@ import { COMMITTEES } from '../../src/openfda/committees.ts';
 import { parseSearch } from '../../src/openfda/lucene.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import type { Snapshot } from '../../src/snapshot/index.ts';
+import { joinBytes } from '../../src/utils/join-bytes.ts';
 import { buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords } from '../server/helpers.ts';
 
@@ -33,7 +34,7 @@ type Got = { status: number; body: any; headers: Record<string, string> };
 async function get(endpoint: Endpoint, query: string): Promise<Got> {
   const path = endpoint === '510k' ? '/device/510k.json' : '/device/classification.json';
   const a = await answerOpenFda(deps, snapshot, endpoint, new URL(`http://test${path}?${query}`));
-  return { status: a.status, body: JSON.parse(new TextDecoder().decode(a.body)), headers: a.headers };
+  return { status: a.status, body: JSON.parse(new TextDecoder().decode(joinBytes(a.chunks))), headers: a.headers };
 }
 const q = (search: string, rest = '') => `search=${encodeURIComponent(search)}${rest}`;
 
@@ -140,6 +141,12 @@ const CASES: [rule: string, search: string, naive: Test][] = [
   ['a + is OR', 'product_code:DTB+product_code:DXY', or(has('product_code', 'DTB'), has('product_code', 'DXY'))],
   ['NOT', 'device_name:catheter AND NOT country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
   ['a leading - is NOT', 'device_name:catheter AND -country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
+  // As Lucene (and so openFDA) reads them: a NOT clause beside others joined by OR (or a space) is excluded from them.
+  ['a - clause beside another excludes its matches', 'device_name:catheter -country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
+  ['a NOT clause beside another excludes its matches', 'device_name:catheter NOT country_code:US', and(has('device_name', 'catheter'), not(has('country_code', 'US')))],
+  ['OR NOT excludes from the OR', 'product_code:DTB OR product_code:DXY OR NOT country_code:US', and(or(has('product_code', 'DTB'), has('product_code', 'DXY')), not(has('country_code', 'US')))],
+  ['NOT clauses alone exclude each', '-country_code:US -state:MN', and(not(has('country_code', 'US')), not(has('state', 'MN')))],
+  ['a parenthesized NOT is a clause of its own', 'product_code:DTB OR (NOT country_code:US)', or(has('product_code', 'DTB'), not(has('country_code', 'US')))],
   ['AND binds tighter than OR', 'product_code:DTB OR device_name:catheter AND country_code:US', or(has('product_code', 'DTB'), and(has('device_name', 'catheter'), has('country_code', 'US')))],
   ['parentheses', '(product_code:DTB OR device_name:catheter) AND country_code:US', and(or(has('product_code', 'DTB'), has('device_name', 'catheter')), has('country_code', 'US'))],
   ['field:(a b) applies the field to each', 'product_code:(DTB DXY)', or(has('product_code', 'DTB'), has('product_code', 'DXY'))],
@@ -181,8 +188,9 @@ describe('search syntax, rule by rule, against a plain scan of the records', () 
 
 describe('parser', () => {
   it('reads the tree openFDA documents', () => {
+    // OR NOT: the NOT clause is prohibited (Lucene's reading), so it is taken out of what the rest matches.
     expect(parseSearch('a:b AND c:"d e" OR NOT f:[1 TO *}')).toEqual({
-      type: 'or',
+      type: 'and',
       children: [
         { type: 'and', children: [{ type: 'term', field: { name: 'a', exact: false }, value: 'b', prefix: false }, { type: 'phrase', field: { name: 'c', exact: false }, value: 'd e' }] },
         { type: 'not', child: { type: 'range', field: { name: 'f', exact: false }, lo: '1', hi: null, loInclusive: true, hiInclusive: false } },
@@ -198,6 +206,11 @@ describe('parser', () => {
     ['device_name:a?', 'not supported'],
     ['device_name:*', 'at least two characters'],
     ['decision_date:[2020 TO]', 'must read'],
+    ['device_name:catheter~', 'fuzzy'],
+    ['device_name:catheter~0.8', 'fuzzy'],
+    ['device_name:"balloon catheter"~2', 'proximity'],
+    ['device_name:catheter^2', 'boost'],
+    ['product_code:/DQ./', 'regular expression'],
   ])('%s is a 400 that says why', async (search, words) => {
     const r = await get('510k', q(search));
     expect(r.status).toBe(400);
@@ -308,7 +321,7 @@ describe('answers', () => {
       for (let pages = 0; url && pages < 1000; pages++) {
         const a = await answerOpenFda(deps, snapshot, '510k', new URL(url));
         expect(a.status).toBe(200);
-        const body = JSON.parse(new TextDecoder().decode(a.body));
+        const body = JSON.parse(new TextDecoder().decode(joinBytes(a.chunks)));
         seen.push(...body.results.map((x: { k_number: string }) => x.k_number));
         url = a.headers.Link ? /^<([^>]+)>; rel="next"$/.exec(a.headers.Link)![1]! : null;
         if (url) expect(new URL(url).searchParams.get('limit')).toBe(String(limit));
@@ -334,7 +347,7 @@ describe('the answer cache', () => {
     const cached = { ...deps, now: () => new Date((clock += 1000)), answerCache: cache };
     const ask = async (query: string) => {
       const a = await answerOpenFda(cached, snapshot, '510k', new URL(`http://test/device/510k.json?${query}`));
-      return { status: a.status, text: new TextDecoder().decode(a.body), headers: a.headers };
+      return { status: a.status, text: new TextDecoder().decode(joinBytes(a.chunks)), headers: a.headers };
     };
     const servedAt = (text: string) => JSON.parse(text).meta.source_state.servedAt as string;
     const timeless = (text: string) => text.replace(/"servedAt":"[^"]*"/, '"servedAt":""');
@@ -347,7 +360,7 @@ describe('the answer cache', () => {
     // The second spelling was answered from the first one's entry: nothing was added.
     expect(cache.weightFor(snapshot)).toBe(weight);
     expect(timeless(second.text)).toBe(timeless(first.text));
-    expect(timeless(first.text)).toBe(timeless(new TextDecoder().decode(uncached.body)));
+    expect(timeless(first.text)).toBe(timeless(new TextDecoder().decode(joinBytes(uncached.chunks))));
     expect(servedAt(second.text)).not.toBe(servedAt(first.text));
     expect(first.headers.Link).toBe('<http://test/device/510k.json?search=product_code%3ADTB&limit=2&skip=2>; rel="next"');
     expect(second.headers.Link).toBe('<http://test/device/510k.json?api_key=abc&limit=2&search=++product_code%3ADTB+&skip=2>; rel="next"');
@@ -359,6 +372,45 @@ describe('the answer cache', () => {
     const before = cache.weightFor(snapshot);
     expect((await ask('search=product_code:NOSUCH')).status).toBe(404);
     expect(cache.weightFor(snapshot)).toBe(before);
+  });
+});
+
+describe('the answer cache is keyed on every parameter that changes an answer', () => {
+  // Each question differs from the one before it in one parameter (or the endpoint): asked through one cache, every
+  // answer must equal the answer computed without a cache, first when computed and kept, then when taken from it.
+  const QUESTIONS: [Endpoint, string][] = [
+    ['510k', 'search=product_code:DTB&limit=2'],
+    ['510k', 'search=product_code:DXY&limit=2'],
+    ['510k', 'search=product_code:DXY&limit=3'],
+    ['510k', 'search=product_code:DXY&limit=3&skip=1'],
+    ['510k', 'search=product_code:DXY&limit=3&skip=1&sort=decision_date:asc'],
+    ['510k', 'search=product_code:DXY&limit=3&skip=1&sort=decision_date:desc'],
+    ['510k', 'search=product_code:DXY&limit=3&sort=decision_date:desc&search_after=0%3D19860114%3B1%3DK851968'],
+    ['510k', 'search=product_code:DXY&limit=3&sort=decision_date:desc&search_after=0%3D19810923%3B1%3DK801339'],
+    ['510k', 'search=product_code:DXY&count=decision_date'],
+    ['510k', 'search=product_code:DXY&count=date_received'],
+    ['510k', 'search=product_code:DXY&count=applicant.exact'],
+    ['510k', 'search=product_code:DXY&count=applicant'],
+    ['510k', 'search=product_code:DXY&count=applicant&limit=1'],
+    ['510k', `search=${encodeURIComponent('product_code:DXY AND decision_date:[19800101 TO 19991231]')}&count=applicant&limit=1`],
+    ['classification', 'search=product_code:DXY&count=device_class'],
+    ['classification', 'search=product_code:DXY'],
+    ['510k', 'search=product_code:DXY'],
+  ];
+  it('cached and computed answers are equal, question by question', async () => {
+    const cached = { ...deps, answerCache: new AnswerCache(1 << 22) };
+    const text = async (d: typeof deps, [endpoint, query]: [Endpoint, string]) => {
+      const path = endpoint === '510k' ? '/device/510k.json' : '/device/classification.json';
+      const a = await answerOpenFda(d, snapshot, endpoint, new URL(`http://test${path}?${query}`));
+      return { status: a.status, link: a.headers.Link ?? null, text: new TextDecoder().decode(joinBytes(a.chunks)) };
+    };
+    const computed = await Promise.all(QUESTIONS.map((question) => text(deps, question)));
+    // Each question answers something of its own (so a shared key would show).
+    expect(computed.every((c) => c.status === 200)).toBe(true);
+    expect(new Set(computed.map((c) => c.text)).size).toBe(QUESTIONS.length);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < QUESTIONS.length; i++) expect(await text(cached, QUESTIONS[i]!), QUESTIONS[i]!.join(' ')).toEqual(computed[i]);
+    }
   });
 });
 
@@ -378,13 +430,13 @@ describe('sort and search_after', () => {
     // The first page has no key yet: it starts from skip=0, later pages from the Link's search_after.
     url = `http://test/device/510k.json?sort=${sort}&limit=50`;
     const first = await answerOpenFda(deps, snapshot, '510k', new URL(url));
-    const body = JSON.parse(new TextDecoder().decode(first.body));
+    const body = JSON.parse(new TextDecoder().decode(joinBytes(first.chunks)));
     const seen: any[] = [...body.results];
     let next = first.headers.Link ? /^<([^>]+)>/.exec(first.headers.Link)![1]! : null;
     // Convert the first skip-Link into a search_after walk from the first page's last record.
     for (let pages = 0; next && pages < 1000; pages++) {
       const a = await answerOpenFda(deps, snapshot, '510k', new URL(next));
-      const b = JSON.parse(new TextDecoder().decode(a.body));
+      const b = JSON.parse(new TextDecoder().decode(joinBytes(a.chunks)));
       seen.push(...b.results);
       next = a.headers.Link ? /^<([^>]+)>/.exec(a.headers.Link)![1]! : null;
     }
@@ -476,7 +528,7 @@ describe('the record shape against 100 real openFDA records', () => {
         differences.push(`${want.k_number}: absent`);
         continue;
       }
-      const ours = JSON.parse(new TextDecoder().decode(a.body)).results[0];
+      const ours = JSON.parse(new TextDecoder().decode(joinBytes(a.chunks))).results[0];
       const { registration_number: _r, fei_number: _f, ...openfda } = want.openfda;
       const expected: Record<string, unknown> = { ...want, openfda };
       expect(Object.keys(ours)).toEqual(Object.keys(expected));
