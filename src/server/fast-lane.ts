@@ -252,8 +252,8 @@ const ANSWER_BUFFER_CLASS_KEPT_BYTES = 1024 * 1024;
 /**
  * Buffers the lane lends to answers: an answer is written at HEAD_ROOM into one, its HTTP head just before it, and the
  * whole is sent without another copy. A buffer comes back once the socket took all of it at once (nothing of it waits
- * in the stream); one still queued is left to the garbage collector. Making a new ArrayBuffer for every answer was a
- * microsecond of the allocator's and the collector's time per request, on top of copying the answer again. Sizes
+ * in the stream); one still queued is left to the garbage collector. A new ArrayBuffer for every answer would be
+ * work for the allocator and the collector on every request, on top of copying the answer again. Sizes
  * double from 64 KiB to 1 MiB, each kept apart: a catalog page of a shard (about 100 KB) then takes a 128 KiB buffer
  * back from the last page instead of a new, zeroed one that the collector must count and free.
  */
@@ -305,7 +305,7 @@ const PLAIN_200 = (() => {
 /**
  * The answer's bytes as Node's `sendBytes` sends them: the same headers in the same order, then the body. Without a
  * coding to apply (most answers: small ones, and any to a client that accepts none), made at once: no promise to wait
- * for, which was a few of the microseconds a small answer costs.
+ * for, whose cost is a real share of a small answer's.
  */
 export function answerBytes(request: Request, answer: QueryAnswer, close: boolean, buffers: AnswerBuffers): Out | Promise<Out> {
   const raw = answer.body;
