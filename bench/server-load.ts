@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { parseCommandLine } from '../src/cli/args.ts';
-import { runBuild } from '../build/pipeline.ts';
+import { runBuild } from '../build/snapshot/build.ts';
 import { defaultSources } from '../build/sources/default.ts';
 import { LAYOUT, ShardIndex } from '../src/contract/index.ts';
 

@@ -1,5 +1,5 @@
 import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
-import { runBuild } from './pipeline.ts';
+import { runBuild } from './snapshot/build.ts';
 import { defaultSources } from './sources/default.ts';
 import { SYNC_ARGS, SYNC_USAGE, syncOptionsFrom } from './sync/cli.ts';
 import { reportSyncOutcome, runSync } from './sync/run.ts';

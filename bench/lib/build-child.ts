@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/lib/build-child.ts OUT SOURCE…
  */
-import { runBuild } from '../../build/pipeline.ts';
+import { runBuild } from '../../build/snapshot/build.ts';
 import type { Reporter } from '../../build/progress/reporter.ts';
 
 export type BuildFigures = {

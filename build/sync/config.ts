@@ -1,6 +1,6 @@
 import { basename, dirname, join, resolve } from 'node:path';
 import { syncDirName, type SyncFileState } from '../../src/contract/sync.ts';
-import type { BuildOptions, BuildResult } from '../pipeline.ts';
+import type { BuildOptions, BuildResult } from '../snapshot/build.ts';
 
 /** FDA's downloads: the 510(k) files by decision years and the product classification file, each a zip. */
 export const FDA_BASE_URL = 'https://www.accessdata.fda.gov/premarket/ftparea/';

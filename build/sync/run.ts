@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { Manifest, LAYOUT } from '../../src/contract/index.ts';
 import { SYNC_HISTORY_LIMIT, type SyncFileState, type SyncOutcome, type SyncState } from '../../src/contract/sync.ts';
-import { runBuild } from '../pipeline.ts';
+import { runBuild } from '../snapshot/build.ts';
 import { activeSnapshotDir } from '../publish/publish.ts';
 import { limitsFor, resolveSyncOptions, type SyncOptions } from './config.ts';
 import { getWithRetry, type HttpResult } from '../io/http.ts';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCommandLine, runCommand, UsageError } from '../../src/cli/args.ts';
 import { DEFAULT_SNAPSHOT_PATH } from '../../src/server/config.ts';
 import { MissingSnapshot, needsFirstBuild } from '../../src/server/bootstrap.ts';
-import { runBuild } from '../pipeline.ts';
+import { runBuild } from '../snapshot/build.ts';
 import { defaultSources } from '../sources/default.ts';
 import { prepareAssets } from './assets.ts';
 

@@ -7,7 +7,7 @@ import type { Snapshot } from '../snapshot/snapshot.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { atomFeed, jsonFeed, type FeedKind, type FeedRecord } from '../feeds/render.ts';
 import { badParam, oneParam, type BytesAnswer, type GetRequest } from './changes.ts';
-import { checkedExportInput, exportInputOf } from './export.ts';
+import { checkedExportInput, exportInputOf } from './export-answer.ts';
 import { historyOf, type LoadedHistory } from './history.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { ApiError } from './errors.ts';
 import { answerChanges } from './changes.ts';
-import { answerExport } from './export.ts';
+import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFda, type Endpoint } from '../openfda/answer.ts';
-import type { QueryDeps } from './query.ts';
+import type { QueryDeps } from './query-answer.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
 /**
@@ -105,7 +105,7 @@ const openApi: RouteHandler = () => {
   return { kind: 'bytes', status: 200, body: openApiBytes };
 };
 
-/** GET /v1/export (src/api/export.ts says what it answers). */
+/** GET /v1/export (src/api/export-answer.ts says what it answers). */
 const exportAll: RouteHandler = async (request, { snapshot, lendsChunks, deps }) => {
   const answer = await answerExport(request.url, snapshot, { lend: lendsChunks, cursors: deps.cursors });
   return { kind: 'stream', status: 200, headers: answer.headers, chunks: answer.chunks };

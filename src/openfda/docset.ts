@@ -1,3 +1,5 @@
+import { idRange } from '../utils/id-range.ts';
+
 /**
  * Sets of document ids as the planner passes them around: a sorted list when the set is small, a bitmap (one bit per
  * document) when it is not. Both are typed arrays; nothing is an object per document.
@@ -64,11 +66,7 @@ export function hasDoc(set: DocSet, d: number): boolean {
 
 export function rangeSet(lo: number, hi: number, docCount: number): DocSet {
   if (hi <= lo) return new Uint32Array(0);
-  if (hi - lo <= listLimit(docCount)) {
-    const out = new Uint32Array(hi - lo);
-    for (let i = 0; i < out.length; i++) out[i] = lo + i;
-    return out;
-  }
+  if (hi - lo <= listLimit(docCount)) return idRange(lo, hi);
   const bits = new Bits(docCount);
   bits.addRange(lo, hi);
   return bits;

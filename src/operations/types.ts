@@ -107,7 +107,7 @@ export type OperationContext = {
   servedAt: Date;
   cursors: CursorCodec;
   /**
-   * Where a large answer's bytes may be made (the host's buffers: src/api/query.ts `allocate`). Given only to
+   * Where a large answer's bytes may be made (the host's buffers: src/api/query-answer.ts `allocate`). Given only to
    * operations whose answers are not kept after they are sent.
    */
   allocate?: (size: number) => Uint8Array;

@@ -8,12 +8,7 @@ import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits, rangeSpan } from './sort.ts';
 import { rowsByValue } from './csr.ts';
 import { foldText } from './tokenize.ts';
-
-const idRange = (lo: number, hi: number): Uint32Array => {
-  const out = new Uint32Array(Math.max(0, hi - lo));
-  for (let i = 0; i < out.length; i++) out[i] = lo + i;
-  return out;
-};
+import { idRange } from '../utils/id-range.ts';
 
 /**
  * A parsed query with qualifiers, phrases, OR or exclusions, turned into conditions for `matchDocuments`:

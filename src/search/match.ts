@@ -5,6 +5,7 @@ import { runSteps, type Steps } from './slices.ts';
 import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits } from './sort.ts';
 import { kNumberRange } from './tokenize.ts';
+import { idRange } from '../utils/id-range.ts';
 
 /**
  * How well one query word matches one document, best first. The field decides before the kind of match: a prefix
@@ -483,7 +484,7 @@ function* matchWith(index: SearchIndex, req: MatchRequest, loans: TierLoans): St
     }
   }
   type Source = { cost: number; docs: () => Uint32Array; word: PreparedWord | null; condition?: Condition };
-  const sources: Source[] = [{ cost: extent, docs: () => range(years.lo, years.hi), word: null }];
+  const sources: Source[] = [{ cost: extent, docs: () => idRange(years.lo, years.hi), word: null }];
   if (code !== null) sources.push({ cost: rowLength(index.codeDocs, code), docs: () => row(index.codeDocs, code), word: null });
   if (applicant !== null) {
     sources.push({ cost: rowLength(index.applicantDocs, applicant), docs: () => row(index.applicantDocs, applicant), word: null });
@@ -650,12 +651,6 @@ function compact(docs: Uint32Array, n: number, marks: Uint8Array): number {
     kept += marks[i]!;
   }
   return kept;
-}
-
-function range(lo: number, hi: number): Uint32Array {
-  const out = new Uint32Array(hi - lo);
-  for (let i = 0; i < out.length; i++) out[i] = lo + i;
-  return out;
 }
 
 const rowLength = (rows: { offsets: Uint32Array }, r: number): number => rows.offsets[r + 1]! - rows.offsets[r]!;

@@ -13,6 +13,7 @@ import { orderPage, orderRange, type Sort } from './sort.ts';
 import { runSliced, runSteps, SLICE_DOCS, type Slicing, type Steps } from './slices.ts';
 import { reviewStats, type ReviewStats } from './stats.ts';
 import { queryWords } from './tokenize.ts';
+import { idRange } from '../utils/id-range.ts';
 
 export type SearchRequest = {
   query: string;
@@ -79,12 +80,6 @@ function* matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'p
   return yield* matchParsedSteps(index, parsed, filters);
 }
 
-/** The ids lo..hi-1 (a plain loop: Uint32Array.from with a mapping function is many times slower). */
-export function idRange(lo: number, hi: number): Uint32Array {
-  const out = new Uint32Array(Math.max(0, hi - lo));
-  for (let i = 0; i < out.length; i++) out[i] = lo + i;
-  return out;
-}
 
 const asDocSet = (m: MatchSet): DocSet => ('docs' in m ? m.docs : m);
 

@@ -11,13 +11,13 @@ import { resolveAppOptions, type AppOptions, type ResolvedOptions } from './app-
 import { closeGracefully, createHttpServer } from './http-server.ts';
 import { installFastLane, type FastLaneControl } from './fast-lane.ts';
 import { MAX_BODY_BYTES } from './body.ts';
-import { errorAnswer } from '../api/query.ts';
-import { limitPipelining } from './pipeline.ts';
+import { errorAnswer } from '../api/query-answer.ts';
+import { limitPipelining } from './pipelining.ts';
 import { createTurns } from './turns.ts';
 import { createExportSlots, type ExportSlots } from './export-slots.ts';
 import { ExportTables } from '../operations/export-tables.ts';
 import { precompressedCopy } from './public-dir.ts';
-import { queryRunner, type QueryDeps } from './query.ts';
+import { queryRunner, type QueryDeps } from './query-handler.ts';
 import { mountRoutes } from './routes.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { publicFiles } from './static.ts';

@@ -1,10 +1,10 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OperationName } from '../contract/index.ts';
-import type { QueryAnswer } from '../api/query.ts';
+import type { QueryAnswer } from '../api/query-answer.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
-import { logBug, type QueryRun } from './query.ts';
+import { logBug, type QueryRun } from './query-handler.ts';
 import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import { BufferPool } from '../utils/buffer-pool.ts';
 import { compress, jsonEncoding, jsonHeaders } from './respond.ts';
@@ -25,7 +25,7 @@ import { rememberFirst } from '../utils/remember.ts';
  * the snapshot's files). Answers already under way on the lane are written before the hand-over, so they stay in
  * order.
  *
- * The pipelining bound is the one of pipeline.ts: at most `depth` requests of a connection are answered at once, the
+ * The pipelining bound is the one of pipelining.ts: at most `depth` requests of a connection are answered at once, the
  * next start once an answer has been handed to the kernel and the socket has drained, and a connection with more
  * than `maxWaiting` complete requests waiting is closed before any of them starts.
  *
@@ -243,22 +243,22 @@ const HEAD_ROOM = 512;
 /** What Node's HTTP server says of a connection it keeps open. */
 const KEEP_ALIVE = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(KEEP_ALIVE_MS / 1000)}\r\n`;
 /** The smallest buffer the lane lends, and the largest: answers bigger than that get one of their own. */
-const SCRATCH_BYTES = 64 * 1024;
-const SCRATCH_MAX_BYTES = 1024 * 1024;
-/** Buffers kept of the smallest size; of each larger size, as many as fit in SCRATCH_CLASS_KEPT_BYTES. */
-const SCRATCH_KEPT = 8;
-const SCRATCH_CLASS_KEPT_BYTES = 1024 * 1024;
+const ANSWER_BUFFER_BYTES = 64 * 1024;
+const ANSWER_BUFFER_MAX_BYTES = 1024 * 1024;
+/** Buffers kept of the smallest size; of each larger size, as many as fit in ANSWER_BUFFER_CLASS_KEPT_BYTES. */
+const ANSWER_BUFFER_KEPT = 8;
+const ANSWER_BUFFER_CLASS_KEPT_BYTES = 1024 * 1024;
 
 /**
  * Buffers the lane lends to answers: an answer is written at HEAD_ROOM into one, its HTTP head just before it, and the
  * whole is sent without another copy. A buffer comes back once the socket took all of it at once (nothing of it waits
- * in the stream); one still queued is left to the garbage collector. Making a new ArrayBuffer for every answer was a
- * microsecond of the allocator's and the collector's time per request, on top of copying the answer again. Sizes
+ * in the stream); one still queued is left to the garbage collector. A new ArrayBuffer for every answer would be
+ * work for the allocator and the collector on every request, on top of copying the answer again. Sizes
  * double from 64 KiB to 1 MiB, each kept apart: a catalog page of a shard (about 100 KB) then takes a 128 KiB buffer
  * back from the last page instead of a new, zeroed one that the collector must count and free.
  */
-export class Scratch {
-  private readonly pool = new BufferPool(SCRATCH_BYTES, SCRATCH_MAX_BYTES, SCRATCH_KEPT, SCRATCH_CLASS_KEPT_BYTES);
+export class AnswerBuffers {
+  private readonly pool = new BufferPool(ANSWER_BUFFER_BYTES, ANSWER_BUFFER_MAX_BYTES, ANSWER_BUFFER_KEPT, ANSWER_BUFFER_CLASS_KEPT_BYTES);
   private readonly lent = new WeakSet<ArrayBufferLike>();
 
   readonly allocate = (size: number): Uint8Array => {
@@ -305,27 +305,27 @@ const PLAIN_200 = (() => {
 /**
  * The answer's bytes as Node's `sendBytes` sends them: the same headers in the same order, then the body. Without a
  * coding to apply (most answers: small ones, and any to a client that accepts none), made at once: no promise to wait
- * for, which was a few of the microseconds a small answer costs.
+ * for, whose cost is a real share of a small answer's.
  */
-export function answerBytes(request: Request, answer: QueryAnswer, close: boolean, scratch: Scratch): Out | Promise<Out> {
+export function answerBytes(request: Request, answer: QueryAnswer, close: boolean, buffers: AnswerBuffers): Out | Promise<Out> {
   const raw = answer.body;
   const encoding = jsonEncoding(raw, request.acceptEncoding);
-  if (encoding === 'identity') return withHead(answer, raw, encoding, close, scratch);
+  if (encoding === 'identity') return withHead(answer, raw, encoding, close, buffers);
   return compress(encoding, raw).then(
     (payload) => {
       // Compressed bytes are new ones: the lent buffer is free once they are made.
-      if (scratch.owns(raw)) scratch.release(raw.buffer);
-      return withHead(answer, payload, encoding, close, scratch);
+      if (buffers.owns(raw)) buffers.release(raw.buffer);
+      return withHead(answer, payload, encoding, close, buffers);
     },
     (err: unknown) => {
       // Only compressing can fail, and the bytes it read are not sent.
-      if (scratch.owns(raw)) scratch.release(raw.buffer);
+      if (buffers.owns(raw)) buffers.release(raw.buffer);
       throw err;
     },
   );
 }
 
-function withHead(answer: QueryAnswer, payload: Uint8Array, encoding: Encoding, close: boolean, scratch: Scratch): Out {
+function withHead(answer: QueryAnswer, payload: Uint8Array, encoding: Encoding, close: boolean, buffers: AnswerBuffers): Out {
   let head: string;
   if (answer.status === 200 && encoding === 'identity' && isEmpty(answer.headers)) {
     head = `${PLAIN_200.before}${payload.length}${PLAIN_200.after}`;
@@ -340,7 +340,7 @@ function withHead(answer: QueryAnswer, payload: Uint8Array, encoding: Encoding, 
   }
   head += `Date: ${httpDate()}\r\n${close ? 'Connection: close\r\n' : KEEP_ALIVE}\r\n`;
   // Header values are ASCII (the answer's own headers are too), so a character is a byte.
-  if (scratch.owns(payload) && payload.byteOffset >= head.length) {
+  if (buffers.owns(payload) && payload.byteOffset >= head.length) {
     const bytes = Buffer.from(payload.buffer, payload.byteOffset - head.length, head.length + payload.length);
     bytes.write(head, 0, 'latin1');
     return { bytes, close, lent: payload.buffer };
@@ -418,7 +418,7 @@ class Connection {
     readonly socket: Socket,
     private readonly lane: FastLane,
     private readonly run: QueryRun,
-    private readonly scratch: Scratch,
+    private readonly buffers: AnswerBuffers,
     private readonly counts: Counts,
     private readonly toNode: (socket: Socket) => void,
     private readonly forget: (c: Connection) => void,
@@ -531,7 +531,7 @@ class Connection {
   private finish(slot: Slot, answer: QueryAnswer, snapshot: Snapshot | null): void | Promise<void> {
     logBug(this.lane.logger, answer, 'POST', '/v1/query');
     const close = slot.request.close || this.lane.draining();
-    const out = answerBytes(slot.request, answer, close, this.scratch);
+    const out = answerBytes(slot.request, answer, close, this.buffers);
     if (!(out instanceof Promise)) return this.ready(slot, out, answer.status);
     return out.then(
       (made) => this.ready(slot, made, answer.status),
@@ -539,7 +539,7 @@ class Connection {
         // An answer that could not be compressed becomes the error it is, sent as it is.
         const failed = this.lane.fail(err, answer.operation, snapshot);
         logBug(this.lane.logger, failed, 'POST', '/v1/query');
-        this.ready(slot, withHead(failed, failed.body, 'identity', close, this.scratch), failed.status);
+        this.ready(slot, withHead(failed, failed.body, 'identity', close, this.buffers), failed.status);
       },
     );
   }
@@ -564,12 +564,12 @@ class Connection {
         // gone, or the write failed, instead of being left to the collector while the next answer takes a new one. A
         // small answer seldom waits, and a callback for each would cost them all.
         if (out.lent !== null && out.bytes.length >= BATCHED_ANSWER_BYTES) {
-          const giveBack = this.scratch.giveBackOnce(out.lent);
+          const giveBack = this.buffers.giveBackOnce(out.lent);
           socket.write(out.bytes, giveBack);
           if (socket.writableLength === 0) giveBack();
         } else {
           socket.write(out.bytes);
-          if (out.lent !== null && socket.writableLength === 0) this.scratch.release(out.lent);
+          if (out.lent !== null && socket.writableLength === 0) this.buffers.release(out.lent);
         }
       }
       this.lane.logger.request({
@@ -728,8 +728,8 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const nodeListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   const open = new Set<Connection>();
-  const scratch = new Scratch();
-  const run = lane.runner(scratch.allocate);
+  const buffers = new AnswerBuffers();
+  const run = lane.runner(buffers.allocate);
   const counts: Counts = { answered: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
   if (!(lane.bufferBytes >= MAX_HEAD_BYTES + lane.maxBodyBytes)) {
     throw new Error(`Expected \`pipelineBufferBytes\` to be at least ${MAX_HEAD_BYTES + lane.maxBodyBytes} (a whole request: its head and its largest body), got ${lane.bufferBytes}`);
@@ -754,7 +754,7 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     }
   };
   server.on('connection', (socket: Socket) => {
-    open.add(new Connection(socket, lane, run, scratch, counts, toNode, (c) => open.delete(c), batch));
+    open.add(new Connection(socket, lane, run, buffers, counts, toNode, (c) => open.delete(c), batch));
     watching ??= setInterval(watch, watchEveryMs).unref();
   });
   return {

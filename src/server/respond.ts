@@ -13,8 +13,8 @@ const gzipAsync = promisify(gzip);
 
 const brotliOptions = (size: number) => ({
   params: {
-    // Quality 4 compresses JSON about as well as gzip -9 at a fraction of quality 11's cost (1-2 ms, not 400).
-    // Past 64 KiB (catalog pages) quality 2 halves the time again for answers about 7% larger.
+    // Quality 4 compresses JSON about as well as gzip -9 at a fraction of quality 11's cost; past 64 KiB (catalog
+    // pages) quality 2, for answers a little larger in a fraction of the time.
     [constants.BROTLI_PARAM_QUALITY]: size > 64 * 1024 ? 2 : 4,
     [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
     [constants.BROTLI_PARAM_SIZE_HINT]: size,

@@ -5,11 +5,11 @@ import type { Snapshot } from '../snapshot/index.ts';
 import { ApiError } from '../api/errors.ts';
 import { CORS_HEADERS, matchRoute, routeRequest, type HostRouteId, type RouteAnswer, type RouteContext } from '../api/routes.ts';
 import { logWhenDone } from './log.ts';
-import { coreDeps, queryHandler, sendError, type QueryDeps } from './query.ts';
+import { coreDeps, queryHandler, sendError, type QueryDeps } from './query-handler.ts';
 import { sendBytes } from './respond.ts';
 import { snapshotFile } from './static.ts';
 import { sendStream } from './stream.ts';
-import { exportHandler, type ExportDeps } from './export.ts';
+import { exportHandler, type ExportDeps } from './export-handler.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -22,7 +22,7 @@ export type RouteOptions = {
   fileMemoryMaxBytes: number;
   /** True once the server is stopping: answers then close their connection. */
   draining: () => boolean;
-  /** GET /v1/export's bounds: its slots and the record table cache its exports share (export.ts). */
+  /** GET /v1/export's bounds: its slots and the record table cache its exports share (export-handler.ts). */
   exports: Pick<ExportDeps, 'slots' | 'tables' | 'onFlow' | 'batchSize'>;
 };
 
@@ -44,7 +44,7 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
 
   /**
    * Portable routes that Node answers with its own code: the export, whose stream Node bounds (a slot per export,
-   * batches in the connection's turn, compression as the client accepts; export.ts). The Worker runs the table's
+   * batches in the connection's turn, compression as the client accepts; export-handler.ts). The Worker runs the table's
    * handler, and its platform bounds each request.
    */
   const nodeOwn: Partial<Record<string, NodeRoute>> = {

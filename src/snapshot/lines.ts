@@ -1,3 +1,5 @@
+import { partitionPoint } from '../utils/bisect.ts';
+
 /**
  * A shard written one entry per line (build/write/json.ts: `[`, entries each followed by `,` but the last, `]`),
  * indexed by where each entry's JSON starts and ends, so that entries are cut out of the bytes without parsing them.
@@ -52,4 +54,10 @@ export function lineKey(lines: ShardLines, i: number): string {
   let key = '';
   for (let j = at; j < end; j++) key += String.fromCharCode(bytes[j] as number);
   return key;
+}
+
+/** The line of a sorted shard whose key is `key`, or -1. */
+export function findLine(lines: ShardLines, key: string): number {
+  const lo = partitionPoint(0, lines.starts.length, (i) => lineKey(lines, i) < key);
+  return lo < lines.starts.length && lineKey(lines, lo) === key ? lo : -1;
 }

@@ -3,7 +3,7 @@ let lastText = '';
 
 /**
  * `new Date(ms).toISOString()`, formatted once per millisecond: at full load tens of answers and log lines share one,
- * and formatting a date cost about half a microsecond each.
+ * and each would otherwise format the same date again.
  */
 export function isoTime(ms: number): string {
   if (ms !== lastMs) {

@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES, readRequestBody } from '../api/body.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 import { ApiError } from '../api/errors.ts';
 import { CORS_HEADERS, matchRoute, routeRequest, type HostRouteId, type RouteAnswer, type RouteContext } from '../api/routes.ts';
-import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps } from '../api/query.ts';
+import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps } from '../api/query-answer.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import type { OperationName } from '../contract/operations.ts';
 import { LAYOUT } from '../contract/snapshot.ts';

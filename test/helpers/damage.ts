@@ -1,4 +1,4 @@
-import { cp, mkdtemp, open } from 'node:fs/promises';
+import { cp, mkdtemp, open, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,5 +19,20 @@ export async function flipByte(path: string, at: number): Promise<void> {
     await file.write(one, 0, 1, at);
   } finally {
     await file.close();
+  }
+}
+
+/**
+ * Runs `write` (which changes `path` in place, the same way each time) until the file's change time differs from the
+ * one it had before: the kernel keeps it in ticks of a few milliseconds, and a reader that tells files apart by it
+ * sees no change within one tick. Throws past `deadlineMs`, the bound of a failure, not a wait.
+ */
+export async function writeUntilChangeTimeMoves(path: string, write: () => Promise<void>, deadlineMs = 10_000): Promise<void> {
+  const before = (await stat(path, { bigint: true })).ctimeNs;
+  for (const ends = Date.now() + deadlineMs; ; ) {
+    await write();
+    if ((await stat(path, { bigint: true })).ctimeNs !== before) return;
+    if (Date.now() > ends) throw new Error(`${path}: its change time did not move within ${deadlineMs} ms`);
+    await new Promise((r) => setTimeout(r, 1));
   }
 }

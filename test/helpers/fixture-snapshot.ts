@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runBuild, type BuildResult } from '../../build/pipeline.ts';
+import { runBuild, type BuildResult } from '../../build/snapshot/build.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/fda/${name}`, import.meta.url));
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeStorage } from '../../src/node/files.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { writeUntilChangeTimeMoves } from '../helpers/damage.ts';
 
 /**
  * NodeStorage with descriptors kept open between reads (src/node/files.ts, a server's OPEN_FILES): the bytes are
@@ -72,8 +73,7 @@ describe('descriptors kept open between reads', () => {
     const again = await storage.readIdentified('known.txt', 0, 6, undefined, first.identity!);
     expect({ text: text(again.bytes), identity: again.identity }).toEqual({ text: 'first\n', identity: first.identity });
     // Changed in place, same length: the bytes now on disk, with an identity of their own.
-    await new Promise((r) => setTimeout(r, 20));
-    await writeFile(path, 'other\n');
+    await writeUntilChangeTimeMoves(path, () => writeFile(path, 'other\n'));
     const changed = await storage.readIdentified('known.txt', 0, 6, undefined, first.identity!);
     expect(text(changed.bytes)).toBe('other\n');
     expect(changed.identity).not.toBe(first.identity);

@@ -1,7 +1,7 @@
 import { parseSearchQuery } from '../../src/operations/search-query.ts';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { answerExport, exportInputOf } from '../../src/api/export.ts';
+import { answerExport, exportInputOf } from '../../src/api/export-answer.ts';
 import { ExportInput, recordTablePartPath } from '../../src/contract/index.ts';
 import { CursorCodec } from '../../src/operations/cursor.ts';
 import { ApiError } from '../../src/operations/errors.ts';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exportInputOf } from '../../src/api/export.ts';
+import { exportInputOf } from '../../src/api/export-answer.ts';
 import { ExportInput, toClearanceRecord } from '../../src/contract/index.ts';
 import { ByteSink, csvRowOf, writeCsvRow } from '../../src/operations/csv.ts';
 import { csvCell, prepareExport } from '../../src/operations/export.ts';

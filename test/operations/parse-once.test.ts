@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as grammar from '../../src/search/grammar.ts';
-import { answerExport } from '../../src/api/export.ts';
-import { answerQuery, type QueryDeps } from '../../src/api/query.ts';
+import { answerExport } from '../../src/api/export-answer.ts';
+import { answerQuery, type QueryDeps } from '../../src/api/query-answer.ts';
 import { sourceStateOf } from '../../src/api/source-state.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../../src/operations/cursor.ts';

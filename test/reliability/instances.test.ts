@@ -3,11 +3,11 @@ import { mkdir, mkdtemp, readFile, realpath, rename, symlink } from 'node:fs/pro
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { startNginx, type RunningNginx } from '../../build/instances/nginx.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { ask, expectOk, startServer, type Running } from '../server/helpers.ts';
+import { allProductCodes, ask, expectOk, startServer, type Running } from '../server/helpers.ts';
 
 /**
  * Many stateless Node instances behind nginx, each with its own copy of the snapshot (what `npm run mirror`
@@ -104,15 +104,19 @@ describe.skipIf(!hasNginx)('many Node instances behind nginx', () => {
     };
     const clients = Array.from({ length: 4 }, client);
 
-    // Switch every instance, one after another, while the clients run; then let them go on a little.
-    await new Promise((r) => setTimeout(r, 300));
+    // Switch every instance, one after another, while the clients run: a few rounds of requests before the first
+    // switch, between two, and after the last.
+    const rounds = async () => {
+      const from = requests;
+      await vi.waitFor(() => expect(requests).toBeGreaterThanOrEqual(from + 20), { timeout: 20_000, interval: 10 });
+    };
+    await rounds();
     for (const [i, link] of links.entries()) {
       await pointLink(link, newDir);
       const result = await instances[i]?.app.reload();
       expect(result).toBe('switched');
-      await new Promise((r) => setTimeout(r, 150));
+      await rounds();
     }
-    await new Promise((r) => setTimeout(r, 300));
     stop = true;
     await Promise.all(clients);
 
@@ -134,6 +138,12 @@ describe.skipIf(!hasNginx)('many Node instances behind nginx', () => {
     const next = expectOk(await ask(b.url, 'device-510k.catalog', { kind: 'product-code', limit: 3, cursor: first.page.nextCursor }), 'device-510k.catalog');
     const same = expectOk(await ask(a.url, 'device-510k.catalog', { kind: 'product-code', limit: 3, cursor: first.page.nextCursor }), 'device-510k.catalog');
     expect(next.data).toEqual(same.data);
-    expect(next.data.items).toHaveLength(3);
+    // The pages are the product-code entries the snapshot's shard files hold, code ascending: three, then the next three.
+    const dir = first.page.snapshotToken === newId ? newDir : oldDir;
+    expect(first.page.snapshotToken).toBe(await idOf(dir));
+    const entries = (await allProductCodes(dir)).sort((x, y) => (x.productCode < y.productCode ? -1 : x.productCode > y.productCode ? 1 : 0));
+    expect(entries.length).toBeGreaterThan(6);
+    expect(first.data.items).toEqual(entries.slice(0, 3));
+    expect(next.data.items).toEqual(entries.slice(3, 6));
   });
 });

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, envelope, startServer, type Running } from './helpers.ts';
-import { BATCHED_ANSWER_BYTES, Scratch } from '../../src/server/fast-lane.ts';
+import { BATCHED_ANSWER_BYTES, AnswerBuffers } from '../../src/server/fast-lane.ts';
 import { OPERATIONS } from '../../src/contract/index.ts';
 import { JsonBytes, type Operation } from '../../src/operations/index.ts';
 
@@ -211,17 +211,47 @@ describe('the fast lane', () => {
   });
 
   it('waits a moment for a request cut between two writes, and hands a slower one to Node, which answers it', async () => {
-    const request = post(META);
-    const cut = request.length - 10;
-    const answered = lane.app.fastLane!.answered;
-    const handed = lane.app.fastLane!.handedOver;
-    const quick = await exchange(lane.url, [request.slice(0, cut), request.slice(cut)], 1, 10);
-    expect(quick.replies.map((r) => r.status)).toEqual([200]);
-    expect(lane.app.fastLane!.answered - answered).toBe(1);
-    expect(lane.app.fastLane!.handedOver - handed).toBe(0);
-    const slow = await exchange(lane.url, [request.slice(0, cut), request.slice(cut), request], 2, 300);
-    expect(slow.replies.map((r) => r.status)).toEqual([200, 200]);
-    expect(lane.app.fastLane!.handedOver - handed).toBe(1);
+    // The moment is the lane's setTimeout, faked here: the rest of the request comes before it ends, or after it has
+    // ended (the clock moved on by hand), whatever the machine's load. Sockets and every other timer stay real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    // Polls on setImmediate, bounded by the real clock: the faked setTimeout would never fire.
+    const until = async (what: string, condition: () => boolean, deadlineMs = 10_000): Promise<void> => {
+      for (const ends = Date.now() + deadlineMs; !condition(); ) {
+        if (Date.now() > ends) throw new Error(`timed out waiting until ${what}`);
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    try {
+      const request = post(META);
+      const cut = request.length - 10;
+      const cutBetweenTwoWrites = async (late: boolean) => {
+        const socket = connect(Number(new URL(lane.url).port), '127.0.0.1');
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.on('error', () => {});
+        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        const timers = vi.getTimerCount();
+        socket.write(request.slice(0, cut));
+        // The lane has read the first part and started its moment.
+        await until('the lane waits for the rest', () => vi.getTimerCount() > timers);
+        if (late) vi.advanceTimersByTime(60_000);
+        socket.write(request.slice(cut) + (late ? request : ''));
+        const count = late ? 2 : 1;
+        await until(`${count} answers`, () => replies(Buffer.concat(chunks)).length >= count);
+        socket.destroy();
+        return replies(Buffer.concat(chunks)).map((r) => r.status);
+      };
+      const answered = lane.app.fastLane!.answered;
+      const handed = lane.app.fastLane!.handedOver;
+      expect(await cutBetweenTwoWrites(false)).toEqual([200]);
+      expect(lane.app.fastLane!.answered - answered).toBe(1);
+      expect(lane.app.fastLane!.handedOver - handed).toBe(0);
+      expect(await cutBetweenTwoWrites(true)).toEqual([200, 200]);
+      expect(lane.app.fastLane!.handedOver - handed).toBe(1);
+      expect(lane.app.fastLane!.answered - answered).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('closes the connection after an answer to a request that asked for it, and ignores what follows', async () => {
@@ -529,53 +559,53 @@ describe('Expect: 100-continue behind another answer', () => {
 
 describe('the buffers the fast lane lends', () => {
   it('gives a returned buffer of the same size class to the next answer, and never one that is still lent', () => {
-    const scratch = new Scratch();
+    const buffers = new AnswerBuffers();
     // A catalog page of a shard (about 100 KB) and a small answer take buffers of different sizes.
-    const page = scratch.allocate(100_000);
-    const small = scratch.allocate(2_000);
+    const page = buffers.allocate(100_000);
+    const small = buffers.allocate(2_000);
     expect(page.length).toBe(100_000);
     expect(page.buffer).not.toBe(small.buffer);
     expect(page.buffer.byteLength).toBeGreaterThanOrEqual(100_000 + 512);
-    expect(scratch.owns(page) && scratch.owns(small)).toBe(true);
+    expect(buffers.owns(page) && buffers.owns(small)).toBe(true);
     // Still lent: a second page gets a buffer of its own.
-    const other = scratch.allocate(90_000);
+    const other = buffers.allocate(90_000);
     expect(other.buffer).not.toBe(page.buffer);
-    scratch.release(page.buffer);
-    expect(scratch.owns(page)).toBe(false);
-    const next = scratch.allocate(120_000);
+    buffers.release(page.buffer);
+    expect(buffers.owns(page)).toBe(false);
+    const next = buffers.allocate(120_000);
     expect(next.buffer).toBe(page.buffer);
     // A small answer never takes a large buffer back, nor a large answer a small one.
-    scratch.release(small.buffer);
-    expect(scratch.allocate(200_000).buffer).not.toBe(small.buffer);
-    expect(scratch.allocate(10).buffer).toBe(small.buffer);
+    buffers.release(small.buffer);
+    expect(buffers.allocate(200_000).buffer).not.toBe(small.buffer);
+    expect(buffers.allocate(10).buffer).toBe(small.buffer);
   });
 
   it('keeps no answer larger than its largest size, and gives a buffer back once only', () => {
-    const scratch = new Scratch();
-    const huge = scratch.allocate(3 * 1024 * 1024);
+    const buffers = new AnswerBuffers();
+    const huge = buffers.allocate(3 * 1024 * 1024);
     expect(huge.buffer.byteLength).toBe(3 * 1024 * 1024 + 512);
-    scratch.release(huge.buffer);
-    expect(scratch.allocate(3 * 1024 * 1024).buffer).not.toBe(huge.buffer);
-    const a = scratch.allocate(100);
-    scratch.release(a.buffer);
-    scratch.release(a.buffer);
-    const b = scratch.allocate(100);
-    const c = scratch.allocate(100);
+    buffers.release(huge.buffer);
+    expect(buffers.allocate(3 * 1024 * 1024).buffer).not.toBe(huge.buffer);
+    const a = buffers.allocate(100);
+    buffers.release(a.buffer);
+    buffers.release(a.buffer);
+    const b = buffers.allocate(100);
+    const c = buffers.allocate(100);
     expect(b.buffer).toBe(a.buffer);
     expect(c.buffer).not.toBe(a.buffer);
   });
 
   it('gives a buffer back through a write callback once, never after it was lent again', () => {
-    const scratch = new Scratch();
-    const page = scratch.allocate(100_000);
-    const giveBack = scratch.giveBackOnce(page.buffer);
+    const buffers = new AnswerBuffers();
+    const page = buffers.allocate(100_000);
+    const giveBack = buffers.giveBackOnce(page.buffer);
     // The kernel took the whole answer: given back at once, and the next page reuses the buffer.
     giveBack();
-    const next = scratch.allocate(100_000);
+    const next = buffers.allocate(100_000);
     expect(next.buffer).toBe(page.buffer);
     // The socket's callback for the first write comes after: the buffer, lent again, stays lent.
     giveBack();
-    expect(scratch.owns(next)).toBe(true);
-    expect(scratch.allocate(100_000).buffer).not.toBe(next.buffer);
+    expect(buffers.owns(next)).toBe(true);
+    expect(buffers.allocate(100_000).buffer).not.toBe(next.buffer);
   });
 });

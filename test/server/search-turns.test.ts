@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FACET_FIELDS } from '../../src/contract/index.ts';
-import { answerQuery, type QueryDeps } from '../../src/api/query.ts';
+import { answerQuery, type QueryDeps } from '../../src/api/query-answer.ts';
 import { SourceStateJson, sourceStateOf } from '../../src/api/source-state.ts';
 import { CursorCodec } from '../../src/operations/cursor.ts';
 import { OPERATION_REGISTRY } from '../../src/operations/registry.ts';

@@ -24,13 +24,23 @@ async function pointLink(link: string, target: string): Promise<void> {
   await rename(tmp, link);
 }
 
-/** Starts a POST whose body is held back until `finish()`: a request in flight for as long as the test wants. */
+/**
+ * Starts a POST whose body is held back until `finish()`: a request in flight for as long as the test wants. It asks
+ * for `100 Continue` first, which the server sends as its handler takes the request (and the snapshot it will answer
+ * from), so `reached` says when the request is in the server's hands.
+ */
 function heldRequest(url: string, body: string) {
   const { hostname, port } = new URL(url);
   let resolveAnswer: (v: { status: number; json: any }) => void;
   const answer = new Promise<{ status: number; json: any }>((r) => (resolveAnswer = r));
   const req = httpRequest(
-    { hostname, port, method: 'POST', path: '/v1/query', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+    {
+      hostname,
+      port,
+      method: 'POST',
+      path: '/v1/query',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+    },
     (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -38,12 +48,16 @@ function heldRequest(url: string, body: string) {
       res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
     },
   );
+  const reached = new Promise<void>((resolve, reject) => {
+    req.once('continue', () => resolve());
+    req.once('error', reject);
+    req.once('response', () => reject(new Error('answered before its body was sent')));
+  });
   req.flushHeaders();
-  const half = Math.floor(body.length / 2);
-  req.write(body.slice(0, half));
   return {
+    reached,
     answer,
-    finish: () => req.end(body.slice(half)),
+    finish: () => req.end(body),
   };
 }
 
@@ -63,8 +77,7 @@ describe('switching snapshots under load', () => {
 
   it('serves the new snapshot from the next request on; requests in flight finish on the old one; none fails', async () => {
     const held = heldRequest(server.url, JSON.stringify(envelope('device-510k.meta', {})));
-    // Let the held request reach the handler, which takes the snapshot it will answer from.
-    await new Promise((r) => setTimeout(r, 100));
+    await held.reached;
 
     const answers: { status: number; revision: string; total: number | null }[] = [];
     let stop = false;
@@ -85,7 +98,7 @@ describe('switching snapshots under load', () => {
           revision: json.sourceState?.sourceRevision ?? '',
           total: json.data?.totalRecords ?? json.page?.total ?? null,
         });
-        // Leave the build, which runs in this same process, some of the event loop.
+        // Pacing, not a wait: leave the build, which runs in this same process, some of the event loop.
         await new Promise((r) => setTimeout(r, 10));
       }
     };
@@ -97,7 +110,8 @@ describe('switching snapshots under load', () => {
     expect(b.manifest.counts.records).not.toBe(a.manifest.counts.records);
     await vi.waitFor(() => expect(server.app.snapshots.current?.manifest.sourceRevision).toBe(b.manifest.sourceRevision), { timeout: 10_000 });
     const switchedAt = answers.length;
-    await new Promise((r) => setTimeout(r, 300));
+    // A few rounds of every loop after the switch.
+    await vi.waitFor(() => expect(answers.length).toBeGreaterThanOrEqual(switchedAt + 6 * 4), { timeout: 20_000 });
     stop = true;
     await Promise.all(loops);
 
@@ -121,7 +135,8 @@ describe('switching snapshots under load', () => {
     expect(after.length).toBeGreaterThan(0);
     expect(after.every((x) => x.revision === b.manifest.sourceRevision)).toBe(true);
     expect(server.logger.infos.filter((m) => m === 'snapshot loaded')).toHaveLength(2);
-  });
+    // A build runs in this process beside six clients: bounded for a loaded machine, not timed.
+  }, 90_000);
 });
 
 describe('a broken new snapshot is refused', () => {
@@ -212,9 +227,10 @@ describe('npm start', () => {
       expectOk(await ask(url, 'device-510k.meta', {}), 'device-510k.meta');
 
       const held = heldRequest(url, JSON.stringify(envelope('device-510k.meta', {})));
-      await new Promise((r) => setTimeout(r, 100));
+      await held.reached;
       child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 200));
+      // The body arrives only once the server has stopped taking connections.
+      await vi.waitFor(() => expect(main.stdout).toContain('"msg":"draining"'), { timeout: 10_000 });
       held.finish();
       const answer = await held.answer;
       expect(answer.status).toBe(200);

@@ -6,6 +6,7 @@ import { LAYOUT, recordTablePartPath } from '../../src/contract/index.ts';
 import { NodeStorage } from '../../src/node/files.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { CorruptFile, Snapshot, type SnapshotOptions, type SnapshotStorage } from '../../src/snapshot/index.ts';
+import { writeUntilChangeTimeMoves } from '../helpers/damage.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 /**
@@ -136,17 +137,17 @@ describe('the record table on a local disk', () => {
     expect(await local.snapshot.recordJson(k!)).not.toBeNull();
     expect(local.wholeReads()).toBe(1);
     expect(local.entryReads()).toBe(1);
-    // One byte of the first entry's digest changed in place: the same length. After a pause, so that the file's
-    // change time (kept by the kernel in ticks of a few milliseconds) moves.
-    await new Promise((r) => setTimeout(r, 20));
-    const handle = await openFile(join(copy, TABLE), 'r+');
-    try {
-      const byte = Buffer.alloc(1);
-      await handle.read(byte, 0, 1, 20);
-      await handle.write(Buffer.from([byte[0]! ^ 0xff]), 0, 1, 20);
-    } finally {
-      await handle.close();
-    }
+    // One byte of the first entry's digest changed in place: the same length, and a change time of its own.
+    const path = join(copy, TABLE);
+    const byte = (await readFile(path))[20]!;
+    await writeUntilChangeTimeMoves(path, async () => {
+      const handle = await openFile(path, 'r+');
+      try {
+        await handle.write(Buffer.from([byte ^ 0xff]), 0, 1, 20);
+      } finally {
+        await handle.close();
+      }
+    });
     const refused = await local.snapshot.recordJson(k!).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(CorruptFile);
     expect((refused as CorruptFile).report.path).toBe(TABLE);

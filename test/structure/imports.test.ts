@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import madge from 'madge';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -180,12 +182,6 @@ export function folderGraph(graph: ReadonlyMap<string, readonly string[]>): Map<
   return new Map([...out].map(([k, v]) => [k, [...v].sort()]));
 }
 
-/**
- * Circles of folders known today, each to be taken apart (the test fails when one goes, so it is taken off this list
- * too): build/sync runs the build (build/pipeline.ts at the top of build/), whose command (build/cli.ts) runs the sync.
- */
-const KNOWN_FOLDER_CIRCLES = [['build', 'build/sync']];
-
 describe('the checks can fail', () => {
   it('finds a circle when there is one', () => {
     const g = new Map([
@@ -203,7 +199,7 @@ describe('the checks can fail', () => {
       "import type {\n  B,\n} from '../b/b.ts';",
       "export * from './c.ts';",
       "import './d.ts';",
-      "type P = Pick<typeof import('../../build/pipeline.ts'), 'runBuild'>;",
+      "type P = Pick<typeof import('../../build/snapshot/build.ts'), 'runBuild'>;",
       "const m = await import('../server/app.ts');",
       "const z = await import ( 'zod' );",
     ].join('\n');
@@ -212,7 +208,7 @@ describe('the checks can fail', () => {
       { specifier: '../b/b.ts', dynamic: false },
       { specifier: './c.ts', dynamic: false },
       { specifier: './d.ts', dynamic: false },
-      { specifier: '../../build/pipeline.ts', dynamic: true },
+      { specifier: '../../build/snapshot/build.ts', dynamic: true },
       { specifier: '../server/app.ts', dynamic: true },
       { specifier: 'zod', dynamic: true },
     ]);
@@ -220,7 +216,7 @@ describe('the checks can fail', () => {
 
   it('refuses a dynamic import across a forbidden boundary, a node: module in a portable folder, and a computed import()', () => {
     const texts = new Map([
-      ['src/server/bootstrap.ts', "const p = await import('../../build/pipeline.ts');"],
+      ['src/server/bootstrap.ts', "const p = await import('../../build/snapshot/build.ts');"],
       ['src/contract/x.ts', "import { z } from 'zod';\nconst s = await import('../search/grammar.ts');\nimport { readFile } from 'node:fs/promises';\nimport pLimit from 'p-limit';"],
       ['src/worker/y.ts', "const f = await import('node:fs');\nimport { NodeStorage } from '../node/files.ts';"],
       ['src/api/z.ts', 'const m = await import(name);'],
@@ -231,7 +227,7 @@ describe('the checks can fail', () => {
       'src/contract/x.ts → node:fs/promises (import: src/contract runs without Node)',
       'src/contract/x.ts → p-limit (import: src/contract may import only zod)',
       'src/contract/x.ts → src/search/grammar.ts (import(): src/contract may not import src/search)',
-      'src/server/bootstrap.ts → build/pipeline.ts (import(): src/server may not import build)',
+      'src/server/bootstrap.ts → build/snapshot/build.ts (import(): src/server may not import build)',
       'src/worker/y.ts → node:fs (import(): src/worker runs without Node)',
       'src/worker/y.ts → src/node/files.ts (import: src/worker may not import src/node)',
     ]);
@@ -274,8 +270,8 @@ describe('the import graph of src and build', () => {
     expect(circles(graph)).toEqual([]);
   });
 
-  it('has no circle of folders but the known ones', () => {
-    expect(circles(folderGraph(graph))).toEqual(KNOWN_FOLDER_CIRCLES);
+  it('has no circle of folders', () => {
+    expect(circles(folderGraph(graph))).toEqual([]);
   });
 
   it('keeps every import within the table of layers, dynamic ones included', () => {
@@ -291,5 +287,59 @@ describe('the import graph of src and build', () => {
       layerOf(f) === 'src/worker' ? deps.filter((d) => layerOf(d) === 'src/snapshot' && d !== 'src/snapshot/index.ts').map((d) => `${f} → ${d}`) : [],
     );
     expect(around).toEqual([]);
+  });
+});
+
+/** madge's graph of `paths` (relative to `baseDir`), as file → the files it imports, dynamic imports included. */
+async function madgeGraph(baseDir: string, paths: readonly string[]): Promise<{ graph: Map<string, string[]>; circular: string[][]; skipped: string[] }> {
+  const result = await madge(
+    paths.map((p) => join(baseDir, p)),
+    { baseDir, fileExtensions: ['ts'], excludeRegExp: [/\.d\.ts$/] },
+  );
+  return { graph: new Map(Object.entries(result.obj())), circular: result.circular(), skipped: result.warnings().skipped };
+}
+
+describe('madge, a second reader of the same graph', () => {
+  let fixture: string;
+  beforeAll(() => {
+    fixture = mkdtempSync(join(tmpdir(), 'imports-madge-'));
+    for (const [file, text] of [
+      ['a/one.ts', "import { two } from '../b/two.ts';\nexport const one = two + 1;\n"],
+      ['b/two.ts', "export const two = 2;\nexport const later = () => import('../a/three.ts');\n"],
+      ['a/three.ts', "import { one } from './one.ts';\nexport const three = one;\n"],
+    ] as const) {
+      mkdirSync(join(fixture, dirname(file)), { recursive: true });
+      writeFileSync(join(fixture, file), text);
+    }
+  });
+  afterAll(() => rmSync(fixture, { recursive: true, force: true }));
+
+  it('finds a circle closed by a dynamic import, at file and at folder level (so the checks below can fail)', async () => {
+    const { graph, circular } = await madgeGraph(fixture, ['a', 'b']);
+    expect(graph.get('b/two.ts')).toEqual(['a/three.ts']);
+    expect(circular).toEqual([['a/one.ts', 'b/two.ts', 'a/three.ts']]);
+    const folders = new Map([...graph].map(([f, deps]) => [`src/${f}`, deps.map((d) => `src/${d}`)]));
+    expect(circles(folderGraph(folders))).toEqual([['src/a', 'src/b']]);
+  });
+
+  describe('over src and build', () => {
+    let found: Awaited<ReturnType<typeof madgeGraph>>;
+    beforeAll(async () => {
+      found = await madgeGraph(ROOT, ['src', 'build']);
+    });
+
+    it('reads the same files as the test above, and resolves every import it finds', () => {
+      expect(found.skipped).toEqual([]);
+      const ours = [...sourceFiles('src'), ...sourceFiles('build')].sort();
+      expect([...found.graph.keys()].sort()).toEqual(ours);
+    });
+
+    it('finds no circle of files', () => {
+      expect(found.circular).toEqual([]);
+    });
+
+    it('finds no circle of folders', () => {
+      expect(circles(folderGraph(found.graph))).toEqual([]);
+    });
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBuild, type BuildOptions } from '../../build/pipeline.ts';
+import { runBuild, type BuildOptions } from '../../build/snapshot/build.ts';
 import { readSources } from '../../build/sources/read.ts';
 import { DOWNLOAD_LIMITS, limitsFor, type SyncOptions } from '../../build/sync/config.ts';
 import { runSync } from '../../build/sync/run.ts';

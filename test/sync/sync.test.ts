@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runBuild, type BuildOptions } from '../../build/pipeline.ts';
+import { runBuild, type BuildOptions } from '../../build/snapshot/build.ts';
 import type { SyncOptions } from '../../build/sync/config.ts';
 import { runSync } from '../../build/sync/run.ts';
 import { ChangeLog, CHANGES_PATH } from '../../src/contract/changes.ts';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, MetaFile, type ClearanceRecord } from '../../src/contract/index.ts';
 import { FIXTURE_EPOCH, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { allProductCodes, allRecords, ask, expectError, expectOk, startServer } from './helpers.ts';
+import { allProductCodes, allRecords, ask, expectError, expectOk, startServer } from '../server/helpers.ts';
 import { TARGETS, hostFor } from './targets.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startWorker } from '../../build/worker/local.ts';
-import { startServer } from './helpers.ts';
+import { startServer } from '../server/helpers.ts';
 
 /**
  * The hosts of POST /v1/query that the contract suites run against: the Node server in-process, and the Cloudflare

@@ -16,7 +16,7 @@ export type PipelineLimits = { depth: number; maxWaiting: number; onRefused?: (s
  *
  * TCP only holds back what the server has not read yet, and Node reads and parses a socket's bytes in chunks of up to
  * 64 KiB: a few hundred small pipelined requests arrive in one read, and each one parsed is a request and a response
- * object kept until it is answered (30 such clients cost the server about 100 MiB). So at most `maxWaiting` requests
+ * object kept until it is answered, so a few such clients would hold the server's memory. So at most `maxWaiting` requests
  * of a connection wait; one more and the connection is closed at once, its requests unanswered. Browsers and HTTP
  * libraries do not pipeline that deep; a client that does is refused rather than served at everyone else's cost.
  */
@@ -72,8 +72,8 @@ export function limitPipelining(limits: PipelineLimits, handle: Handler): Handle
 /**
  * When a connection closes, Node ends every request it parsed and has not answered with an "aborted" error, and
  * formats each error's stack trace (the stream's destroy reads `err.stack`). A connection refused here holds
- * hundreds of parsed requests: 30 of them in the bench's attack made 8,520 errors, 250-300 ms of one core's time in
- * capturing and formatting stack traces that no one reads, while every other client waited. Stack traces are off
+ * hundreds of parsed requests, and capturing and formatting a stack trace for each is time of the event loop that
+ * every other client waits through, for traces no one reads. Stack traces are off
  * while that connection's 'close' listeners run (Node's own first among them), and back to what they were after.
  */
 export function withoutStacksOnClose(socket: Socket): void {

@@ -1,20 +1,20 @@
 import { rm } from 'node:fs/promises';
-import { BuildReport, LAYOUT, Manifest, MetaFile, SNAPSHOT_SCHEMA_VERSION, TopProductCodesFile, snapshotIdOf, type ProductCodeEntry } from '../src/contract/index.ts';
-import { writeChangeLog } from './changes/changes.ts';
-import { carryHistory, historySummary, writeHistory } from './history/history.ts';
-import { DEFAULT_HISTORY_DAYS } from '../src/contract/history.ts';
-import { writePagefindIndex } from './index/pagefind.ts';
-import { writeSearchIndex } from './index/search.ts';
-import { countByProductCode, decisionDateRange, metaData, productCodeEntries, sourceNotes, topProductCodes } from './merge/assemble.ts';
-import { ingest } from './merge/ingest.ts';
-import { createReporter, silentReporter, type Reporter } from './progress/reporter.ts';
-import { makeStagingDir, publishSnapshot, snapshotDirName } from './publish/publish.ts';
-import { readLookups } from './sources/lookups.ts';
-import { writeStaticFeeds } from './feeds/static.ts';
-import { readSources } from './sources/read.ts';
-import { recordShards, writeProductCodeShards, writeRecordShards } from './write/shards.ts';
-import { sha256Hex } from '../src/utils/sha256-hex.ts';
-import { SnapshotWriter } from './write/writer.ts';
+import { BuildReport, LAYOUT, Manifest, MetaFile, SNAPSHOT_SCHEMA_VERSION, TopProductCodesFile, snapshotIdOf, type ProductCodeEntry } from '../../src/contract/index.ts';
+import { writeChangeLog } from '../changes/changes.ts';
+import { carryHistory, historySummary, writeHistory } from '../history/history.ts';
+import { DEFAULT_HISTORY_DAYS } from '../../src/contract/history.ts';
+import { writePagefindIndex } from '../index/pagefind.ts';
+import { writeSearchIndex } from '../index/search.ts';
+import { countByProductCode, decisionDateRange, metaData, productCodeEntries, sourceNotes, topProductCodes } from '../merge/assemble.ts';
+import { ingest } from '../merge/ingest.ts';
+import { createReporter, silentReporter, type Reporter } from '../progress/reporter.ts';
+import { makeStagingDir, publishSnapshot, snapshotDirName } from '../publish/publish.ts';
+import { readLookups } from '../sources/lookups.ts';
+import { writeStaticFeeds } from '../feeds/static.ts';
+import { readSources } from '../sources/read.ts';
+import { recordShards, writeProductCodeShards, writeRecordShards } from '../write/shards.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
+import { SnapshotWriter } from '../write/writer.ts';
 
 export type BuildOptions = {
   /** Source files, folders or zips, in precedence order (a later one overrides an earlier one). */

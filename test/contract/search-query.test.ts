@@ -10,13 +10,13 @@ import {
 import { CSV_COLUMNS } from '../../src/operations/export.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
-import { TARGETS, hostFor } from '../server/targets.ts';
-import { naiveExtended, type NaiveExtendedRequest } from './naive-query.ts';
+import { TARGETS, hostFor } from './targets.ts';
+import { naiveExtended, type NaiveExtendedRequest } from '../search/naive-query.ts';
 
 /**
  * The search extensions (qualifiers, sorts, facets, stats) and the export, against the real server over the fixture
  * snapshot of real FDA rows. Every expectation is computed by a plain scan (test/search/naive-query.ts). On each host
- * of the API (test/server/targets.ts).
+ * of the API (test/contract/targets.ts).
  */
 let snapshotPath: string;
 /** The host the running describe block asks: each target's block sets it in its beforeAll. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OperationName } from '../contract/index.ts';
-import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps as ApiQueryDeps } from '../api/query.ts';
+import { answerQuery, errorAnswer, type QueryAnswer, type QueryDeps as ApiQueryDeps } from '../api/query-answer.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import { ClientGone, readBody } from './body.ts';
 import { noteOperation, type Logger } from './log.ts';
@@ -28,7 +28,7 @@ export type QueryRun = (
 ) => Promise<QueryAnswer | null>;
 
 /**
- * Answers a request's body with src/api/query.ts, bounded by the operation timeout, in the connection's turn of the
+ * Answers a request's body with src/api/query-answer.ts, bounded by the operation timeout, in the connection's turn of the
  * event loop (turns.ts). A connection closed while its request waited for its turn (the client left, or the
  * pipelining bound refused it) gets no work done for it: nobody would read the answer. Both lanes of POST /v1/query
  * (Node's HTTP server and the fast lane) answer through this.

@@ -6,13 +6,13 @@ import {
 } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
-import { TARGETS, hostFor } from '../server/targets.ts';
-import { naiveSearch, type NaiveRequest } from './naive.ts';
+import { TARGETS, hostFor } from './targets.ts';
+import { naiveSearch, type NaiveRequest } from '../search/naive.ts';
 
 /**
  * Every search rule of docs/contract.md section 6, against the real server over the fixture snapshot. Expected answers are
  * computed here by a plain scan of the fixture's records (test/search/naive.ts), never written down by hand. On each host
- * of the API: the Node server and the Worker under workerd (test/server/targets.ts).
+ * of the API: the Node server and the Worker under workerd (test/contract/targets.ts).
  */
 let snapshotPath: string;
 /** The host the running describe block asks: each target's block sets it in its beforeAll. */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, ShardIndex, type CatalogKind } from '../../src/contract/index.ts';
 import { CursorCodec } from '../../src/operations/index.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from './helpers.ts';
+import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from '../server/helpers.ts';
 import { TARGETS, hostFor } from './targets.ts';
 
 /**

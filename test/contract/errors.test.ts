@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_NAMES, type OperationName } from '../../src/contract/index.ts';
 import { SearchUnavailable } from '../../src/api/errors.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { VALID_INPUT, allProductCodes, ask, envelope, expectError, post, rawRequest, startServer } from './helpers.ts';
+import { VALID_INPUT, allProductCodes, ask, envelope, expectError, post, rawRequest, startServer } from '../server/helpers.ts';
 import { TARGETS, startTarget, type Target } from './targets.ts';
 
 /**
  * Every row of docs/contract.md section 2's error table, against each host of the API over the fixture snapshot:
- * the Node server and the Worker under workerd (test/server/targets.ts). Cases that swap an operation's handler for
+ * the Node server and the Worker under workerd (test/contract/targets.ts). Cases that swap an operation's handler for
  * a stub, or read the server's log, need the Node server in-process and run on it only.
  */
 for (const target of TARGETS) {

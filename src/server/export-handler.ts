@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerExport } from '../api/export.ts';
+import { answerExport } from '../api/export-answer.ts';
 import { ApiError } from '../api/errors.ts';
 import { pickEncoding } from '../api/media.ts';
 import type { CursorCodec } from '../operations/cursor.ts';
@@ -9,7 +9,7 @@ import type { ExportSlots } from './export-slots.ts';
 import { newExportFlow, pumpExport, type ExportFlow } from './export-stream.ts';
 import type { Turns } from './turns.ts';
 
-export { exportInputOf } from '../api/export.ts';
+export { exportInputOf } from '../api/export-answer.ts';
 
 /** Seconds a client refused for want of a slot is told to wait (Retry-After): about one export of the bundled data. */
 export const EXPORT_RETRY_AFTER_S = 5;
@@ -29,7 +29,7 @@ export type ExportDeps = {
 };
 
 /**
- * GET /v1/export on Node (src/api/export.ts says what it answers): every match of a search, streamed as CSV or NDJSON,
+ * GET /v1/export on Node (src/api/export-answer.ts says what it answers): every match of a search, streamed as CSV or NDJSON,
  * compressed with br or gzip when the client accepts one (as JSON answers are), with back-pressure (export-stream.ts).
  * An error before the first byte is the usual JSON error; after it, the connection is cut, so a truncated file never
  * looks complete.

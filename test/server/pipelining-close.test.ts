@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { withoutStacksOnClose } from '../../src/server/pipeline.ts';
+import { withoutStacksOnClose } from '../../src/server/pipelining.ts';
 
 /**
  * A connection refused for pipelining too deep closes with hundreds of parsed requests, each ended by Node with an

@@ -1,0 +1,117 @@
+import type { z } from 'zod';
+import {
+  LAYOUT,
+  Manifest,
+  MetaFile,
+  RECORD_TABLE,
+  SNAPSHOT_SCHEMA_VERSION,
+  ShardIndex,
+  TopProductCodesFile,
+  recordTablePartPath,
+  snapshotIdOf,
+  type FileEntry,
+} from '../contract/index.ts';
+import { InvalidSnapshot } from './errors.ts';
+import { toHex, type SnapshotStorage } from './storage.ts';
+
+/** What a snapshot holds from the moment it is opened: its manifest and the small files every request needs. */
+export type OpenedSnapshot = {
+  manifest: Manifest;
+  /** sha256 of manifest.json's bytes (the manifest cannot list itself). */
+  manifestSha256: string;
+  manifestBytes: Uint8Array;
+  meta: MetaFile;
+  /** meta.json's bytes without its final newline: the meta answer's data as it is. */
+  metaJson: Uint8Array;
+  topProductCodes: TopProductCodesFile;
+  recordIndex: ShardIndex;
+  productCodeIndex: ShardIndex;
+  files: ReadonlyMap<string, FileEntry>;
+};
+
+const utf8 = new TextDecoder();
+
+/** The files every answer needs: a damaged one makes the whole snapshot unusable, so it is refused at open. */
+const REQUIRED = [LAYOUT.meta, LAYOUT.topProductCodes, LAYOUT.recordIndex, LAYOUT.productCodeIndex] as const;
+
+/**
+ * Opens and validates the snapshot whose manifest is `manifestBytes`, reading the rest from `storage`: the manifest
+ * parsed once with the contract's schema, its id checked against its file list, the required files read and checked
+ * against their sha256, and every shard and record-table part the indexes need listed. `checkFiles`, when given,
+ * runs once the manifest is known and before anything else is read, and returns problems that refuse the snapshot.
+ * Throws InvalidSnapshot, naming the first problems found.
+ */
+export async function openSnapshotFiles(
+  storage: SnapshotStorage,
+  manifestBytes: Uint8Array,
+  checkFiles?: (files: readonly FileEntry[]) => Promise<string[]>,
+): Promise<OpenedSnapshot> {
+  const dir = storage.location;
+  const hex = (bytes: Uint8Array) => toHex(storage.sha256(bytes));
+  const manifest = parseJson(dir, LAYOUT.manifest, manifestBytes, Manifest);
+  // The id is a digest of the file list: an edited list (a path or digest changed by hand) is refused here.
+  if (snapshotIdOf(manifest.files, hex) !== manifest.snapshotId) {
+    throw new InvalidSnapshot(dir, `${LAYOUT.manifest}'s snapshotId does not match its file list`);
+  }
+  const files = new Map(manifest.files.map((f) => [f.path, f]));
+  const problems = checkFiles ? await checkFiles(manifest.files) : [];
+  if (problems.length > 0) {
+    const more = problems.length > 3 ? ` (and ${problems.length - 3} more)` : '';
+    throw new InvalidSnapshot(dir, `${problems.slice(0, 3).join('; ')}${more}`);
+  }
+  for (const required of REQUIRED) {
+    if (!files.has(required)) throw new InvalidSnapshot(dir, `the manifest does not list ${required}`);
+  }
+  const readChecked = async (rel: string): Promise<Uint8Array> => {
+    const bytes = await storage.read(rel).catch(() => {
+      throw new InvalidSnapshot(dir, `${rel} cannot be read`);
+    });
+    const entry = files.get(rel) as FileEntry;
+    if (bytes.length !== entry.bytes || hex(bytes) !== entry.sha256) throw new InvalidSnapshot(dir, `${rel} does not match its sha256 in the manifest`);
+    return bytes;
+  };
+  const [metaBytes, topBytes, recordIndexBytes, codeIndexBytes] = (await Promise.all(REQUIRED.map(readChecked))) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+  const recordIndex = parseJson(dir, LAYOUT.recordIndex, recordIndexBytes, ShardIndex);
+  const productCodeIndex = parseJson(dir, LAYOUT.productCodeIndex, codeIndexBytes, ShardIndex);
+  for (const index of [recordIndex, productCodeIndex]) {
+    const unlisted = index.shards.find((s) => !files.has(s.path));
+    if (unlisted) throw new InvalidSnapshot(dir, `shard ${unlisted.path} is not in the manifest`);
+  }
+  const parts = Math.ceil(recordIndex.shards.length / RECORD_TABLE.shardsPerPart);
+  for (let part = 0; part < parts; part++) {
+    if (!files.has(recordTablePartPath(part))) throw new InvalidSnapshot(dir, `the manifest does not list ${recordTablePartPath(part)}`);
+  }
+  return {
+    manifest,
+    manifestSha256: hex(manifestBytes),
+    manifestBytes,
+    meta: parseJson(dir, LAYOUT.meta, metaBytes, MetaFile),
+    metaJson: withoutFinalNewline(metaBytes),
+    topProductCodes: parseJson(dir, LAYOUT.topProductCodes, topBytes, TopProductCodesFile),
+    recordIndex,
+    productCodeIndex,
+    files,
+  };
+}
+
+function withoutFinalNewline(bytes: Uint8Array): Uint8Array {
+  return bytes[bytes.length - 1] === 0x0a ? bytes.subarray(0, bytes.length - 1) : bytes;
+}
+
+function parseJson<S extends z.ZodType>(dir: string, rel: string, bytes: Uint8Array, schema: S): z.output<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes));
+  } catch {
+    throw new InvalidSnapshot(dir, `${rel} is not valid JSON`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    if (rel === LAYOUT.manifest && issue?.path.join('.') === 'schemaVersion') {
+      throw new InvalidSnapshot(dir, `${rel}'s schemaVersion is ${JSON.stringify((value as { schemaVersion?: unknown }).schemaVersion)} and this server reads schemaVersion ${SNAPSHOT_SCHEMA_VERSION}; build the snapshot again with npm run build`);
+    }
+    throw new InvalidSnapshot(dir, `${rel} does not match its schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
