@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { NO_APPLICANT, NO_CODE, NO_SMALL } from '../../src/contract/search-index.ts';
 import {
   CHUNK_TARGET_BYTES,
+  ID_CHUNK_TARGET_BYTES,
   chunkPath,
   K_BLOCK_DOCS,
   LANDING_KNUMBERS,
@@ -135,7 +136,7 @@ export type ChunkFiles = { directory: SearchChunks; files: Written[] };
 export async function buildSearchChunks(
   data: SearchIndexData,
   indexHeaderSha256: string,
-  sizes: { targetBytes: number; kBlockDocs: number } = { targetBytes: CHUNK_TARGET_BYTES, kBlockDocs: K_BLOCK_DOCS },
+  sizes: { targetBytes: number; idTargetBytes: number; kBlockDocs: number } = { targetBytes: CHUNK_TARGET_BYTES, idTargetBytes: ID_CHUNK_TARGET_BYTES, kBlockDocs: K_BLOCK_DOCS },
 ): Promise<ChunkFiles> {
   const index: SearchIndex = openSearchIndex(data);
   const docs = data.docKNumber.length;
@@ -162,16 +163,25 @@ export async function buildSearchChunks(
     termChunks.push({ first: data.terms[run.from]!, last: data.terms[to - 1]!, from: run.from, count: run.count, file });
   }
 
-  const idChunks = async (kind: string, rows: Rows): Promise<IdChunk[]> => {
-    const out: IdChunk[] = [];
+  // Ids in `order`, cut into runs; each chunk holds its ids and their rows.
+  const idChunks = async (kind: string, rows: Rows, order: Uint32Array): Promise<{ chunks: IdChunk[]; chunkOf: number[] }> => {
+    const chunks: IdChunk[] = [];
+    const chunkOf = new Array<number>(order.length).fill(0);
     const w = rowWeight(rows, docs);
-    for (const run of cutRuns(rows.offsets.length - 1, w, sizes.targetBytes)) {
-      out.push({ ...run, file: add(await packed(kind, { docs: { rows: sliceRows(rows, run.from, run.from + run.count) } })) });
+    for (const run of cutRuns(order.length, (i) => w(order[i]!), sizes.idTargetBytes)) {
+      const ids = order.slice(run.from, run.from + run.count);
+      const offsets = new Uint32Array(ids.length + 1);
+      for (const [i, id] of ids.entries()) offsets[i + 1] = offsets[i]! + rows.offsets[id + 1]! - rows.offsets[id]!;
+      const values = new Uint32Array(offsets[ids.length]!);
+      for (const [i, id] of ids.entries()) values.set(rows.values.subarray(rows.offsets[id]!, rows.offsets[id + 1]!), offsets[i]!);
+      for (const id of ids) chunkOf[id] = chunks.length;
+      chunks.push({ count: run.count, file: add(await packed(kind, { ids: { u32: ids }, docs: { rows: { offsets, values } } })) });
     }
-    return out;
+    return { chunks, chunkOf };
   };
-  const codeChunks = await idChunks('codes', index.codeDocs);
-  const applicantChunks = await idChunks('applicants', index.applicantDocs);
+  const byType = Uint32Array.from(data.codes.keys()).sort((a, b) => (data.codeTypes[a]! < data.codeTypes[b]! ? -1 : data.codeTypes[a]! > data.codeTypes[b]! ? 1 : a - b));
+  const codeChunks = await idChunks('codes', index.codeDocs, byType);
+  const applicantChunks = await idChunks('applicants', index.applicantDocs, Uint32Array.from(data.applicants.keys()));
 
   const kBlocks: FileRef[] = [];
   for (let d = 0; d < docs; d += sizes.kBlockDocs) kBlocks.push(add(await packed('k', { values: { u32: data.docKNumber.slice(d, d + sizes.kBlockDocs) } })));
@@ -220,8 +230,10 @@ export async function buildSearchChunks(
     counts: { docs, terms: data.terms.length, codes: data.codes.length, applicants: data.applicants.length },
     files: fileRefs,
     termChunks,
-    codeChunks,
-    applicantChunks,
+    codeChunks: codeChunks.chunks,
+    codeChunkOf: codeChunks.chunkOf,
+    applicantChunks: applicantChunks.chunks,
+    applicantChunkOf: applicantChunks.chunkOf,
     kBlockDocs: sizes.kBlockDocs,
     kBlocks,
     landing: { facets: LANDING_FACETS, kNumbers, facetCounts: landing.facets },

@@ -12,8 +12,10 @@ import { z } from 'zod';
  * - Term chunks: the sorted word list cut into runs (`termChunks` names each run's first and last word), each with its
  *   words' documents, applicants and product codes as rows (`docs`, `applicants`, `codes`). A word, or a prefix, lies in
  *   the chunks whose range it meets.
- * - Code and applicant chunks: the documents of each product code and of each applicant group, as rows, by id range.
- *   With the term chunks they answer which documents a word reaches, without the per-document columns.
+ * - Code and applicant chunks: the documents of some product codes (applicant groups), as rows beside their ids
+ *   (`ids`); `codeChunkOf` (`applicantChunkOf`) names each id's chunk. With the term chunks they answer which documents
+ *   a word reaches, without the per-document columns. Codes are grouped in the order of their device types, so that
+ *   the codes a word reaches through its device types ("Catheter, …") sit in few chunks; applicants in name order.
  * - K number blocks: `docKNumber` by blocks of `kBlockDocs` documents, so that a page of results needs a few blocks.
  * - Whole files (`files`): the dictionaries (`dicts`: product codes and the small value lists), `applicants` (names and
  *   their comparison order), `codeTypes`, the decision dates as runs (`decided`: documents run in decision date order,
@@ -29,8 +31,10 @@ export const SEARCH_CHUNKS_VERSION = 1;
 export const SEARCH_CHUNKS_PATH = 'search/chunks.json';
 export const SEARCH_CHUNKS_DIR = 'search/chunks';
 export const CHUNK_HASH_CHARS = 20;
-/** Uncompressed bytes of rows a term, code or applicant chunk aims at (a single long row may exceed it). */
+/** Uncompressed bytes of rows a term chunk aims at (a single long row may exceed it). */
 export const CHUNK_TARGET_BYTES = 48 * 1024;
+/** The same for code and applicant chunks: smaller, since a word reaches a few codes or applicants among many. */
+export const ID_CHUNK_TARGET_BYTES = 16 * 1024;
 /** Documents per K number block: a 4-byte number each, so 8 KB before compression. */
 export const K_BLOCK_DOCS = 2048;
 /** The K numbers the landing answer carries: the first page at every page size the page offers. */
@@ -49,7 +53,7 @@ export type ChunkFile = (typeof CHUNK_FILES)[number];
 const FileRef = z.strictObject({ path: z.string().regex(CHUNK_PATH_PATTERN), bytes: z.int().min(0) });
 export type FileRef = z.infer<typeof FileRef>;
 
-const IdChunk = z.strictObject({ from: z.int().min(0), count: z.int().min(0), file: FileRef });
+const IdChunk = z.strictObject({ count: z.int().min(1), file: FileRef });
 export type IdChunk = z.infer<typeof IdChunk>;
 
 export const SearchChunks = z.strictObject({
@@ -61,7 +65,10 @@ export const SearchChunks = z.strictObject({
   files: z.record(z.enum(CHUNK_FILES), FileRef),
   termChunks: z.array(z.strictObject({ first: z.string(), last: z.string(), from: z.int().min(0), count: z.int().min(1), file: FileRef })),
   codeChunks: z.array(IdChunk),
+  /** For each product code id, the code chunk holding its documents. */
+  codeChunkOf: z.array(z.int().min(0)),
   applicantChunks: z.array(IdChunk),
+  applicantChunkOf: z.array(z.int().min(0)),
   kBlockDocs: z.int().min(1),
   kBlocks: z.array(FileRef),
   landing: z.strictObject({

@@ -64,13 +64,9 @@ export function parseChunkDirectory(value: unknown): SearchChunks {
     next += c.count;
   }
   if (next !== d.counts?.terms) fail('term chunks do not cover the terms in order');
-  for (const [list, total] of [[d.codeChunks, d.counts.codes], [d.applicantChunks, d.counts.applicants]] as const) {
-    let at = 0;
-    for (const c of list) {
-      if (c.from !== at || !okRef(c.file)) fail('id chunks do not cover the ids in order');
-      at += c.count;
-    }
-    if (at !== total) fail('id chunks do not cover the ids in order');
+  for (const [list, of, total] of [[d.codeChunks, d.codeChunkOf, d.counts.codes], [d.applicantChunks, d.applicantChunkOf, d.counts.applicants]] as const) {
+    if (!Array.isArray(of) || of.length !== total || !of.every((c) => Number.isInteger(c) && c >= 0 && c < list.length)) fail('id chunks do not cover the ids');
+    if (list.reduce((n, c) => n + (okRef(c.file) ? c.count : NaN), 0) !== total) fail('id chunks do not cover the ids');
   }
   if (!(d.kBlockDocs > 0) || d.kBlocks.length !== Math.ceil(d.counts.docs / d.kBlockDocs) || !d.kBlocks.every(okRef)) fail('K number blocks do not cover the documents');
   return d;
@@ -194,8 +190,8 @@ export class SparseIndex {
     if ((!plan.wholeCodes || !plan.wholeApplicants) && [...termChunks].every((c) => this.has(dir.termChunks[c]!.file.path)) && this.has(files.dicts.path)) {
       const index = this.view();
       const reach = this.reach(index, plan.words);
-      if (!plan.wholeCodes && !this.has(files.docCode.path)) for (const c of reach.codes) need(chunkOf(dir.codeChunks, c).file.path);
-      if (!plan.wholeApplicants && !this.has(files.docApplicant.path)) for (const a of reach.applicants) need(chunkOf(dir.applicantChunks, a).file.path);
+      if (!plan.wholeCodes && !this.has(files.docCode.path)) for (const c of reach.codes) need(dir.codeChunks[dir.codeChunkOf[c]!]!.file.path);
+      if (!plan.wholeApplicants && !this.has(files.docApplicant.path)) for (const a of reach.applicants) need(dir.applicantChunks[dir.applicantChunkOf[a]!]!.file.path);
     }
     return [...out];
   }
@@ -490,30 +486,30 @@ export class SparseIndex {
     const n = this.directory.counts.docs;
     const column = type === 'u16' ? new Uint16Array(n) : new Uint32Array(n);
     column.fill(none);
-    const offsets = new Uint32Array(ids + 1);
-    const pieces: Uint32Array[] = [];
-    let at = 0;
+    const lengths = new Uint32Array(ids + 1);
+    const loaded: { ids: Uint32Array; rows: Rows }[] = [];
     for (const c of chunks) {
       const bundle = this.bundles.get(c.file.path);
-      if (!bundle) {
-        offsets.fill(at, c.from + 1, c.from + c.count + 1);
-        continue;
-      }
+      if (!bundle) continue;
+      const idList = valueOf(bundle, 'ids', 'u32');
       const rows = valueOf(bundle, 'docs', 'rows');
-      if (rows.offsets.length !== c.count + 1) throw new ChunkFormatError(`${c.file.path}: not the chunk the directory names`);
-      for (let i = 0; i < c.count; i++) {
-        offsets[c.from + i + 1] = at + rows.offsets[i + 1]!;
-        for (let j = rows.offsets[i]!; j < rows.offsets[i + 1]!; j++) column[rows.values[j]!] = c.from + i;
-      }
-      at += rows.values.length;
-      pieces.push(rows.values);
+      if (idList.length !== c.count || rows.offsets.length !== c.count + 1 || idList.some((id) => id >= ids)) throw new ChunkFormatError(`${c.file.path}: not the chunk the directory names`);
+      loaded.push({ ids: idList, rows });
+      for (let i = 0; i < idList.length; i++) lengths[idList[i]! + 1] = rows.offsets[i + 1]! - rows.offsets[i]!;
     }
-    return { column, rows: { offsets, values: concat(pieces, at) } };
+    // Rows in id order: an id whose chunk is not loaded has none.
+    const offsets = lengths;
+    for (let i = 0; i < ids; i++) offsets[i + 1]! += offsets[i]!;
+    const values = new Uint32Array(offsets[ids]!);
+    for (const { ids: idList, rows } of loaded) {
+      for (let i = 0; i < idList.length; i++) {
+        const id = idList[i]!;
+        values.set(rows.values.subarray(rows.offsets[i]!, rows.offsets[i + 1]!), offsets[id]!);
+        for (let j = rows.offsets[i]!; j < rows.offsets[i + 1]!; j++) column[rows.values[j]!] = id;
+      }
+    }
+    return { column, rows: { offsets, values } };
   }
-}
-
-function chunkOf(chunks: readonly IdChunk[], id: number): IdChunk {
-  return chunks[partitionPoint(0, chunks.length, (i) => chunks[i]!.from + chunks[i]!.count <= id)]!;
 }
 
 function concat(pieces: readonly Uint32Array[], total: number): Uint32Array {
