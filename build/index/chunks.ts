@@ -56,6 +56,15 @@ async function packed(kind: string, values: Record<string, BundleValue>): Promis
 
 const ref = (w: Written): FileRef => ({ path: w.path, bytes: w.bytes.byteLength });
 
+/** The rows of `ids`, in that order. */
+export function pickRows(rows: Rows, ids: Uint32Array): Rows {
+  const offsets = new Uint32Array(ids.length + 1);
+  for (const [i, id] of ids.entries()) offsets[i + 1] = offsets[i]! + rows.offsets[id + 1]! - rows.offsets[id]!;
+  const values = new Uint32Array(offsets[ids.length]!);
+  for (const [i, id] of ids.entries()) values.set(rows.values.subarray(rows.offsets[id]!, rows.offsets[id + 1]!), offsets[i]!);
+  return { offsets, values };
+}
+
 /** Rows r in [from, to) of `rows`, renumbered from 0. */
 export function sliceRows(rows: Rows, from: number, to: number): Rows {
   const base = rows.offsets[from]!;
@@ -149,15 +158,30 @@ export async function buildSearchChunks(
   const docW = rowWeight(termDocs, docs);
   const appW = rowWeight(termApplicants, data.applicants.length);
   const codeW = rowWeight(termCodes, data.codes.length);
+  const codeRowW = rowWeight(index.codeDocs, docs);
+  const applicantRowW = rowWeight(index.applicantDocs, docs);
+  const reachWeight = (t: number): number => {
+    let w = 0;
+    for (let i = termCodes.offsets[t]!; i < termCodes.offsets[t + 1]!; i++) w += codeRowW(termCodes.values[i]!);
+    for (let i = termApplicants.offsets[t]!; i < termApplicants.offsets[t + 1]!; i++) w += applicantRowW(termApplicants.values[i]!);
+    return w;
+  };
   const termChunks = [];
-  for (const run of cutRuns(data.terms.length, (t) => docW(t) + appW(t) + codeW(t) + data.terms[t]!.length + 3, sizes.targetBytes)) {
+  for (const run of cutRuns(data.terms.length, (t) => docW(t) + appW(t) + codeW(t) + reachWeight(t) + data.terms[t]!.length + 3, sizes.targetBytes)) {
     const to = run.from + run.count;
+    const reached = (rel: Rows) => Uint32Array.from(new Set(rel.values.subarray(rel.offsets[run.from]!, rel.offsets[to]!))).sort();
+    const codeIds = reached(termCodes);
+    const applicantIds = reached(termApplicants);
     const file = add(
       await packed('terms', {
         terms: { json: data.terms.slice(run.from, to) },
         docs: { rows: sliceRows(termDocs, run.from, to) },
         applicants: { rows: sliceRows(termApplicants, run.from, to) },
         codes: { rows: sliceRows(termCodes, run.from, to) },
+        codeIds: { u32: codeIds },
+        codeDocs: { rows: pickRows(index.codeDocs, codeIds) },
+        applicantIds: { u32: applicantIds },
+        applicantDocs: { rows: pickRows(index.applicantDocs, applicantIds) },
       }),
     );
     termChunks.push({ first: data.terms[run.from]!, last: data.terms[to - 1]!, from: run.from, count: run.count, file });
@@ -170,18 +194,13 @@ export async function buildSearchChunks(
     const w = rowWeight(rows, docs);
     for (const run of cutRuns(order.length, (i) => w(order[i]!), sizes.idTargetBytes)) {
       const ids = order.slice(run.from, run.from + run.count);
-      const offsets = new Uint32Array(ids.length + 1);
-      for (const [i, id] of ids.entries()) offsets[i + 1] = offsets[i]! + rows.offsets[id + 1]! - rows.offsets[id]!;
-      const values = new Uint32Array(offsets[ids.length]!);
-      for (const [i, id] of ids.entries()) values.set(rows.values.subarray(rows.offsets[id]!, rows.offsets[id + 1]!), offsets[i]!);
       for (const id of ids) chunkOf[id] = chunks.length;
-      chunks.push({ count: run.count, file: add(await packed(kind, { ids: { u32: ids }, docs: { rows: { offsets, values } } })) });
+      chunks.push({ count: run.count, file: add(await packed(kind, { ids: { u32: ids }, docs: { rows: pickRows(rows, ids) } })) });
     }
     return { chunks, chunkOf };
   };
   const byType = Uint32Array.from(data.codes.keys()).sort((a, b) => (data.codeTypes[a]! < data.codeTypes[b]! ? -1 : data.codeTypes[a]! > data.codeTypes[b]! ? 1 : a - b));
   const codeChunks = await idChunks('codes', index.codeDocs, byType);
-  const applicantChunks = await idChunks('applicants', index.applicantDocs, Uint32Array.from(data.applicants.keys()));
 
   const kBlocks: FileRef[] = [];
   for (let d = 0; d < docs; d += sizes.kBlockDocs) kBlocks.push(add(await packed('k', { values: { u32: data.docKNumber.slice(d, d + sizes.kBlockDocs) } })));
@@ -232,8 +251,6 @@ export async function buildSearchChunks(
     termChunks,
     codeChunks: codeChunks.chunks,
     codeChunkOf: codeChunks.chunkOf,
-    applicantChunks: applicantChunks.chunks,
-    applicantChunkOf: applicantChunks.chunkOf,
     kBlockDocs: sizes.kBlockDocs,
     kBlocks,
     landing: { facets: LANDING_FACETS, kNumbers, facetCounts: landing.facets },

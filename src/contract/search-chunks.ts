@@ -10,12 +10,13 @@ import { z } from 'zod';
  *   (the same name always means the same bytes) and a reader can check what it got. Stored compressed because most
  *   static hosts send binary files as they are.
  * - Term chunks: the sorted word list cut into runs (`termChunks` names each run's first and last word), each with its
- *   words' documents, applicants and product codes as rows (`docs`, `applicants`, `codes`). A word, or a prefix, lies in
- *   the chunks whose range it meets.
- * - Code and applicant chunks: the documents of some product codes (applicant groups), as rows beside their ids
- *   (`ids`); `codeChunkOf` (`applicantChunkOf`) names each id's chunk. With the term chunks they answer which documents
- *   a word reaches, without the per-document columns. Codes are grouped in the order of their device types, so that
- *   the codes a word reaches through its device types ("Catheter, …") sit in few chunks; applicants in name order.
+ *   words' documents, applicants and product codes as rows (`docs`, `applicants`, `codes`), and the documents of every
+ *   product code and applicant group its words reach (`codeIds` with `codeDocs`, `applicantIds` with `applicantDocs`):
+ *   a word matches the clearances of a code whose device type has it, and of an applicant whose name has it, so its
+ *   chunks alone say which documents it matches, without the per-document columns. A word, or a prefix, lies in the
+ *   chunks whose range it meets.
+ * - Code chunks: the documents of some product codes as rows beside their ids (`ids`, `docs`), `codeChunkOf` naming
+ *   each code's chunk, for a short word that matches product codes by their letters ("dq" matches DQY).
  * - K number blocks: `docKNumber` by blocks of `kBlockDocs` documents, so that a page of results needs a few blocks.
  * - Whole files (`files`): the dictionaries (`dicts`: product codes and the small value lists), `applicants` (names and
  *   their comparison order), `codeTypes`, the decision dates as runs (`decided`: documents run in decision date order,
@@ -33,7 +34,7 @@ export const SEARCH_CHUNKS_DIR = 'search/chunks';
 export const CHUNK_HASH_CHARS = 20;
 /** Uncompressed bytes of rows a term chunk aims at (a single long row may exceed it). */
 export const CHUNK_TARGET_BYTES = 48 * 1024;
-/** The same for code and applicant chunks: smaller, since a word reaches a few codes or applicants among many. */
+/** The same for code chunks: smaller, since a short word reaches a few codes among many. */
 export const ID_CHUNK_TARGET_BYTES = 16 * 1024;
 /** Documents per K number block: a 4-byte number each, so 8 KB before compression. */
 export const K_BLOCK_DOCS = 2048;
@@ -67,8 +68,6 @@ export const SearchChunks = z.strictObject({
   codeChunks: z.array(IdChunk),
   /** For each product code id, the code chunk holding its documents. */
   codeChunkOf: z.array(z.int().min(0)),
-  applicantChunks: z.array(IdChunk),
-  applicantChunkOf: z.array(z.int().min(0)),
   kBlockDocs: z.int().min(1),
   kBlocks: z.array(FileRef),
   landing: z.strictObject({

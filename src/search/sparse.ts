@@ -57,14 +57,14 @@ export function parseChunkDirectory(value: unknown): SearchChunks {
   if (d.version !== SEARCH_CHUNKS_VERSION) fail(`version ${String(d.version)} is not ${SEARCH_CHUNKS_VERSION}`);
   const okRef = (r: unknown) => typeof r === 'object' && r !== null && CHUNK_PATH_PATTERN.test(String((r as { path?: unknown }).path));
   for (const f of CHUNK_FILES) if (!okRef(d.files?.[f])) fail(`files.${f} is not a chunk file`);
-  if (!Array.isArray(d.termChunks) || !Array.isArray(d.codeChunks) || !Array.isArray(d.applicantChunks) || !Array.isArray(d.kBlocks)) fail('a chunk list is missing');
+  if (!Array.isArray(d.termChunks) || !Array.isArray(d.codeChunks) || !Array.isArray(d.kBlocks)) fail('a chunk list is missing');
   let next = 0;
   for (const c of d.termChunks) {
     if (c.from !== next || !(c.count > 0) || !okRef(c.file) || typeof c.first !== 'string' || typeof c.last !== 'string') fail('term chunks do not cover the terms in order');
     next += c.count;
   }
   if (next !== d.counts?.terms) fail('term chunks do not cover the terms in order');
-  for (const [list, of, total] of [[d.codeChunks, d.codeChunkOf, d.counts.codes], [d.applicantChunks, d.applicantChunkOf, d.counts.applicants]] as const) {
+  for (const [list, of, total] of [[d.codeChunks, d.codeChunkOf, d.counts.codes]] as const) {
     if (!Array.isArray(of) || of.length !== total || !of.every((c) => Number.isInteger(c) && c >= 0 && c < list.length)) fail('id chunks do not cover the ids');
     if (list.reduce((n, c) => n + (okRef(c.file) ? c.count : NaN), 0) !== total) fail('id chunks do not cover the ids');
   }
@@ -186,33 +186,17 @@ export class SparseIndex {
       ['docCountry', 'docCountry'], ['docState', 'docState'], ['docReceived', 'docReceived'], ['codeTypes', 'codeTypes'],
     ];
     for (const [section, file] of columns) if (s.has(section)) need(files[file].path);
-    // The documents of the codes and applicants the words reach, once the words' chunks are in.
-    if ((!plan.wholeCodes || !plan.wholeApplicants) && [...termChunks].every((c) => this.has(dir.termChunks[c]!.file.path)) && this.has(files.dicts.path)) {
-      const index = this.view();
-      const reach = this.reach(index, plan.words);
-      if (!plan.wholeCodes && !this.has(files.docCode.path)) for (const c of reach.codes) need(dir.codeChunks[dir.codeChunkOf[c]!]!.file.path);
-      if (!plan.wholeApplicants && !this.has(files.docApplicant.path)) for (const a of reach.applicants) need(dir.applicantChunks[dir.applicantChunkOf[a]!]!.file.path);
+    // Short words match product codes by their letters: those codes' documents, from the code chunks.
+    if (!plan.wholeCodes && !this.has(files.docCode.path) && this.has(files.dicts.path)) {
+      const lower = this.view().codesLower;
+      for (const word of plan.words) {
+        if (word.length > 3) continue;
+        for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
+          need(dir.codeChunks[dir.codeChunkOf[c]!]!.file.path);
+        }
+      }
     }
     return [...out];
-  }
-
-  /** The product codes and applicants the words reach: through their terms, and codes by name for short words. */
-  private reach(index: SearchIndex, words: readonly string[]): { codes: Set<number>; applicants: Set<number> } {
-    const codes = new Set<number>();
-    const applicants = new Set<number>();
-    const { terms, termCodeOffsets, termCodes, termApplicantOffsets, termApplicants } = index;
-    for (const word of words) {
-      const lo = partitionPoint(0, terms.length, (i) => terms[i]! < word);
-      for (let t = lo; t < terms.length && terms[t]!.startsWith(word); t++) {
-        for (let i = termCodeOffsets[t]!; i < termCodeOffsets[t + 1]!; i++) codes.add(termCodes[i]!);
-        for (let i = termApplicantOffsets[t]!; i < termApplicantOffsets[t + 1]!; i++) applicants.add(termApplicants[i]!);
-      }
-      if (word.length <= 3) {
-        const lower = index.codesLower;
-        for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) codes.add(c);
-      }
-    }
-    return { codes, applicants };
   }
 
   /** Loads files (each once; a failed read is tried again by a later call). */
@@ -449,7 +433,7 @@ export class SparseIndex {
 
     if (this.has(files.docCode.path)) setSection(ix, 'docCode', this.column('docCode') as Uint16Array);
     else {
-      const part = this.partial(dir.codeChunks, dir.counts.codes, NO_CODE, 'u16');
+      const part = this.partial('codeIds', 'codeDocs', dir.codeChunks, dir.counts.codes, NO_CODE, 'u16');
       setSection(ix, 'docCode', part.column as Uint16Array);
       setDerived(ix, 'codeDocs', part.rows);
     }
@@ -459,7 +443,7 @@ export class SparseIndex {
       setSection(ix, 'applicants', valueOf(names, 'applicants', 'json') as string[]);
       setSection(ix, 'applicantsByKey', valueOf(names, 'applicantsByKey', 'u32'));
     } else {
-      const part = this.partial(dir.applicantChunks, dir.counts.applicants, NO_APPLICANT, 'u32');
+      const part = this.partial('applicantIds', 'applicantDocs', [], dir.counts.applicants, NO_APPLICANT, 'u32');
       setSection(ix, 'docApplicant', part.column as Uint32Array);
       setDerived(ix, 'applicantDocs', part.rows);
       setSection(ix, 'applicants', lengthOnly(dir.counts.applicants, 'applicants'));
@@ -481,21 +465,40 @@ export class SparseIndex {
     return ix;
   }
 
-  /** A column known only for the documents of the loaded id chunks (code or applicant rows), and those rows. */
-  private partial(chunks: readonly IdChunk[], ids: number, none: number, type: 'u16' | 'u32'): { column: Uint16Array | Uint32Array; rows: Rows } {
+  /**
+   * A column known only for the documents of the codes (applicants) whose rows are loaded, in term chunks (`idsName`,
+   * `rowsName`) or in id chunks, and those rows.
+   */
+  private partial(idsName: string, rowsName: string, chunks: readonly IdChunk[], ids: number, none: number, type: 'u16' | 'u32'): { column: Uint16Array | Uint32Array; rows: Rows } {
     const n = this.directory.counts.docs;
     const column = type === 'u16' ? new Uint16Array(n) : new Uint32Array(n);
     column.fill(none);
     const lengths = new Uint32Array(ids + 1);
     const loaded: { ids: Uint32Array; rows: Rows }[] = [];
+    const found = new Uint8Array(ids);
+    const take = (idList: Uint32Array, rows: Rows, path: string) => {
+      if (rows.offsets.length !== idList.length + 1 || idList.some((id) => id >= ids)) throw new ChunkFormatError(`${path}: its ids and rows do not match`);
+      // The same code may come in several chunks: its rows once.
+      const keep: number[] = [];
+      for (let i = 0; i < idList.length; i++) {
+        const id = idList[i]!;
+        if (found[id]) continue;
+        found[id] = 1;
+        keep.push(i);
+        lengths[id + 1] = rows.offsets[i + 1]! - rows.offsets[i]!;
+      }
+      if (keep.length > 0) loaded.push({ ids: Uint32Array.from(keep, (i) => idList[i]!), rows: pickRows(rows, Uint32Array.from(keep)) });
+    };
+    for (const c of this.directory.termChunks) {
+      const bundle = this.bundles.get(c.file.path);
+      if (bundle) take(valueOf(bundle, idsName, 'u32'), valueOf(bundle, rowsName, 'rows'), c.file.path);
+    }
     for (const c of chunks) {
       const bundle = this.bundles.get(c.file.path);
       if (!bundle) continue;
       const idList = valueOf(bundle, 'ids', 'u32');
-      const rows = valueOf(bundle, 'docs', 'rows');
-      if (idList.length !== c.count || rows.offsets.length !== c.count + 1 || idList.some((id) => id >= ids)) throw new ChunkFormatError(`${c.file.path}: not the chunk the directory names`);
-      loaded.push({ ids: idList, rows });
-      for (let i = 0; i < idList.length; i++) lengths[idList[i]! + 1] = rows.offsets[i + 1]! - rows.offsets[i]!;
+      if (idList.length !== c.count) throw new ChunkFormatError(`${c.file.path}: not the chunk the directory names`);
+      take(idList, valueOf(bundle, 'docs', 'rows'), c.file.path);
     }
     // Rows in id order: an id whose chunk is not loaded has none.
     const offsets = lengths;
@@ -510,6 +513,15 @@ export class SparseIndex {
     }
     return { column, rows: { offsets, values } };
   }
+}
+
+/** The rows at positions `at`, in that order. */
+function pickRows(rows: Rows, at: Uint32Array): Rows {
+  const offsets = new Uint32Array(at.length + 1);
+  for (let i = 0; i < at.length; i++) offsets[i + 1] = offsets[i]! + rows.offsets[at[i]! + 1]! - rows.offsets[at[i]!]!;
+  const values = new Uint32Array(offsets[at.length]!);
+  for (let i = 0; i < at.length; i++) values.set(rows.values.subarray(rows.offsets[at[i]!]!, rows.offsets[at[i]! + 1]!), offsets[i]!);
+  return { offsets, values };
 }
 
 function concat(pieces: readonly Uint32Array[], total: number): Uint32Array {
