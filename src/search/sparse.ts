@@ -164,10 +164,11 @@ export class SparseIndex {
       if (!this.has(path)) out.add(path);
     };
     need(files.dicts.path);
-    need(files.decided.path);
     const plan = this.plan(req, whole);
     if (!plan) return [...out];
     const s = plan.sections;
+    // Decision dates and years: for a year range, a date qualifier or sort, and facets; not for words alone.
+    if (whole || req.yearFrom !== null || req.yearTo !== null || s.has('docDecided') || s.has('docReceived')) need(files.decided.path);
     const termChunks = new Set<number>();
     for (const w of plan.words) for (const c of chunksOfPrefix(dir, w)) termChunks.add(c);
     for (const c of termChunks) need(dir.termChunks[c]!.file.path);
@@ -188,7 +189,7 @@ export class SparseIndex {
     for (const [section, file] of columns) if (s.has(section)) need(files[file].path);
     // Short words match product codes by their letters: those codes' documents, from the code chunks.
     if (!plan.wholeCodes && !this.has(files.docCode.path) && this.has(files.dicts.path)) {
-      const lower = this.view().codesLower;
+      const lower = this.codesLower();
       for (const word of plan.words) {
         if (word.length > 3) continue;
         for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
@@ -197,6 +198,16 @@ export class SparseIndex {
       }
     }
     return [...out];
+  }
+
+  /** The product codes in lower case, from the dictionaries (loaded). */
+  private codesLower(): string[] {
+    let lower = this.arrays.get('codesLower') as string[] | undefined;
+    if (!lower) {
+      const lists = valueOf(this.bundles.get(this.directory.files.dicts.path)!, 'lists', 'json') as { codes: string[] };
+      this.arrays.set('codesLower', (lower = lists.codes.map((c) => c.toLowerCase())));
+    }
+    return lower;
   }
 
   /** Loads files (each once; a failed read is tried again by a later call). */
@@ -421,9 +432,9 @@ export class SparseIndex {
       setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
       setSection(ix, 'docSeq', valueOf(seq, 'values', 'u8'));
     } else {
-      const forward = invertRows(docOffsets, termDocs, n);
-      setSection(ix, 'docTermOffsets', forward.offsets);
-      setSection(ix, 'docTermIds', forward.values);
+      // Made on first use (a word checked document by document): a pass over every document at a million.
+      let forward: Rows | null = null;
+      Object.defineProperty(ix, 'docTerms', { get: () => (forward ??= invertRows(docOffsets, termDocs, n)) });
     }
 
     for (const name of ['docPanel', 'docDecision', 'docType', 'docFlags', 'docCountry', 'docState', 'docReceived'] as const) {
@@ -434,7 +445,7 @@ export class SparseIndex {
     if (this.has(files.docCode.path)) setSection(ix, 'docCode', this.column('docCode') as Uint16Array);
     else {
       const part = this.partial('codeIds', 'codeDocs', dir.codeChunks, dir.counts.codes, NO_CODE, 'u16');
-      setSection(ix, 'docCode', part.column as Uint16Array);
+      lazyColumn(ix, 'docCode', part.column);
       setDerived(ix, 'codeDocs', part.rows);
     }
     if (this.has(files.docApplicant.path) && this.has(files.applicants.path)) {
@@ -444,7 +455,7 @@ export class SparseIndex {
       setSection(ix, 'applicantsByKey', valueOf(names, 'applicantsByKey', 'u32'));
     } else {
       const part = this.partial('applicantIds', 'applicantDocs', [], dir.counts.applicants, NO_APPLICANT, 'u32');
-      setSection(ix, 'docApplicant', part.column as Uint32Array);
+      lazyColumn(ix, 'docApplicant', part.column);
       setDerived(ix, 'applicantDocs', part.rows);
       setSection(ix, 'applicants', lengthOnly(dir.counts.applicants, 'applicants'));
     }
@@ -469,10 +480,8 @@ export class SparseIndex {
    * A column known only for the documents of the codes (applicants) whose rows are loaded, in term chunks (`idsName`,
    * `rowsName`) or in id chunks, and those rows.
    */
-  private partial(idsName: string, rowsName: string, chunks: readonly IdChunk[], ids: number, none: number, type: 'u16' | 'u32'): { column: Uint16Array | Uint32Array; rows: Rows } {
+  private partial(idsName: string, rowsName: string, chunks: readonly IdChunk[], ids: number, none: number, type: 'u16' | 'u32'): { column: () => Uint16Array | Uint32Array; rows: Rows } {
     const n = this.directory.counts.docs;
-    const column = type === 'u16' ? new Uint16Array(n) : new Uint32Array(n);
-    column.fill(none);
     const lengths = new Uint32Array(ids + 1);
     const loaded: { ids: Uint32Array; rows: Rows }[] = [];
     const found = new Uint8Array(ids);
@@ -505,14 +514,23 @@ export class SparseIndex {
     for (let i = 0; i < ids; i++) offsets[i + 1]! += offsets[i]!;
     const values = new Uint32Array(offsets[ids]!);
     for (const { ids: idList, rows } of loaded) {
-      for (let i = 0; i < idList.length; i++) {
-        const id = idList[i]!;
-        values.set(rows.values.subarray(rows.offsets[i]!, rows.offsets[i + 1]!), offsets[id]!);
-        for (let j = rows.offsets[i]!; j < rows.offsets[i + 1]!; j++) column[rows.values[j]!] = id;
-      }
+      for (let i = 0; i < idList.length; i++) values.set(rows.values.subarray(rows.offsets[i]!, rows.offsets[i + 1]!), offsets[idList[i]!]!);
     }
+    // The column from the rows, made on first use (a word checked document by document).
+    const column = () => {
+      const out = type === 'u16' ? new Uint16Array(n) : new Uint32Array(n);
+      out.fill(none);
+      for (let id = 0; id < ids; id++) for (let j = offsets[id]!; j < offsets[id + 1]!; j++) out[values[j]!] = id;
+      return out;
+    };
     return { column, rows: { offsets, values } };
   }
+}
+
+/** A column of the index made on first read, then kept (an own property ahead of the index's section getter). */
+function lazyColumn(ix: SearchIndex, name: 'docCode' | 'docApplicant', make: () => Uint16Array | Uint32Array): void {
+  let made: Uint16Array | Uint32Array | null = null;
+  Object.defineProperty(ix, name, { get: () => (made ??= make()) });
 }
 
 /** The rows at positions `at`, in that order. */
