@@ -70,6 +70,22 @@ async function indexPart(url, path) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
+/**
+ * The answer with no query and no filter, from the chunked index's directory, when it holds this page and these
+ * facet requests (the engine's SparseIndex answers the same from the same directory; this copy spares the first
+ * visit the engine's download).
+ */
+function landingAnswer(directory, input) {
+  const l = directory.landing;
+  if (input.query.trim() !== '' || input.applicant !== null || input.productCode !== null || input.yearFrom !== null || input.yearTo !== null) return null;
+  if (input.sort !== undefined && input.sort !== 'relevance' && input.sort !== 'decisionDate:desc') return null;
+  if (JSON.stringify(input.facets ?? null) !== JSON.stringify(l.facets)) return null;
+  const offset = (input.page - 1) * input.pageSize;
+  const end = Math.min(offset + input.pageSize, directory.counts.docs);
+  if (end > l.kNumbers.length) return null;
+  return { total: directory.counts.docs, kNumbers: l.kNumbers.slice(offset, end), facets: structuredClone(l.facetCounts) };
+}
+
 /** A whole index loaded at once (a snapshot without chunks) behind the chunked index's interface. */
 function wholeIndex(mod, index) {
   return {
@@ -161,9 +177,15 @@ export function staticSource({ snapshotBase, header }) {
      * counts follow (`loadFacets`) once the columns they count are, unless those are loaded already.
      */
     async search(state, signal) {
+      const input = searchInput(state, caps);
+      const landing = header.chunks ? landingAnswer(header.chunks, input) : null;
+      if (landing) {
+        // The first visit: the directory holds its answer; the engine loads meanwhile, for the next search.
+        void loadEngine().catch(() => {});
+        return { items: await itemsOf(landing.kNumbers, signal), total: landing.total, facets: landing.facets, loadFacets: null, warnings: [] };
+      }
       const { sparse } = await loadEngine();
       signal?.throwIfAborted();
-      const input = searchInput(state, caps);
       const first = await sparse.firstPage(input);
       signal?.throwIfAborted();
       const items = await itemsOf(first.kNumbers, signal);
@@ -175,6 +197,7 @@ export function staticSource({ snapshotBase, header }) {
 
     /** Decision years over the whole snapshot, ascending (the chunked index's directory lists them). */
     async yearCounts() {
+      if (header.chunks) return header.chunks.years.map((y) => ({ ...y }));
       const { sparse } = await loadEngine();
       return sparse.yearCounts();
     },
