@@ -15,6 +15,9 @@ import { blockTable, encodeSearchIndex, type SearchIndexData } from '../../src/s
 import { invertRows } from '../../src/search/csr.ts';
 import { applicantKey, tokenize } from '../../src/search/tokenize.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
+import { jsonBytes } from '../write/json.ts';
+import { sha256Hex } from '../../src/utils/sha256-hex.ts';
+import { writeSearchChunks } from './chunks.ts';
 import { partitionPoint } from '../../src/utils/bisect.ts';
 
 /**
@@ -27,10 +30,13 @@ export async function writeSearchIndex(
   writer: SnapshotWriter,
   deviceClasses: ReadonlyMap<string, string | null> = new Map(),
 ): Promise<void> {
-  const { header, parts, blob } = encodeSearchIndex(buildSearchIndexData(records, deviceTypes, deviceClasses), SEARCH_PART_BYTES);
+  const data = buildSearchIndexData(records, deviceTypes, deviceClasses);
+  const { header, parts, blob } = encodeSearchIndex(data, SEARCH_PART_BYTES);
   for (const [n, bytes] of parts.entries()) writer.writeBytes(header.parts[n]!.path, bytes);
   writer.writeBytes(SEARCH_BLOCKS_PATH, blockTable(blob, header.blockBytes, (b) => createHash('sha256').update(b).digest()));
   writer.writeJson(SEARCH_INDEX_PATH, SearchIndexHeader, header);
+  // The same arrays cut for a browser that fetches only what a query needs (src/contract/search-chunks.ts).
+  await writeSearchChunks(data, sha256Hex(jsonBytes(header)), writer);
 }
 
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -168,6 +168,12 @@ async function runSearch(state, focusKey, previous) {
     view.renderResults($('list'), res.items, state);
     view.renderPager($('pager'), res.total, state);
     view.renderReviewStats($('review'), res.stats);
+    if (!res.stats && res.loadStats) {
+      res
+        .loadStats()
+        .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
+        .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
+    }
     lastTotal = res.total;
     $('status').replaceChildren(statusText(state, res.total));
     // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.

@@ -5,19 +5,47 @@ import { capsOf, freshnessOf, searchInput } from './state.js';
 import { fetchJson, readSnapshotHead } from './snapshot-head.js';
 
 /**
- * The largest search index the page downloads (its parts, uncompressed). Above it (about 600,000 clearances) the
- * page falls back to the snapshot's Pagefind index, which splits by receipt year and covers the newest clearances.
+ * Snapshots built before the chunked index: the largest whole index the page downloads (its parts, uncompressed).
+ * Above it (about 600,000 clearances) such a snapshot falls back to its Pagefind index.
  */
 export const ENGINE_MAX_BYTES = 48 * 1024 * 1024;
 
 /** Records a static CSV export fetches at most: each needs its shard, about 12 KB compressed per 100 records. */
 export const STATIC_EXPORT_LIMIT = 5_000;
 
-/** The search index's header, or null when the snapshot has none (or one too large for a browser). */
+/**
+ * How the page searches this snapshot: its chunked index (`search/chunks.json`, read in parts, at any size), else its
+ * whole index when small enough, else null (the page then uses Pagefind).
+ */
 export async function engineHeader(snapshotBase) {
+  const directory = await fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null);
+  if (directory && directory.format === 'device-510k-search-chunks') return { chunks: directory };
   const header = await fetchJson(new URL('search/index.json', snapshotBase).href).catch(() => null);
   if (!header || typeof header.blobBytes !== 'number' || header.blobBytes > ENGINE_MAX_BYTES) return null;
   return header;
+}
+
+/** Bytes as they are, or inflated when they are gzip (a host that sent them with Content-Encoding has inflated them). */
+async function gunzipped(bytes) {
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+}
+
+/**
+ * One file of the chunked index. Its name carries the start of its sha256, so what arrived is checked against it
+ * where the browser offers Web Crypto (secure contexts: https and localhost); a file that fails is refused.
+ */
+async function chunkFile(url, path) {
+  const res = await fetch(url(path));
+  if (!res.ok) throw new Error(`The file ${path} of the search index could not be loaded (HTTP ${res.status}).`);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const named = /-([0-9a-f]{20})\.bin\.gz$/.exec(path)?.[1];
+  if (named && globalThis.crypto?.subtle && bytes[0] === 0x1f) {
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    const hex = Array.from(digest.subarray(0, 10), (b) => b.toString(16).padStart(2, '0')).join('');
+    if (hex !== named) throw new Error(`The file ${path} of the search index is damaged (its content does not match its name).`);
+  }
+  return gunzipped(bytes);
 }
 
 /**
@@ -42,6 +70,38 @@ async function indexPart(url, path) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
+/**
+ * The answer with no query and no filter, from the chunked index's directory, when it holds this page and these
+ * facet requests (the engine's SparseIndex answers the same from the same directory; this copy spares the first
+ * visit the engine's download).
+ */
+function landingAnswer(directory, input) {
+  const l = directory.landing;
+  if (input.query.trim() !== '' || input.applicant !== null || input.productCode !== null || input.yearFrom !== null || input.yearTo !== null) return null;
+  if (input.sort !== undefined && input.sort !== 'relevance' && input.sort !== 'decisionDate:desc') return null;
+  if (JSON.stringify(input.facets ?? null) !== JSON.stringify(l.facets)) return null;
+  const offset = (input.page - 1) * input.pageSize;
+  const end = Math.min(offset + input.pageSize, directory.counts.docs);
+  if (end > l.kNumbers.length) return null;
+  return { total: directory.counts.docs, kNumbers: l.kNumbers.slice(offset, end), facets: structuredClone(l.facetCounts) };
+}
+
+/** A whole index loaded at once (a snapshot without chunks) behind the chunked index's interface. */
+function wholeIndex(mod, index) {
+  return {
+    async firstPage(input) {
+      const { facets: _f, ...rest } = input;
+      const o = mod.runSearch(index, rest);
+      return { total: o.total, kNumbers: o.kNumbers };
+    },
+    missing: () => [],
+    async answer(input) {
+      return mod.runSearch(index, input);
+    },
+    yearCounts: () => mod.yearCounts(index),
+  };
+}
+
 export function staticSource({ snapshotBase, header }) {
   const url = (path) => new URL(path, snapshotBase).href;
   const shards = new Map();
@@ -54,17 +114,16 @@ export function staticSource({ snapshotBase, header }) {
   let engine = null;
   const loadEngine = () => {
     engine ??= (async () => {
-      const [mod, parts] = await Promise.all([
-        import('./search-engine.js'),
-        Promise.all(header.parts.map((p) => indexPart(url, p.path))),
-      ]);
+      const mod = await import('./search-engine.js');
+      if (header.chunks) return { mod, sparse: new mod.SparseIndex(mod.parseChunkDirectory(header.chunks), (path) => chunkFile(url, path)) };
+      const parts = await Promise.all(header.parts.map((p) => indexPart(url, p.path)));
       const files = new Map([['search/index.json', new TextEncoder().encode(JSON.stringify(header))], ...header.parts.map((p, i) => [p.path, parts[i]])]);
       const index = await mod.loadSearchIndex(async (path) => {
         const bytes = files.get(path);
         if (!bytes) throw new Error(`${path} is not part of the search index`);
         return bytes;
       });
-      return { mod, index };
+      return { mod, sparse: wholeIndex(mod, index) };
     })().catch((err) => ((engine = null), Promise.reject(err)));
     return engine;
   };
@@ -113,17 +172,47 @@ export function staticSource({ snapshotBase, header }) {
       };
     },
 
+    /**
+     * The first page and the exact total as soon as the words' chunks and the page's K numbers are in; the facet
+     * counts follow (`loadFacets`) once the columns they count are, unless those are loaded already.
+     */
     async search(state, signal) {
-      const { mod, index } = await loadEngine();
+      const input = searchInput(state, caps);
+      const landing = header.chunks ? landingAnswer(header.chunks, input) : null;
+      if (landing) {
+        // The first visit: the directory holds its answer; the engine loads meanwhile, for the next search.
+        void loadEngine().catch(() => {});
+        return { items: await itemsOf(landing.kNumbers, signal), total: landing.total, facets: landing.facets, loadFacets: null, warnings: [] };
+      }
+      const { sparse } = await loadEngine();
       signal?.throwIfAborted();
-      const outcome = mod.runSearch(index, searchInput(state, caps));
-      return { items: await itemsOf(outcome.kNumbers, signal), total: outcome.total, facets: outcome.facets, stats: outcome.stats ?? null, warnings: [] };
+      const first = await sparse.firstPage(input);
+      signal?.throwIfAborted();
+      const items = await itemsOf(first.kNumbers, signal);
+      const ready = sparse.missing(input, true).length === 0;
+      if (ready) {
+        const outcome = await sparse.answer(input);
+        return { items, total: first.total, facets: outcome.facets, stats: outcome.stats ?? null, warnings: [] };
+      }
+      // The counts and review figures need the columns not loaded yet: they follow the first page.
+      let whole = null;
+      const answer = () => (whole ??= sparse.answer(input).catch((err) => ((whole = null), Promise.reject(err))));
+      return {
+        items,
+        total: first.total,
+        facets: null,
+        stats: null,
+        loadFacets: () => answer().then((o) => o.facets),
+        loadStats: input.stats ? () => answer().then((o) => o.stats ?? null) : null,
+        warnings: [],
+      };
     },
 
-    /** Decision years over the whole snapshot, ascending, straight from the index's year column (no search needed). */
+    /** Decision years over the whole snapshot, ascending (the chunked index's directory lists them). */
     async yearCounts() {
-      const { mod, index } = await loadEngine();
-      return mod.yearCounts(index);
+      if (header.chunks) return header.chunks.years.map((y) => ({ ...y }));
+      const { sparse } = await loadEngine();
+      return sparse.yearCounts();
     },
 
     /**
@@ -131,11 +220,11 @@ export function staticSource({ snapshotBase, header }) {
      * so a static host cannot hand over a large result set in one file as the API does.
      */
     async exportRecords(state, onProgress) {
-      const { mod, index } = await loadEngine();
+      const { sparse } = await loadEngine();
       const { facets: _counted, stats: _figures, ...input } = searchInput(state, caps);
-      const first = mod.runSearch(index, { ...input, page: 1, pageSize: 1 });
+      const first = await sparse.firstPage({ ...input, page: 1, pageSize: 1 });
       const wanted = Math.min(first.total, STATIC_EXPORT_LIMIT);
-      const all = wanted === 0 ? [] : mod.runSearch(index, { ...input, page: 1, pageSize: wanted }).kNumbers;
+      const all = wanted === 0 ? [] : (await sparse.firstPage({ ...input, page: 1, pageSize: wanted })).kNumbers;
       const out = [];
       for (let i = 0; i < all.length; i += 200) {
         out.push(...(await itemsOf(all.slice(i, i + 200))));

@@ -6,3 +6,4 @@ export { loadSearchIndex, type ReadSnapshotFile } from './load.ts';
 export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './query.ts';
 export type { SearchIndex } from './model.ts';
 export { yearCounts } from './years.ts';
+export { SparseIndex, parseChunkDirectory, ChunkFormatError, type FirstPage, type ReadChunk } from './sparse.ts';

@@ -32,13 +32,13 @@ export class SectionNotLoaded extends Error {
   }
 }
 
-type Derived = { docTerms?: Rows; byKNumber?: Uint32Array; codeDocs?: Rows; applicantDocs?: Rows; codesLower?: string[] };
+export type Derived = { docTerms?: Rows; byKNumber?: Uint32Array; codeDocs?: Rows; applicantDocs?: Rows; codesLower?: string[] };
 
 class IndexObject {
   readonly docCount: number;
   /** Every section name, undefined until loaded (one shape from the start, so reads stay fast). */
   readonly sections: Record<SearchSectionName, SearchIndexData[SearchSectionName] | undefined>;
-  private readonly derived: Derived = {};
+  readonly derived: Derived = {};
 
   constructor(docCount: number) {
     this.docCount = docCount;
@@ -82,6 +82,14 @@ export function emptySearchIndex(docCount: number): SearchIndex {
 /** Makes a loaded section readable through the index. */
 export function setSection<K extends SearchSectionName>(index: SearchIndex, name: K, value: SearchIndexData[K]): void {
   (index as IndexObject).sections[name] = value;
+}
+
+/**
+ * Sets a derived lookup instead of deriving it from whole sections: a reader that holds only some of an index's rows
+ * (src/search/sparse.ts) gives the rows it has.
+ */
+export function setDerived<K extends keyof Derived>(index: SearchIndex, name: K, value: Derived[K]): void {
+  (index as IndexObject).derived[name] = value;
 }
 
 /** True when the section can be read. */

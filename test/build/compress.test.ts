@@ -10,7 +10,8 @@ describe('precompressed siblings', () => {
   it('are written for text and index files where they save bytes, listed with their own sha256, and undo to the file', async () => {
     const { dir, manifest } = await buildFixture();
     const listed = new Map(manifest.files.map((f) => [f.path, f]));
-    const siblings = manifest.files.filter((f) => /\.(br|gz)$/.test(f.path));
+    // The chunked search index's files are gzip themselves (search/chunks/*.bin.gz), not siblings of another file.
+    const siblings = manifest.files.filter((f) => /\.(br|gz)$/.test(f.path) && !f.path.startsWith('search/chunks/'));
     expect(siblings.length).toBeGreaterThan(4);
     for (const kind of ['.json.br', '.json.gz', '.js.br', '.css.gz']) expect(siblings.some((f) => f.path.endsWith(kind))).toBe(true);
     for (const s of siblings) {
@@ -26,6 +27,7 @@ describe('precompressed siblings', () => {
     expect(manifest.files.some((f) => /^records\/K.*\.json\.(br|gz)$/.test(f.path))).toBe(false);
     expect(manifest.files.some((f) => /\.pf_\w+\.(br|gz)$|\.pagefind\.(br|gz)$/.test(f.path))).toBe(false);
     expect(listed.has('manifest.json.br')).toBe(false);
+    expect(manifest.files.some((f) => /^search\/chunks\/.*\.bin\.gz\.(br|gz)$/.test(f.path))).toBe(false);
   });
 
   it('are deterministic: no time or platform in the gzip header, the same bytes every time', async () => {

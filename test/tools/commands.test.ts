@@ -38,7 +38,8 @@ const COMMANDS = [
   ['bench/openfda.ts', 'openfda'],
   ['build/server-bundle.mjs', 'server-bundle'],
   ['build/instances/nginx.ts', 'nginx'],
-  ['test/browser/measure.ts', 'measure'],
+  ['bench/page-load.ts', 'page-load'],
+  ['build/search-chunks.ts', 'search-chunks'],
 ] as const;
 
 /**

@@ -1,29 +1,28 @@
 /**
- * Page weight and time to first result of the search page, in server mode and static mode, on a cold cache.
+ * Time and bytes of the search page, in server mode and static mode, on a cold cache: for a first visit (no query)
+ * and for a search, to the first result and to the final counts (the facet counts on screen).
  *
- *   npx tsx test/browser/measure.ts [--snapshot snapshot] [--query catheter] [--runs 3] [--modes server,static]
- *     [--page-query '?engine=pagefind'] [--verbose]
+ *   npx tsx bench/page-load.ts --snapshot DIR [--static-snapshot DIR] [--query catheter] [--runs 3]
+ *     [--modes server,static] [--profiles desktop,phone] [--page-query '?engine=pagefind'] [--verbose]
  *
- * Each run opens `/#q=<query>` in a fresh browser profile and reports the bytes sent to the browser until the first
- * results are on screen (the page's `first-results` performance mark), then until the facet counts are too (static
- * mode fetches Pagefind's filter files after the first results, on a phone once the folded filters are opened), and
- * the time from navigation to the first results.
- * Bytes are counted by a small proxy in front of each host (status line, headers and body as sent), so the requests
- * of Pagefind's web worker are counted like the page's own. "desktop" is unthrottled on this machine; "phone" paces
- * every answer through one shared 1.6 Mbit/s link with 150 ms of round trip (Lighthouse's mobile network) and slows
- * the page's main thread 4x.
- * The static host compresses text and honours Range requests like a CDN; the server answers as it does in production.
+ * Each run opens the page in a fresh browser profile. "first result" is the page's `first-results` performance mark;
+ * "final counts" is when the first facet count appears (on a phone the folded filters are opened as soon as the
+ * results show, as a person would). Bytes are counted by a small proxy in front of each host (status line, headers and
+ * body as sent), up to each moment. "desktop" is unthrottled on this machine; "phone" paces every answer through one
+ * shared 1.6 Mbit/s link with 150 ms of round trip (Lighthouse's mobile network) and slows the page's main thread 4x
+ * through the DevTools protocol. The static host compresses text and honours Range requests like a CDN; the server
+ * answers as it does in production.
  * Not a test: figures depend on the machine, so they are printed, never asserted.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
-import { parseCommandLine, runCommand } from '../../src/cli/args.ts';
+import { parseCommandLine, runCommand } from '../src/cli/args.ts';
 import { gzipSync } from 'node:zlib';
-import { createApp } from '../../src/server/app.ts';
-import { CHROMIUM, launchChromium } from './chromium.ts';
-import { PUBLIC_DIR } from './static-host.ts';
+import { createApp } from '../src/server/app.ts';
+import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
+import { PUBLIC_DIR } from '../test/browser/static-host.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -123,39 +122,46 @@ async function countingProxy(upstreamPort: number) {
   };
 }
 
-type Figures = { firstResultMs: number; bytesToFirstResult: number; requestsToFirstResult: number; bytesToFacets: number; total: string };
+type Figures = { firstMs: number; firstBytes: number; firstRequests: number; countsMs: number; countsBytes: number; answer: string };
 
-async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, hash: string, phone: boolean, verbose: boolean): Promise<Figures> {
+async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, address: string, phone: boolean, verbose: boolean): Promise<Figures> {
   const browser = await launchChromium();
   proxy.sent.length = 0;
-  proxy.setLink(phone ? { bytesPerMs: (1.6e6 / 8) / 1000, rttMs: 150 } : null);
+  proxy.setLink(phone ? { bytesPerMs: 1.6e6 / 8 / 1000, rttMs: 150 } : null);
   try {
     const page = await browser.context.newPage();
+    // When the first facet count is on screen, in the page's own clock.
+    await page.addInitScript(() => {
+      const w = window as unknown as { countsAt?: number };
+      new MutationObserver(() => {
+        if (w.countsAt === undefined && document.querySelector('#facets a.facet-value')) w.countsAt = performance.now();
+      }).observe(document, { childList: true, subtree: true });
+    });
     if (phone) {
       const cdp = await browser.context.newCDPSession(page);
       await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
       await page.setViewportSize({ width: 390, height: 844 });
     }
-    await page.goto(`${proxy.url}${hash}`);
+    await page.goto(address);
     await page.waitForSelector('html[data-ready]', { timeout: 300_000 });
-    const [firstResultMs, firstResultAt] = await page.evaluate(() => {
-      const mark = performance.getEntriesByName('first-results')[0];
-      return [mark?.startTime ?? NaN, performance.timeOrigin + (mark?.startTime ?? NaN)];
-    });
-    // On a phone the filters are folded and their counts load when opened, as a person would open them.
     if (!(await page.locator('#filters-panel').evaluate((d) => (d as HTMLDetailsElement).open))) await page.locator('#filters-panel > summary').click();
-    await page.waitForSelector('#facets a.facet-value', { state: 'attached', timeout: 300_000 });
-    await page.waitForLoadState('networkidle');
-    const total = (await page.locator('#status').innerText()).trim();
+    await page.waitForFunction(() => (window as unknown as { countsAt?: number }).countsAt !== undefined, null, { timeout: 300_000 });
+    const [firstMs, countsMs, origin] = await page.evaluate(() => [
+      performance.getEntriesByName('first-results')[0]?.startTime ?? NaN,
+      (window as unknown as { countsAt: number }).countsAt,
+      performance.timeOrigin,
+    ]);
+    const answer = (await page.locator('#status').innerText()).trim();
     const sent = [...proxy.sent];
-    const before = sent.filter((d) => d.at <= firstResultAt);
-    if (verbose) for (const d of sent) console.log(`  ${d.at <= firstResultAt ? 'first' : 'later'} ${String(d.bytes).padStart(9)}  ${d.url}`);
+    const upTo = (ms: number) => sent.filter((d) => d.at <= origin + ms);
+    if (verbose) for (const d of sent) console.log(`  ${d.at <= origin + firstMs ? 'first ' : d.at <= origin + countsMs ? 'counts' : 'later '} ${String(d.bytes).padStart(9)}  ${d.url}`);
     return {
-      firstResultMs,
-      bytesToFirstResult: before.reduce((n, d) => n + d.bytes, 0),
-      requestsToFirstResult: before.length,
-      bytesToFacets: sent.reduce((n, d) => n + d.bytes, 0),
-      total,
+      firstMs,
+      firstBytes: upTo(firstMs).reduce((n, d) => n + d.bytes, 0),
+      firstRequests: upTo(firstMs).length,
+      countsMs,
+      countsBytes: upTo(countsMs).reduce((n, d) => n + d.bytes, 0),
+      answer,
     };
   } finally {
     await browser.close();
@@ -165,32 +171,41 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, has
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
-const USAGE = `Usage: npx tsx test/browser/measure.ts [options]
+const USAGE = `Usage: npx tsx bench/page-load.ts --snapshot DIR [options]
 
-The browser page's weight and time to its first result, in server and static mode, on a desktop and a throttled
-phone profile, in Debian's Chromium (.ci/browser-deps.sh installs it).
+The search page's time and bytes to its first result and to its final counts, for a first visit (no query) and a
+search, in server and static mode, on a desktop and a throttled phone profile, in Debian's Chromium
+(.ci/browser-deps.sh installs it). Cold cache each run; the median of the runs is printed.
 
-  --snapshot DIR    the snapshot to serve (snapshot)
-  --query TEXT      the search to time (catheter)
-  --runs N          cold runs per figure, the median is kept (3)
-  --modes LIST      server, static or both (server,static)
-  --page-query Q    appended to the page's address before the hash (?engine=pagefind: static mode's Pagefind)
-  --verbose         print every request`;
+  --snapshot DIR          the snapshot the server answers from, and the static host serves (required)
+  --static-snapshot DIR   serve this copy to static mode instead (build/search-chunks.ts makes one with the chunked
+                          index for a snapshot built before it)
+  --query TEXT            the search to time (catheter)
+  --runs N                cold runs per figure (3)
+  --modes LIST            server, static or both (server,static)
+  --profiles LIST         desktop, phone or both (desktop,phone)
+  --visits LIST           landing (no query), search, or both (landing,search)
+  --page-query Q          appended to the page's address before the hash (?engine=pagefind: static mode's Pagefind)
+  --verbose               print every request of every run`;
 
 async function main() {
-  const values = parseCommandLine('measure', USAGE, {
-    snapshot: { type: 'string', default: 'snapshot' },
+  const values = parseCommandLine('page-load', USAGE, {
+    snapshot: { type: 'string' },
+    'static-snapshot': { type: 'string' },
     query: { type: 'string', default: 'catheter' },
     runs: { type: 'string', default: '3' },
     verbose: { type: 'boolean', default: false },
     modes: { type: 'string', default: 'server,static' },
-  // Appended to the page's address before the hash: `?engine=pagefind` measures static mode's Pagefind fallback.
-  'page-query': { type: 'string', default: '' },
+    profiles: { type: 'string', default: 'desktop,phone' },
+    visits: { type: 'string', default: 'landing,search' },
+    'page-query': { type: 'string', default: '' },
   });
+  if (!values.snapshot) throw new Error('--snapshot is required');
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run .ci/browser-deps.sh`);
-  const snapshot = realpathSync(values.snapshot);
   const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new Error('--runs must be a whole number from 1 to 20');
   const app = await createApp({
     snapshotPath: values.snapshot,
     publicDir: PUBLIC_DIR,
@@ -200,26 +215,32 @@ async function main() {
     logger: { request: () => {}, info: () => {}, error: () => {} },
   });
   const server = await app.listen(0, '127.0.0.1');
-  const host = await compressingStaticHost(snapshot);
+  const staticDir = realpathSync(values['static-snapshot'] ?? values.snapshot);
+  const host = await compressingStaticHost(staticDir);
   const proxies = { server: await countingProxy(server.port), static: await countingProxy(host.port) };
-  const hash = `${values['page-query']}#q=${encodeURIComponent(values.query)}`;
-  console.log(`snapshot ${snapshot}\nquery "${values.query}", median of ${runs} cold runs\n`);
-  console.log('mode    profile  first result  bytes to first result (requests)  bytes incl. facets  answer');
+  const visits = values.visits.split(',').map((v) => ({ name: v, hash: v === 'landing' ? '#' : `#q=${encodeURIComponent(values.query)}` }));
+  console.log(`snapshot ${realpathSync(values.snapshot)}${values['static-snapshot'] ? `\nstatic mode serves ${staticDir}` : ''}\nmedian of ${runs} cold runs\n`);
+  console.log('mode    profile  visit              first result   bytes (requests)   final counts      bytes  answer');
   try {
     for (const mode of values.modes.split(',') as ('server' | 'static')[]) {
-      for (const phone of [false, true]) {
-        const all: Figures[] = [];
-        for (let i = 0; i < runs; i++) all.push(await measureOnce(proxies[mode], hash, phone, values.verbose));
-        console.log(
-          [
-            mode.padEnd(7),
-            (phone ? 'phone' : 'desktop').padEnd(8),
-            `${median(all.map((x) => x.firstResultMs)).toFixed(0)} ms`.padStart(12),
-            `${kb(median(all.map((x) => x.bytesToFirstResult)))} (${median(all.map((x) => x.requestsToFirstResult))})`.padStart(33),
-            kb(median(all.map((x) => x.bytesToFacets))).padStart(19),
-            ` ${all[0]!.total}`,
-          ].join(' '),
-        );
+      for (const profile of values.profiles.split(',')) {
+        for (const visit of visits) {
+          const all: Figures[] = [];
+          for (let i = 0; i < runs; i++) all.push(await measureOnce(proxies[mode], `${proxies[mode].url}${values['page-query']}${visit.hash}`, profile === 'phone', values.verbose));
+          const m = (f: (x: Figures) => number) => median(all.map(f));
+          console.log(
+            [
+              mode.padEnd(7),
+              profile.padEnd(8),
+              (visit.name === 'landing' ? 'landing' : `"${values.query}"`).padEnd(18),
+              sec(m((x) => x.firstMs)).padStart(12),
+              `${kb(m((x) => x.firstBytes))} (${m((x) => x.firstRequests)})`.padStart(18),
+              sec(m((x) => x.countsMs)).padStart(14),
+              kb(m((x) => x.countsBytes)).padStart(10),
+              ` ${all[0]!.answer.split('\n')[0]}`,
+            ].join(' '),
+          );
+        }
       }
     }
   } finally {
@@ -230,4 +251,4 @@ async function main() {
   }
 }
 
-runCommand('measure', main);
+runCommand('page-load', main);

@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildSearchChunks, cutRuns, type ChunkFiles } from '../../build/index/chunks.ts';
+import { FACET_FIELDS, SORTS } from '../../src/contract/index.ts';
+import { CHUNK_FILES, CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../../src/contract/search-chunks.ts';
+import { decodeBundle, decodeRows, encodeBundle, encodeRows, valueOf } from '../../src/search/bundle.ts';
+import type { SearchIndexData } from '../../src/search/codec.ts';
+import { loadSearchIndex } from '../../src/search/load.ts';
+import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
+import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { chunksOfPrefix, parseChunkDirectory, SparseIndex } from '../../src/search/sparse.ts';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+
+const BASE = { applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 20 };
+const PAGE_FACETS = [
+  { field: 'productCode', size: 10, order: 'count' },
+  { field: 'applicant', size: 10, order: 'count' },
+  { field: 'decisionYear', size: null, order: 'value' },
+  { field: 'advisoryCommittee', size: null, order: 'count' },
+  { field: 'countryCode', size: 10, order: 'count' },
+] as const;
+
+/** Every kind of request the page or the API can make. */
+function requests(word: string, applicant: string, code: string, year: number): SearchRequest[] {
+  const queries = [
+    '', word, word.slice(0, 3), word.slice(0, 1), `${word} system`, `${word} a`, 'k0', 'k1', `"${word} system"`, `-${word}`, `${word} OR pump`,
+    `applicant:${applicant.split(/\W+/)[0]!.toLowerCase()}`, `applicant:"${applicant}"`, `device:${word}`, `device:"${word} system"`,
+    `code:${code}`, 'class:2', 'panel:cardio', 'type:trad', 'decision:SESE', 'thirdparty:yes', 'expedited:no', 'summary:yes',
+    'country:US', 'state:ca', 'decided:2020', 'decided:<2000', 'received:>=2020-01', 'reviewdays:>90', `-code:${code} ${word}`,
+    `"${word}" OR code:${code}`, 'zzzz', `${word} zzzz`, 'colour:red', code.toLowerCase(),
+  ];
+  const out: SearchRequest[] = [];
+  for (const query of queries) {
+    out.push({ ...BASE, query });
+    out.push({ ...BASE, query, page: 2, pageSize: 3, facets: [...PAGE_FACETS] });
+  }
+  out.push({ ...BASE, query: '', applicant });
+  out.push({ ...BASE, query: word, productCode: code });
+  out.push({ ...BASE, query: '', yearFrom: year, yearTo: year });
+  out.push({ ...BASE, query: word, yearFrom: year, facets: [...PAGE_FACETS] });
+  out.push({ ...BASE, query: '', page: 50, pageSize: 10 });
+  for (const sort of SORTS) {
+    out.push({ ...BASE, query: word, sort });
+    out.push({ ...BASE, query: '', sort, page: 3, pageSize: 50 });
+  }
+  for (const field of FACET_FIELDS) out.push({ ...BASE, query: word, facets: [{ field, size: 3, order: 'value' }] });
+  out.push({ ...BASE, query: `${word} thirdparty:no`, stats: true });
+  return out;
+}
+
+function outcome(index: SearchIndex, req: SearchRequest): unknown {
+  try {
+    return runSearch(index, req);
+  } catch (err) {
+    return { error: String(err) };
+  }
+}
+
+/** Files in memory, as a static host would serve them, read as the page reads them: checked against their names. */
+function reader(files: ChunkFiles) {
+  const map = new Map(files.files.map((f) => [f.path, f.bytes]));
+  const fetched: string[] = [];
+  const read = async (path: string) => {
+    fetched.push(path);
+    const bytes = map.get(path);
+    if (!bytes) throw new Error(`no ${path}`);
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    if (!path.includes(`-${hash.slice(0, 20)}.`)) throw new Error(`${path} does not hold what its name says`);
+    return new Uint8Array(gunzipSync(bytes));
+  };
+  return { read, fetched };
+}
+
+async function sparseOutcome(files: ChunkFiles, req: SearchRequest, whole: boolean): Promise<unknown> {
+  const sparse = new SparseIndex(parseChunkDirectory(structuredClone(files.directory)), reader(files).read);
+  try {
+    if (!whole) return await sparse.firstPage(req);
+    return await sparse.answer(req);
+  } catch (err) {
+    return { error: String(err) };
+  }
+}
+
+describe('the search index in chunks', () => {
+  let data: SearchIndexData;
+  let index: SearchIndex;
+  let reqs: SearchRequest[];
+
+  beforeAll(async () => {
+    const dir = await buildFixtureSnapshot();
+    index = await loadSearchIndex((p) => readFile(join(dir, p)));
+    data = index as unknown as SearchIndexData;
+    const d = index.docApplicant.findIndex((a, i) => a !== 0xffffffff && index.docCode[i] !== 0xffff && index.docTermOffsets[i + 1]! > index.docTermOffsets[i]!);
+    const word = index.terms[index.docTermIds[index.docTermOffsets[d]!]!]!;
+    reqs = requests(word, index.applicants[index.docApplicant[d]!]!, index.codes[index.docCode[d]!]!, index.docYear[d]!);
+  }, 120_000);
+
+  it('is written by the build: a directory whose every file exists under a name that is its content hash', async () => {
+    const dir = await buildFixtureSnapshot();
+    const directory = SearchChunks.parse(JSON.parse(await readFile(join(dir, SEARCH_CHUNKS_PATH), 'utf8')));
+    const refs = [...Object.values(directory.files), ...directory.termChunks.map((c) => c.file), ...directory.codeChunks.map((c) => c.file), ...directory.kBlocks];
+    expect(refs.length).toBeGreaterThan(CHUNK_FILES.length);
+    for (const r of refs) {
+      const bytes = await readFile(join(dir, r.path));
+      const hash = createHash('sha256').update(bytes).digest('hex');
+      expect([r.path, bytes.byteLength]).toEqual([r.path.replace(/-[0-9a-f]{20}\./, `-${hash.slice(0, 20)}.`), r.bytes]);
+      expect(r.path).toMatch(CHUNK_PATH_PATTERN);
+    }
+    expect(directory.counts.docs).toBe(index.docCount);
+  });
+
+  for (const [label, sizes] of [
+    ['as built', undefined],
+    ['in many small chunks', { targetBytes: 300, idTargetBytes: 20, kBlockDocs: 16 }],
+  ] as const) {
+    describe(label, () => {
+      let files: ChunkFiles;
+      beforeAll(async () => {
+        files = await buildSearchChunks(data, '0'.repeat(64), sizes);
+      });
+
+      it('answers every kind of request as the whole index does: first page and total first, then facet counts', async () => {
+        if (sizes) for (const list of [files.directory.termChunks, files.directory.codeChunks, files.directory.kBlocks]) expect(list.length).toBeGreaterThan(5);
+        let nonEmpty = 0;
+        for (const req of reqs) {
+          const want = outcome(index, req) as { total?: number; kNumbers?: string[]; error?: string };
+          const first = await sparseOutcome(files, req, false);
+          expect([req, first]).toEqual([req, want.error ? want : { total: want.total, kNumbers: want.kNumbers }]);
+          expect([req, await sparseOutcome(files, req, true)]).toEqual([req, want]);
+          if (want.total) nonEmpty++;
+        }
+        expect(nonEmpty).toBeGreaterThan(reqs.length / 2);
+      });
+
+      it('finds every word in the chunk the directory names for it, and the directory cuts the word list in order', () => {
+        const d = files.directory;
+        let at = 0;
+        for (const [i, c] of d.termChunks.entries()) {
+          expect(c.from).toBe(at);
+          expect([c.first, c.last]).toEqual([data.terms[c.from], data.terms[c.from + c.count - 1]]);
+          if (i > 0) expect(d.termChunks[i - 1]!.last < c.first).toBe(true);
+          at += c.count;
+        }
+        expect(at).toBe(data.terms.length);
+        const byPath = new Map(files.files.map((f) => [f.path, f.bytes]));
+        for (const [t, term] of data.terms.entries()) {
+          const chunks = chunksOfPrefix(d, term);
+          const home = d.termChunks.findIndex((c) => t >= c.from && t < c.from + c.count);
+          expect([term, chunks.includes(home)]).toEqual([term, true]);
+          // Its documents are the index's, in the chunk's rows.
+          const bundle = decodeBundle(new Uint8Array(gunzipSync(byPath.get(d.termChunks[home]!.file.path)!)));
+          const rows = valueOf(bundle, 'docs', 'rows');
+          const i = t - d.termChunks[home]!.from;
+          expect((valueOf(bundle, 'terms', 'json') as string[])[i]).toBe(term);
+          expect(Array.from(rows.values.subarray(rows.offsets[i], rows.offsets[i + 1]))).toEqual(Array.from(data.termDocs.subarray(data.termDocOffsets[t], data.termDocOffsets[t + 1])));
+        }
+      });
+
+      it('fetches only the chunks of the words of a query, and reuses them for the next query', async () => {
+        const word = data.terms[Math.floor(data.terms.length / 2)]!;
+        const { read, fetched } = reader(files);
+        const sparse = new SparseIndex(files.directory, read);
+        await sparse.firstPage({ ...BASE, query: word });
+        const termFiles = new Set(files.directory.termChunks.map((c) => c.file.path));
+        const wanted = new Set(chunksOfPrefix(files.directory, word).map((i) => files.directory.termChunks[i]!.file.path));
+        expect(fetched.filter((p) => termFiles.has(p)).sort()).toEqual([...wanted].sort());
+        for (const f of ['docPanel', 'docCountry', 'docReceived', 'docTerms', 'docSeq', 'applicants', 'docCode', 'docApplicant'] as const) {
+          expect([f, fetched.includes(files.directory.files[f].path)]).toEqual([f, false]);
+        }
+        const before = fetched.length;
+        await sparse.firstPage({ ...BASE, query: word, page: 1, pageSize: 1 });
+        expect(fetched.length).toBe(before);
+      });
+
+      it('answers the landing page from the directory alone', async () => {
+        const { read, fetched } = reader(files);
+        const sparse = new SparseIndex(files.directory, read);
+        const req = { ...BASE, query: '', pageSize: 20, facets: files.directory.landing.facets as SearchRequest['facets'] };
+        expect(await sparse.answer(req)).toEqual(runSearch(index, req));
+        expect(fetched).toEqual([]);
+      });
+    });
+  }
+});
+
+describe('bundles and runs', () => {
+  it('round-trips rows, typed arrays and JSON, and refuses rows that do not ascend or bytes cut short', () => {
+    const rows = { offsets: Uint32Array.of(0, 3, 3, 5), values: Uint32Array.of(1, 200, 70_000, 0, 4_000_000_000) };
+    const bytes = encodeBundle({ r: { rows }, a: { u16: Uint16Array.of(1, 65535) }, j: { json: { x: ['é'] } }, b: { u8: Uint8Array.of(7) } });
+    const back = decodeBundle(bytes);
+    expect(Array.from(valueOf(back, 'r', 'rows').values)).toEqual(Array.from(rows.values));
+    expect(Array.from(valueOf(back, 'r', 'rows').offsets)).toEqual(Array.from(rows.offsets));
+    expect(Array.from(valueOf(back, 'a', 'u16'))).toEqual([1, 65535]);
+    expect(valueOf(back, 'j', 'json')).toEqual({ x: ['é'] });
+    expect(() => encodeRows({ offsets: Uint32Array.of(0, 2), values: Uint32Array.of(5, 5) })).toThrow(/ascend/);
+    const enc = encodeRows(rows);
+    expect(() => decodeRows(enc.subarray(0, enc.length - 1), 3, 5)).toThrow(/end early/);
+    expect(() => decodeRows(enc, 3, 4)).toThrow(/more ids/);
+  });
+
+  it('cuts runs at the target, a long row ending its own run, and covers every row once', () => {
+    const weights = [10, 10, 500, 10, 10, 10, 10];
+    const runs = cutRuns(weights.length, (r) => weights[r]!, 25);
+    expect(runs).toEqual([{ from: 0, count: 3 }, { from: 3, count: 3 }, { from: 6, count: 1 }]);
+    expect(cutRuns(0, () => 1, 10)).toEqual([]);
+  });
+
+  it('refuses a directory whose chunks do not cover the word list', async () => {
+    const data = openSearchIndex((await import('../../build/index/search.ts')).buildSearchIndexData([], new Map()));
+    const files = await buildSearchChunks(data as unknown as SearchIndexData, '0'.repeat(64));
+    expect(() => parseChunkDirectory(files.directory)).not.toThrow();
+    const bad = structuredClone(files.directory);
+    bad.counts.terms = 5;
+    expect(() => parseChunkDirectory(bad)).toThrow(/term chunks/);
+  });
+});
