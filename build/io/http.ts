@@ -44,8 +44,12 @@ export type BodyLimit = {
   name: string;
 };
 
-/** Where a 200's body goes: a file (created or truncated at each attempt) or memory. */
-export type BodySink = { file: string; limit: BodyLimit } | { file?: undefined; limit: BodyLimit };
+/**
+ * Where a 200's body goes: a file (created or truncated at each attempt) or memory. `keepCoding` names a
+ * Content-Encoding under which the body as sent is the file itself: a file stored compressed (`x.bin.gz`) that a host
+ * labels `Content-Encoding: gzip`, as many static hosts do, is taken as sent, not decoded.
+ */
+export type BodySink = ({ file: string } | { file?: undefined }) & { limit: BodyLimit; keepCoding?: string };
 
 export type Body = {
   /** Bytes as sent (before a Content-Encoding was undone) and as decoded. */
@@ -128,7 +132,8 @@ async function getOnce(url: string, headers: Record<string, string>, options: Ht
   const wireLimit = limit.wireBytes ?? limit.bytes;
   const declaredHeader = res.headers.get('content-length');
   const declared = declaredHeader === null ? null : Number(declaredHeader);
-  const coding = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  const sent = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  const coding = sink.keepCoding !== undefined && sink.keepCoding === (sent === 'x-gzip' ? 'gzip' : sent) ? 'identity' : sent;
   const decoder = decoderFor(coding);
   if (decoder === undefined) {
     await res.body?.cancel();

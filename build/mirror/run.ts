@@ -227,7 +227,7 @@ async function download(from: string, path: string, http: HttpOptions, sink: Bod
   const url = fileUrl(from, path);
   let res: Awaited<ReturnType<typeof getWithRetry>>;
   try {
-    res = await getWithRetry(url, ACCEPT, http, sink);
+    res = await getWithRetry(url, ACCEPT, http, path.endsWith('.gz') ? { ...sink, keepCoding: 'gzip' } : sink);
   } catch (err) {
     throw new Error(`${path} could not be downloaded from ${url}: ${(err as Error).message}`, { cause: err });
   }

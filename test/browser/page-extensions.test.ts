@@ -49,8 +49,10 @@ for (const { mode, via } of VARIANTS) {
       if (!extended) ctx.skip();
       await page.goto(`${host.url}#q=${QUERY}`);
       await waitForStatus(page, new RegExp(`match “${QUERY}”`));
-      const groups = await page.locator('#facets .facet > summary').allInnerTexts();
-      expect(groups).toEqual(expect.arrayContaining(['Review committee', 'Device class', 'Decision', 'Third-party review', '510(k) summary or statement']));
+      // Static mode shows the first page before the facet counts, whose columns load after it.
+      await expect
+        .poll(() => page.locator('#facets .facet > summary').allInnerTexts(), { timeout: 30_000 })
+        .toEqual(expect.arrayContaining(['Review committee', 'Device class', 'Decision', 'Third-party review', '510(k) summary or statement']));
       for (const field of ['advisoryCommittee', 'deviceClass', 'thirdParty']) {
         const value = page.locator(`#facet-${field} + ul a`).first();
         const count = Number(await value.getAttribute('data-count'));

@@ -112,9 +112,14 @@ describe('the search index on disk', () => {
     const writer = new SnapshotWriter(dir);
     await writeSearchIndex(RECORDS, TYPES, writer);
     await writer.flush();
-    const listed = writer.files().map((f) => f.path);
+    const all = writer.files().map((f) => f.path);
+    // The chunked copy for browsers: content-named gzip files with no sibling (test/search/chunks.test.ts).
+    const chunks = all.filter((p) => p.startsWith('search/chunks/'));
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(chunks.every((p) => /^search\/chunks\/[a-zA-Z]+-[0-9a-f]{20}\.bin\.gz$/.test(p))).toBe(true);
+    const listed = all.filter((p) => !p.startsWith('search/chunks/'));
     // Beside the build's compressed copies of the header (listed too; see build/write/compress.ts).
-    expect(listed.filter((p) => !/\.(br|gz)$/.test(p)).sort()).toEqual(['search/blocks.bin', SEARCH_INDEX_PATH, 'search/part-000.bin']);
+    expect(listed.filter((p) => !/\.(br|gz)$/.test(p)).sort()).toEqual(['search/blocks.bin', 'search/chunks.json', SEARCH_INDEX_PATH, 'search/part-000.bin']);
     expect(listed.filter((p) => /\.(br|gz)$/.test(p)).every((p) => listed.includes(p.slice(0, -3)))).toBe(true);
     const loaded = await loadSearchIndex((p) => readFile(join(dir, p)));
     const inMemory = openSearchIndex(buildSearchIndexData(RECORDS, TYPES));
