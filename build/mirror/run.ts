@@ -142,16 +142,29 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
         await mkdir(dirname(target), { recursive: true });
         const part = `${target}.part-${process.pid}`;
         const limit = { bytes: f.bytes, wireBytes: wireAllowance(f.bytes), name: `the manifest's ${f.bytes.toLocaleString('en-US')} bytes` };
-        let res: Body;
-        try {
-          res = await download(from, f.path, http, { file: part, limit });
-        } catch (err) {
-          await rm(part, { force: true });
-          if (!((err as Error).cause instanceof LimitError)) throw err;
+        /** The file's body, or why it was cut off past the listed size. */
+        const fetchPart = async (keepCoding?: string): Promise<Body | string> => {
+          try {
+            return await download(from, f.path, http, { file: part, limit, ...(keepCoding ? { keepCoding } : {}) });
+          } catch (err) {
+            await rm(part, { force: true });
+            if (!((err as Error).cause instanceof LimitError)) throw err;
+            return ((err as Error).cause as Error).message;
+          }
+        };
+        let got = await fetchPart();
+        // A file stored compressed (`x.bin.gz`) that a host labels `Content-Encoding: gzip`, as sirv and object stores
+        // with that metadata do, decodes to its content rather than to the file: then the body as sent is the file.
+        if (f.path.endsWith('.gz') && (typeof got === 'string' || got.sha256 !== f.sha256)) {
+          const asSent = await fetchPart('gzip');
+          if (typeof asSent !== 'string' && asSent.bytes === f.bytes && asSent.sha256 === f.sha256) got = asSent;
+        }
+        if (typeof got === 'string') {
           // Past the listed size: this is not the file the manifest names (the origin may have switched snapshots).
-          oversized.push(`${f.path} (${((err as Error).cause as Error).message})`);
+          oversized.push(`${f.path} (${got})`);
           return;
         }
+        const res = got;
         wireBytes += res.wireBytes;
         if (res.bytes !== f.bytes || res.sha256 !== f.sha256) {
           await rm(part, { force: true });
@@ -227,7 +240,7 @@ async function download(from: string, path: string, http: HttpOptions, sink: Bod
   const url = fileUrl(from, path);
   let res: Awaited<ReturnType<typeof getWithRetry>>;
   try {
-    res = await getWithRetry(url, ACCEPT, http, path.endsWith('.gz') ? { ...sink, keepCoding: 'gzip' } : sink);
+    res = await getWithRetry(url, ACCEPT, http, sink);
   } catch (err) {
     throw new Error(`${path} could not be downloaded from ${url}: ${(err as Error).message}`, { cause: err });
   }
