@@ -158,6 +158,9 @@ function medianOf(loads: readonly Load[]): Load {
 }
 
 async function load(url: URL, list: readonly Req[], agent: Agent): Promise<Load> {
+  // Fresh connections for each load: a kept-alive socket left idle while the other side ran may be closing on the
+  // server's keep-alive timeout just as it is reused, which the client sees as a reset ("socket hang up").
+  agent.destroy();
   for (let i = 0; i < Math.min(20, list.length); i++) await once(url, list[i]!, agent); // warm: index sections
   const latencies: number[] = [];
   let bytes = 0;

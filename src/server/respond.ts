@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
-import { pickEncoding, type Encoding } from './media.ts';
+import { gzipPieces } from './gzip-pieces.ts';
+import { encodingWeights, pickEncoding, type Encoding } from './media.ts';
 
 /** Answers at or under this size go out as they are (the contract's section 1: larger ones are compressed). */
 export const COMPRESS_MIN_BYTES = 1024;
@@ -70,23 +71,44 @@ export async function sendBytes(
   if (pieces !== null && pieces.length > 1) {
     let length = 0;
     for (const piece of pieces) length += piece.length;
-    const encoding = length > COMPRESS_MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : 'identity';
-    if (encoding !== 'identity') return sendBytes(req, res, status, Buffer.concat(pieces), headers);
-    if (res.headersSent || res.destroyed) return;
-    res.writeHead(status, jsonHeaders(length, encoding, headers));
-    if (req.method === 'HEAD') return void res.end();
-    // Corked, the head and the pieces leave in one write (writev), as one buffer would.
-    res.cork();
-    for (let i = 0; i < pieces.length - 1; i++) res.write(pieces[i]);
-    res.end(pieces[pieces.length - 1]);
-    res.uncork();
-    return;
+    const encoding = length > COMPRESS_MIN_BYTES ? piecesEncoding(req.headers['accept-encoding']) : 'identity';
+    if (encoding === 'br') return sendBytes(req, res, status, Buffer.concat(pieces), headers);
+    if (encoding === 'gzip') {
+      // The pieces' own compressed blocks, kept with them: a cached answer is not compressed again per request.
+      const coded = await gzipPieces(pieces);
+      let codedLength = 0;
+      for (const piece of coded) codedLength += piece.length;
+      return sendPieces(req, res, status, jsonHeaders(codedLength, 'gzip', headers), coded);
+    }
+    return sendPieces(req, res, status, jsonHeaders(length, encoding, headers), pieces);
   }
   const raw = pieces === null ? (body as Uint8Array) : (pieces[0] ?? new Uint8Array(0));
   const { payload, encoding } = await encodeJson(raw, req.headers['accept-encoding']);
   if (res.headersSent || res.destroyed) return;
   res.writeHead(status, jsonHeaders(payload.length, encoding, headers));
   res.end(req.method === 'HEAD' ? undefined : payload);
+}
+
+/** A body in pieces, sent as they are with `head`. */
+function sendPieces(req: IncomingMessage, res: ServerResponse, status: number, head: Record<string, string | number>, pieces: readonly Uint8Array[]): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, head);
+  if (req.method === 'HEAD') return void res.end();
+  // Corked, the head and the pieces leave in one write (writev), as one buffer would.
+  res.cork();
+  for (let i = 0; i < pieces.length - 1; i++) res.write(pieces[i]);
+  res.end(pieces[pieces.length - 1]);
+  res.uncork();
+}
+
+/**
+ * The coding of a body in pieces: gzip wherever the client takes it at least as gladly as br, since its pieces'
+ * compressed blocks can be kept and joined (gzip-pieces.ts) while br's cannot; br only when preferred.
+ */
+function piecesEncoding(acceptEncoding: string | undefined): Encoding {
+  const { br, gzip } = encodingWeights(acceptEncoding);
+  if (gzip > 0 && gzip >= br) return 'gzip';
+  return pickEncoding(acceptEncoding);
 }
 
 /** Sends a JSON value (health, the OpenAPI document, errors): `sendBytes` of its serialization. */

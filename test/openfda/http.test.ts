@@ -77,3 +77,20 @@ describe('openFDA answers sent in pieces over HTTP', () => {
     }
   });
 });
+
+describe('the coding of an answer in pieces', () => {
+  const path = '/device/510k.json?count=decision_date';
+  it.each([
+    ['gzip, deflate, br', 'gzip'],
+    ['br;q=1, gzip;q=1', 'gzip'],
+    ['br;q=1, gzip;q=0.5', 'br'],
+    ['br', 'br'],
+  ])('Accept-Encoding %s: %s (gzip when taken as gladly as br: its pieces are compressed once)', async (accept, coding) => {
+    const plain = await raw('GET', path, 'identity');
+    const coded = await raw('GET', path, accept);
+    expect(coded.headers['content-encoding']).toBe(coding);
+    const { brotliDecompressSync } = await import('node:zlib');
+    const text = (coding === 'gzip' ? gunzipSync(coded.body) : brotliDecompressSync(coded.body)).toString('utf8');
+    expect(blank(text)).toBe(blank(plain.body.toString('utf8')));
+  });
+});
