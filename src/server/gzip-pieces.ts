@@ -1,4 +1,5 @@
 import { constants, deflateRaw } from 'node:zlib';
+import { gzipOptions } from './coding-levels.ts';
 
 /**
  * A gzip body made of pieces compressed one by one, so that the large pieces an answer shares with later answers (a
@@ -49,7 +50,7 @@ function codedPiece(piece: Uint8Array): Promise<Coded> {
   if (!done) {
     done = new Promise<Coded>((resolve, reject) => {
       // On the thread pool: a date count's timeseries at a million records is hundreds of KB.
-      deflateRaw(piece, { finishFlush: constants.Z_SYNC_FLUSH }, (err, blocks) => (err ? reject(err) : resolve({ blocks, crc: crc32(piece), length: piece.length })));
+      deflateRaw(piece, { ...gzipOptions(piece.length), finishFlush: constants.Z_SYNC_FLUSH }, (err, blocks) => (err ? reject(err) : resolve({ blocks, crc: crc32(piece), length: piece.length })));
     });
     coded.set(piece, done);
     // A failure is not kept: the next answer tries again.

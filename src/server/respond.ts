@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, gzip, gzipSync } from 'node:zlib';
+import { brotliOptions, gzipOptions } from './coding-levels.ts';
 import { gzipPieces } from './gzip-pieces.ts';
 import { encodingWeights, pickEncoding, type Encoding } from './media.ts';
 
@@ -12,25 +13,15 @@ const SYNC_COMPRESS_MAX_BYTES = 32 * 1024;
 const brotliAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 
-const brotliOptions = (size: number) => ({
-  params: {
-    // Quality 4 compresses JSON about as well as gzip -9 at a fraction of quality 11's cost; past 64 KiB (catalog
-    // pages) quality 2, for answers a little larger in a fraction of the time.
-    [constants.BROTLI_PARAM_QUALITY]: size > 64 * 1024 ? 2 : 4,
-    [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-    [constants.BROTLI_PARAM_SIZE_HINT]: size,
-    // A window no larger than the answer: the default 4 MiB window costs memory for every answer compressed at once.
-    [constants.BROTLI_PARAM_LGWIN]: Math.max(constants.BROTLI_MIN_WINDOW_BITS + 6, Math.min(constants.BROTLI_DEFAULT_WINDOW, Math.ceil(Math.log2(size + 1)))),
-  },
-});
 
 /** Bytes compressed for sending now: quick settings, and off the main thread when they are large. */
 export async function compress(encoding: 'br' | 'gzip', raw: Uint8Array): Promise<Buffer> {
   if (encoding === 'br') {
     return raw.length > SYNC_COMPRESS_MAX_BYTES ? brotliAsync(raw, brotliOptions(raw.length)) : brotliCompressSync(raw, brotliOptions(raw.length));
   }
-  return raw.length > SYNC_COMPRESS_MAX_BYTES ? gzipAsync(raw) : gzipSync(raw);
+  return raw.length > SYNC_COMPRESS_MAX_BYTES ? gzipAsync(raw, gzipOptions(raw.length)) : gzipSync(raw, gzipOptions(raw.length));
 }
+
 
 /** A JSON answer's bytes as sent: compressed with br or gzip when over 1 KiB and the client accepts one of them. */
 export async function encodeJson(raw: Uint8Array, acceptEncoding: string | undefined): Promise<{ payload: Uint8Array; encoding: Encoding }> {
