@@ -8,8 +8,8 @@
  * 2. streams the full export as CSV and as NDJSON with Accept-Encoding identity, gzip and br, reading as fast as it
  *    can: prints records a second and the bytes on the wire of each.
  *
- *   npx tsx bench/hostile-export.ts --snapshot DIR [--clients 10,40] [--hold-ms 8000] [--limit N] [--skip-hostile]
- *                                   [--skip-compression] [--env NAME=VALUE ...]
+ *   npx tsx bench/hostile-export.ts --snapshot DIR [--root CHECKOUT] [--clients 10,40] [--hold-ms 8000] [--limit N]
+ *                                   [--skip-hostile] [--skip-compression] [--env NAME=VALUE ...]
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
@@ -29,6 +29,7 @@ latency meanwhile; then streams full CSV and NDJSON exports in identity, gzip an
 on the wire.
 
   --snapshot DIR        the snapshot to serve (required)
+  --root DIR            the checkout whose server runs (this one); another checkout gives "before" figures
   --clients LIST        numbers of never-reading exports to open, one round each (10,40)
   --hold-ms MS          how long each round keeps its exports open (8000)
   --limit N             records of each compressed/uncompressed export at most (all)
@@ -38,6 +39,7 @@ on the wire.
 
 const values = parseCommandLine('hostile-export', USAGE, {
   snapshot: { type: 'string' },
+  root: { type: 'string', default: resolve(import.meta.dirname, '..') },
   clients: { type: 'string', default: '10,40' },
   'hold-ms': { type: 'string', default: '8000' },
   limit: { type: 'string' },
@@ -73,7 +75,9 @@ async function hostileRound(server: RunningServer, count: number): Promise<void>
   console.log(
     `${count} never-reading exports held ${(holdMs / 1000).toFixed(0)} s: ${shown}; ${f.stillOpen} connections still open at the end; ` +
       `server RSS ${mib(f.rssBeforeBytes)} before, ${mib(f.peakRssBytes)} at peak; meta ${f.metaCount} asked: p50 ${f.metaP50Ms.toFixed(1)} ms, ` +
-      `p95 ${f.metaP95Ms.toFixed(1)} ms, max ${f.metaMaxMs.toFixed(1)} ms (quiet p50 ${f.quietMetaP50Ms.toFixed(1)} ms)`,
+      `p95 ${f.metaP95Ms.toFixed(1)} ms, max ${f.metaMaxMs.toFixed(1)} ms (quiet p50 ${f.quietMetaP50Ms.toFixed(1)} ms); ` +
+      `server main thread while the slowest meta was out: ran ${f.slowestMetaRunMs.toFixed(0)} ms, waited for a core ${f.slowestMetaWaitMs.toFixed(0)} ms; ` +
+      `most it ran while one meta was out: ${f.metaRunMaxMs.toFixed(0)} ms`,
   );
 }
 
@@ -129,7 +133,7 @@ async function compressionRound(server: RunningServer): Promise<void> {
 }
 
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-hostile-export-'));
-const server = await startServer(resolve('.'), resolve(values.snapshot), tmp, serverEnv);
+const server = await startServer(resolve(values.root), resolve(values.snapshot), tmp, serverEnv);
 try {
   // Load the search index before anything is measured.
   await fetch(`${server.url}/v1/export?limit=1&format=ndjson`).then((r) => r.text());

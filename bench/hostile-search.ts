@@ -18,7 +18,10 @@ const USAGE = `Usage: npx tsx bench/hostile-search.ts --snapshot DIR [options]
 Starts the server on the snapshot and sends hostile searches, one case at a time: the 346-prefix OR query, 32
 two-letter prefixes ORed, 400 exclusions, an OR of 16 phrases, 16 concurrent searches counting every facet at
 size null. For each: the time until it is answered or refused, its status, and the latency of meta requests sent
-one after another meanwhile (their worst and median). Prints one table.
+one after another meanwhile (their worst and median). On Linux also, from the scheduler's counts of the server's
+main thread: while the slowest meta waited, how long that thread ran (the server's own work, what slicing bounds)
+and how long it waited for a core (other work on the machine); and the most it ran during any one meta. Prints one
+table.
 
   --snapshot DIR        the snapshot to serve (required)
   --root DIR            the checkout whose server runs (this one); another checkout gives "before" figures
@@ -52,7 +55,7 @@ async function main(): Promise<void> {
     const rows: HostileSearchRow[][] = sides.map(() => []);
     for (const c of HOSTILE_SEARCH_CASES) {
       const runs: HostileSearchRow[][] = sides.map(() => []);
-      for (let r = 0; r < rounds; r++) for (const [i, server] of servers.entries()) runs[i]!.push(await runSearchCase(server.url, c, r));
+      for (let r = 0; r < rounds; r++) for (const [i, server] of servers.entries()) runs[i]!.push(await runSearchCase(server.url, c, r, server.pid));
       for (const [i, list] of runs.entries()) {
         list.sort((a, b) => a.ms - b.ms);
         rows[i]!.push(list[Math.floor((list.length - 1) / 2)]!);
@@ -62,14 +65,21 @@ async function main(): Promise<void> {
     const num = (x: number) => x.toFixed(0).padStart(8);
     for (const [i, side] of sides.entries()) {
       console.log(`\n${side.name}: ${side.root}`);
-      console.log(`${pad('case', 38)}${pad('answer', 34)}${'ms'.padStart(8)}${'meta max'.padStart(10)}${'meta p50'.padStart(10)}${'metas'.padStart(7)}`);
-      for (const r of rows[i]!) console.log(`${pad(r.name, 38)}${pad(r.answered, 34)}${num(r.ms)}${num(r.metaMax).padStart(10)}${num(r.metaMedian).padStart(10)}${String(r.metaCount).padStart(7)}`);
+      console.log(`${pad('case', 38)}${pad('answer', 34)}${'ms'.padStart(8)}${'meta max'.padStart(10)}${'meta p50'.padStart(10)}${'metas'.padStart(7)}${'  slowest meta: ran / waited'.padStart(29)}${'most ran'.padStart(10)}`);
+      for (const r of rows[i]!) {
+        console.log(
+          `${pad(r.name, 38)}${pad(r.answered, 34)}${num(r.ms)}${num(r.metaMax).padStart(10)}${num(r.metaMedian).padStart(10)}${String(r.metaCount).padStart(7)}` +
+            `${`${r.slowestMetaRunMs.toFixed(0)} / ${r.slowestMetaWaitMs.toFixed(0)}`.padStart(29)}${num(r.metaRunMax).padStart(10)}`,
+        );
+      }
     }
     if (sides.length === 2) {
       console.log('\nslowest meta, this / against (below 1: this side kept meta faster)');
       for (const [k, r] of rows[0]!.entries()) console.log(`${pad(r.name, 38)}${(r.metaMax / rows[1]![k]!.metaMax).toFixed(2)}×  (${r.metaMax.toFixed(0)} / ${rows[1]![k]!.metaMax.toFixed(0)} ms)`);
+      console.log('\nmost the server ran while one meta was out, this / against');
+      for (const [k, r] of rows[0]!.entries()) console.log(`${pad(r.name, 38)}${(r.metaRunMax / rows[1]![k]!.metaRunMax).toFixed(2)}×  (${r.metaRunMax.toFixed(0)} / ${rows[1]![k]!.metaRunMax.toFixed(0)} ms)`);
     }
-    console.log(`\n(median of ${rounds} rounds by time; ms is until every request of the case was answered or refused; load average now ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+    console.log(`\n(median of ${rounds} rounds by time; ms is until every request of the case was answered or refused; "ran / waited": the server's main thread's milliseconds on a core and waiting for one while the slowest meta was out; "most ran": its most milliseconds on a core while any one meta was out; load average now ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   } finally {
     for (const server of servers) await server.stop();
     await rm(tmp, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { memoryOf, sampleMemory } from './procs.ts';
+import { mainThreadTimes, memoryOf, sampleMemory } from './procs.ts';
 import type { RunningServer } from './server.ts';
 
 /**
@@ -20,6 +20,14 @@ export type NeverReadingFigures = {
   metaP95Ms: number;
   metaMaxMs: number;
   metaCount: number;
+  /**
+   * From the scheduler's counts of the server's main thread (Linux; NaN elsewhere): while the slowest meta was out,
+   * the milliseconds it ran (the server's own work) and waited for a core (other work on the machine); and the most it
+   * ran while any one meta was out.
+   */
+  slowestMetaRunMs: number;
+  slowestMetaWaitMs: number;
+  metaRunMaxMs: number;
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,10 +71,18 @@ export async function neverReadingExports(server: RunningServer, count: number, 
   const memory = sampleMemory(server.pid, 50);
   const clients = Array.from({ length: count }, (_, i) => neverReading(server.url, i % 2 ? 'csv' : 'ndjson'));
   const latencies: number[] = [];
+  let slowest = { ms: -1, runMs: Number.NaN, waitMs: Number.NaN };
+  let runMax = Number.NaN;
   try {
     const ends = Date.now() + holdMs;
     while (Date.now() < ends) {
-      latencies.push(await metaLatency(server.url));
+      const t0 = mainThreadTimes(server.pid);
+      const ms = await metaLatency(server.url);
+      const t1 = mainThreadTimes(server.pid);
+      latencies.push(ms);
+      const runMs = t0 && t1 ? t1.runMs - t0.runMs : Number.NaN;
+      if (Number.isFinite(runMs) && !(runMax >= runMs)) runMax = runMs;
+      if (ms > slowest.ms) slowest = { ms, runMs, waitMs: t0 && t1 ? t1.waitMs - t0.waitMs : Number.NaN };
       await sleep(100);
     }
     const statuses = await Promise.all(clients.map((c) => Promise.race([c.status, sleep(1000).then(() => 0)])));
@@ -90,6 +106,9 @@ export async function neverReadingExports(server: RunningServer, count: number, 
       metaP95Ms: quantile(latencies, 0.95),
       metaMaxMs: latencies.at(-1) ?? Number.NaN,
       metaCount: latencies.length,
+      slowestMetaRunMs: slowest.runMs,
+      slowestMetaWaitMs: slowest.waitMs,
+      metaRunMaxMs: runMax,
     };
   } finally {
     memory.stop();

@@ -1,3 +1,5 @@
+import { mainThreadTimes } from './procs.ts';
+
 /**
  * Hostile searches (issue: bounded under hostile input), shared by bench/hostile-search.ts, bench/slice-probe.ts and
  * the hostile section of `npm run bench`: the cases, and one case run against a server with `meta` asked meanwhile.
@@ -49,8 +51,24 @@ async function post(url: string, operation: string, input: Input): Promise<{ sta
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
-/** One round of a case: `ms` until every request was answered or refused; `meta*` over the metas asked meanwhile. */
-export type HostileSearchRow = { name: string; answered: string; refused: boolean; ms: number; metaMax: number; metaMedian: number; metaCount: number };
+/**
+ * One round of a case: `ms` until every request was answered or refused; `meta*` over the metas asked meanwhile. With
+ * the server's pid (Linux): while the slowest meta was waiting, how long the server's main thread ran (its own work:
+ * what a slice bounds) and how long it waited for a core (the machine's other work); and the most it ran during any
+ * one meta. NaN without.
+ */
+export type HostileSearchRow = {
+  name: string;
+  answered: string;
+  refused: boolean;
+  ms: number;
+  metaMax: number;
+  metaMedian: number;
+  metaCount: number;
+  slowestMetaRunMs: number;
+  slowestMetaWaitMs: number;
+  metaRunMax: number;
+};
 
 /** Warms the index and the per-index tables, as a server that has been answering would have them. */
 export async function warmSearch(url: string): Promise<void> {
@@ -58,7 +76,7 @@ export async function warmSearch(url: string): Promise<void> {
   await post(url, 'device-510k.search', searchInput('"balloon catheter" OR stent -foley'));
 }
 
-export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], round: number): Promise<HostileSearchRow> {
+export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], round: number, pid?: number): Promise<HostileSearchRow> {
   const started = performance.now();
   let done = false;
   const work = Promise.all(c.requests(round).map((input) => post(url, 'device-510k.search', input))).finally(() => {
@@ -66,10 +84,18 @@ export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES
   });
   // meta, one after another while the case runs (bounded: at most 2,000, and none past 120 s).
   const metas: number[] = [];
+  let slowest = { ms: -1, runMs: Number.NaN, waitMs: Number.NaN };
+  let metaRunMax = Number.NaN;
   while (!done && metas.length < 2000 && performance.now() - started < 120_000) {
+    const before = pid === undefined ? null : mainThreadTimes(pid);
     const t = performance.now();
     await post(url, 'device-510k.meta', {});
-    metas.push(performance.now() - t);
+    const ms = performance.now() - t;
+    const after = pid === undefined ? null : mainThreadTimes(pid);
+    metas.push(ms);
+    const runMs = before && after ? after.runMs - before.runMs : Number.NaN;
+    if (Number.isFinite(runMs) && !(metaRunMax >= runMs)) metaRunMax = runMs;
+    if (ms > slowest.ms) slowest = { ms, runMs, waitMs: before && after ? after.waitMs - before.waitMs : Number.NaN };
   }
   const answers = await work;
   const ms = performance.now() - started;
@@ -83,13 +109,16 @@ export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES
     metaMax: metas.length ? Math.max(...metas) : 0,
     metaMedian: metas.length ? median(metas) : 0,
     metaCount: metas.length,
+    slowestMetaRunMs: slowest.runMs,
+    slowestMetaWaitMs: slowest.waitMs,
+    metaRunMax,
   };
 }
 
 /** `rounds` rounds of the case; the median round by time. */
-export async function medianRound(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], rounds: number): Promise<HostileSearchRow> {
+export async function medianRound(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], rounds: number, pid?: number): Promise<HostileSearchRow> {
   const runs: HostileSearchRow[] = [];
-  for (let r = 0; r < rounds; r++) runs.push(await runSearchCase(url, c, r));
+  for (let r = 0; r < rounds; r++) runs.push(await runSearchCase(url, c, r, pid));
   runs.sort((a, b) => a.ms - b.ms);
   return runs[Math.floor((runs.length - 1) / 2)]!;
 }

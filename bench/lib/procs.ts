@@ -176,6 +176,21 @@ export function memoryOf(pid: number): { rss: number; peak: number } | null {
   }
 }
 
+/**
+ * A process's main thread as the Linux scheduler counts it (/proc/PID/task/PID/schedstat): milliseconds it has run on
+ * a core, and milliseconds it has waited, runnable, for one. Read before and after a request, the difference says
+ * whether the request waited for the server's own work (run) or for a core the machine's other work held (waited);
+ * null where there is no such file (not Linux, or the process is gone).
+ */
+export function mainThreadTimes(pid: number): { runMs: number; waitMs: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { runMs: run! / 1e6, waitMs: wait! / 1e6 } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Samples a process's resident memory every `everyMs` until stopped; returns the highest figure seen. */
 export function sampleMemory(pid: number, everyMs = 100): { stop: () => number } {
   let max = memoryOf(pid)?.rss ?? 0;

@@ -43,6 +43,13 @@ export const EXPORT_BATCH = 2048;
  */
 const PREFETCH_AHEAD = 4;
 
+/**
+ * Records read, or written out, between two turns of the host (`ExportOptions.turn`): a batch is about 2 MiB, whose
+ * reads (each record opened, read and hashed; synchronous on a local disk) and CSV rows would otherwise each hold the
+ * event loop for all of the batch, some tens of milliseconds at a time. A slice is a millisecond or so of either.
+ */
+export const EXPORT_SLICE = 128;
+
 /** The cursor: the sort it belongs to and the sort key of the last record sent (src/search/sort.ts). */
 const ExportCursor = z.strictObject({ v: z.literal(1), s: z.enum(SORTS), k: z.array(z.number()).min(1).max(4) });
 type ExportCursor = z.infer<typeof ExportCursor>;
@@ -84,11 +91,13 @@ export type ExportOptions = {
   /** Records a batch; EXPORT_BATCH but in tests, where a small fixture then spans several batches. */
   batchSize?: number;
   /**
-   * Awaited before each batch's CPU-bound steps (ordering its K numbers; writing its records out), never around its
-   * reads: a host that runs work in turns of the event loop (src/server/turns.ts) has those steps run in the export's
-   * turn, while the reads, which wait on the disk, hold no turn.
+   * Awaited before each batch, and then every `sliceRecords` records read and every `sliceRecords` records written
+   * out: a host that runs work in turns of the event loop (src/server/turns.ts) has an export's work run in the
+   * export's turns, a slice at a time, so that no batch holds the loop from its first read to its last row.
    */
   turn?: () => Promise<void>;
+  /** Records read or written between two turns: EXPORT_SLICE but in tests. */
+  sliceRecords?: number;
   /**
    * Awaited between the phases of the preparation (after the search, after the order), where the host's turn may go
    * to other requests (src/server/turns.ts gives a request that has not started the turn before a paused job).
@@ -132,7 +141,7 @@ export async function prepareExport(input: ExportInput & { parsed: ParsedQuery }
     count: end - start,
     nextCursor,
     contentType: csv ? 'text/csv; charset=utf-8; header=present' : 'application/x-ndjson; charset=utf-8',
-    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false, (options.tables ?? defaultExportTables()).of(snapshot), options.turn),
+    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false, (options.tables ?? defaultExportTables()).of(snapshot), options.turn, options.sliceRecords ?? EXPORT_SLICE),
   };
 }
 
@@ -156,7 +165,9 @@ async function* exportChunks(
   lend: boolean,
   tables: HeldTable,
   turn: (() => Promise<void>) | undefined,
+  slice: number,
 ): AsyncGenerator<Uint8Array> {
+  const slices = turn ? { every: slice, pause: turn } : undefined;
   if (csv) yield encoder.encode(CSV_HEAD);
   // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
   let arena = new Uint8Array(4 * 1024 * 1024);
@@ -207,6 +218,7 @@ async function* exportChunks(
       },
       reads,
       tables,
+      slices,
     );
     // The records in the request's order: as they are, each followed by a line break (NDJSON), or as CSV rows
     // written from their bytes.
@@ -214,7 +226,10 @@ async function* exportChunks(
     if (csv) {
       if (lend) sink.at = 0;
       else sink = new ByteSink(used);
-      for (let i = 0; i < count; i++) writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
+      for (let i = 0; i < count; i++) {
+        if (turn && i > 0 && i % slice === 0) await turn();
+        writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
+      }
       yield sink.take();
       continue;
     }

@@ -17,7 +17,7 @@ export const EXPORT_RETRY_AFTER_S = 5;
 export type ExportDeps = {
   current: () => Snapshot | null;
   fail: (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot?: Snapshot | null) => Promise<void> | void;
-  /** Where the export's preparation and the CPU-bound steps of each batch wait for their turn of the event loop. */
+  /** Where the export's preparation and each slice of a batch's reads and rows wait for their turn of the event loop. */
   turns: Turns;
   slots: ExportSlots;
   cursors: CursorCodec;
@@ -35,10 +35,10 @@ export type ExportDeps = {
  * looks complete.
  *
  * Bounds: at most `slots.limit` exports at once (then 503 `overloaded` with Retry-After); the preparation (the search
- * and its order) and the CPU-bound steps of every batch run in the connection's turn of the event loop (turns.ts), so
- * exports share the loop with other requests, while a batch's reads from the disk hold no turn; a client that stops
- * reading holds its slot until the connection's stall limit cuts it (REQUEST_TIMEOUT_MS: no byte moved either way for
- * that long, http-server.ts), which frees the slot.
+ * and its order) and every batch, a slice of its reads or rows at a time, run in the connection's turns of the event
+ * loop (turns.ts), so exports share the loop with other requests (a read from a local disk is synchronous); a client
+ * that stops reading holds its slot until the connection's stall limit cuts it (REQUEST_TIMEOUT_MS: no byte moved
+ * either way for that long, http-server.ts), which frees the slot.
  */
 export function exportHandler(deps: ExportDeps) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -52,7 +52,7 @@ export function exportHandler(deps: ExportDeps) {
     const owner = req.socket;
     let chunks: AsyncIterator<Uint8Array> | null = null;
     try {
-      // The batches' CPU-bound steps wait for the connection's turn; their reads, which wait on the disk, hold none.
+      // Each slice of a batch (its reads, its rows) waits for the connection's turn.
       const turn = () => deps.turns.run(owner, () => Promise.resolve());
       const options = { lend: true, turn, cursors: deps.cursors, tables: deps.tables, ...(deps.batchSize ? { batchSize: deps.batchSize } : {}) };
       const answer = await deps.turns.run(owner, (pause) => answerExport(req.url ?? '', snapshot, { ...options, pause }));

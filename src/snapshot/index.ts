@@ -4,4 +4,4 @@ export { findSorted, firstShardAfter, lowerBound, shardHolding, shardPositionHol
 export { lineKey, type ShardLines } from './lines.ts';
 export { safeRelPath } from './paths.ts';
 export { bytesEqual, toHex, UnavailableFile, type SnapshotStorage } from './storage.ts';
-export { CorruptFile, DEFAULT_CACHE_BYTES, InvalidSnapshot, Snapshot, UNREADABLE, type CorruptFileReport, type HeldTable, type ReadCounts, type SnapshotOptions } from './snapshot.ts';
+export { CorruptFile, DEFAULT_CACHE_BYTES, InvalidSnapshot, Snapshot, UNREADABLE, type CorruptFileReport, type HeldTable, type ReadCounts, type ReadSlices, type SnapshotOptions } from './snapshot.ts';

@@ -11,6 +11,23 @@ import type { Cached, ShardReads } from './shard-reads.ts';
 export type ReadCounts = { reads: number; slow: number };
 
 /**
+ * Where a long run of record reads gives the host its turn: `pause` is awaited before a read once `every` records have
+ * been handed over since the last pause (or the start), never after the last read. Reads from a local disk are
+ * synchronous, so without it a batch of an export's reads (thousands of records, each opened, read and hashed) holds
+ * the event loop from its first read to its last.
+ */
+export type ReadSlices = { every: number; pause: () => Promise<void> };
+
+/** Records handed over since the last pause, and when to pause before the next read. */
+type SliceState = { slices: ReadSlices; handed: number };
+
+async function beforeRead(state: SliceState | undefined): Promise<void> {
+  if (!state || state.handed < state.slices.every) return;
+  state.handed = 0;
+  await state.slices.pause();
+}
+
+/**
  * Records of one shard fewer bytes apart than this are read together for an export: reading the gap costs less than
  * another open and read of the file (a record is a kilobyte or so, a shard a hundred kilobytes or so).
  */
@@ -80,21 +97,30 @@ export class RecordReads {
   }
 
   /** See `Snapshot.eachRecordUncached`. */
-  async eachUncached(kNumbers: readonly string[], take: (i: number, bytes: Uint8Array) => void, reads?: ReadCounts, tables?: HeldTable): Promise<void> {
+  async eachUncached(
+    kNumbers: readonly string[],
+    take: (i: number, bytes: Uint8Array) => void,
+    reads?: ReadCounts,
+    tables?: HeldTable,
+    slices?: ReadSlices,
+  ): Promise<void> {
     const buffers: ReadBuffers = { bytes: new Uint8Array(0) };
+    const state = slices ? { slices, handed: 0 } : undefined;
     for (let i = 0; i < kNumbers.length; ) {
       const position = shardPositionHolding(this.recordIndex, kNumbers[i] as string);
       const shard = this.recordIndex.shards[position];
       if (!shard) throw this.missing(kNumbers[i]);
       let end = i + 1;
       while (end < kNumbers.length && (kNumbers[end] as string) <= shard.last) end++;
+      await beforeRead(state);
       const cached = this.shards.cached(shard.path);
       if (!cached) {
         const { table, first } = tables ? await this.table.heldEntries(position, tables) : await this.table.entries(position);
-        await this.eachChecked(shard.path, table, first, shard.count, kNumbers, i, end, take, buffers, reads);
+        await this.eachChecked(shard.path, table, first, shard.count, kNumbers, i, end, take, buffers, reads, state);
         i = end;
         continue;
       }
+      if (state) state.handed += end - i;
       for (; i < end; i++) {
         const k = kNumbers[i] as string;
         const at = findLine(cached, k);
@@ -140,6 +166,7 @@ export class RecordReads {
     take: (i: number, bytes: Uint8Array) => void,
     buffers: ReadBuffers,
     reads?: ReadCounts,
+    state?: SliceState,
   ): Promise<void> {
     const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
     // Each record's table entry, then its offset and length in the shard (entries ascend by K number, offsets too).
@@ -160,6 +187,8 @@ export class RecordReads {
       lengths[j] = view.getUint32(entry * RECORD_TABLE.entryBytes + 8, true);
     }
     for (let j = 0; j < n; ) {
+      // Not before the shard's first read: the caller paused there already when it was time.
+      if (j > 0) await beforeRead(state);
       const start = offsets[j] as number;
       let stop = start + (lengths[j] as number);
       let last = j + 1;
@@ -169,6 +198,7 @@ export class RecordReads {
       }
       const began = reads ? performance.now() : 0;
       const bytes = await this.reads.range(path, start, stop - start, buffers).catch(() => this.reads.unreadable(path));
+      if (state) state.handed += last - j;
       if (reads) {
         reads.reads++;
         if (performance.now() - began > this.slowReadMs) reads.slow++;

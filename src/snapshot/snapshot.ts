@@ -7,13 +7,13 @@ import { findLine, type ShardLines } from './lines.ts';
 import { openSnapshotFiles, type OpenedSnapshot } from './open.ts';
 import { safeRelPath } from './paths.ts';
 import { RecordTable, type HeldTable } from './record-table.ts';
-import { RecordReads, type ReadCounts } from './records.ts';
+import { RecordReads, type ReadCounts, type ReadSlices } from './records.ts';
 import { ShardReads, type Cached, type ShardKind } from './shard-reads.ts';
 import type { SnapshotStorage } from './storage.ts';
 
 export { CorruptFile, InvalidSnapshot, UNREADABLE, type CorruptFileReport } from './errors.ts';
 export type { HeldTable } from './record-table.ts';
-export type { ReadCounts } from './records.ts';
+export type { ReadCounts, ReadSlices } from './records.ts';
 
 export type SnapshotOptions = {
   /**
@@ -185,10 +185,17 @@ export class Snapshot {
    * hashing every one of those shards whole cost more than the export itself. Records of a shard the cache holds are
    * cut from its checked bytes. `tables`, kept by the caller from call to call (an export's batches), holds the record
    * table's parts read for it: each is then read once for the whole export rather than its shards' entries once a
-   * batch (at 1,000,000 records a batch of 2,048 records meets some 1,850 shards).
+   * batch (at 1,000,000 records a batch of 2,048 records meets some 1,850 shards). `slices` gives the host its turn
+   * every so many records (records.ts, `ReadSlices`).
    */
-  eachRecordUncached(kNumbers: readonly string[], take: (i: number, bytes: Uint8Array) => void, reads?: ReadCounts, tables?: HeldTable): Promise<void> {
-    return this.records.eachUncached(kNumbers, take, reads, tables);
+  eachRecordUncached(
+    kNumbers: readonly string[],
+    take: (i: number, bytes: Uint8Array) => void,
+    reads?: ReadCounts,
+    tables?: HeldTable,
+    slices?: ReadSlices,
+  ): Promise<void> {
+    return this.records.eachUncached(kNumbers, take, reads, tables, slices);
   }
 
 /**

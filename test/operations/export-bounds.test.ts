@@ -166,6 +166,54 @@ describe('an export in turns of the event loop', () => {
     expect(asked).toBe(2 * batches);
     expect(Buffer.concat(parts).toString('utf8')).toBe(whole);
   });
+
+  it('reads and writes a batch a slice at a time, each slice after a turn of its own, with the same bytes out', async () => {
+    const snapshot = await openSnapshotDirectory(await buildFixtureSnapshot());
+    const whole = await text((await prepareExport(input('format=csv'), snapshot)).chunks);
+    // Every read of the storage, every turn asked, every chunk out, in order.
+    const events: ('read' | 'turn' | 'chunk')[] = [];
+    const storage = snapshot.storage;
+    const readInto = storage.readInto!.bind(storage);
+    storage.readInto = (...args) => {
+      events.push('read');
+      return readInto(...args);
+    };
+    const readRange = storage.readRange.bind(storage);
+    storage.readRange = (...args) => {
+      events.push('read');
+      return readRange(...args);
+    };
+    const turn = () => {
+      events.push('turn');
+      return new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    const batchSize = 32;
+    const slice = 4;
+    const prepared = await prepareExport(input('format=csv'), snapshot, { turn, batchSize, sliceRecords: slice, lend: true });
+    const parts: Buffer[] = [];
+    for await (const chunk of prepared.chunks) {
+      parts.push(Buffer.from(chunk));
+      events.push('chunk');
+    }
+    expect(Buffer.concat(parts).toString('utf8')).toBe(whole);
+    // Each read gives at least one record, so at most `slice` reads come between two turns.
+    let readsSinceTurn = 0;
+    let mostReads = 0;
+    for (const e of events) {
+      if (e === 'read') mostReads = Math.max(mostReads, ++readsSinceTurn);
+      else readsSinceTurn = 0;
+    }
+    expect(events.filter((e) => e === 'read').length).toBeGreaterThan(4 * slice);
+    expect(mostReads).toBeLessThanOrEqual(slice);
+    // Between a batch's last read and its chunk: a turn for each slice of its rows, and nothing else.
+    const chunks = events.flatMap((e, i) => (e === 'chunk' ? [i] : [])).slice(1);
+    expect(chunks.length).toBe(Math.ceil(prepared.count / batchSize));
+    for (const [b, at] of chunks.entries()) {
+      const rows = Math.min(batchSize, prepared.count - b * batchSize);
+      const lastRead = events.lastIndexOf('read', at);
+      expect(events.slice(lastRead + 1, at)).toEqual(Array(Math.ceil(rows / slice)).fill('turn'));
+    }
+  });
 });
 
 async function until(condition: () => boolean): Promise<void> {
