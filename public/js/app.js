@@ -2,6 +2,7 @@
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
 import { recordHistoryReader } from './record-history.js';
+import { fetchJson } from './snapshot-head.js';
 import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, suggestionsFor, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
@@ -27,6 +28,9 @@ let typing = false;
 let typingTimer = 0;
 let lastTotal = 0;
 let focusResultsNext = false;
+/** Settles when the first search has been answered or has failed. */
+let firstAnswered = () => {};
+const firstAnswer = new Promise((resolve) => (firstAnswered = resolve));
 
 /** Device types by product code, for facets and records; filled as classifications arrive. */
 const codeNames = new Map();
@@ -94,9 +98,22 @@ async function probeUntilReady(at) {
 
 /** Static mode: the API's engine over the snapshot's own index, or Pagefind for an index too large to download. */
 async function staticSourceFor() {
+  // The index's directory, the snapshot's meta and the modules are asked for together, not one after another: each
+  // round trip costs a phone about 150 ms. A first view that searches needs the engine too; the landing page does not.
+  const wantsIndex = params.get('engine') !== 'pagefind';
+  const directory = wantsIndex ? fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null) : null;
+  const meta = fetchJson(new URL('meta.json', snapshotBase).href);
+  meta.catch(() => {});
+  if (wantsIndex && (current.q.trim() !== '' || current.productCode || current.applicant || current.from !== null || current.to !== null || Object.keys(current.quals).length > 0)) {
+    import('./search-engine.js').catch(() => {});
+  }
   const { engineHeader, staticSource } = await import('./static-source.js');
-  const header = params.get('engine') === 'pagefind' ? null : await engineHeader(snapshotBase);
-  if (header) return staticSource({ snapshotBase, header });
+  const header = wantsIndex ? await engineHeader(snapshotBase, directory) : null;
+  if (header) {
+    const source = staticSource({ snapshotBase, header, meta });
+    source.prefetch(current);
+    return source;
+  }
   return (await import('./pagefind-source.js')).staticSource({ snapshotBase });
 }
 
@@ -203,6 +220,7 @@ async function runSearch(state, focusKey, previous) {
     if (err?.code === 'invalid_input' || err?.name === 'QueryError') void showSuggestions(state, seq);
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
+    firstAnswered();
   }
 }
 
@@ -567,6 +585,9 @@ async function start() {
   document.documentElement.dataset.engine = source.engine;
   setupControls();
   route();
+  // The footer's freshness waits for the first answer (or its failure), so that its file does not share a phone's
+  // link with what the first results need.
+  await firstAnswer;
   about().then(renderAbout, () => {
     $('freshness').textContent = 'Data freshness: unknown (the snapshot description could not be loaded).';
   });

@@ -17,8 +17,8 @@ export const STATIC_EXPORT_LIMIT = 5_000;
  * How the page searches this snapshot: its chunked index (`search/chunks.json`, read in parts, at any size), else its
  * whole index when small enough, else null (the page then uses Pagefind).
  */
-export async function engineHeader(snapshotBase) {
-  const directory = await fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null);
+export async function engineHeader(snapshotBase, directoryRequest = null) {
+  const directory = await (directoryRequest ?? fetchJson(new URL('search/chunks.json', snapshotBase).href)).catch(() => null);
   if (directory && directory.format === 'device-510k-search-chunks') return { chunks: directory };
   const header = await fetchJson(new URL('search/index.json', snapshotBase).href).catch(() => null);
   if (!header || typeof header.blobBytes !== 'number' || header.blobBytes > ENGINE_MAX_BYTES) return null;
@@ -102,7 +102,7 @@ function wholeIndex(mod, index) {
   };
 }
 
-export function staticSource({ snapshotBase, header }) {
+export function staticSource({ snapshotBase, header, meta: metaRequest = null }) {
   const url = (path) => new URL(path, snapshotBase).href;
   const shards = new Map();
   const shard = (path) => {
@@ -111,11 +111,20 @@ export function staticSource({ snapshotBase, header }) {
   };
   const record = async (kNumber) => (await shard(`records/${kNumber.slice(0, 5)}.json`))?.find((r) => r.kNumber === kNumber) ?? null;
 
+  // Files asked for before the engine runs (prefetch below), each handed to the engine once.
+  const early = new Map();
+  const readChunk = (path) => {
+    const got = early.get(path);
+    if (!got) return chunkFile(url, path);
+    early.delete(path);
+    return got.catch(() => chunkFile(url, path));
+  };
+
   let engine = null;
   const loadEngine = () => {
     engine ??= (async () => {
       const mod = await import('./search-engine.js');
-      if (header.chunks) return { mod, sparse: new mod.SparseIndex(mod.parseChunkDirectory(header.chunks), (path) => chunkFile(url, path)) };
+      if (header.chunks) return { mod, sparse: new mod.SparseIndex(mod.parseChunkDirectory(header.chunks), readChunk) };
       const parts = await Promise.all(header.parts.map((p) => indexPart(url, p.path)));
       const files = new Map([['search/index.json', new TextEncoder().encode(JSON.stringify(header))], ...header.parts.map((p, i) => [p.path, parts[i]])]);
       const index = await mod.loadSearchIndex(async (path) => {
@@ -128,7 +137,8 @@ export function staticSource({ snapshotBase, header }) {
     return engine;
   };
 
-  let metaCache = null;
+  // meta.json, asked for already by the caller when it passes the request.
+  let metaCache = metaRequest?.catch((err) => ((metaCache = null), Promise.reject(err))) ?? null;
   const meta = () => (metaCache ??= fetchJson(url('meta.json')).catch((err) => ((metaCache = null), Promise.reject(err))));
 
   /** What the engine answers beyond the contract's fields; the same as the API's meta, since it is the same code. */
@@ -145,6 +155,32 @@ export function staticSource({ snapshotBase, header }) {
     engine: 'index',
     get caps() {
       return caps;
+    },
+
+    /**
+     * Asks for the files a first search plainly needs while the engine itself downloads and starts: the dictionaries,
+     * the chunks of its words and the newest K number block. Only for plain words (letters, digits, spaces): what the
+     * engine's parser would read otherwise is left to it. A guess that misses costs bytes, never a wrong answer.
+     */
+    prefetch(state) {
+      const dir = header.chunks;
+      const q = state.q.trim();
+      if (!dir || q === '' || !/^[A-Za-z0-9 ]+$/.test(q) || /\b(OR|AND|NOT)\b/.test(q) || state.record) return;
+      const words = [...new Set(q.toLowerCase().split(/ +/))];
+      const paths = new Set([dir.files.dicts.path]);
+      if (state.page === 1 && (!state.sort || state.sort === 'relevance' || state.sort === 'decisionDate:desc')) paths.add(dir.kBlocks[0].path);
+      for (const w of words) {
+        for (const c of dir.termChunks) {
+          if (c.last < w) continue;
+          if (c.first > w && !c.first.startsWith(w)) break;
+          paths.add(c.file.path);
+        }
+      }
+      for (const path of paths) {
+        const got = chunkFile(url, path);
+        got.catch(() => {});
+        early.set(path, got);
+      }
     },
 
     /** Reads meta.json once for what the engine supports (the snapshot's build wrote it from the same code). */

@@ -250,7 +250,11 @@ export class SparseIndex {
   async firstPage(req: SearchRequest, onProgress?: (bytes: number) => void): Promise<FirstPage> {
     const landing = this.landing(req);
     if (landing) return { total: this.directory.counts.docs, kNumbers: landing };
-    await this.ensure(req, false, onProgress);
+    // Ids run newest decision first, and a first page in relevance or date order mostly holds new clearances: the
+    // first K number block comes with the words' chunks rather than a round trip after them (a guess that only costs
+    // a few KB when wrong; the page's own blocks are loaded below either way).
+    const guess = req.page === 1 && (req.sort === undefined || req.sort === 'relevance' || req.sort === 'decisionDate:desc') && !this.has(this.directory.files.docKNumber.path);
+    await Promise.all([this.ensure(req, false, onProgress), guess ? this.load([this.directory.kBlocks[0]!.path]) : null]);
     const index = this.view();
     const { facets: _f, stats: _s, ...rest } = req;
     const m = matchesOf(index, rest);
