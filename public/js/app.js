@@ -185,12 +185,6 @@ async function runSearch(state, focusKey, previous) {
     view.renderResults($('list'), res.items, state);
     view.renderPager($('pager'), res.total, state);
     view.renderReviewStats($('review'), res.stats);
-    if (!res.stats && res.loadStats) {
-      res
-        .loadStats()
-        .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
-        .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
-    }
     lastTotal = res.total;
     $('status').replaceChildren(statusText(state, res.total));
     // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.
@@ -199,6 +193,13 @@ async function runSearch(state, focusKey, previous) {
     if (res.total === 0) void showSuggestions(state, seq);
     showFollow(state);
     showFacets(res, state, seq);
+    // After the counts are asked for: a source that loads both may then load the counts first.
+    if (!res.stats && res.loadStats) {
+      res
+        .loadStats()
+        .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
+        .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
+    }
     markFocusKeys();
     if (firstResults) {
       firstResults = false;
@@ -271,7 +272,7 @@ function showFacets(res, state, seq) {
   whenFiltersVisible(() => {
     if (seq !== searchSeq) return;
     res
-      .loadFacets()
+      .loadFacets((loaded, expected) => seq === searchSeq && view.renderFacetsPending($('facets'), { loaded, expected }))
       .then((facets) => seq === searchSeq && render(facets))
       .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
   });

@@ -142,11 +142,13 @@ export class SparseIndex {
     for (const clause of parsed.clauses) for (const t of clause) if (t.kind === 'field') fields.add(t.qualifier.field);
     const byCode = req.productCode !== null || fields.has('code') || fields.has('class');
     const byApplicant = req.applicant !== null || fields.has('applicant');
+    // Facet counts read the whole code and applicant columns; review statistics alone (`facets: []`) do not.
+    const counts = whole && (req.facets === undefined || req.facets.length > 0);
     return {
       words,
       sections,
-      wholeCodes: whole || byCode,
-      wholeApplicants: whole || byApplicant,
+      wholeCodes: counts || byCode,
+      wholeApplicants: counts || byApplicant,
       wholeKNumbers: words.some((w) => kNumberRange(w) !== null) || req.sort === 'kNumber:asc',
     };
   }
