@@ -193,12 +193,24 @@ async function runSearch(state, focusKey, previous) {
     if (res.total === 0) void showSuggestions(state, seq);
     showFollow(state);
     showFacets(res, state, seq);
-    // After the counts are asked for: a source that loads both may then load the counts first.
+    // After the counts are asked for: a source that loads both may then load the counts first. With the filters
+    // folded (a phone), the review figures wait until the end of the results comes near the screen or the filters
+    // open, so that columns nobody looks at yet do not take the link.
     if (!res.stats && res.loadStats) {
-      res
-        .loadStats()
-        .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
-        .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
+      let started = false;
+      const start = () => {
+        if (started || seq !== searchSeq) return;
+        started = true;
+        res
+          .loadStats()
+          .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
+          .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
+      };
+      if ($('filters-panel').open) start();
+      else {
+        whenNear($('pager'), start);
+        whenFiltersVisible(start);
+      }
     }
     markFocusKeys();
     if (firstResults) {
@@ -276,6 +288,17 @@ function showFacets(res, state, seq) {
       .then((facets) => seq === searchSeq && render(facets))
       .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
   });
+}
+
+/** Runs `fn` once `el` is on screen or 200 px below it (at once where the browser cannot tell). */
+function whenNear(el, fn) {
+  if (typeof IntersectionObserver !== 'function') return fn();
+  const io = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    io.disconnect();
+    fn();
+  }, { rootMargin: '0px 0px 200px 0px' });
+  io.observe(el);
 }
 
 /** Runs `fn` now if the filters panel is open, else when it is first opened (a folded panel on a phone). */
