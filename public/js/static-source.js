@@ -266,9 +266,10 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
       const input = searchInput(state, caps);
       const landing = header.chunks ? landingAnswer(header.chunks, input) : null;
       if (landing) {
-        // The first visit: the directory holds its answer; the engine loads meanwhile, for the next search.
-        void loadEngine().catch(() => {});
-        return { items: await itemsOf(landing.kNumbers, signal), total: landing.total, facets: landing.facets, loadFacets: null, warnings: [] };
+        // The first visit: the directory holds its answer; the engine loads after the page's records (not ahead of
+        // them on a phone's link), for the next search.
+        const items = await itemsOf(landing.kNumbers, signal).finally(() => void loadEngine().catch(() => {}));
+        return { items, total: landing.total, facets: landing.facets, loadFacets: null, warnings: [] };
       }
       const { sparse } = await loadEngine();
       signal?.throwIfAborted();
