@@ -154,7 +154,7 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
     const answer = (await page.locator('#status').innerText()).trim();
     const sent = [...proxy.sent];
     const upTo = (ms: number) => sent.filter((d) => d.at <= origin + ms);
-    if (verbose) for (const d of sent) console.log(`  ${d.at <= origin + firstMs ? 'first ' : d.at <= origin + countsMs ? 'counts' : 'later '} ${String(d.bytes).padStart(9)}  ${d.url}`);
+    if (verbose) for (const d of sent) console.log(`  ${d.at <= origin + firstMs ? 'first ' : d.at <= origin + countsMs ? 'counts' : 'later '} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
     return {
       firstMs,
       firstBytes: upTo(firstMs).reduce((n, d) => n + d.bytes, 0),
@@ -188,7 +188,7 @@ search, in server and static mode, on a desktop and a throttled phone profile, i
   --profiles LIST         desktop, phone or both (desktop,phone)
   --visits LIST           landing (no query), search, or both (landing,search)
   --page-query Q          appended to the page's address before the hash (?engine=pagefind: static mode's Pagefind)
-  --verbose               print every request of every run`;
+  --verbose               print every request of every run: when it arrived (ms after the page's start) and its bytes`;
 
 async function main() {
   const values = parseCommandLine('page-load', USAGE, {

@@ -1,5 +1,6 @@
-import { cp, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pageBesideApi } from '../../src/server/public-dir.ts';
 
 /**
  * The Worker's static-assets folder: the page (public/) at the root and the snapshot's files (the link followed)
@@ -13,6 +14,9 @@ export async function prepareAssets(options: { snapshotPath: string | null; publ
     await cp(options.publicDir, options.out, { recursive: true });
     // The page asks service.json whether an API answers beside it; here the Worker does (see src/server/public-dir.ts).
     await writeFile(join(options.out, 'service.json'), `${JSON.stringify({ api: 'v1/query' })}\n`);
+    const page = join(options.out, 'index.html');
+    const html = await readFile(page, 'utf8').catch(() => null);
+    if (html !== null) await writeFile(page, pageBesideApi(html));
   }
   if (options.snapshotPath) await cp(await realpath(options.snapshotPath), join(options.out, 'snapshot'), { recursive: true });
   return options.out;

@@ -2,6 +2,7 @@
 // files), and renders. One module wires the DOM; state.js, the sources and view.js do the work.
 import { apiSource, probeApi } from './api-source.js';
 import { recordHistoryReader } from './record-history.js';
+import { fetchJson } from './snapshot-head.js';
 import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, suggestionsFor, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
@@ -27,6 +28,9 @@ let typing = false;
 let typingTimer = 0;
 let lastTotal = 0;
 let focusResultsNext = false;
+/** Settles when the first search has been answered or has failed. */
+let firstAnswered = () => {};
+const firstAnswer = new Promise((resolve) => (firstAnswered = resolve));
 
 /** Device types by product code, for facets and records; filled as classifications arrive. */
 const codeNames = new Map();
@@ -94,9 +98,22 @@ async function probeUntilReady(at) {
 
 /** Static mode: the API's engine over the snapshot's own index, or Pagefind for an index too large to download. */
 async function staticSourceFor() {
+  // The index's directory, the snapshot's meta and the modules are asked for together, not one after another: each
+  // round trip costs a phone about 150 ms. A first view that searches needs the engine too; the landing page does not.
+  const wantsIndex = params.get('engine') !== 'pagefind';
+  const directory = wantsIndex ? fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null) : null;
+  const meta = fetchJson(new URL('meta.json', snapshotBase).href);
+  meta.catch(() => {});
+  if (wantsIndex && (current.q.trim() !== '' || current.productCode || current.applicant || current.from !== null || current.to !== null || Object.keys(current.quals).length > 0)) {
+    import('./search-engine.js').catch(() => {});
+  }
   const { engineHeader, staticSource } = await import('./static-source.js');
-  const header = params.get('engine') === 'pagefind' ? null : await engineHeader(snapshotBase);
-  if (header) return staticSource({ snapshotBase, header });
+  const header = wantsIndex ? await engineHeader(snapshotBase, directory) : null;
+  if (header) {
+    const source = staticSource({ snapshotBase, header, meta });
+    source.prefetch(current);
+    return source;
+  }
   return (await import('./pagefind-source.js')).staticSource({ snapshotBase });
 }
 
@@ -168,12 +185,6 @@ async function runSearch(state, focusKey, previous) {
     view.renderResults($('list'), res.items, state);
     view.renderPager($('pager'), res.total, state);
     view.renderReviewStats($('review'), res.stats);
-    if (!res.stats && res.loadStats) {
-      res
-        .loadStats()
-        .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
-        .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
-    }
     lastTotal = res.total;
     $('status').replaceChildren(statusText(state, res.total));
     // Which address these results answer: lets a test (or a script) wait for a given search to be on screen.
@@ -182,6 +193,25 @@ async function runSearch(state, focusKey, previous) {
     if (res.total === 0) void showSuggestions(state, seq);
     showFollow(state);
     showFacets(res, state, seq);
+    // After the counts are asked for: a source that loads both may then load the counts first. With the filters
+    // folded (a phone), the review figures wait until the end of the results comes near the screen or the filters
+    // open, so that columns nobody looks at yet do not take the link.
+    if (!res.stats && res.loadStats) {
+      let started = false;
+      const start = () => {
+        if (started || seq !== searchSeq) return;
+        started = true;
+        res
+          .loadStats()
+          .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
+          .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
+      };
+      if ($('filters-panel').open) start();
+      else {
+        whenNear($('pager'), start);
+        whenFiltersVisible(start);
+      }
+    }
     markFocusKeys();
     if (firstResults) {
       firstResults = false;
@@ -203,6 +233,7 @@ async function runSearch(state, focusKey, previous) {
     if (err?.code === 'invalid_input' || err?.name === 'QueryError') void showSuggestions(state, seq);
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
+    firstAnswered();
   }
 }
 
@@ -253,10 +284,21 @@ function showFacets(res, state, seq) {
   whenFiltersVisible(() => {
     if (seq !== searchSeq) return;
     res
-      .loadFacets()
+      .loadFacets((loaded, expected) => seq === searchSeq && view.renderFacetsPending($('facets'), { loaded, expected }))
       .then((facets) => seq === searchSeq && render(facets))
       .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
   });
+}
+
+/** Runs `fn` once `el` is on screen or 200 px below it (at once where the browser cannot tell). */
+function whenNear(el, fn) {
+  if (typeof IntersectionObserver !== 'function') return fn();
+  const io = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    io.disconnect();
+    fn();
+  }, { rootMargin: '0px 0px 200px 0px' });
+  io.observe(el);
 }
 
 /** Runs `fn` now if the filters panel is open, else when it is first opened (a folded panel on a phone). */
@@ -567,6 +609,9 @@ async function start() {
   document.documentElement.dataset.engine = source.engine;
   setupControls();
   route();
+  // The footer's freshness waits for the first answer (or its failure), so that its file does not share a phone's
+  // link with what the first results need.
+  await firstAnswer;
   about().then(renderAbout, () => {
     $('freshness').textContent = 'Data freshness: unknown (the snapshot description could not be loaded).';
   });

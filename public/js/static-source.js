@@ -17,8 +17,8 @@ export const STATIC_EXPORT_LIMIT = 5_000;
  * How the page searches this snapshot: its chunked index (`search/chunks.json`, read in parts, at any size), else its
  * whole index when small enough, else null (the page then uses Pagefind).
  */
-export async function engineHeader(snapshotBase) {
-  const directory = await fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null);
+export async function engineHeader(snapshotBase, directoryRequest = null) {
+  const directory = await (directoryRequest ?? fetchJson(new URL('search/chunks.json', snapshotBase).href)).catch(() => null);
   if (directory && directory.format === 'device-510k-search-chunks') return { chunks: directory };
   const header = await fetchJson(new URL('search/index.json', snapshotBase).href).catch(() => null);
   if (!header || typeof header.blobBytes !== 'number' || header.blobBytes > ENGINE_MAX_BYTES) return null;
@@ -35,10 +35,10 @@ async function gunzipped(bytes) {
  * One file of the chunked index. Its name carries the start of its sha256, so what arrived is checked against it
  * where the browser offers Web Crypto (secure contexts: https and localhost); a file that fails is refused.
  */
-async function chunkFile(url, path) {
+async function chunkFile(url, path, onBytes) {
   const res = await fetch(url(path));
   if (!res.ok) throw new Error(`The file ${path} of the search index could not be loaded (HTTP ${res.status}).`);
-  const bytes = new Uint8Array(await res.arrayBuffer());
+  const bytes = await bodyBytes(res, onBytes);
   const named = /-([0-9a-f]{20})\.bin\.gz$/.exec(path)?.[1];
   if (named && globalThis.crypto?.subtle && bytes[0] === 0x1f) {
     const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
@@ -46,6 +46,29 @@ async function chunkFile(url, path) {
     if (hex !== named) throw new Error(`The file ${path} of the search index is damaged (its content does not match its name).`);
   }
   return gunzipped(bytes);
+}
+
+/** A response's body, telling `onBytes` of each piece as it arrives (for the page's progress). */
+async function bodyBytes(res, onBytes) {
+  if (!res.body) return new Uint8Array(await res.arrayBuffer());
+  const pieces = [];
+  let length = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    pieces.push(value);
+    length += value.byteLength;
+    onBytes(value.byteLength);
+  }
+  if (pieces.length === 1) return pieces[0];
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 /**
@@ -102,7 +125,7 @@ function wholeIndex(mod, index) {
   };
 }
 
-export function staticSource({ snapshotBase, header }) {
+export function staticSource({ snapshotBase, header, meta: metaRequest = null }) {
   const url = (path) => new URL(path, snapshotBase).href;
   const shards = new Map();
   const shard = (path) => {
@@ -111,11 +134,47 @@ export function staticSource({ snapshotBase, header }) {
   };
   const record = async (kNumber) => (await shard(`records/${kNumber.slice(0, 5)}.json`))?.find((r) => r.kNumber === kNumber) ?? null;
 
+  // Bytes received of each file of the chunked index, for progress; the directory says how many each has.
+  const received = new Map();
+  const sizes = new Map();
+  if (header.chunks) {
+    const d = header.chunks;
+    for (const f of [...Object.values(d.files), ...d.termChunks.map((c) => c.file), ...d.codeChunks.map((c) => c.file), ...d.kBlocks]) sizes.set(f.path, f.bytes);
+  }
+  const watchers = new Set();
+  const fetchChunk = (path) =>
+    chunkFile(url, path, (n) => {
+      received.set(path, (received.get(path) ?? 0) + n);
+      for (const w of watchers) w();
+    });
+  /**
+   * Runs `work` (which loads `paths`), telling `onProgress(loaded, expected)` the bytes of those files received so
+   * far and their sum in the directory, as pieces arrive.
+   */
+  const withProgress = (paths, work, onProgress) => {
+    if (!onProgress || paths.length === 0) return work();
+    const expected = paths.reduce((n, p) => n + (sizes.get(p) ?? 0), 0);
+    // A host that inflates a file on the way delivers more than its size: a file counts at most its size.
+    const tick = () => onProgress(paths.reduce((n, p) => n + Math.min(received.get(p) ?? 0, sizes.get(p) ?? 0), 0), expected);
+    watchers.add(tick);
+    tick();
+    return work().finally(() => watchers.delete(tick));
+  };
+
+  // Files asked for before the engine runs (prefetch below), each handed to the engine once.
+  const early = new Map();
+  const readChunk = (path) => {
+    const got = early.get(path);
+    if (!got) return fetchChunk(path);
+    early.delete(path);
+    return got.catch(() => fetchChunk(path));
+  };
+
   let engine = null;
   const loadEngine = () => {
     engine ??= (async () => {
       const mod = await import('./search-engine.js');
-      if (header.chunks) return { mod, sparse: new mod.SparseIndex(mod.parseChunkDirectory(header.chunks), (path) => chunkFile(url, path)) };
+      if (header.chunks) return { mod, sparse: new mod.SparseIndex(mod.parseChunkDirectory(header.chunks), readChunk) };
       const parts = await Promise.all(header.parts.map((p) => indexPart(url, p.path)));
       const files = new Map([['search/index.json', new TextEncoder().encode(JSON.stringify(header))], ...header.parts.map((p, i) => [p.path, parts[i]])]);
       const index = await mod.loadSearchIndex(async (path) => {
@@ -128,7 +187,8 @@ export function staticSource({ snapshotBase, header }) {
     return engine;
   };
 
-  let metaCache = null;
+  // meta.json, asked for already by the caller when it passes the request.
+  let metaCache = metaRequest?.catch((err) => ((metaCache = null), Promise.reject(err))) ?? null;
   const meta = () => (metaCache ??= fetchJson(url('meta.json')).catch((err) => ((metaCache = null), Promise.reject(err))));
 
   /** What the engine answers beyond the contract's fields; the same as the API's meta, since it is the same code. */
@@ -145,6 +205,32 @@ export function staticSource({ snapshotBase, header }) {
     engine: 'index',
     get caps() {
       return caps;
+    },
+
+    /**
+     * Asks for the files a first search plainly needs while the engine itself downloads and starts: the dictionaries,
+     * the chunks of its words and the newest K number block. Only for plain words (letters, digits, spaces): what the
+     * engine's parser would read otherwise is left to it. A guess that misses costs bytes, never a wrong answer.
+     */
+    prefetch(state) {
+      const dir = header.chunks;
+      const q = state.q.trim();
+      if (!dir || q === '' || !/^[A-Za-z0-9 ]+$/.test(q) || /\b(OR|AND|NOT)\b/.test(q) || state.record) return;
+      const words = [...new Set(q.toLowerCase().split(/ +/))];
+      const paths = new Set([dir.files.dicts.path]);
+      if (state.page === 1 && (!state.sort || state.sort === 'relevance' || state.sort === 'decisionDate:desc')) paths.add(dir.kBlocks[0].path);
+      for (const w of words) {
+        for (const c of dir.termChunks) {
+          if (c.last < w) continue;
+          if (c.first > w && !c.first.startsWith(w)) break;
+          paths.add(c.file.path);
+        }
+      }
+      for (const path of paths) {
+        const got = fetchChunk(path);
+        got.catch(() => {});
+        early.set(path, got);
+      }
     },
 
     /** Reads meta.json once for what the engine supports (the snapshot's build wrote it from the same code). */
@@ -180,9 +266,10 @@ export function staticSource({ snapshotBase, header }) {
       const input = searchInput(state, caps);
       const landing = header.chunks ? landingAnswer(header.chunks, input) : null;
       if (landing) {
-        // The first visit: the directory holds its answer; the engine loads meanwhile, for the next search.
-        void loadEngine().catch(() => {});
-        return { items: await itemsOf(landing.kNumbers, signal), total: landing.total, facets: landing.facets, loadFacets: null, warnings: [] };
+        // The first visit: the directory holds its answer; the engine loads after the page's records (not ahead of
+        // them on a phone's link), for the next search.
+        const items = await itemsOf(landing.kNumbers, signal).finally(() => void loadEngine().catch(() => {}));
+        return { items, total: landing.total, facets: landing.facets, loadFacets: null, warnings: [] };
       }
       const { sparse } = await loadEngine();
       signal?.throwIfAborted();
@@ -194,18 +281,23 @@ export function staticSource({ snapshotBase, header }) {
         const outcome = await sparse.answer(input);
         return { items, total: first.total, facets: outcome.facets, stats: outcome.stats ?? null, warnings: [] };
       }
-      // The counts and review figures need the columns not loaded yet: they follow the first page.
-      let whole = null;
-      const answer = () => (whole ??= sparse.answer(input).catch((err) => ((whole = null), Promise.reject(err))));
-      return {
-        items,
-        total: first.total,
-        facets: null,
-        stats: null,
-        loadFacets: () => answer().then((o) => o.facets),
-        loadStats: input.stats ? () => answer().then((o) => o.stats ?? null) : null,
-        warnings: [],
-      };
+      // The counts and the review figures need columns not loaded yet: they follow the first page, each reading only
+      // its own columns (the review figures no receipt dates for the counts, nor the counts' columns), the counts first
+      // once they are asked for, so that the two do not share a phone's link.
+      const facetsReq = { ...input, stats: false };
+      const statsReq = { ...input, facets: [], stats: true };
+      let counted = null;
+      let figured = null;
+      const loadFacets = (onProgress) =>
+        (counted ??= withProgress(sparse.missing(facetsReq, true), () => sparse.answer(facetsReq), onProgress).catch((err) => ((counted = null), Promise.reject(err)))).then(
+          (o) => o.facets,
+        );
+      const loadStats = () =>
+        (figured ??= (counted ?? Promise.resolve())
+          .catch(() => {})
+          .then(() => sparse.answer(statsReq))
+          .catch((err) => ((figured = null), Promise.reject(err)))).then((o) => o.stats ?? null);
+      return { items, total: first.total, facets: null, stats: null, loadFacets, loadStats: input.stats ? loadStats : null, warnings: [] };
     },
 
     /** Decision years over the whole snapshot, ascending (the chunked index's directory lists them). */

@@ -83,8 +83,33 @@ export function nameProductCodes(container, names) {
   }
 }
 
-export function renderFacetsPending(container) {
-  container.replaceChildren(h('p', { class: 'muted' }, 'Loading filter counts…'));
+/** Files smaller than this load without a progress bar: it would only flicker. */
+const PROGRESS_MIN_BYTES = 100 * 1024;
+
+/** "Loading filter counts…", with the bytes received of those expected when the source knows them and they are many. */
+export function renderFacetsPending(container, progress = null) {
+  const big = progress && progress.expected >= PROGRESS_MIN_BYTES;
+  if (!big) return void container.replaceChildren(h('p', { class: 'muted' }, 'Loading filter counts…'));
+  const { loaded, expected } = progress;
+  const bar = container.querySelector('progress.load-progress');
+  const text = `${sizeText(loaded, expected)} of ${sizeText(expected, expected)}`;
+  if (bar) {
+    bar.value = loaded;
+    bar.max = expected;
+    container.querySelector('.load-bytes').textContent = text;
+    return;
+  }
+  container.replaceChildren(
+    h('p', { class: 'muted load' },
+      h('span', { id: 'facets-loading' }, 'Loading filter counts…'), ' ',
+      h('progress', { class: 'load-progress', max: String(expected), value: String(loaded), 'aria-labelledby': 'facets-loading' }), ' ',
+      h('span', { class: 'load-bytes' }, text)),
+  );
+}
+
+/** Bytes in the unit that suits `scale` (KB below a megabyte, else MB with one decimal). */
+function sizeText(bytes, scale) {
+  return scale < 1024 * 1024 ? `${num(Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 function dateRangeLabel(state) {

@@ -142,11 +142,13 @@ export class SparseIndex {
     for (const clause of parsed.clauses) for (const t of clause) if (t.kind === 'field') fields.add(t.qualifier.field);
     const byCode = req.productCode !== null || fields.has('code') || fields.has('class');
     const byApplicant = req.applicant !== null || fields.has('applicant');
+    // Facet counts read the whole code and applicant columns; review statistics alone (`facets: []`) do not.
+    const counts = whole && (req.facets === undefined || req.facets.length > 0);
     return {
       words,
       sections,
-      wholeCodes: whole || byCode,
-      wholeApplicants: whole || byApplicant,
+      wholeCodes: counts || byCode,
+      wholeApplicants: counts || byApplicant,
       wholeKNumbers: words.some((w) => kNumberRange(w) !== null) || req.sort === 'kNumber:asc',
     };
   }
@@ -250,7 +252,11 @@ export class SparseIndex {
   async firstPage(req: SearchRequest, onProgress?: (bytes: number) => void): Promise<FirstPage> {
     const landing = this.landing(req);
     if (landing) return { total: this.directory.counts.docs, kNumbers: landing };
-    await this.ensure(req, false, onProgress);
+    // Ids run newest decision first, and a first page in relevance or date order mostly holds new clearances: the
+    // first K number block comes with the words' chunks rather than a round trip after them (a guess that only costs
+    // a few KB when wrong; the page's own blocks are loaded below either way).
+    const guess = req.page === 1 && (req.sort === undefined || req.sort === 'relevance' || req.sort === 'decisionDate:desc') && !this.has(this.directory.files.docKNumber.path);
+    await Promise.all([this.ensure(req, false, onProgress), guess ? this.load([this.directory.kBlocks[0]!.path]) : null]);
     const index = this.view();
     const { facets: _f, stats: _s, ...rest } = req;
     const m = matchesOf(index, rest);

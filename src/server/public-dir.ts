@@ -6,6 +6,20 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 export const SERVICE_FILE = 'service.json';
 
+const PAGE_FILE = 'index.html';
+/** A line of index.html that hints at a file only static mode reads (`data-static-host`). */
+const STATIC_HOST_HINT = /^[ \t]*<link\b[^>\n]*\sdata-static-host\b[^>\n]*>\r?\n/gm;
+/** The comment that introduces those lines (it names this function). */
+const STATIC_HOST_NOTE = /^[ \t]*<!--(?:(?!-->)[^])*pageBesideApi(?:(?!-->)[^])*-->\r?\n/m;
+
+/**
+ * The page as served beside the API (by the server or the Worker): without the hints that have a static host's
+ * browser fetch static mode's first files early, which a page that talks to the API would download for nothing.
+ */
+export function pageBesideApi(html: string): string {
+  return html.replace(STATIC_HOST_NOTE, '').replace(STATIC_HOST_HINT, '');
+}
+
 const COMPRESSIBLE = /\.(html|js|mjs|css|json|svg|txt|map)$/i;
 
 /**
@@ -32,6 +46,8 @@ export async function precompressedCopy(dir: string): Promise<string | null> {
   // serves), the server's copy names the endpoint, so neither mode needs a probe that fails with an HTTP error.
   const service = files.find((f) => f.rel === SERVICE_FILE);
   if (service) service.bytes = Buffer.from(`${JSON.stringify({ api: 'v1/query' })}\n`);
+  const page = files.find((f) => f.rel === PAGE_FILE);
+  if (page) page.bytes = Buffer.from(pageBesideApi(page.bytes.toString('utf8')));
   const hash = createHash('sha256');
   for (const f of files) hash.update(`${f.rel}\0`).update(f.bytes).update('\0');
   const target = join(tmpdir(), `device-510k-public-${hash.digest('hex').slice(0, 16)}`);

@@ -137,6 +137,17 @@ for (const { label, build } of SNAPSHOTS) {
       expect(fetched.some((p) => /\/search\/chunks\/terms-/.test(p))).toBe(true);
       expect(fetched.some((p) => /\/search\/(part-\d+|chunks\/docTerms-)/.test(p))).toBe(false);
       await expect.poll(() => held.length, { timeout: 60_000 }).toBeGreaterThan(0);
+      // While the columns are held, the counts show how many of their bytes have arrived, out of the sizes the
+      // directory gives for the files the counts read: at least the product code and applicant columns, at most all.
+      const directory = SearchChunks.parse(JSON.parse(await readFile(join(snapshot, SEARCH_CHUNKS_PATH), 'utf8')));
+      const bar = page.locator('#facets progress.load-progress');
+      await bar.waitFor({ timeout: 60_000 });
+      const [value, max] = await bar.evaluate((p) => [(p as HTMLProgressElement).value, (p as HTMLProgressElement).max]);
+      const all = Object.values(directory.files).reduce((n, f) => n + f.bytes, 0);
+      expect(max).toBeGreaterThanOrEqual(directory.files.docCode.bytes + directory.files.docApplicant.bytes);
+      expect(max).toBeLessThanOrEqual(all);
+      expect(value).toBeLessThan(max - directory.files.docCode.bytes + 1);
+      expect(await page.locator('#facets').innerText()).toMatch(/Loading filter counts…\s+[\d,.]+ [KM]B of [\d,.]+ [KM]B/);
       await page.unroute(/\/search\/chunks\/doc/);
       for (const r of held.splice(0)) await r.continue();
       await page.waitForSelector('#facets a.facet-value', { timeout: 120_000 });

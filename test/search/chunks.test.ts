@@ -175,6 +175,29 @@ describe('the search index in chunks', () => {
         expect(fetched.length).toBe(before);
       });
 
+      it('asks for the first K number block with the words, not a round trip after them, for a first page by relevance', async () => {
+        const word = data.terms[Math.floor(data.terms.length / 2)]!;
+        const { read } = reader(files);
+        // Word chunks answer only once released: what is asked for before then is asked for in the same round trip.
+        let release!: () => void;
+        const released = new Promise<void>((r) => (release = r));
+        const termFiles = new Set(files.directory.termChunks.map((c) => c.file.path));
+        const asked: string[] = [];
+        const sparse = new SparseIndex(files.directory, async (path) => {
+          asked.push(path);
+          if (termFiles.has(path)) await released;
+          return read(path);
+        });
+        const answer = sparse.firstPage({ ...BASE, query: word });
+        for (let i = 0; i < 100 && !asked.some((p) => termFiles.has(p)); i++) await new Promise((r) => setTimeout(r, 0));
+        expect(asked.some((p) => termFiles.has(p))).toBe(true);
+        const before = [...asked];
+        release();
+        const first = await answer;
+        expect(before).toContain(files.directory.kBlocks[0]!.path);
+        expect(first).toEqual(await sparseOutcome(files, { ...BASE, query: word }, false));
+      });
+
       it('answers the landing page from the directory alone', async () => {
         const { read, fetched } = reader(files);
         const sparse = new SparseIndex(files.directory, read);

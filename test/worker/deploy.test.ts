@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { MAX_COMPRESSED_BYTES, NODE_IMPORT } from '../helpers/worker-bundle.ts';
+import { pageBesideApi } from '../../src/server/public-dir.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -62,7 +63,11 @@ describe('deploying the Worker from a fresh clone', () => {
       expect(ran.code).toBe(0);
       expect(ran.stdout).toMatch(/env\.ASSETS/);
       const assets = join(clone, 'dist/worker-assets');
-      expect(await readFile(join(assets, 'index.html'), 'utf8')).toBe(await readFile(join(ROOT, 'public/index.html'), 'utf8'));
+      // The page beside the Worker's API: the repository's, less the hints only a static host's visitors use.
+      const page = await readFile(join(assets, 'index.html'), 'utf8');
+      expect(page).toBe(pageBesideApi(await readFile(join(ROOT, 'public/index.html'), 'utf8')));
+      expect(page).not.toMatch(/data-static-host|snapshot\/search\/chunks\.json/);
+      expect(page).toMatch(/<script type="module" src="js\/app\.js"><\/script>/);
       expect(await readFile(join(assets, 'snapshot/manifest.json'), 'utf8')).toBe(await readFile(join(snapshotPath, 'manifest.json'), 'utf8'));
       const code = await readFile(join(out, 'index.js'), 'utf8');
       expect(code).toMatch(/device-510k\.catalog/);

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { pageBesideApi, precompressedCopy } from '../../src/server/public-dir.ts';
+
+const PUBLIC = resolve(dirname(fileURLToPath(import.meta.url)), '../../public');
+const STATIC_IMPORT = /^\s*import\b[^'"]*?\bfrom\s+['"](\.\/[^'"]+)['"]|^\s*import\s+['"](\.\/[^'"]+)['"]/gm;
+
+/** Every module the page's entry loads before it runs: its static imports, and theirs, read from the files. */
+function staticGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    for (const m of readFileSync(resolve(PUBLIC, 'js', file), 'utf8').matchAll(STATIC_IMPORT)) {
+      const dep = (m[1] ?? m[2])!.slice(2);
+      if (!seen.has(dep)) {
+        seen.add(dep);
+        visit(dep);
+      }
+    }
+  };
+  visit(entry);
+  return seen;
+}
+
+describe('index.html asks for the modules app.js needs at once', () => {
+  const html = readFileSync(resolve(PUBLIC, 'index.html'), 'utf8');
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="js\/([^"]+)">/g)].map((m) => m[1]!);
+
+  const hints = (page: string) => [...page.matchAll(/<link rel="(?:module)?preload" href="([^"]+)"[^>]*>/g)].map((m) => m[1]!);
+
+  it('preloads exactly the static import graph of app.js, each once', () => {
+    // A module missing here costs a phone a round trip per level of imports; one listed but no longer imported is
+    // downloaded for nothing.
+    expect(preloaded.length).toBe(new Set(preloaded).size);
+    expect(new Set(preloaded.filter((f) => !html.includes(`href="js/${f}" data-static-host`)))).toEqual(staticGraph('app.js'));
+  });
+
+  it('hints a static host at what static mode reads first; the page beside the API drops exactly those hints', async () => {
+    const staticOnly = ['js/static-source.js', 'snapshot/search/chunks.json', 'snapshot/meta.json'];
+    expect(hints(html)).toEqual(expect.arrayContaining(staticOnly));
+    const beside = pageBesideApi(html);
+    expect(hints(beside).sort()).toEqual(hints(html).filter((h) => !staticOnly.includes(h)).sort());
+    expect(beside).not.toMatch(/data-static-host|pageBesideApi/);
+    // Nothing else changes: every other line of the page is kept, in order.
+    const removed = html.split('\n').filter((line) => !beside.split('\n').includes(line));
+    expect(removed.filter((line) => !/data-static-host|What static mode reads first|these lines \(pageBesideApi/.test(line))).toEqual([]);
+    expect(removed).toHaveLength(staticOnly.length + 2);
+    // static-source.js and the files it reads first are what static-source.js and app.js fetch by these names.
+    const app = readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8');
+    expect(app).toMatch(/import\('\.\/static-source\.js'\)/);
+    expect(app).toMatch(/'search\/chunks\.json'/);
+    expect(app).toMatch(/'meta\.json'/);
+    // The server's copy of the page folder is the page beside the API.
+    const copy = await precompressedCopy(PUBLIC);
+    expect(readFileSync(resolve(copy!, 'index.html'), 'utf8')).toBe(beside);
+  });
+
+  it('asks for service.json in the mode app.js fetches it (same origin, credentials the same), so it is used', () => {
+    expect(html).toMatch(/<link rel="preload" href="service\.json" as="fetch" crossorigin>/);
+    expect(readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8')).toMatch(/fetch\(new URL\('service\.json', document\.baseURI\)\)/);
+  });
+});
