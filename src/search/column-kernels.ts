@@ -51,8 +51,8 @@ export function markOf(t: Test, negate: boolean, share = 0.5): Mark {
 
 // The kernels of `set` tests, one function per column type: each stays monomorphic, so the optimizer keeps it
 // compiled (one function seeing u8, u16 and u32 columns in turn was deoptimized and ran several times slower).
-// u8 and u16 columns have a table entry for every value (see `qualifierTest` in column-tests.ts): no bounds check. The branch-free
-// forms write every document and count those that pass; the `Branch` forms write only those.
+// u8 and u16 columns have a table entry for every value (see `qualifierTest` in column-tests.ts): no bounds check.
+// The branch-free forms write every document and count those that pass; the `Branch` forms write only those.
 function scanSet8(col: Uint8Array, ok: Uint8Array, flip: number, lo: number, hi: number, out: Uint32Array): number {
   let n = 0;
   for (let d = lo; d < hi; d++) {
