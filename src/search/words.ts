@@ -115,6 +115,19 @@ function denseTiers(set: TierSet, size: number): Uint8Array | null {
   return out;
 }
 
+/** The word's per-id tiers, made on first use. */
+function denseOf(index: SearchIndex, w: PreparedWord): NonNullable<PreparedWord['dense']> {
+  return (w.dense ??= { codes: denseTiers(w.codes, index.codes.length), applicants: denseTiers(w.applicants, index.applicants.length) });
+}
+
+/** The product codes and the applicant groups the word reaches, each with the documents of every code or group. */
+function rowsOf(index: SearchIndex, w: PreparedWord): readonly (readonly [TierSet, SearchIndex['codeDocs']])[] {
+  return [
+    [w.codes, index.codeDocs],
+    [w.applicants, index.applicantDocs],
+  ];
+}
+
 /** Drops the word's per-id arrays once the query is done with it. */
 export function release(w: PreparedWord): void {
   w.dense = null;
@@ -122,8 +135,7 @@ export function release(w: PreparedWord): void {
 
 /** The best tier of `w` on document `d`, read from the document's own columns and terms. */
 export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
-  w.dense ??= { codes: denseTiers(w.codes, index.codes.length), applicants: denseTiers(w.applicants, index.applicants.length) };
-  const { codes, applicants } = w.dense;
+  const { codes, applicants } = denseOf(index, w);
   let best: number = Tier.none;
   if (codes) {
     const c = index.docCode[d]!;
@@ -160,9 +172,7 @@ export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
  * (each a cache miss at a million documents).
  */
 export function checkWord(index: SearchIndex, w: PreparedWord, docs: Uint32Array, scores: Uint32Array, points: Uint32Array): number {
-  w.dense ??= { codes: denseTiers(w.codes, index.codes.length), applicants: denseTiers(w.applicants, index.applicants.length) };
-  const codes = w.dense.codes;
-  const applicants = w.dense.applicants;
+  const { codes, applicants } = denseOf(index, w);
   const { offsets, values } = index.docTerms;
   const { docCode, docApplicant, docKNumber } = index;
   const { termLo, termHi, exact, k } = w;
@@ -238,11 +248,7 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array,
       if (d >= lo && d < hi) mark(d, w.k.tier);
     }
   }
-  const rows: [TierSet, SearchIndex['codeDocs']][] = [
-    [w.codes, index.codeDocs],
-    [w.applicants, index.applicantDocs],
-  ];
-  for (const [set, docs] of rows) {
+  for (const [set, docs] of rowsOf(index, w)) {
     const { offsets, values } = docs;
     for (let j = 0; j < set.ids.length; j++) {
       const id = set.ids[j]!;
@@ -266,10 +272,7 @@ export function scanCostWithin(index: SearchIndex, w: PreparedWord, lo: number, 
   const { termDocOffsets, termDocs } = index;
   let cost = w.k ? w.k.hi - w.k.lo : 0;
   for (let t = w.termLo; t < w.termHi; t++) cost += within(termDocs, termDocOffsets[t]!, termDocOffsets[t + 1]!);
-  for (const [set, rows] of [
-    [w.codes, index.codeDocs],
-    [w.applicants, index.applicantDocs],
-  ] as const) {
+  for (const [set, rows] of rowsOf(index, w)) {
     for (let j = 0; j < set.ids.length; j++) cost += within(rows.values, rows.offsets[set.ids[j]!]!, rows.offsets[set.ids[j]! + 1]!);
   }
   return cost;
@@ -330,10 +333,7 @@ export function wordDocs(index: SearchIndex, w: PreparedWord): Uint32Array {
   const { termDocOffsets, termDocs } = index;
   if (w.termHi > w.termLo) lists.push(termDocs.subarray(termDocOffsets[w.termLo]!, termDocOffsets[w.termHi]!));
   if (w.k) lists.push(index.byKNumber.subarray(w.k.lo, w.k.hi));
-  for (const [set, rows] of [
-    [w.codes, index.codeDocs],
-    [w.applicants, index.applicantDocs],
-  ] as const) {
+  for (const [set, rows] of rowsOf(index, w)) {
     for (const id of set.ids) lists.push(rows.values.subarray(rows.offsets[id]!, rows.offsets[id + 1]!));
   }
   if (lists.length === 1 && w.termHi - w.termLo === 1) return lists[0]!.slice();
