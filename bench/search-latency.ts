@@ -15,7 +15,7 @@ import { LAYOUT } from '../src/contract/index.ts';
 import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../src/contract/search-index.ts';
 import { prepareSearch, search, searchIndexOf } from '../src/operations/search.ts';
 import { loadSearchIndex } from '../src/search/load.ts';
-import { runSearch } from '../src/search/query.ts';
+import { runSearch } from '../src/search/engine.ts';
 import { openSnapshotDirectory } from '../src/node/index.ts';
 import { makeExtendedQueries, makeQueries, sampleRecords } from './lib/queries.ts';
 

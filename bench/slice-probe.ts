@@ -14,7 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { loadSearchIndex } from '../src/search/load.ts';
-import { runSearchSliced, type SearchRequest } from '../src/search/query.ts';
+import { runSearchSliced, type SearchRequest } from '../src/search/engine.ts';
 import { HOSTILE_SEARCH_CASES } from './lib/hostile-search.ts';
 
 const USAGE = `Usage: npx tsx bench/slice-probe.ts --snapshot DIR [options]

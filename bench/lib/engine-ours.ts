@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadSearchIndex } from '../../src/search/load.ts';
-import { runSearch } from '../../src/search/query.ts';
+import { runSearch } from '../../src/search/engine.ts';
 import type { SearchEngine } from './engine.ts';
 
 /** Our engine as the server runs it: the snapshot's index loaded into memory, one synchronous call per request. */

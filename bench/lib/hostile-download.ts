@@ -48,6 +48,20 @@ async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * The fields a zip entry's local header (from its byte 4) and its central directory header (from its byte 6) share,
+ * in the same order: version needed (2.0), flags (none), method (deflate), time and date (zero), CRC-32, compressed
+ * and declared sizes, the name's length (the extra field's stays zero).
+ */
+function writeEntryFields(header: Buffer, at: number, e: { declared: number; crc: number; deflated: Buffer }, nameLength: number): void {
+  header.writeUInt16LE(20, at);
+  header.writeUInt16LE(8, at + 4);
+  header.writeUInt32LE(e.crc, at + 10);
+  header.writeUInt32LE(e.deflated.length, at + 14);
+  header.writeUInt32LE(e.declared, at + 18);
+  header.writeUInt16LE(nameLength, at + 22);
+}
+
 /** A zip of stored entries' deflated data built by hand, so a 1.5 GiB entry never sits in memory. */
 function zipOf(entries: { name: string; size: number; declared: number; crc: number; deflated: Buffer }[]): Buffer {
   const parts: Buffer[] = [];
@@ -57,21 +71,11 @@ function zipOf(entries: { name: string; size: number; declared: number; crc: num
     const name = Buffer.from(e.name, 'latin1');
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(e.crc, 14);
-    local.writeUInt32LE(e.deflated.length, 18);
-    local.writeUInt32LE(e.declared, 22);
-    local.writeUInt16LE(name.length, 26);
+    writeEntryFields(local, 4, e, name.length);
     const dir = Buffer.alloc(46);
     dir.writeUInt32LE(0x02014b50, 0);
-    dir.writeUInt16LE(20, 4);
-    dir.writeUInt16LE(20, 6);
-    dir.writeUInt16LE(8, 10);
-    dir.writeUInt32LE(e.crc, 16);
-    dir.writeUInt32LE(e.deflated.length, 20);
-    dir.writeUInt32LE(e.declared, 24);
-    dir.writeUInt16LE(name.length, 28);
+    dir.writeUInt16LE(20, 4); // made by: 2.0
+    writeEntryFields(dir, 6, e, name.length);
     dir.writeUInt32LE(offset, 42);
     parts.push(local, name, e.deflated);
     central.push(dir, name);

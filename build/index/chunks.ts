@@ -20,7 +20,7 @@ import type { Rows } from '../../src/search/csr.ts';
 import type { FacetRequest } from '../../src/search/facet-fields.ts';
 import { FACET_FIELDS } from '../../src/search/facet-fields.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { kNumberText, runSearch } from '../../src/search/query.ts';
+import { kNumberText, runSearch } from '../../src/search/engine.ts';
 import { yearCounts } from '../../src/search/years.ts';
 import { compressTo } from '../write/compress.ts';
 import type { SnapshotWriter } from '../write/writer.ts';

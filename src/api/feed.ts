@@ -2,7 +2,7 @@ import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
 import { ApiError, SearchUnavailable } from '../operations/errors.ts';
 import { searchIndexOf } from '../operations/search.ts';
 import type { SearchIndex } from '../search/model.ts';
-import { kNumberText, matchesOf, matchList } from '../search/query.ts';
+import { kNumberText, matchesOf, matchList } from '../search/engine.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { atomFeed, jsonFeed, type FeedKind, type FeedRecord } from '../feeds/render.ts';

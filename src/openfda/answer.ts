@@ -1,7 +1,7 @@
 import { AnswerCache, type NextPage } from '../operations/answer-cache.ts';
 import type { ClearanceRecord } from '../contract/record.ts';
 import { searchIndexOf } from '../operations/search.ts';
-import { kNumberText } from '../search/query.ts';
+import { kNumberText } from '../search/engine.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { catalogOf } from './catalog.ts';
 import { classificationAnswer } from './classification.ts';

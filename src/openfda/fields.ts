@@ -1,7 +1,7 @@
 import { NO_APPLICANT, NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
 import { rowsByValue } from '../search/csr.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
-import { kNumberText } from '../search/query.ts';
+import { kNumberText } from '../search/engine.ts';
 import { tokenize } from '../search/tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import type { Catalog } from './catalog.ts';

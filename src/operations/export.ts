@@ -4,7 +4,7 @@ import { ByteSink, CSV_HEAD, writeCsvRow } from './csv.ts';
 import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
-import { kNumberText, matchesOf, matchList } from '../search/query.ts';
+import { kNumberText, matchesOf, matchList } from '../search/engine.ts';
 import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
 import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
 import { ApiError, refusingCostlyQueries, SearchUnavailable } from './errors.ts';

@@ -5,7 +5,7 @@ import type { ParsedQuery } from '../search/grammar.ts';
 import { LazySearchIndex, OlderSearchIndex, type BlockSource } from '../search/load.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { sectionsFor } from '../search/needs.ts';
-import { runSearchSliced } from '../search/query.ts';
+import { runSearchSliced } from '../search/engine.ts';
 import { platformPause } from '../search/slices.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';

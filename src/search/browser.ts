@@ -3,7 +3,7 @@
  * static page answers with the same code, the same index and therefore the same totals and order as the API.
  */
 export { loadSearchIndex, type ReadSnapshotFile } from './load.ts';
-export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './query.ts';
+export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './engine.ts';
 export type { SearchIndex } from './model.ts';
 export { yearCounts } from './years.ts';
 export { SparseIndex, parseChunkDirectory, ChunkFormatError, type FirstPage, type ReadChunk } from './sparse.ts';

@@ -1,7 +1,7 @@
 import type { Facet } from '../contract/envelope.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { rowsByValue } from './csr.ts';
-import { decidedIds, qualifierTest, shareOf, type Test } from './evaluate.ts';
+import { decidedIds, qualifierTest, shareOf, type Test } from './column-tests.ts';
 import { facetsWithout } from './facets.ts';
 import type { ParsedQuery } from './grammar.ts';
 import { yearRange, type SearchIndex } from './model.ts';
@@ -112,7 +112,7 @@ function failures(index: SearchIndex, test: Test, negate: boolean): Failing | nu
     const { order, above, within } = rangeSpan(index, test);
     const spans: [number, number][] = negate ? [[above, within]] : [[0, above], [within, order.length]];
     const count = spans.reduce((s, [a, b]) => s + b - a, 0);
-    // A receipt date range passes no document between the two id ranges of `within` (src/search/evaluate.ts): those
+    // A receipt date range passes no document between the two id ranges of `within` (src/search/column-tests.ts): those
     // ids fail as one run, set at once. The failures outside it are found either down the spans of the order (which
     // also hold the run's ids, skipped) or by testing the ids outside the run in id order: the shorter.
     const [, from, to] = !negate && test.kind === 'range' && test.within ? test.within : [0, 0, 0];

@@ -1,7 +1,7 @@
 import type { SearchSectionName } from '../contract/search-index.ts';
 import type { FacetField } from './facet-fields.ts';
 import { parseQuery, type Qualifier, type Term } from './grammar.ts';
-import type { SearchRequest } from './query.ts';
+import type { SearchRequest } from './engine.ts';
 import type { Sort } from './sort.ts';
 import { queryWords } from './tokenize.ts';
 

@@ -15,7 +15,7 @@ import type { FacetOut } from './facet-fields.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
 import { emptySearchIndex, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
 import { sectionsFor } from './needs.ts';
-import { kNumberText, matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './query.ts';
+import { kNumberText, matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './engine.ts';
 import { orderPage, orderRange } from './sort.ts';
 import { kNumberRange, queryWords } from './tokenize.ts';
 

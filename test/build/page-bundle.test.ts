@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { bundleEngine, ENGINE_BUNDLE } from '../../build/page/bundle.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import type { SearchIndex } from '../../src/search/model.ts';
-import { runSearch } from '../../src/search/query.ts';
+import { runSearch } from '../../src/search/engine.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 type Engine = {

@@ -10,7 +10,7 @@ import { decodeBundle, decodeRows, encodeBundle, encodeRows, valueOf } from '../
 import type { SearchIndexData } from '../../src/search/codec.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { chunksOfPrefix, parseChunkDirectory, SparseIndex } from '../../src/search/sparse.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 

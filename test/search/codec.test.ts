@@ -8,7 +8,7 @@ import { SEARCH_INDEX_PATH, SearchIndexHeader } from '../../src/contract/search-
 import { decodeSearchIndex, encodeSearchIndex, SearchIndexFormatError, type SearchIndexData } from '../../src/search/codec.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import { openSearchIndex } from '../../src/search/model.ts';
-import { runSearch } from '../../src/search/query.ts';
+import { runSearch } from '../../src/search/engine.ts';
 import { record } from './naive.ts';
 
 const RECORDS = [

@@ -5,7 +5,7 @@ import { dayNumber } from '../../src/contract/search-index.ts';
 import { denseSearch } from '../../src/search/dense.ts';
 import { parseQuery } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { kNumberText, runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { kNumberText, runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { ascendingIds, idsByBits } from '../../src/search/sort.ts';
 import { makeRecord } from '../helpers/records.ts';
 

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { buildSearchIndexData } from '../../build/index/search.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts';
-import { checkWord, prepareWord, scanCostWithin, scanWord, Tier, tierOf } from '../../src/search/match.ts';
+import { checkWord, prepareWord, scanCostWithin, scanWord, Tier, tierOf } from '../../src/search/words.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { naiveSearch, record } from './naive.ts';
 
 /** Builds, encodes (in small parts, to exercise the cutting), decodes and opens: the same path a server takes. */

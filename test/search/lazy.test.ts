@@ -9,7 +9,7 @@ import { blockTable, encodeSearchIndex, SearchIndexFormatError, sectionOf } from
 import { LazySearchIndex, loadSearchIndex, type BlockSource } from '../../src/search/load.ts';
 import { emptySearchIndex, hasSection, openSearchIndex, SectionNotLoaded, type SearchIndex } from '../../src/search/model.ts';
 import { sectionsFor } from '../../src/search/needs.ts';
-import { runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { record } from './naive.ts';
 

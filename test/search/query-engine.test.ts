@@ -5,7 +5,7 @@ import { FACET_FIELDS, SORTS, toClearanceRecord, type ClearanceRecord } from '..
 import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts';
 import { parseQuery, QueryError } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { runSearch, runSearchSliced, type SearchRequest } from '../../src/search/query.ts';
+import { runSearch, runSearchSliced, type SearchRequest } from '../../src/search/engine.ts';
 import { SearchCancelled } from '../../src/search/slices.ts';
 import { compareKeys, orderPage, orderRange, pickPage, sortKey, type Way } from '../../src/search/sort.ts';
 import { naiveExtended } from './naive-query.ts';

@@ -7,7 +7,7 @@ import { decodeSearchIndex, encodeSearchIndex } from '../../src/search/codec.ts'
 import { checkQueryCost, QUERY_LIMITS, QueryCostError } from '../../src/search/cost.ts';
 import { parseQuery } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { matchesOf, runSearch, type SearchRequest } from '../../src/search/query.ts';
+import { matchesOf, runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { makeRecord } from '../helpers/records.ts';
 import { naiveExtended } from './naive-query.ts';
 

@@ -2,11 +2,12 @@ import type { Facet } from '../contract/envelope.ts';
 import { SLICE_STEPS, stepsLeft, WORK_BUDGET, withWorkBudget } from './budget.ts';
 import { checkQueryCost } from './cost.ts';
 import { denseSearch } from './dense.ts';
-import { matchParsedSteps } from './evaluate.ts';
+import { matchParsedSteps } from './plan.ts';
 import { countFacetFieldsSteps, type FacetOut, type FacetRequest } from './facet-fields.ts';
 import { countFacets, type DocSet } from './facets.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
-import { matchDocuments, matchDocumentsSteps, type Matches } from './match.ts';
+import type { Matches } from './conditions.ts';
+import { matchDocuments, matchDocumentsSteps } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { pageOf } from './rank.ts';
 import { orderPage, orderRange, type Sort } from './sort.ts';
@@ -187,16 +188,15 @@ function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchO
 }
 
 function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged: Charged, sliceDocs: number): Steps<SearchOutcome> {
-  const offset0 = (req.page - 1) * req.pageSize;
+  const offset = (req.page - 1) * req.pageSize;
   if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
     const parsed = req.parsed;
-    const dense = parsed.plain ? null : charged(() => denseSearch(index, parsed, req, req.sort ?? 'relevance', offset0, req.pageSize));
+    const dense = parsed.plain ? null : charged(() => denseSearch(index, parsed, req, req.sort ?? 'relevance', offset, req.pageSize));
     if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
     yield;
   }
   const matches = yield* chargedSteps(charged, matchesWithin(index, req, req.parsed));
   yield;
-  const offset = (req.page - 1) * req.pageSize;
   const set = asDocSet(matches);
   let page: Uint32Array;
   let total: number;

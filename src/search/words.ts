@@ -1,0 +1,341 @@
+import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
+import { partitionPoint } from '../utils/bisect.ts';
+import type { SearchIndex } from './model.ts';
+import { idsByBits } from './sort.ts';
+import { kNumberRange } from './tokenize.ts';
+
+/**
+ * How well one query word matches one document, best first. The field decides before the kind of match: a prefix
+ * match in deviceName, kNumber or productCode beats a whole-word match in the applicant or the device type.
+ */
+export const Tier = {
+  none: 0,
+  secondaryPrefix: 1,
+  secondaryWhole: 2,
+  primaryPrefix: 3,
+  primaryWhole: 4,
+} as const;
+export type Tier = (typeof Tier)[keyof typeof Tier];
+
+/** Tiers of a few ids (product codes or applicant groups), kept sparse: a query may have many words. */
+export type TierSet = { ids: Uint32Array; tiers: Uint8Array };
+
+/** One query word resolved against the index: which terms, K numbers, product codes and applicants it reaches. */
+export type PreparedWord = {
+  word: string;
+  /** Terms starting with the word: ids [termLo, termHi); `exact` is the id of the word itself, or -1. */
+  termLo: number;
+  termHi: number;
+  exact: number;
+  /** K numbers starting with the word, as a range of `byKNumber`, and the tier they score. */
+  k: { lo: number; hi: number; from: number; to: number; tier: Tier } | null;
+  /** Product codes: the best of the code itself (primary) and its device type's words (secondary). */
+  codes: TierSet;
+  /** Applicant groups, through their words (secondary). */
+  applicants: TierSet;
+  /** How many postings scanning this word visits. */
+  scanCost: number;
+  /** Per-id tiers for checking documents one by one; made on first use, dropped with `release`. */
+  dense: { codes: Uint8Array | null; applicants: Uint8Array | null } | null;
+};
+
+/** Zeroed per-id arrays a query lends to each word in turn while it collects its tiers. */
+export type Scratch = { codes: Uint8Array; applicants: Uint8Array };
+
+export const newScratch = (index: SearchIndex): Scratch => ({
+  codes: new Uint8Array(index.codes.length),
+  applicants: new Uint8Array(index.applicants.length),
+});
+
+/** Collects the best tier per id in `scratch`, then hands it back zeroed. */
+class TierCollector {
+  private readonly ids: number[] = [];
+  constructor(private readonly scratch: Uint8Array) {}
+  raise(id: number, tier: Tier): void {
+    const old = this.scratch[id]!;
+    if (old === 0) this.ids.push(id);
+    if (tier > old) this.scratch[id] = tier;
+  }
+  take(): TierSet {
+    const ids = Uint32Array.from(this.ids);
+    const tiers = new Uint8Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      tiers[i] = this.scratch[ids[i]!]!;
+      this.scratch[ids[i]!] = 0;
+    }
+    return { ids, tiers };
+  }
+}
+
+export function prepareWord(index: SearchIndex, word: string, scratch: Scratch = newScratch(index)): PreparedWord {
+  const { terms } = index;
+  const termLo = partitionPoint(0, terms.length, (i) => terms[i]! < word);
+  const termHi = termLo + partitionPoint(0, terms.length - termLo, (i) => terms[termLo + i]!.startsWith(word));
+  const exact = termLo < termHi && terms[termLo] === word ? termLo : -1;
+  let scanCost = index.termDocOffsets[termHi]! - index.termDocOffsets[termLo]!;
+
+  let k: PreparedWord['k'] = null;
+  const kr = kNumberRange(word);
+  if (kr) {
+    const { byKNumber, docKNumber } = index;
+    const lo = partitionPoint(0, byKNumber.length, (i) => docKNumber[byKNumber[i]!]! < kr.from);
+    const hi = partitionPoint(0, byKNumber.length, (i) => docKNumber[byKNumber[i]!]! <= kr.to);
+    if (hi > lo) {
+      k = { lo, hi, from: kr.from, to: kr.to, tier: kr.whole ? Tier.primaryWhole : Tier.primaryPrefix };
+      scanCost += hi - lo;
+    }
+  }
+
+  const codes = new TierCollector(scratch.codes);
+  const applicants = new TierCollector(scratch.applicants);
+  if (word.length <= 3) {
+    const lower = index.codesLower;
+    for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
+      codes.raise(c, lower[c] === word ? Tier.primaryWhole : Tier.primaryPrefix);
+    }
+  }
+  for (let t = termLo; t < termHi; t++) {
+    const tier = t === exact ? Tier.secondaryWhole : Tier.secondaryPrefix;
+    for (let i = index.termCodeOffsets[t]!, end = index.termCodeOffsets[t + 1]!; i < end; i++) codes.raise(index.termCodes[i]!, tier);
+    for (let i = index.termApplicantOffsets[t]!, end = index.termApplicantOffsets[t + 1]!; i < end; i++) {
+      applicants.raise(index.termApplicants[i]!, tier);
+    }
+  }
+  const codeSet = codes.take();
+  const applicantSet = applicants.take();
+  for (const c of codeSet.ids) scanCost += index.codeDocs.offsets[c + 1]! - index.codeDocs.offsets[c]!;
+  for (const a of applicantSet.ids) scanCost += index.applicantDocs.offsets[a + 1]! - index.applicantDocs.offsets[a]!;
+  return { word, termLo, termHi, exact, k, codes: codeSet, applicants: applicantSet, scanCost, dense: null };
+}
+
+function denseTiers(set: TierSet, size: number): Uint8Array | null {
+  if (set.ids.length === 0) return null;
+  const out = new Uint8Array(size);
+  for (let i = 0; i < set.ids.length; i++) out[set.ids[i]!] = set.tiers[i]!;
+  return out;
+}
+
+/** The word's per-id tiers, made on first use. */
+function denseOf(index: SearchIndex, w: PreparedWord): NonNullable<PreparedWord['dense']> {
+  return (w.dense ??= { codes: denseTiers(w.codes, index.codes.length), applicants: denseTiers(w.applicants, index.applicants.length) });
+}
+
+/** The product codes and the applicant groups the word reaches, each with the documents of every code or group. */
+function rowsOf(index: SearchIndex, w: PreparedWord): readonly (readonly [TierSet, SearchIndex['codeDocs']])[] {
+  return [
+    [w.codes, index.codeDocs],
+    [w.applicants, index.applicantDocs],
+  ];
+}
+
+/** Drops the word's per-id arrays once the query is done with it. */
+export function release(w: PreparedWord): void {
+  w.dense = null;
+}
+
+/** The best tier of `w` on document `d`, read from the document's own columns and terms. */
+export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
+  const { codes, applicants } = denseOf(index, w);
+  let best: number = Tier.none;
+  if (codes) {
+    const c = index.docCode[d]!;
+    if (c !== NO_CODE) best = codes[c]!;
+  }
+  if (best === Tier.primaryWhole) return best;
+  if (w.k) {
+    const kn = index.docKNumber[d]!;
+    if (kn >= w.k.from && kn <= w.k.to && w.k.tier > best) best = w.k.tier;
+  }
+  if (best === Tier.primaryWhole) return best;
+  if (w.termLo < w.termHi) {
+    const { offsets, values } = index.docTerms;
+    for (let i = offsets[d]!, end = offsets[d + 1]!; i < end; i++) {
+      const t = values[i]!;
+      if (t >= w.termHi) break;
+      if (t >= w.termLo) {
+        if (t === w.exact) return Tier.primaryWhole;
+        if (best < Tier.primaryPrefix) best = Tier.primaryPrefix;
+      }
+    }
+  }
+  if (best < Tier.secondaryWhole && applicants) {
+    const a = index.docApplicant[d]!;
+    if (a !== NO_APPLICANT && applicants[a]! > best) best = applicants[a]!;
+  }
+  return best as Tier;
+}
+
+/**
+ * `tierOf` over candidates, in place: keeps docs[i] that the word matches, in order, at the front, adding its points
+ * (by tier) to their scores; returns how many. One loop with the index's columns in locals, and the document's terms
+ * read first: a whole-word match there is the best tier, and then its code, K number and applicant are not read
+ * (each a cache miss at a million documents).
+ */
+export function checkWord(index: SearchIndex, w: PreparedWord, docs: Uint32Array, scores: Uint32Array, points: Uint32Array): number {
+  const { codes, applicants } = denseOf(index, w);
+  const { offsets, values } = index.docTerms;
+  const { docCode, docApplicant, docKNumber } = index;
+  const { termLo, termHi, exact, k } = w;
+  let kept = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i]!;
+    let best: number = Tier.none;
+    if (termLo < termHi) {
+      for (let j = offsets[d]!, end = offsets[d + 1]!; j < end; j++) {
+        const t = values[j]!;
+        if (t >= termHi) break;
+        if (t >= termLo) {
+          if (t === exact) {
+            best = Tier.primaryWhole;
+            break;
+          }
+          best = Tier.primaryPrefix;
+        }
+      }
+    }
+    if (best !== Tier.primaryWhole) {
+      if (codes) {
+        const c = docCode[d]!;
+        if (c !== NO_CODE && codes[c]! > best) best = codes[c]!;
+      }
+      if (k && best !== Tier.primaryWhole) {
+        const kn = docKNumber[d]!;
+        if (kn >= k.from && kn <= k.to && k.tier > best) best = k.tier;
+      }
+      if (best < Tier.secondaryWhole && applicants) {
+        const a = docApplicant[d]!;
+        if (a !== NO_APPLICANT && applicants[a]! > best) best = applicants[a]!;
+      }
+      if (best === Tier.none) continue;
+    }
+    docs[kept] = d;
+    scores[kept++] = scores[i]! + points[best]!;
+  }
+  return kept;
+}
+
+/**
+ * Every document the word matches within the ids [lo, hi) (every id when not given), with its best tier, written into
+ * `tiers` (indexed by document, zero on entry). Returns the documents touched, in no particular order.
+ */
+export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array, lo = 0, hi = index.docCount): Uint32Array {
+  const whole = lo <= 0 && hi >= index.docCount;
+  const touched = new Uint32Array(whole ? w.scanCost : scanCostWithin(index, w, lo, hi));
+  let n = 0;
+  const mark = (d: number, tier: number): void => {
+    const old = tiers[d]!;
+    if (old === 0) touched[n++] = d;
+    if (tier > old) tiers[d] = tier;
+  };
+  // Each term's documents and each code's or applicant's ascend: those within [lo, hi) are one stretch of each.
+  const markWithin = (list: Uint32Array, from: number, to: number, tier: number): void => {
+    let i = from;
+    let end = to;
+    if (!whole) {
+      i = partitionPoint(i, end, (x) => list[x]! < lo);
+      end = partitionPoint(i, end, (x) => list[x]! < hi);
+    }
+    for (; i < end; i++) mark(list[i]!, tier);
+  };
+  // The index's sections in locals: each is a getter on the index, not worth a call per posting.
+  const { termDocOffsets, termDocs, byKNumber } = index;
+  for (let t = w.termLo; t < w.termHi; t++) {
+    markWithin(termDocs, termDocOffsets[t]!, termDocOffsets[t + 1]!, t === w.exact ? Tier.primaryWhole : Tier.primaryPrefix);
+  }
+  if (w.k) {
+    for (let i = w.k.lo; i < w.k.hi; i++) {
+      const d = byKNumber[i]!;
+      if (d >= lo && d < hi) mark(d, w.k.tier);
+    }
+  }
+  for (const [set, docs] of rowsOf(index, w)) {
+    const { offsets, values } = docs;
+    for (let j = 0; j < set.ids.length; j++) {
+      const id = set.ids[j]!;
+      markWithin(values, offsets[id]!, offsets[id + 1]!, set.tiers[j]!);
+    }
+  }
+  return touched.subarray(0, n);
+}
+
+/**
+ * How many postings `scanWord` visits within the ids [lo, hi): at most `scanCost`. Two binary searches per list of
+ * the word; past a few hundred lists (a short prefix), `scanCost` itself.
+ */
+export function scanCostWithin(index: SearchIndex, w: PreparedWord, lo: number, hi: number): number {
+  if (lo <= 0 && hi >= index.docCount) return w.scanCost;
+  if (w.termHi - w.termLo + w.codes.ids.length + w.applicants.ids.length > 256) return w.scanCost;
+  const within = (list: Uint32Array, from: number, to: number): number => {
+    const a = partitionPoint(from, to, (x) => list[x]! < lo);
+    return partitionPoint(a, to, (x) => list[x]! < hi) - a;
+  };
+  const { termDocOffsets, termDocs } = index;
+  let cost = w.k ? w.k.hi - w.k.lo : 0;
+  for (let t = w.termLo; t < w.termHi; t++) cost += within(termDocs, termDocOffsets[t]!, termDocOffsets[t + 1]!);
+  for (const [set, rows] of rowsOf(index, w)) {
+    for (let j = 0; j < set.ids.length; j++) cost += within(rows.values, rows.offsets[set.ids[j]!]!, rows.offsets[set.ids[j]! + 1]!);
+  }
+  return cost;
+}
+
+const tierPools = new WeakMap<SearchIndex, Uint8Array[]>();
+
+/**
+ * Zeroed tier arrays (a byte per document) kept per index and lent to one search at a time, given back zeroed: a
+ * megabyte made for each word of a query at a million documents was most of the garbage that set off the collector
+ * (whose pauses, a few milliseconds each, fell inside queries).
+ */
+function tierPool(index: SearchIndex): Uint8Array[] {
+  let pool = tierPools.get(index);
+  if (!pool) tierPools.set(index, (pool = []));
+  return pool;
+}
+
+/**
+ * The tier arrays one search borrows, each filled by one word's scan. Given back zeroed through the documents the
+ * scan touched when they are few: clearing the whole megabyte at a million documents cost more than most queries'
+ * matching.
+ */
+export class TierLoans {
+  private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null }[] = [];
+  constructor(private readonly index: SearchIndex) {}
+
+  /**
+   * The word's best tier per document within ids [lo, hi) in a lent array, and the documents it touched (in no
+   * particular order).
+   */
+  scan(w: PreparedWord, lo: number, hi: number): { tiers: Uint8Array; touched: Uint32Array } {
+    const tiers = tierPool(this.index).pop() ?? new Uint8Array(this.index.docCount);
+    const loan: { tiers: Uint8Array; touched: Uint32Array | null } = { tiers, touched: null };
+    this.lent.push(loan);
+    const touched = scanWord(this.index, w, tiers, lo, hi);
+    loan.touched = touched;
+    return { tiers, touched };
+  }
+
+  giveBack(): void {
+    const pool = tierPool(this.index);
+    for (const { tiers, touched } of this.lent) {
+      // Nothing writes a touched list after its scan (the candidates are sorted into an array of their own).
+      if (touched !== null && touched.length * 8 < tiers.length) for (let i = 0; i < touched.length; i++) tiers[touched[i]!] = 0;
+      else tiers.fill(0);
+      if (pool.length < 2) pool.push(tiers);
+    }
+  }
+}
+
+/**
+ * Every document the word matches, ascending, without tiers: its terms' postings, its K numbers, and the documents of
+ * the product codes and applicants it reaches, set as bits and read back.
+ */
+export function wordDocs(index: SearchIndex, w: PreparedWord): Uint32Array {
+  const lists: Uint32Array[] = [];
+  const { termDocOffsets, termDocs } = index;
+  if (w.termHi > w.termLo) lists.push(termDocs.subarray(termDocOffsets[w.termLo]!, termDocOffsets[w.termHi]!));
+  if (w.k) lists.push(index.byKNumber.subarray(w.k.lo, w.k.hi));
+  for (const [set, rows] of rowsOf(index, w)) {
+    for (const id of set.ids) lists.push(rows.values.subarray(rows.offsets[id]!, rows.offsets[id + 1]!));
+  }
+  if (lists.length === 1 && w.termHi - w.termLo === 1) return lists[0]!.slice();
+  return idsByBits(index.docCount, lists);
+}
