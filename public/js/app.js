@@ -92,11 +92,23 @@ async function probeUntilReady(at) {
   }
 }
 
-/** Static mode: the API's engine over the snapshot's own index, or Pagefind for an index too large to download. */
+/**
+ * Static mode: the API's engine over the snapshot's own index. Pagefind only where the snapshot has a Pagefind index
+ * (an option of the build) and either `?engine=pagefind` asks for it or the snapshot predates the chunked index and
+ * its whole index is too large to download.
+ */
 async function staticSourceFor() {
-  const { engineHeader, staticSource } = await import('./static-source.js');
-  const header = params.get('engine') === 'pagefind' ? null : await engineHeader(snapshotBase);
+  const { engineHeader, hasPagefind, staticSource } = await import('./static-source.js');
+  const wantsPagefind = params.get('engine') === 'pagefind';
+  const header = wantsPagefind ? null : await engineHeader(snapshotBase);
   if (header) return staticSource({ snapshotBase, header });
+  if (!(await hasPagefind(snapshotBase))) {
+    throw new Error(
+      wantsPagefind
+        ? 'This snapshot has no Pagefind index (it was built without --pagefind), so ?engine=pagefind cannot be used here. Open the page without ?engine=pagefind to search with the snapshot’s own index.'
+        : 'This snapshot has no search index the page can read: neither its chunked index (search/chunks.json) nor a Pagefind index.',
+    );
+  }
   return (await import('./pagefind-source.js')).staticSource({ snapshotBase });
 }
 

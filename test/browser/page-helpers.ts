@@ -25,7 +25,7 @@ export type Host = { url: string; close: () => Promise<void> };
 export async function splitCopy(snapshot: string, truth: Truth, parts: number): Promise<string> {
   const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-split-')), 'snapshot');
   await cp(await realpath(snapshot), dir, { recursive: true });
-  await rm(join(dir, 'pagefind'), { recursive: true });
+  await rm(join(dir, 'pagefind'), { recursive: true, force: true });
   const writer = new SnapshotWriter(dir);
   await writePagefindIndex([...truth.records.values()], truth.deviceTypes, writer, { bucketRecords: Math.ceil(truth.records.size / parts) });
   await writer.flush();
