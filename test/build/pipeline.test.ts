@@ -144,5 +144,5 @@ describe('the snapshot build', () => {
     expect([...withPagefind].some((p) => p.endsWith('.pf_fragment'))).toBe(true);
     // The Pagefind index is all the option adds.
     expect([...withPagefind].filter((p) => !p.startsWith(`${LAYOUT.pagefindDir}/`)).sort()).toEqual([...plain].sort());
-  });
+  }, 120_000);
 });
