@@ -187,7 +187,7 @@ search, in server and static mode, on a desktop and a throttled phone profile, i
   --modes LIST            server, static or both (server,static)
   --profiles LIST         desktop, phone or both (desktop,phone)
   --visits LIST           landing (no query), search, or both (landing,search)
-  --page-query Q          appended to the page's address before the hash (?engine=pagefind: static mode's Pagefind)
+  --page-query Q          appended to the page's address before the hash (?engine=pagefind: static mode's Pagefind, for a snapshot built with --pagefind)
   --verbose               print every request of every run: when it arrived (ms after the page's start) and its bytes`;
 
 async function main() {

@@ -4,7 +4,7 @@ import { defaultSources } from './sources/default.ts';
 import { SYNC_ARGS, SYNC_USAGE, syncOptionsFrom } from './sync/cli.ts';
 import { reportSyncOutcome, runSync } from './sync/run.ts';
 
-const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--quiet]
+const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--pagefind] [--quiet]
        npm run build -- --fetch [sync options]
 
   --source PATH   a pmn*.txt, foiclass.txt, openFDA .json or .zip file, or a folder of them; repeatable,
@@ -12,6 +12,8 @@ const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--quiet]
                   listed in data/fda/sources.json.
   --out DIR       where the snapshot is published (a symbolic link to the build). Default: snapshot
   --quiet         no progress lines
+  --pagefind      also write a Pagefind index (pagefind/, about one file per 25 clearances) for pages that
+                  search with Pagefind; off by default: the page searches the snapshot's own chunked index
   --history-days N  days of change history the snapshot keeps (history/); older change sets are dropped.
                   Default: 400
   --fetch         download FDA's current files first and build from them, exactly as \`npm run sync\`;
@@ -20,7 +22,7 @@ ${SYNC_USAGE.replace(/^/gm, '  ')}
 Environment: SOURCE_DATE_EPOCH fixes the generation time, for reproducible builds.`;
 
 /** Options that only a sync understands: with --fetch they go to it, without it they are a mistake. */
-const SYNC_ONLY = Object.keys(SYNC_ARGS).filter((name) => name !== 'out' && name !== 'quiet');
+const SYNC_ONLY = Object.keys(SYNC_ARGS).filter((name) => name !== 'out' && name !== 'quiet' && name !== 'pagefind');
 
 async function main(): Promise<void> {
   const values = parseCommandLine('build', USAGE, {
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
     notes: bundled?.notes ?? [],
     out,
     progress: !values.quiet,
+    pagefind: values.pagefind === true,
     ...(historyText !== undefined && { historyDays: Number(historyText) }),
   });
   const s = result.stats;

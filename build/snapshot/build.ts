@@ -35,6 +35,11 @@ export type BuildOptions = {
   maxEntryBytes?: number;
   /** Days of change history kept (change sets older than this are dropped); DEFAULT_HISTORY_DAYS when absent. */
   historyDays?: number;
+  /**
+   * Also write a Pagefind index (`pagefind/`) for pages that search with Pagefind. Off by default: the page searches
+   * the chunked index (`search/chunks.json`) at every size, and Pagefind adds about one file per 25 clearances.
+   */
+  pagefind?: boolean;
 };
 
 export type BuildStats = {
@@ -194,11 +199,13 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     reporter.end();
     memory.sample();
 
-    reporter.stage('browser index');
-    await writePagefindIndex(records, deviceTypes, writer);
-    await writer.flush();
-    reporter.end();
-    memory.sample();
+    if (options.pagefind) {
+      reporter.stage('Pagefind index');
+      await writePagefindIndex(records, deviceTypes, writer);
+      await writer.flush();
+      reporter.end();
+      memory.sample();
+    }
 
     reporter.stage('manifest and publish');
     const manifest = manifestOf(merged, entries, writer, generatedAt, options.lastSuccessfulSyncAt ?? null);

@@ -13,6 +13,7 @@ export const SYNC_ARGS = {
   'max-download-bytes': { type: 'string' },
   'max-entry-bytes': { type: 'string' },
   force: { type: 'boolean' },
+  pagefind: { type: 'boolean' },
   quiet: { type: 'boolean' },
 } as const;
 
@@ -34,6 +35,8 @@ export const SYNC_USAGE = `  --base-url URL     where the files are (default ${F
                      the most one zip entry the build reads may inflate to (default: ${DOWNLOAD_LIMITS.entryFactor} times
                      its size at the last good sync, at least ${DOWNLOAD_LIMITS.entryFloorBytes / 2 ** 20} MiB; ${DOWNLOAD_LIMITS.entryFirstBytes / 2 ** 20} MiB before one)
   --force            rebuild even if nothing changed
+  --pagefind         also write a Pagefind index (pagefind/) for pages that search with Pagefind;
+                     off by default: the page searches the snapshot's own chunked index
   --quiet            print only the closing line`;
 
 type SyncArgValues = {
@@ -48,6 +51,7 @@ type SyncArgValues = {
   'max-download-bytes'?: string;
   'max-entry-bytes'?: string;
   force?: boolean;
+  pagefind?: boolean;
   quiet?: boolean;
 };
 
@@ -67,6 +71,7 @@ export function syncOptionsFrom(values: SyncArgValues, env: NodeJS.ProcessEnv = 
     maxDownloadBytes: num(values['max-download-bytes']),
     maxEntryBytes: num(values['max-entry-bytes']),
     force: values.force,
+    pagefind: values.pagefind,
     log: values.quiet ? undefined : (line) => console.error(line),
   };
 }

@@ -29,6 +29,8 @@ export type SyncOptions = {
   minRowRatio: number;
   /** Rebuild even when every source is unchanged. */
   force: boolean;
+  /** Also write a Pagefind index into the snapshot (see BuildOptions.pagefind). */
+  pagefind: boolean;
   /**
    * The most bytes one download may be (as sent and once decoded). Null: per file, DOWNLOAD_FACTOR times the last
    * good sync's size but at least DOWNLOAD_FLOOR_BYTES, or DOWNLOAD_FIRST_BYTES for a file with no good sync yet.
@@ -71,6 +73,7 @@ export const SYNC_DEFAULTS = {
   maxDelayMs: 30_000,
   minRowRatio: 0.9,
   force: false,
+  pagefind: false,
   maxDownloadBytes: null,
   maxEntryBytes: null,
 } satisfies Partial<SyncOptions>;

@@ -101,7 +101,7 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
       const build = o.build ?? runBuild;
       // Every entry the build reads passed its file's limit in the check above; the build keeps to the largest.
       const maxEntryBytes = Math.max(...fetched.map((f) => f.maxEntryBytes));
-      const result = await build({ sources, out: o.out, lastSuccessfulSyncAt: verifiedAt, maxEntryBytes });
+      const result = await build({ sources, out: o.out, lastSuccessfulSyncAt: verifiedAt, maxEntryBytes, pagefind: o.pagefind });
       built = { dir: result.dir, snapshotId: result.manifest.snapshotId };
     } catch (err) {
       // state.files keeps the last good validators, so the next run downloads these files again and retries.

@@ -96,23 +96,34 @@ async function probeUntilReady(at) {
   }
 }
 
-/** Static mode: the API's engine over the snapshot's own index, or Pagefind for an index too large to download. */
+/**
+ * Static mode: the API's engine over the snapshot's own index. Pagefind only where the snapshot has a Pagefind index
+ * (an option of the build) and either `?engine=pagefind` asks for it or the snapshot predates the chunked index and
+ * its whole index is too large to download.
+ */
 async function staticSourceFor() {
   // The index's directory, the snapshot's meta and the modules are asked for together, not one after another: each
   // round trip costs a phone about 150 ms. A first view that searches needs the engine too; the landing page does not.
-  const wantsIndex = params.get('engine') !== 'pagefind';
-  const directory = wantsIndex ? fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null) : null;
+  const wantsPagefind = params.get('engine') === 'pagefind';
+  const directory = wantsPagefind ? null : fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null);
   const meta = fetchJson(new URL('meta.json', snapshotBase).href);
   meta.catch(() => {});
-  if (wantsIndex && (current.q.trim() !== '' || current.productCode || current.applicant || current.from !== null || current.to !== null || Object.keys(current.quals).length > 0)) {
+  if (!wantsPagefind && (current.q.trim() !== '' || current.productCode || current.applicant || current.from !== null || current.to !== null || Object.keys(current.quals).length > 0)) {
     import('./search-engine.js').catch(() => {});
   }
-  const { engineHeader, staticSource } = await import('./static-source.js');
-  const header = wantsIndex ? await engineHeader(snapshotBase, directory) : null;
+  const { engineHeader, hasPagefind, staticSource } = await import('./static-source.js');
+  const header = wantsPagefind ? null : await engineHeader(snapshotBase, directory);
   if (header) {
     const source = staticSource({ snapshotBase, header, meta });
     source.prefetch(current);
     return source;
+  }
+  if (!(await hasPagefind(snapshotBase))) {
+    throw new Error(
+      wantsPagefind
+        ? 'This snapshot has no Pagefind index (it was built without --pagefind), so ?engine=pagefind cannot be used here. Open the page without ?engine=pagefind to search with the snapshot’s own index.'
+        : 'This snapshot has no search index the page can read: neither its chunked index (search/chunks.json) nor a Pagefind index.',
+    );
   }
   return (await import('./pagefind-source.js')).staticSource({ snapshotBase });
 }

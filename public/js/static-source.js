@@ -6,7 +6,7 @@ import { fetchJson, readSnapshotHead } from './snapshot-head.js';
 
 /**
  * Snapshots built before the chunked index: the largest whole index the page downloads (its parts, uncompressed).
- * Above it (about 600,000 clearances) such a snapshot falls back to its Pagefind index.
+ * Above it (about 600,000 clearances) such a snapshot falls back to its Pagefind index, which those builds always wrote.
  */
 export const ENGINE_MAX_BYTES = 48 * 1024 * 1024;
 
@@ -15,7 +15,7 @@ export const STATIC_EXPORT_LIMIT = 5_000;
 
 /**
  * How the page searches this snapshot: its chunked index (`search/chunks.json`, read in parts, at any size), else its
- * whole index when small enough, else null (the page then uses Pagefind).
+ * whole index when small enough, else null (the page then uses Pagefind, if the snapshot has it: see hasPagefind).
  */
 export async function engineHeader(snapshotBase, directoryRequest = null) {
   const directory = await (directoryRequest ?? fetchJson(new URL('search/chunks.json', snapshotBase).href)).catch(() => null);
@@ -23,6 +23,20 @@ export async function engineHeader(snapshotBase, directoryRequest = null) {
   const header = await fetchJson(new URL('search/index.json', snapshotBase).href).catch(() => null);
   if (!header || typeof header.blobBytes !== 'number' || header.blobBytes > ENGINE_MAX_BYTES) return null;
   return header;
+}
+
+/**
+ * Whether the snapshot has a Pagefind index: the list of its indexes (`pagefind/indexes.json`), or for a snapshot from
+ * before that list, the one index's entry file. A build writes Pagefind only with --pagefind.
+ */
+export async function hasPagefind(snapshotBase) {
+  for (const path of ['pagefind/indexes.json', 'pagefind/pagefind-entry.json']) {
+    const res = await fetch(new URL(path, snapshotBase).href);
+    if (res.ok) return true;
+    // Hosts answer a missing file with 404, some (object stores) with 403.
+    if (res.status !== 404 && res.status !== 403) throw new Error(`The file ${path} could not be loaded (HTTP ${res.status}).`);
+  }
+  return false;
 }
 
 /** Bytes as they are, or inflated when they are gzip (a host that sent them with Content-Encoding has inflated them). */

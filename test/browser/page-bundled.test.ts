@@ -1,44 +1,13 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defaultSources } from '../../build/sources/default.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
 import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
-import { collectErrors, startHost, waitForStatus, type Host } from './page-helpers.ts';
+import { collectErrors, csvRows, downloadCsv, STATIC_CSV_CAP, startHost, waitForStatus, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
-
-/** Records static mode's CSV holds at most (public/js/static-source.js, STATIC_EXPORT_LIMIT). */
-const STATIC_CAP = 5_000;
-
-/** Downloads the CSV of the search at `hash`: the file's bytes and the name the browser saves it under. */
-async function downloadCsv(page: Page, url: string, hash: string): Promise<{ bytes: Buffer; name: string; status: string }> {
-  await page.goto(`${url}${hash}`);
-  await page.waitForSelector('html[data-ready]', { timeout: 60_000 });
-  await page.waitForFunction((h) => document.getElementById('results')?.dataset.answers === h, hash, { timeout: 60_000 });
-  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), page.locator('#download').click()]);
-  const bytes = await readFile((await download.path())!);
-  await page.waitForFunction(() => /^Download/.test(document.getElementById('download-status')?.textContent ?? ''), null, { timeout: 60_000 });
-  return { bytes, name: download.suggestedFilename(), status: await page.locator('#download-status').innerText() };
-}
-
-/** The CSV's rows, header first, split at the CRLF that ends a row outside quotes. */
-function rowsOf(bytes: Buffer): string[] {
-  const text = bytes.toString('utf8');
-  const rows: string[] = [];
-  let quoted = false;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '"') quoted = !quoted;
-    else if (!quoted && text[i] === '\r' && text[i + 1] === '\n') {
-      rows.push(text.slice(start, i + 2));
-      start = i + 2;
-      i++;
-    }
-  }
-  return rows;
-}
 
 /**
  * Over the bundled data (FDA's complete files to 1990, samples after): what a regulatory professional meets on the
@@ -78,29 +47,17 @@ describe.skipIf(skip !== null)('the page over the bundled data, server and stati
       const [fromServer, fromStatic] = [await downloadCsv(a, server.url, hash), await downloadCsv(b, statics.url, hash)];
       expect(await a.getAttribute('html', 'data-mode')).toBe('server');
       expect(await b.getAttribute('html', 'data-mode')).toBe('static');
-      const rows = rowsOf(fromServer.bytes);
+      const rows = csvRows(fromServer.bytes);
       expect(rows.length, hash).toBeGreaterThan(1);
-      expect(rows.length - 1, hash).toBeLessThanOrEqual(STATIC_CAP);
+      expect(rows.length - 1, hash).toBeLessThanOrEqual(STATIC_CSV_CAP);
       expect(fromStatic.bytes.equals(fromServer.bytes), hash).toBe(true);
       expect(fromStatic.name, hash).toBe(fromServer.name);
       expect(fromStatic.name, hash).toMatch(/^device-510k-[a-z0-9-]+\.csv$/);
     }
     // The row of K882225 as the server writes it: the name behind an apostrophe, all 24 columns.
-    const one = rowsOf((await downloadCsv(b, statics.url, '#q=K882225')).bytes);
+    const one = csvRows((await downloadCsv(b, statics.url, '#q=K882225')).bytes);
     expect(one[0]!.split(',')).toHaveLength(24);
     expect(one[1]!.startsWith("K882225,'-AMYLASE EPS,")).toBe(true);
-  }, 600_000);
-
-  test('past its cap, static mode gives the first rows of the server export and says so', async () => {
-    const hash = '#from=1985&to=1986';
-    const total = [...truth.records.values()].filter((r) => r.decisionDate !== null && r.decisionDate >= '1985' && r.decisionDate < '1987').length;
-    expect(total).toBeGreaterThan(STATIC_CAP);
-    const [fromServer, fromStatic] = [await downloadCsv(a, server.url, hash), await downloadCsv(b, statics.url, hash)];
-    const serverRows = rowsOf(fromServer.bytes);
-    expect(serverRows).toHaveLength(total + 1);
-    expect(fromStatic.bytes.equals(Buffer.from(serverRows.slice(0, STATIC_CAP + 1).join(''), 'utf8'))).toBe(true);
-    expect(fromStatic.status).toContain(`first ${STATIC_CAP.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`);
-    expect(fromStatic.name).toBe(fromServer.name);
   }, 600_000);
 
   test('a search that finds nothing suggests what was probably meant, each checked and counted', async () => {

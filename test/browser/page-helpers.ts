@@ -1,14 +1,17 @@
 import { createRequire } from 'node:module';
-import { cp, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writePagefindIndex } from '../../build/index/pagefind.ts';
 import { runMirror } from '../../build/mirror/run.ts';
 import { SnapshotWriter } from '../../build/write/writer.ts';
+import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { createApp } from '../../src/server/app.ts';
 import type { Logger } from '../../src/server/log.ts';
-import type { Truth } from './fixture-truth.ts';
+import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
+import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
 import { startNginxHost } from './nginx-host.ts';
 import { PUBLIC_DIR, startStaticHost } from './static-host.ts';
 import { startWorkerHost } from './worker-host.ts';
@@ -25,7 +28,7 @@ export type Host = { url: string; close: () => Promise<void> };
 export async function splitCopy(snapshot: string, truth: Truth, parts: number): Promise<string> {
   const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-split-')), 'snapshot');
   await cp(await realpath(snapshot), dir, { recursive: true });
-  await rm(join(dir, 'pagefind'), { recursive: true });
+  await rm(join(dir, 'pagefind'), { recursive: true, force: true });
   const writer = new SnapshotWriter(dir);
   await writePagefindIndex([...truth.records.values()], truth.deviceTypes, writer, { bucketRecords: Math.ceil(truth.records.size / parts) });
   await writer.flush();
@@ -99,4 +102,214 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.targets.join(', ')}`);
+}
+
+/** Records static mode's CSV holds at most (public/js/static-source.js, STATIC_EXPORT_LIMIT); the page states it. */
+export const STATIC_CSV_CAP = 5_000;
+
+/** Downloads the CSV of the search at `hash`: the file's bytes, the name the browser saves it under, the page's note. */
+export async function downloadCsv(page: Page, url: string, hash: string): Promise<{ bytes: Buffer; name: string; status: string }> {
+  await page.goto(`${url}${hash}`);
+  await page.waitForSelector('html[data-ready]', { timeout: 120_000 });
+  await page.waitForFunction(() => {
+    const answers = document.getElementById('results')?.dataset.answers;
+    return answers !== undefined && answers === (location.hash || '#');
+  }, null, { timeout: 120_000 });
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 300_000 }), page.locator('#download').click()]);
+  const bytes = await readFile((await download.path())!);
+  await page.waitForFunction(() => /^Download/.test(document.getElementById('download-status')?.textContent ?? ''), null, { timeout: 60_000 });
+  return { bytes, name: download.suggestedFilename(), status: await page.locator('#download-status').innerText() };
+}
+
+/** The CSV's rows, header first, each with its CRLF, split at the CRLF that ends a row outside quotes. */
+export function csvRows(bytes: Buffer): string[] {
+  const text = bytes.toString('utf8');
+  const rows: string[] = [];
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '"') quoted = !quoted;
+    else if (!quoted && text[i] === '\r' && text[i + 1] === '\n') {
+      rows.push(text.slice(start, i + 2));
+      start = i + 2;
+      i++;
+    }
+  }
+  return rows;
+}
+
+/** What the page shows for a search once its counts are final: the total, the first page, every facet value and count. */
+export type PageAnswer = { total: number; kNumbers: string[]; facets: string[] };
+
+/** The answer to `search` (a hash without its #) at `base`, read once the facet counts are final, not "Loading…". */
+export async function pageAnswer(page: Page, base: string, search: string): Promise<PageAnswer> {
+  await page.goto(`${base}#${search}`);
+  await page.waitForSelector('html[data-ready]', { timeout: 120_000 });
+  // The address as the page writes it back (its own spelling, defaults left out): wait until these results are on screen.
+  await page.waitForFunction(() => {
+    const answers = document.getElementById('results')?.dataset.answers;
+    return answers !== undefined && answers === (location.hash || '#');
+  }, null, { timeout: 120_000 });
+  await page.waitForFunction(() => {
+    const f = document.getElementById('facets');
+    return !!f && f.querySelector('details') !== null && !/Loading filter counts/.test(f.textContent ?? '');
+  }, null, { timeout: 120_000 });
+  const status = await statusOf(page);
+  const facets = await page.locator('#facets a.facet-value').evaluateAll((links) =>
+    links.map((a) => `${a.closest('details')?.className}|${(a as HTMLElement).dataset.value}|${(a as HTMLElement).dataset.count}`),
+  );
+  return { total: /^No clearances/.test(status) ? 0 : totalIn(status), kNumbers: await listedKNumbers(page), facets };
+}
+
+/**
+ * The searches both modes must answer alike at every size: words, prefixes, a K number prefix, a product code,
+ * phrases, exclusions, OR, qualifiers, dates (whole years and days), facet filters, sorts, pages, page sizes, and a
+ * search that finds nothing.
+ */
+export const AGREEMENT_SEARCHES = [
+  '',
+  'page=3',
+  'q=catheter',
+  'q=cath',
+  'q=c',
+  'q=catheter+balloon',
+  'q=balloon+catheter&size=50',
+  'q=%22balloon+catheter%22',
+  'q=catheter+-foley',
+  'q=catheter+OR+stent',
+  'q=pacemaker+OR+defibrillator+-lead',
+  'q=dqy',
+  'q=k9',
+  'q=device%3Acatheter',
+  'q=applicant%3Amedtronic',
+  'q=catheter&panel=cardiovascular',
+  'q=catheter&code=DQY',
+  'q=stent&from=2020',
+  'from=1985&to=1986',
+  'q=catheter&from=2019-03-01&to=2019-06-30',
+  'q=pump&page=2',
+  'q=catheter&sort=kNumber%3Aasc',
+  'q=catheter&sort=receivedDate%3Adesc',
+  'q=reviewdays%3A%3E180+catheter',
+  'q=x-ray&class=2',
+  'q=glove&size=25',
+  'q=surgical+instrument&page=3',
+  'q=zzzzqx',
+] as const;
+
+/** Searches whose CSV the two modes must give byte for byte (past STATIC_CSV_CAP: static mode's first rows, stated). */
+export const AGREEMENT_CSV_SEARCHES = ['q=%22balloon+catheter%22&sort=kNumber%3Aasc', 'q=catheter+-foley&code=DQY', 'q=applicant%3Amedtronic&from=2018', 'from=1985&to=1986'] as const;
+
+const kNumbersOf = (records: readonly ClearanceRecord[]) => new Set(records.map((r) => r.kNumber));
+
+/**
+ * Totals by a plain scan of the snapshot's records (fixture-truth.ts: a word finds the records where it starts a
+ * word of the searched fields), independent of the engine both modes run.
+ */
+export const AGREEMENT_SCANS: readonly { search: (typeof AGREEMENT_SEARCHES)[number]; total: (truth: Truth) => number }[] = [
+  { search: '', total: (t) => t.records.size },
+  { search: 'q=catheter', total: (t) => matchesOf(t, 'catheter').length },
+  {
+    search: 'q=catheter+-foley',
+    total: (t) => {
+      const foley = kNumbersOf(matchesOf(t, 'foley'));
+      return matchesOf(t, 'catheter').filter((r) => !foley.has(r.kNumber)).length;
+    },
+  },
+  { search: 'q=catheter+OR+stent', total: (t) => new Set([...kNumbersOf(matchesOf(t, 'catheter')), ...kNumbersOf(matchesOf(t, 'stent'))]).size },
+  { search: 'q=catheter&code=DQY', total: (t) => matchesOf(t, 'catheter').filter((r) => r.productCode === 'DQY').length },
+  { search: 'from=1985&to=1986', total: (t) => [...t.records.values()].filter((r) => r.decisionDate !== null && r.decisionDate >= '1985-01-01' && r.decisionDate <= '1986-12-31').length },
+  { search: 'q=zzzzqx', total: () => 0 },
+];
+
+export type AgreementContext = { snapshot: string; server: Host; statics: Host; browser: Browser; errors: string[] };
+
+/**
+ * Server mode and static mode side by side over one snapshot: the same searches give the same totals, first pages
+ * and facet counts; the same CSV, byte for byte; and the totals of `scans` equal a plain scan of the records.
+ * `more` adds tests of its own with the same hosts.
+ */
+export function describeAgreement(options: {
+  label: string;
+  build: () => Promise<string>;
+  /** At least this many searches find something, so the comparison is of real lists, not of empty answers. */
+  minNonEmpty: number;
+  /** At least this many of AGREEMENT_CSV_SEARCHES give rows, not only the header. */
+  minNonEmptyCsv: number;
+  more?: (ctx: () => AgreementContext) => void;
+}): void {
+  describe.skipIf(browserSkipReason() !== null)(`server and static mode agree over ${options.label}`, () => {
+    let ctx: AgreementContext;
+    const answers = new Map<string, PageAnswer>();
+
+    beforeAll(async () => {
+      const snapshot = await realpath(await options.build());
+      const [server, statics] = await Promise.all([startHost('server', snapshot), startHost('static', snapshot)]);
+      ctx = { snapshot, server, statics, browser: await launchChromium(), errors: [] };
+    }, 600_000);
+
+    afterAll(async () => {
+      await ctx?.browser.close();
+      await ctx?.server.close();
+      await ctx?.statics.close();
+    });
+
+    test(`the same ${AGREEMENT_SEARCHES.length} searches give the same totals, first pages and facet counts`, async () => {
+      const { browser, server, statics, errors } = ctx;
+      const [a, b] = [await browser.context.newPage(), await browser.context.newPage()];
+      collectErrors(a, errors);
+      collectErrors(b, errors);
+      for (const search of AGREEMENT_SEARCHES) {
+        const [fromServer, fromStatic] = [await pageAnswer(a, server.url, search), await pageAnswer(b, statics.url, search)];
+        expect(await a.getAttribute('html', 'data-mode')).toBe('server');
+        expect(await b.getAttribute('html', 'data-mode')).toBe('static');
+        expect(await b.getAttribute('html', 'data-engine')).toBe('index');
+        answers.set(search, fromServer);
+        expect(fromStatic, search).toEqual(fromServer);
+      }
+      expect([...answers.values()].filter((x) => x.total > 0).length).toBeGreaterThanOrEqual(options.minNonEmpty);
+      expect(answers.get('q=zzzzqx')?.total).toBe(0);
+      await a.close();
+      await b.close();
+      expect(errors).toEqual([]);
+    }, 1_200_000);
+
+    test('the totals of a few searches equal a plain scan of the records', async () => {
+      const truth = await readTruth(ctx.snapshot);
+      for (const { search, total } of AGREEMENT_SCANS) {
+        const shown = answers.get(search);
+        expect(shown, `${search} was answered in both modes`).toBeDefined();
+        expect(shown!.total, search).toBe(total(truth));
+      }
+      // Facet counts too: the product codes of the catheters.
+      const catheters = matchesOf(truth, 'catheter');
+      const dqy = answers.get('q=catheter')!.facets.find((f) => f.startsWith('facet facet-productCode|DQY|'));
+      expect(dqy).toBe(`facet facet-productCode|DQY|${catheters.filter((r) => r.productCode === 'DQY').length}`);
+    }, 300_000);
+
+    test('the CSV of static mode is the server export, byte for byte, up to the cap the page states', async () => {
+      const { browser, server, statics } = ctx;
+      const [a, b] = [await browser.context.newPage(), await browser.context.newPage()];
+      let nonEmpty = 0;
+      for (const search of AGREEMENT_CSV_SEARCHES) {
+        const hash = `#${search}`;
+        const [fromServer, fromStatic] = [await downloadCsv(a, server.url, hash), await downloadCsv(b, statics.url, hash)];
+        const rows = csvRows(fromServer.bytes);
+        expect(rows[0], hash).toMatch(/^\uFEFFkNumber,/);
+        if (rows.length > 1) nonEmpty++;
+        expect(fromStatic.name, hash).toBe(fromServer.name);
+        if (rows.length - 1 <= STATIC_CSV_CAP) {
+          expect(fromStatic.bytes.equals(fromServer.bytes), hash).toBe(true);
+        } else {
+          expect(fromStatic.bytes.equals(Buffer.from(rows.slice(0, STATIC_CSV_CAP + 1).join(''), 'utf8')), hash).toBe(true);
+          expect(fromStatic.status, hash).toContain(`first ${STATIC_CSV_CAP.toLocaleString('en-US')} of ${(rows.length - 1).toLocaleString('en-US')}`);
+        }
+      }
+      expect(nonEmpty).toBeGreaterThanOrEqual(options.minNonEmptyCsv);
+      await a.close();
+      await b.close();
+    }, 1_200_000);
+
+    options.more?.(() => ctx);
+  });
 }

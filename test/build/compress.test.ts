@@ -8,7 +8,7 @@ import { buildFixture } from '../helpers/fixture-snapshot.ts';
 
 describe('precompressed siblings', () => {
   it('are written for text and index files where they save bytes, listed with their own sha256, and undo to the file', async () => {
-    const { dir, manifest } = await buildFixture();
+    const { dir, manifest } = await buildFixture({ pagefind: true });
     const listed = new Map(manifest.files.map((f) => [f.path, f]));
     // The chunked search index's files are gzip themselves (search/chunks/*.bin.gz), not siblings of another file.
     const siblings = manifest.files.filter((f) => /\.(br|gz)$/.test(f.path) && !f.path.startsWith('search/chunks/'));
@@ -25,6 +25,7 @@ describe('precompressed siblings', () => {
     }
     // Record shards are compressed on the fly instead (the file budget), and Pagefind's binary files are gzip already.
     expect(manifest.files.some((f) => /^records\/K.*\.json\.(br|gz)$/.test(f.path))).toBe(false);
+    expect(manifest.files.some((f) => f.path.startsWith('pagefind/'))).toBe(true);
     expect(manifest.files.some((f) => /\.pf_\w+\.(br|gz)$|\.pagefind\.(br|gz)$/.test(f.path))).toBe(false);
     expect(listed.has('manifest.json.br')).toBe(false);
     expect(manifest.files.some((f) => /^search\/chunks\/.*\.bin\.gz\.(br|gz)$/.test(f.path))).toBe(false);

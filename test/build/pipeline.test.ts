@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, RecordShard, ShardIndex, ProductCodeShard } from '../../src/contract/index.ts';
-import { buildFixture, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
+import { buildFixture, FIXTURE_EPOCH, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 
 async function tree(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -129,4 +129,20 @@ describe('the snapshot build', () => {
     expect(stdout).toMatch(/skipped rows\s+\d+\n\s+\d+\s+not a 510\(k\): De Novo number/);
     expect(stdout).toMatch(/seconds\s+[\d.]+/);
   });
+
+  it('writes the chunked search index always, and a Pagefind index only when asked with --pagefind', async () => {
+    const listed = async (out: string) => new Set(Manifest.parse(await readJson(join(out, LAYOUT.manifest))).files.map((f) => f.path));
+    const plain = await listed((await buildFixture()).out);
+    expect(plain.has('search/chunks.json')).toBe(true);
+    expect([...plain].filter((p) => p.startsWith(`${LAYOUT.pagefindDir}/`))).toEqual([]);
+    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-cli-pagefind-')), 'snapshot');
+    const args = ['tsx', 'build/cli.ts', '--out', out, '--pagefind', '--quiet', ...FIXTURE_SOURCES.flatMap((s) => ['--source', s])];
+    execFileSync('npx', args, { encoding: 'utf8', env: { ...process.env, SOURCE_DATE_EPOCH: String(FIXTURE_EPOCH) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const withPagefind = await listed(out);
+    expect(withPagefind.has('search/chunks.json')).toBe(true);
+    expect(withPagefind.has(`${LAYOUT.pagefindDir}/indexes.json`)).toBe(true);
+    expect([...withPagefind].some((p) => p.endsWith('.pf_fragment'))).toBe(true);
+    // The Pagefind index is all the option adds.
+    expect([...withPagefind].filter((p) => !p.startsWith(`${LAYOUT.pagefindDir}/`)).sort()).toEqual([...plain].sort());
+  }, 120_000);
 });

@@ -18,12 +18,15 @@ export const FIXTURE_SOURCES = [
 export const FIXTURE_EPOCH = 1_767_225_600;
 
 /** Builds the fixture sources into a fresh temporary `snapshot` link; returns the link's path and the build. */
-export async function buildFixture(options: { sources?: string[]; epoch?: number; out?: string } = {}): Promise<BuildResult & { out: string }> {
+export async function buildFixture(
+  options: { sources?: string[]; epoch?: number; out?: string; pagefind?: boolean } = {},
+): Promise<BuildResult & { out: string }> {
   const out = options.out ?? join(await mkdtemp(join(tmpdir(), 'device-510k-')), 'snapshot');
   const result = await runBuild({
     sources: options.sources ?? FIXTURE_SOURCES,
     out,
     sourceDateEpoch: options.epoch ?? FIXTURE_EPOCH,
+    pagefind: options.pagefind ?? false,
   });
   return { ...result, out };
 }

@@ -16,7 +16,7 @@ import { SEED, figure, isSymlink, seeded, snapshotProblems } from './helpers.ts'
  */
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** The build's progress lines (stderr), in order: a kill is aimed just after one of them. */
-const STAGES = ['read sources', 'normalize and merge', 'write record shards', 'change log', 'write answers', 'search index', 'browser index'];
+const STAGES = ['read sources', 'normalize and merge', 'write record shards', 'change log', 'write answers', 'static feeds', 'search index'];
 const KILLS = 8;
 
 type Child = { pid: number; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>; kill: () => void; stages: string[] };

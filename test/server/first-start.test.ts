@@ -21,7 +21,7 @@ let running: MainProcess | null = null;
 const dirs: string[] = [];
 afterEach(async () => {
   if (running && running.child.exitCode === null) {
-    // Its own process group: the build's helpers (Pagefind) stop with it.
+    // Its own process group: the build's helpers (Pagefind, when built with --pagefind) stop with it.
     try {
       process.kill(-(running.child.pid as number), 'SIGKILL');
     } catch {

@@ -6,7 +6,7 @@ import { brotliDecompressSync, gunzipSync, gzipSync, brotliCompressSync } from '
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
 import { contentTypeFor, ifRangeHolds, notModified, parseRange } from '../../src/server/file-http.ts';
-import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { rawRequest, startServer, type Running } from './helpers.ts';
 
 /**
@@ -20,7 +20,8 @@ let shard: FileEntry;
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 beforeAll(async () => {
-  source = await buildFixtureSnapshot();
+  // With a Pagefind index (an option of the build), so that its kinds of file are served too.
+  source = (await buildFixture({ pagefind: true })).out;
   manifest = Manifest.parse(JSON.parse(await readFile(join(source, LAYOUT.manifest), 'utf8')));
   shard = manifest.files.filter((f) => /^records\/K\d+\.json$/.test(f.path)).sort((a, b) => b.bytes - a.bytes)[0] as FileEntry;
 });
