@@ -152,7 +152,8 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
       performance.timeOrigin,
     ]);
     const answer = (await page.locator('#status').innerText()).trim();
-    const sent = [...proxy.sent];
+    // A transfer of the page before (a column it asked for as it closed) may end after this run began: not this page's.
+    const sent = proxy.sent.filter((d) => d.at >= origin);
     const upTo = (ms: number) => sent.filter((d) => d.at <= origin + ms);
     if (verbose) for (const d of sent) console.log(`  ${d.at <= origin + firstMs ? 'first ' : d.at <= origin + countsMs ? 'counts' : 'later '} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
     return {
