@@ -1,4 +1,4 @@
-import { constants, deflateRaw } from 'node:zlib';
+import { constants, crc32 as zlibCrc32, deflateRaw } from 'node:zlib';
 import { gzipOptions } from './coding-levels.ts';
 
 /**
@@ -80,22 +80,8 @@ function stored(bytes: Uint8Array): Uint8Array {
 /** The reflected CRC-32 polynomial of gzip (and zip, PNG). */
 const POLY = 0xedb88320;
 
-const TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? POLY ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC-32 as gzip's trailer holds it. */
-export function crc32(bytes: Uint8Array, crc = 0): number {
-  let c = ~crc;
-  for (let i = 0; i < bytes.length; i++) c = TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
-  return ~c >>> 0;
-}
+/** CRC-32 as gzip's trailer holds it (zlib's own, as build/sync/zip.ts uses). */
+export const crc32 = (bytes: Uint8Array): number => zlibCrc32(bytes) >>> 0;
 
 /** a times b modulo the CRC polynomial, in its reflected bit order (x^0 is the top bit). */
 function multModP(a: number, b: number): number {
