@@ -93,7 +93,7 @@ async function oneAtATime(url: string, requests: readonly LoadRequest[], n: numb
 }
 
 /** The workerd process Miniflare started for us: a child of this process named workerd. */
-async function workerdPid(): Promise<number> {
+export async function workerdPid(): Promise<number> {
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');

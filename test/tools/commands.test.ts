@@ -36,6 +36,7 @@ const COMMANDS = [
   ['bench/hostile-search.ts', 'hostile-search'],
   ['bench/slice-probe.ts', 'slice-probe'],
   ['bench/openfda.ts', 'openfda'],
+  ['bench/worker-cpu.ts', 'worker-cpu'],
   ['build/server-bundle.mjs', 'server-bundle'],
   ['build/instances/nginx.ts', 'nginx'],
   ['bench/page-load.ts', 'page-load'],

@@ -1,0 +1,137 @@
+/**
+ * CPU time per request of the API as a Cloudflare Worker, under workerd, for the requests a hostile or heavy client
+ * sends: what the platform's per-request CPU limit is measured against.
+ *
+ *   npx tsx bench/worker-cpu.ts --snapshot DIR [--runs N] [--export-part N] [--whole-export yes|no]
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { prepareAssets } from '../build/worker/assets.ts';
+import { startWorker, type WorkerTarget } from '../build/worker/local.ts';
+import { parseCommandLine } from '../src/cli/args.ts';
+import { EVERY_FACET, HOSTILE_SEARCH_CASES, searchInput, type Input } from './lib/hostile-search.ts';
+import { BENCH_CURSOR_SECRET } from './lib/server.ts';
+import { workerdPid } from './lib/worker.ts';
+
+const USAGE = `Usage: npx tsx bench/worker-cpu.ts --snapshot DIR [options]
+
+Starts the Worker under workerd (as npm run worker does: the snapshot in its static assets) and sends, one at a time
+on an idle Worker, the requests whose cost matters against a Worker's CPU limit: meta, the hostile searches of
+bench/hostile-search.ts (each alone), one search counting every facet, an export part of --export-part records, and
+with --whole-export yes the whole CSV export of every record. For each: the CPU time workerd spent on it (every thread
+of the process, from the scheduler's counts, so an upper bound on what the platform bills the Worker: Miniflare's own
+entry Worker and the assets server are in it), its wall time, status and bytes; the median of --runs. Prints one
+table beside the platform's limits (10 ms a request on the free plan; 30 s by default on the paid plan, raised with
+limits.cpu_ms up to 5 minutes).
+
+  --snapshot DIR        the snapshot to serve (required; copied once into a temporary assets folder)
+  --runs N              runs of each request; the table shows the median (5)
+  --export-part N       records in the export part measured (10000)
+  --whole-export yes    also measure one export of every record, once (default no: at 1,000,000 records it takes minutes)`;
+
+const values = parseCommandLine('worker-cpu', USAGE, {
+  snapshot: { type: 'string', default: '' },
+  runs: { type: 'string', default: '5' },
+  'export-part': { type: 'string', default: '10000' },
+  'whole-export': { type: 'string', default: 'no' },
+});
+if (values.snapshot === '') {
+  console.error(USAGE);
+  process.exit(2);
+}
+if (!['yes', 'no'].includes(values['whole-export'])) {
+  console.error(`worker-cpu: --whole-export takes yes or no, not "${values['whole-export']}"`);
+  process.exit(2);
+}
+const runs = Math.max(1, Math.min(50, Number(values.runs) || 5));
+const exportPart = Math.max(1, Math.min(1_000_000, Number(values['export-part']) || 10_000));
+
+/** CPU time of every thread of the process so far, in milliseconds (each thread's schedstat: nanoseconds on a core). */
+async function processCpuMs(pid: number): Promise<number> {
+  let ns = 0;
+  for (const task of await readdir(`/proc/${pid}/task`)) {
+    const stat = await readFile(`/proc/${pid}/task/${task}/schedstat`, 'utf8').catch(() => '');
+    const run = Number(stat.split(' ')[0]);
+    if (Number.isFinite(run)) ns += run;
+  }
+  return ns / 1e6;
+}
+
+type Ask = { name: string; request: () => { path: string; init: RequestInit } };
+const query = (operation: string, input: Input): { path: string; init: RequestInit } => ({
+  path: '/v1/query',
+  init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ version: 1, operation: `device-510k.${operation}`, input }) },
+});
+
+/** Each request differs from run to run where the Worker keeps answers, so that every run computes its answer. */
+function asks(): Ask[] {
+  let run = 0;
+  const next = () => run++;
+  const list: Ask[] = [{ name: 'meta', request: () => query('meta', {}) }];
+  for (const c of HOSTILE_SEARCH_CASES) {
+    // The 16 concurrent all-facet searches are measured as one below: the Worker bills each request on its own.
+    if (c.requests(0).length > 1) continue;
+    list.push({ name: c.name, request: () => query('search', c.requests(next())[0]!) });
+  }
+  list.push({ name: 'one search, every facet at size null', request: () => query('search', searchInput('', { facets: EVERY_FACET, page: 1 + next() })) });
+  list.push({
+    name: `export part: ${exportPart.toLocaleString('en-US')} records, CSV`,
+    request: () => ({ path: `/v1/export?format=csv&limit=${exportPart}&sort=${next() % 2 ? 'decisionDate:desc' : 'kNumber:asc'}`, init: { method: 'GET' } }),
+  });
+  return list;
+}
+
+type Row = { name: string; cpuMs: number; wallMs: number; status: number; bytes: number };
+
+async function measure(worker: WorkerTarget, pid: number, ask: Ask, times: number): Promise<Row> {
+  const cpu: number[] = [];
+  const wall: number[] = [];
+  let status = 0;
+  let bytes = 0;
+  for (let i = 0; i < times; i++) {
+    const { path, init } = ask.request();
+    const before = await processCpuMs(pid);
+    const t = performance.now();
+    const res = await fetch(`${worker.url}${path}`, { ...init, signal: AbortSignal.timeout(900_000) });
+    const body = new Uint8Array(await res.arrayBuffer());
+    wall.push(performance.now() - t);
+    cpu.push((await processCpuMs(pid)) - before);
+    status = res.status;
+    bytes = body.length;
+  }
+  const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  return { name: ask.name, cpuMs: mid(cpu), wallMs: mid(wall), status, bytes };
+}
+
+async function main(): Promise<void> {
+  const tmp = await mkdtemp(join(tmpdir(), 'worker-cpu-'));
+  let worker: WorkerTarget | null = null;
+  try {
+    const assetsDir = join(tmp, 'assets');
+    await prepareAssets({ snapshotPath: resolve(values.snapshot), publicDir: null, out: assetsDir });
+    worker = await startWorker({ storage: 'assets', assetsDir, assetsReady: true, vars: { CURSOR_SECRET: BENCH_CURSOR_SECRET } });
+    const pid = await workerdPid();
+    console.log(`snapshot   ${resolve(values.snapshot)}`);
+    console.log(`machine    ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; CPU is of every workerd thread (an upper bound)`);
+    // Warm: the manifest, the index sections and the record table, as an isolate that has been answering has them.
+    for (const ask of asks()) await measure(worker, pid, ask, 1);
+    const rows: Row[] = [];
+    for (const ask of asks()) rows.push(await measure(worker, pid, ask, runs));
+    if (values['whole-export'] === 'yes') {
+      rows.push(await measure(worker, pid, { name: 'whole export, every record, CSV', request: () => ({ path: '/v1/export?format=csv', init: { method: 'GET' } }) }, 1));
+    }
+    console.log('\n| request | CPU ms (median) | wall ms | status | bytes | within 10 ms (free) | within 30 s (paid default) |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      console.log(`| ${r.name} | ${r.cpuMs.toFixed(1)} | ${r.wallMs.toFixed(1)} | ${r.status} | ${r.bytes.toLocaleString('en-US')} | ${r.cpuMs <= 10 ? 'yes' : 'no'} | ${r.cpuMs <= 30_000 ? 'yes' : 'no'} |`);
+    }
+  } finally {
+    await worker?.close();
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();
