@@ -101,6 +101,7 @@ async function measure(worker: WorkerTarget, pid: number, ask: Ask, times: numbe
     cpu.push((await processCpuMs(pid)) - before);
     status = res.status;
     bytes = body.length;
+    console.error(`${ask.name}: ${status}, ${wall.at(-1)!.toFixed(0)} ms wall, ${cpu.at(-1)!.toFixed(0)} ms CPU`);
   }
   const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   return { name: ask.name, cpuMs: mid(cpu), wallMs: mid(wall), status, bytes };
