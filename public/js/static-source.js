@@ -274,9 +274,10 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
 
     /**
      * The first page and the exact total as soon as the words' chunks and the page's K numbers are in; the facet
-     * counts follow (`loadFacets`) once the columns they count are, unless those are loaded already.
+     * counts follow (`loadFacets`) once the columns they count are, unless those are loaded already. `onProgress`
+     * (and the argument of `loadFacets` and `loadStats`) is told the bytes received of the files each step reads.
      */
-    async search(state, signal) {
+    async search(state, signal, onProgress = null) {
       const input = searchInput(state, caps);
       const landing = header.chunks ? landingAnswer(header.chunks, input) : null;
       if (landing) {
@@ -287,7 +288,9 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
       }
       const { sparse } = await loadEngine();
       signal?.throwIfAborted();
-      const first = await sparse.firstPage(input);
+      // Large files the first page reads (a phrase's whole forward word lists, a column a qualifier or sort reads)
+      // show their progress; the few files a plain word reaches are small.
+      const first = await withProgress(sparse.missing(input, false), () => sparse.firstPage(input), onProgress);
       signal?.throwIfAborted();
       const items = await itemsOf(first.kNumbers, signal);
       const ready = sparse.missing(input, true).length === 0;
@@ -306,10 +309,10 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
         (counted ??= withProgress(sparse.missing(facetsReq, true), () => sparse.answer(facetsReq), onProgress).catch((err) => ((counted = null), Promise.reject(err)))).then(
           (o) => o.facets,
         );
-      const loadStats = () =>
+      const loadStats = (onProgress) =>
         (figured ??= (counted ?? Promise.resolve())
           .catch(() => {})
-          .then(() => sparse.answer(statsReq))
+          .then(() => withProgress(sparse.missing(statsReq, true), () => sparse.answer(statsReq), onProgress))
           .catch((err) => ((figured = null), Promise.reject(err)))).then((o) => o.stats ?? null);
       return { items, total: first.total, facets: null, stats: null, loadFacets, loadStats: input.stats ? loadStats : null, warnings: [] };
     },

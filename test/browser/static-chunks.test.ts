@@ -68,5 +68,56 @@ describeAgreement({
       expect(await statusOf(page)).toBe(status);
       await page.close();
     }, 300_000);
+
+    test('a phrase shows the bytes of the whole forward word lists as they arrive, then its results', async () => {
+      const { snapshot, browser, statics } = ctx();
+      const { files } = SearchChunks.parse(JSON.parse(await readFile(join(snapshot, SEARCH_CHUNKS_PATH), 'utf8')));
+      const page = await browser.context.newPage();
+      const held: Route[] = [];
+      const forward = /\/search\/chunks\/(docTerms|docSeq)-[0-9a-f]+\.bin\.gz$/;
+      await page.route(forward, (route) => void held.push(route));
+      await page.goto(`${statics.url}#q=%22balloon+catheter%22`);
+      await expect.poll(() => held.length, { timeout: 60_000 }).toBe(2);
+      // The progress counts at least both lists, at most every file the directory names besides them.
+      const bar = page.locator('#search-loading progress.load-progress');
+      await bar.waitFor({ timeout: 60_000 });
+      const [value, max] = await bar.evaluate((p) => [(p as HTMLProgressElement).value, (p as HTMLProgressElement).max]);
+      const all = Object.values(files).reduce((n, f) => n + f.bytes, 0);
+      expect(max).toBeGreaterThanOrEqual(files.docTerms.bytes + files.docSeq.bytes);
+      expect(max).toBeLessThan(all);
+      expect(value).toBeLessThanOrEqual(max - files.docTerms.bytes - files.docSeq.bytes);
+      expect(await page.locator('#search-loading').innerText()).toMatch(/^Loading the search index for this search…\s+[\d,.]+ [KM]B of [\d,.]+ MB$/);
+      expect(await page.locator('#list .result').count()).toBe(0);
+      for (const r of held.splice(0)) await r.continue();
+      await page.unroute(forward);
+      await page.waitForFunction(() => document.getElementById('results')?.dataset.answers === location.hash, null, { timeout: 120_000 });
+      expect(totalIn(await statusOf(page))).toBeGreaterThan(0);
+      expect(await page.locator('#search-loading').innerText()).toBe('');
+      await page.close();
+    }, 300_000);
+
+    test('the review figures show the bytes of their date columns as they arrive, then the figures', async () => {
+      const { snapshot, browser, statics } = ctx();
+      const { files } = SearchChunks.parse(JSON.parse(await readFile(join(snapshot, SEARCH_CHUNKS_PATH), 'utf8')));
+      const page = await browser.context.newPage();
+      const held: Route[] = [];
+      const received = /\/search\/chunks\/docReceived-[0-9a-f]+\.bin\.gz$/;
+      await page.route(received, (route) => void held.push(route));
+      await page.goto(`${statics.url}#q=stent`);
+      await expect.poll(() => held.length, { timeout: 60_000 }).toBe(1);
+      // The receipt dates at least (the decision dates may have come with the facet counts), at most both date columns.
+      const bar = page.locator('#review progress.load-progress');
+      await bar.waitFor({ timeout: 60_000 });
+      const [value, max] = await bar.evaluate((p) => [(p as HTMLProgressElement).value, (p as HTMLProgressElement).max]);
+      expect(max).toBeGreaterThanOrEqual(files.docReceived.bytes);
+      expect(max).toBeLessThanOrEqual(files.docReceived.bytes + files.decided.bytes);
+      expect(value).toBeLessThanOrEqual(max - files.docReceived.bytes);
+      expect(await page.locator('#review').innerText()).toMatch(/^Review time\s+Loading the review figures…\s+[\d,.]+ KB of [\d,.]+ KB$/);
+      for (const r of held.splice(0)) await r.continue();
+      await page.unroute(received);
+      await page.locator('#review .review-line').waitFor({ timeout: 120_000 });
+      expect(await page.locator('#review progress').count()).toBe(0);
+      await page.close();
+    }, 300_000);
   },
 });
