@@ -67,6 +67,27 @@ export async function startHost(
   return { url: `${url}/`, close: () => app.close({ graceMs: 1000 }) };
 }
 
+/**
+ * A browser test's set-up, in a describe: before its tests, `setup` (build a snapshot, start what serves it: it returns
+ * what to close) and a fresh browser; after them, the browser and what `setup` returned, closed. Returns the browser.
+ */
+export function useBrowser(setup: () => Promise<readonly { close: () => Promise<void> }[]>, timeoutMs = 300_000): () => Browser {
+  let browser: Browser | undefined;
+  let opened: readonly { close: () => Promise<void> }[] = [];
+  beforeAll(async () => {
+    opened = await setup();
+    browser = await launchChromium();
+  }, timeoutMs);
+  afterAll(async () => {
+    await browser?.close();
+    for (const o of opened) await o.close();
+  });
+  return () => {
+    if (!browser) throw new Error('the browser is not started: its set-up failed, or a test ran before it');
+    return browser;
+  };
+}
+
 export async function waitForStatus(page: Page, pattern: RegExp): Promise<string> {
   await page.waitForFunction((source) => new RegExp(source).test(document.getElementById('status')?.textContent ?? ''), pattern.source, {
     timeout: 20_000,
