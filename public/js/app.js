@@ -298,10 +298,22 @@ function showFacets(res, state, seq) {
   if (res.facets) return render(res.facets);
   if (!res.loadFacets) return;
   view.renderFacetsPending($('facets'));
+  // Facets counted before the rest are shown above the line that says the rest are loading.
+  const pending = () => $('facets').querySelector('.facets-pending') ?? $('facets');
+  let progress = null;
   whenFiltersVisible(() => {
     if (seq !== searchSeq) return;
     res
-      .loadFacets((loaded, expected) => seq === searchSeq && view.renderFacetsPending($('facets'), { loaded, expected }))
+      .loadFacets(
+        (loaded, expected) => seq === searchSeq && view.renderFacetsPending(pending(), (progress = { loaded, expected })),
+        (some) => {
+          if (seq !== searchSeq) return;
+          render(some);
+          const box = h('div', { class: 'facets-pending' });
+          $('facets').append(box);
+          view.renderFacetsPending(box, progress);
+        },
+      )
       .then((facets) => seq === searchSeq && render(facets))
       .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
   });

@@ -184,6 +184,36 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
     return got.catch(() => fetchChunk(path));
   };
 
+  /**
+   * The facet counts of `req`, each facet counted as soon as the files it reads are in: the files are asked for at
+   * once, smallest first (a phone's link delivers them in that order), and `onSome` is told the facets counted so far,
+   * in the order asked for, after each group that shares its files.
+   */
+  const countInTurn = async (sparse, req, onSome) => {
+    const asked = req.facets ?? [];
+    if (!onSome || asked.length < 2) return sparse.answer(req);
+    const bytesOf = (paths) => paths.reduce((n, p) => n + (sizes.get(p) ?? 0), 0);
+    const groups = new Map();
+    for (const f of asked) {
+      const paths = sparse.missing({ ...req, facets: [f] }, true).sort();
+      const key = paths.join(' ');
+      if (!groups.has(key)) groups.set(key, { paths, facets: [] });
+      groups.get(key).facets.push(f);
+    }
+    const files = [...new Set([...groups.values()].flatMap((g) => g.paths))].sort((a, b) => (sizes.get(a) ?? 0) - (sizes.get(b) ?? 0));
+    for (const path of files) sparse.load([path]).catch(() => {});
+    const counted = new Map();
+    const ordered = [...groups.values()].sort((a, b) => bytesOf(a.paths) - bytesOf(b.paths));
+    // One group at a time, in the order its files arrive: each count runs the engine once more.
+    let outcome = null;
+    for (const g of ordered) {
+      outcome = await sparse.answer({ ...req, facets: g.facets });
+      g.facets.forEach((f, i) => counted.set(f, outcome.facets[i]));
+      if (counted.size < asked.length) onSome(asked.filter((f) => counted.has(f)).map((f) => counted.get(f)));
+    }
+    return { ...outcome, facets: asked.map((f) => counted.get(f)) };
+  };
+
   let engine = null;
   const loadEngine = () => {
     engine ??= (async () => {
@@ -305,8 +335,8 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
       const statsReq = { ...input, facets: [], stats: true };
       let counted = null;
       let figured = null;
-      const loadFacets = (onProgress) =>
-        (counted ??= withProgress(sparse.missing(facetsReq, true), () => sparse.answer(facetsReq), onProgress).catch((err) => ((counted = null), Promise.reject(err)))).then(
+      const loadFacets = (onProgress, onSome = null) =>
+        (counted ??= withProgress(sparse.missing(facetsReq, true), () => countInTurn(sparse, facetsReq, onSome), onProgress).catch((err) => ((counted = null), Promise.reject(err)))).then(
           (o) => o.facets,
         );
       const loadStats = (onProgress) =>
