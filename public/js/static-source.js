@@ -204,7 +204,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
     for (const path of files) sparse.load([path]).catch(() => {});
     const counted = new Map();
     const ordered = [...groups.values()].sort((a, b) => bytesOf(a.paths) - bytesOf(b.paths));
-    // One group at a time, in the order its files arrive: each count runs the engine once more.
+    // One group at a time, smallest first, as its files arrive: each group runs the engine once more.
     let outcome = null;
     for (const g of ordered) {
       outcome = await sparse.answer({ ...req, facets: g.facets });
