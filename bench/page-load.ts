@@ -1,13 +1,13 @@
 /**
  * Time and bytes of the search page, in server mode and static mode, on a cold cache: for a first visit (no query)
- * and for a search, to the first result and to the final counts (the facet counts on screen).
+ * and for a search, to the first result, to the first facet counts on screen and to all of them.
  *
  *   npx tsx bench/page-load.ts --snapshot DIR [--static-snapshot DIR] [--query catheter] [--runs 3]
  *     [--modes server,static] [--profiles desktop,phone] [--page-query '?engine=pagefind'] [--verbose]
  *
  * Each run opens the page in a fresh browser profile. "first result" is the page's `first-results` performance mark;
- * "final counts" is when the first facet count appears (on a phone the folded filters are opened as soon as the
- * results show, as a person would). Bytes are counted by a small proxy in front of each host (status line, headers and
+ * "first counts" is when the first facet count appears, "all counts" when no facet is still loading (on a phone the
+ * folded filters are opened as soon as the results show, as a person would). Bytes are counted by a small proxy in front of each host (status line, headers and
  * body as sent), up to each moment. "desktop" is unthrottled on this machine; "phone" paces every answer through one
  * shared 1.6 Mbit/s link with 150 ms of round trip (Lighthouse's mobile network) and slows the page's main thread 4x
  * through the DevTools protocol. The static host compresses text and honours Range requests like a CDN; the server
@@ -122,7 +122,7 @@ async function countingProxy(upstreamPort: number) {
   };
 }
 
-type Figures = { firstMs: number; firstBytes: number; firstRequests: number; countsMs: number; countsBytes: number; answer: string };
+type Figures = { firstMs: number; firstBytes: number; firstRequests: number; countsMs: number; countsBytes: number; allCountsMs: number; allCountsBytes: number; answer: string };
 
 async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, address: string, phone: boolean, verbose: boolean): Promise<Figures> {
   const browser = await launchChromium();
@@ -130,12 +130,14 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
   proxy.setLink(phone ? { bytesPerMs: 1.6e6 / 8 / 1000, rttMs: 150 } : null);
   try {
     const page = await browser.context.newPage();
-    // When the first facet count is on screen, in the page's own clock.
+    // When the first facet count is on screen, and when every facet's is (nothing left loading), in the page's own clock.
     await page.addInitScript(() => {
-      const w = window as unknown as { countsAt?: number };
+      const w = window as unknown as { countsAt?: number; allCountsAt?: number };
       new MutationObserver(() => {
-        if (w.countsAt === undefined && document.querySelector('#facets a.facet-value')) w.countsAt = performance.now();
-      }).observe(document, { childList: true, subtree: true });
+        const facets = document.getElementById('facets');
+        if (w.countsAt === undefined && facets?.querySelector('a.facet-value')) w.countsAt = performance.now();
+        if (w.allCountsAt === undefined && facets?.querySelector('details') && !/Loading filter counts/.test(facets.textContent ?? '')) w.allCountsAt = performance.now();
+      }).observe(document, { childList: true, subtree: true, characterData: true });
     });
     if (phone) {
       const cdp = await browser.context.newCDPSession(page);
@@ -145,23 +147,26 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
     await page.goto(address);
     await page.waitForSelector('html[data-ready]', { timeout: 300_000 });
     if (!(await page.locator('#filters-panel').evaluate((d) => (d as HTMLDetailsElement).open))) await page.locator('#filters-panel > summary').click();
-    await page.waitForFunction(() => (window as unknown as { countsAt?: number }).countsAt !== undefined, null, { timeout: 300_000 });
-    const [firstMs, countsMs, origin] = await page.evaluate(() => [
+    await page.waitForFunction(() => (window as unknown as { allCountsAt?: number }).allCountsAt !== undefined, null, { timeout: 300_000 });
+    const [firstMs, countsMs, allCountsMs, origin] = await page.evaluate(() => [
       performance.getEntriesByName('first-results')[0]?.startTime ?? NaN,
       (window as unknown as { countsAt: number }).countsAt,
+      (window as unknown as { allCountsAt: number }).allCountsAt,
       performance.timeOrigin,
     ]);
     const answer = (await page.locator('#status').innerText()).trim();
     // A transfer of the page before (a column it asked for as it closed) may end after this run began: not this page's.
     const sent = proxy.sent.filter((d) => d.at >= origin);
     const upTo = (ms: number) => sent.filter((d) => d.at <= origin + ms);
-    if (verbose) for (const d of sent) console.log(`  ${d.at <= origin + firstMs ? 'first ' : d.at <= origin + countsMs ? 'counts' : 'later '} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
+    if (verbose) for (const d of sent) console.log(`  ${d.at <= origin + firstMs ? 'first ' : d.at <= origin + countsMs ? 'counts' : d.at <= origin + allCountsMs ? 'all   ' : 'later '} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
     return {
       firstMs,
       firstBytes: upTo(firstMs).reduce((n, d) => n + d.bytes, 0),
       firstRequests: upTo(firstMs).length,
       countsMs,
       countsBytes: upTo(countsMs).reduce((n, d) => n + d.bytes, 0),
+      allCountsMs,
+      allCountsBytes: upTo(allCountsMs).reduce((n, d) => n + d.bytes, 0),
       answer,
     };
   } finally {
@@ -176,8 +181,8 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 const USAGE = `Usage: npx tsx bench/page-load.ts --snapshot DIR [options]
 
-The search page's time and bytes to its first result and to its final counts, for a first visit (no query) and a
-search, in server and static mode, on a desktop and a throttled phone profile, in Debian's Chromium
+The search page's time and bytes to its first result, its first facet counts and all of them, for a first visit (no
+query) and a search, in server and static mode, on a desktop and a throttled phone profile, in Debian's Chromium
 (.ci/browser-deps.sh installs it). Cold cache each run; the median of the runs is printed.
 
   --snapshot DIR          the snapshot the server answers from, and the static host serves (required)
@@ -221,7 +226,7 @@ async function main() {
   const proxies = { server: await countingProxy(server.port), static: await countingProxy(host.port) };
   const visits = values.visits.split(',').map((v) => ({ name: v, hash: v === 'landing' ? '#' : `#q=${encodeURIComponent(values.query)}` }));
   console.log(`snapshot ${realpathSync(values.snapshot)}${values['static-snapshot'] ? `\nstatic mode serves ${staticDir}` : ''}\nmedian of ${runs} cold runs\n`);
-  console.log('mode    profile  visit              first result   bytes (requests)   final counts      bytes  answer');
+  console.log('mode    profile  visit              first result   bytes (requests)   first counts      bytes    all counts      bytes  answer');
   try {
     for (const mode of values.modes.split(',') as ('server' | 'static')[]) {
       for (const profile of values.profiles.split(',')) {
@@ -238,6 +243,8 @@ async function main() {
               `${kb(m((x) => x.firstBytes))} (${m((x) => x.firstRequests)})`.padStart(18),
               sec(m((x) => x.countsMs)).padStart(14),
               kb(m((x) => x.countsBytes)).padStart(10),
+              sec(m((x) => x.allCountsMs)).padStart(13),
+              kb(m((x) => x.allCountsBytes)).padStart(10),
               ` ${all[0]!.answer.split('\n')[0]}`,
             ].join(' '),
           );

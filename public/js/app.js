@@ -180,17 +180,22 @@ function route({ fromHistory = false } = {}) {
   void showRecord(state, previous);
 }
 
+/** The line under the status while a search's own files load (a phrase's forward word lists at a million records). */
+const SEARCH_LOADING = { id: 'search-loading-text', text: 'Loading the search index for this search…' };
+
 async function runSearch(state, focusKey, previous) {
   const seq = ++searchSeq;
   searchAbort?.abort();
   const abort = (searchAbort = new AbortController());
   $('main').setAttribute('aria-busy', 'true');
   $('status').textContent = 'Searching…';
+  $('search-loading').replaceChildren();
   view.renderSuggestions($('suggest'), null);
   $('link-status').textContent = '';
   try {
-    const res = await source.search(state, abort.signal);
+    const res = await source.search(state, abort.signal, (loaded, expected) => seq === searchSeq && view.renderLoading($('search-loading'), SEARCH_LOADING, { loaded, expected }));
     if (seq !== searchSeq) return;
+    $('search-loading').replaceChildren();
     showAlert(null);
     view.renderNotice($('notice'), res.warnings);
     view.renderResults($('list'), res.items, state);
@@ -213,7 +218,7 @@ async function runSearch(state, focusKey, previous) {
         if (started || seq !== searchSeq) return;
         started = true;
         res
-          .loadStats()
+          .loadStats((loaded, expected) => seq === searchSeq && view.renderReviewPending($('review'), { loaded, expected }))
           .then((stats) => seq === searchSeq && view.renderReviewStats($('review'), stats))
           .catch(() => seq === searchSeq && view.renderReviewStats($('review'), null));
       };
@@ -237,6 +242,7 @@ async function runSearch(state, focusKey, previous) {
     else restoreFocus(focusKey);
   } catch (err) {
     if (err?.name === 'AbortError' || seq !== searchSeq) return;
+    $('search-loading').replaceChildren();
     lastKey = null;
     $('status').textContent = 'The search failed.';
     showAlert(err?.message ?? String(err));
@@ -292,10 +298,22 @@ function showFacets(res, state, seq) {
   if (res.facets) return render(res.facets);
   if (!res.loadFacets) return;
   view.renderFacetsPending($('facets'));
+  // Facets counted before the rest are shown above the line that says the rest are loading.
+  const pending = () => $('facets').querySelector('.facets-pending') ?? $('facets');
+  let progress = null;
   whenFiltersVisible(() => {
     if (seq !== searchSeq) return;
     res
-      .loadFacets((loaded, expected) => seq === searchSeq && view.renderFacetsPending($('facets'), { loaded, expected }))
+      .loadFacets(
+        (loaded, expected) => seq === searchSeq && view.renderFacetsPending(pending(), (progress = { loaded, expected })),
+        (some) => {
+          if (seq !== searchSeq) return;
+          render(some);
+          const box = h('div', { class: 'facets-pending' });
+          $('facets').append(box);
+          view.renderFacetsPending(box, progress);
+        },
+      )
       .then((facets) => seq === searchSeq && render(facets))
       .catch(() => seq === searchSeq && $('facets').replaceChildren(h('p', { class: 'muted' }, 'Filter counts could not be loaded.')));
   });

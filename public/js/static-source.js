@@ -184,6 +184,36 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
     return got.catch(() => fetchChunk(path));
   };
 
+  /**
+   * The facet counts of `req`, each facet counted as soon as the files it reads are in: the files are asked for at
+   * once, smallest first (a phone's link delivers them in that order), and `onSome` is told the facets counted so far,
+   * in the order asked for, after each group that shares its files.
+   */
+  const countInTurn = async (sparse, req, onSome) => {
+    const asked = req.facets ?? [];
+    if (!onSome || asked.length < 2) return sparse.answer(req);
+    const bytesOf = (paths) => paths.reduce((n, p) => n + (sizes.get(p) ?? 0), 0);
+    const groups = new Map();
+    for (const f of asked) {
+      const paths = sparse.missing({ ...req, facets: [f] }, true).sort();
+      const key = paths.join(' ');
+      if (!groups.has(key)) groups.set(key, { paths, facets: [] });
+      groups.get(key).facets.push(f);
+    }
+    const files = [...new Set([...groups.values()].flatMap((g) => g.paths))].sort((a, b) => (sizes.get(a) ?? 0) - (sizes.get(b) ?? 0));
+    for (const path of files) sparse.load([path]).catch(() => {});
+    const counted = new Map();
+    const ordered = [...groups.values()].sort((a, b) => bytesOf(a.paths) - bytesOf(b.paths));
+    // One group at a time, smallest first, as its files arrive: each group runs the engine once more.
+    let outcome = null;
+    for (const g of ordered) {
+      outcome = await sparse.answer({ ...req, facets: g.facets });
+      g.facets.forEach((f, i) => counted.set(f, outcome.facets[i]));
+      if (counted.size < asked.length) onSome(asked.filter((f) => counted.has(f)).map((f) => counted.get(f)));
+    }
+    return { ...outcome, facets: asked.map((f) => counted.get(f)) };
+  };
+
   let engine = null;
   const loadEngine = () => {
     engine ??= (async () => {
@@ -274,9 +304,10 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
 
     /**
      * The first page and the exact total as soon as the words' chunks and the page's K numbers are in; the facet
-     * counts follow (`loadFacets`) once the columns they count are, unless those are loaded already.
+     * counts follow (`loadFacets`) once the columns they count are, unless those are loaded already. `onProgress`
+     * (and the argument of `loadFacets` and `loadStats`) is told the bytes received of the files each step reads.
      */
-    async search(state, signal) {
+    async search(state, signal, onProgress = null) {
       const input = searchInput(state, caps);
       const landing = header.chunks ? landingAnswer(header.chunks, input) : null;
       if (landing) {
@@ -287,7 +318,9 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
       }
       const { sparse } = await loadEngine();
       signal?.throwIfAborted();
-      const first = await sparse.firstPage(input);
+      // Large files the first page reads (a phrase's whole forward word lists, a column a qualifier or sort reads)
+      // show their progress; the few files a plain word reaches are small.
+      const first = await withProgress(sparse.missing(input, false), () => sparse.firstPage(input), onProgress);
       signal?.throwIfAborted();
       const items = await itemsOf(first.kNumbers, signal);
       const ready = sparse.missing(input, true).length === 0;
@@ -302,14 +335,14 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
       const statsReq = { ...input, facets: [], stats: true };
       let counted = null;
       let figured = null;
-      const loadFacets = (onProgress) =>
-        (counted ??= withProgress(sparse.missing(facetsReq, true), () => sparse.answer(facetsReq), onProgress).catch((err) => ((counted = null), Promise.reject(err)))).then(
+      const loadFacets = (onProgress, onSome = null) =>
+        (counted ??= withProgress(sparse.missing(facetsReq, true), () => countInTurn(sparse, facetsReq, onSome), onProgress).catch((err) => ((counted = null), Promise.reject(err)))).then(
           (o) => o.facets,
         );
-      const loadStats = () =>
+      const loadStats = (onProgress) =>
         (figured ??= (counted ?? Promise.resolve())
           .catch(() => {})
-          .then(() => sparse.answer(statsReq))
+          .then(() => withProgress(sparse.missing(statsReq, true), () => sparse.answer(statsReq), onProgress))
           .catch((err) => ((figured = null), Promise.reject(err)))).then((o) => o.stats ?? null);
       return { items, total: first.total, facets: null, stats: null, loadFacets, loadStats: input.stats ? loadStats : null, warnings: [] };
     },

@@ -88,10 +88,23 @@ const PROGRESS_MIN_BYTES = 100 * 1024;
 
 /** "Loading filter counts…", with the bytes received of those expected when the source knows them and they are many. */
 export function renderFacetsPending(container, progress = null) {
+  renderLoading(container, { id: 'facets-loading', text: 'Loading filter counts…' }, progress, true);
+}
+
+/**
+ * What the page is loading, in `container`: its words, then a bar and "N KB of M KB" while files of `progress.expected`
+ * bytes arrive, when they are many. Below that only the words, or nothing when `always` is false (a short wait needs no
+ * notice). Updates the bar in place, so that each piece that arrives does not rebuild the line.
+ */
+export function renderLoading(container, { id, text: label }, progress = null, always = false) {
   const big = progress && progress.expected >= PROGRESS_MIN_BYTES;
-  if (!big) return void container.replaceChildren(h('p', { class: 'muted' }, 'Loading filter counts…'));
+  if (!big) {
+    if (always) container.replaceChildren(h('p', { class: 'muted' }, label));
+    else container.replaceChildren();
+    return;
+  }
   const { loaded, expected } = progress;
-  const bar = container.querySelector('progress.load-progress');
+  const bar = container.querySelector(`progress.load-progress[aria-labelledby="${id}"]`);
   const text = `${sizeText(loaded, expected)} of ${sizeText(expected, expected)}`;
   if (bar) {
     bar.value = loaded;
@@ -101,10 +114,20 @@ export function renderFacetsPending(container, progress = null) {
   }
   container.replaceChildren(
     h('p', { class: 'muted load' },
-      h('span', { id: 'facets-loading' }, 'Loading filter counts…'), ' ',
-      h('progress', { class: 'load-progress', max: String(expected), value: String(loaded), 'aria-labelledby': 'facets-loading' }), ' ',
+      h('span', { id }, label), ' ',
+      h('progress', { class: 'load-progress', max: String(expected), value: String(loaded), 'aria-labelledby': id }), ' ',
       h('span', { class: 'load-bytes' }, text)),
   );
+}
+
+/** The review figures while their columns load: the section's heading and the progress, when the columns are large. */
+export function renderReviewPending(container, progress) {
+  if (!(progress && progress.expected >= PROGRESS_MIN_BYTES)) return;
+  if (!container.querySelector('#review-loading')) {
+    container.replaceChildren(h('h3', { id: 'review-heading' }, 'Review time'), h('div', { class: 'review-pending' }));
+    container.hidden = false;
+  }
+  renderLoading(container.querySelector('.review-pending'), { id: 'review-loading', text: 'Loading the review figures…' }, progress);
 }
 
 /** Bytes in the unit that suits `scale` (KB below a megabyte, else MB with one decimal). */

@@ -142,13 +142,17 @@ export class SparseIndex {
     for (const clause of parsed.clauses) for (const t of clause) if (t.kind === 'field') fields.add(t.qualifier.field);
     const byCode = req.productCode !== null || fields.has('code') || fields.has('class');
     const byApplicant = req.applicant !== null || fields.has('applicant');
-    // Facet counts read the whole code and applicant columns; review statistics alone (`facets: []`) do not.
-    const counts = whole && (req.facets === undefined || req.facets.length > 0);
+    // The counts of product codes (and of device classes, folded from them) read the whole code column, those of
+    // applicants the whole applicant column; the default facets (no `facets` input) count both. Other facets and the
+    // review statistics read neither, so that each facet can be counted as soon as its own column is in.
+    const counted = whole ? (req.facets?.map((f) => f.field) ?? null) : [];
+    const countsCodes = counted === null || counted.includes('productCode') || counted.includes('deviceClass');
+    const countsApplicants = counted === null || counted.includes('applicant');
     return {
       words,
       sections,
-      wholeCodes: counts || byCode,
-      wholeApplicants: counts || byApplicant,
+      wholeCodes: countsCodes || byCode,
+      wholeApplicants: countsApplicants || byApplicant,
       wholeKNumbers: words.some((w) => kNumberRange(w) !== null) || req.sort === 'kNumber:asc',
     };
   }

@@ -3,9 +3,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defaultSources } from '../../build/sources/default.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
-import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
+import { browserSkipReason } from './chromium.ts';
 import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
-import { collectErrors, csvRows, downloadCsv, STATIC_CSV_CAP, startHost, waitForStatus, type Host } from './page-helpers.ts';
+import { collectErrors, csvRows, downloadCsv, STATIC_CSV_CAP, startHost, useBrowser, waitForStatus, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
 
@@ -17,25 +17,21 @@ describe.skipIf(skip !== null)('the page over the bundled data, server and stati
   let truth: Truth;
   let server: Host;
   let statics: Host;
-  let browser: Browser;
   let a: Page;
   let b: Page;
   const errors: string[] = [];
 
-  beforeAll(async () => {
+  const browser = useBrowser(async () => {
     const snapshot = await realpath((await buildFixture({ sources: (await defaultSources()).sources })).out);
     truth = await readTruth(snapshot);
     [server, statics] = await Promise.all([startHost('server', snapshot), startHost('static', snapshot)]);
-    browser = await launchChromium();
-    [a, b] = [await browser.context.newPage(), await browser.context.newPage()];
+    return [server, statics];
+  });
+
+  beforeAll(async () => {
+    [a, b] = [await browser().context.newPage(), await browser().context.newPage()];
     collectErrors(a, errors);
     collectErrors(b, errors);
-  }, 300_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await statics?.close();
   });
 
   test('the CSV of static mode is the server export, byte for byte, with the same name', async () => {

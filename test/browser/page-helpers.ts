@@ -10,11 +10,14 @@ import { SnapshotWriter } from '../../build/write/writer.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { createApp } from '../../src/server/app.ts';
 import type { Logger } from '../../src/server/log.ts';
+import { AGREEMENT_SEARCHES, answerDifferences, pageAnswer, statusOf, type PageAnswer } from './agreement.ts';
 import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
 import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
 import { startNginxHost } from './nginx-host.ts';
 import { PUBLIC_DIR, startStaticHost } from './static-host.ts';
 import { startWorkerHost } from './worker-host.ts';
+
+export { AGREEMENT_SEARCHES, answerDifferences, listedKNumbers, pageAnswer, statusOf, totalIn, type PageAnswer } from './agreement.ts';
 
 export const silent: Logger = { request: () => {}, info: () => {}, error: () => {} };
 
@@ -64,7 +67,26 @@ export async function startHost(
   return { url: `${url}/`, close: () => app.close({ graceMs: 1000 }) };
 }
 
-export const statusOf = (page: Page) => page.locator('#status').innerText();
+/**
+ * A browser test's set-up, in a describe: before its tests, `setup` (build a snapshot, start what serves it: it returns
+ * what to close) and a fresh browser; after them, the browser and what `setup` returned, closed. Returns the browser.
+ */
+export function useBrowser(setup: () => Promise<readonly { close: () => Promise<void> }[]>, timeoutMs = 300_000): () => Browser {
+  let browser: Browser | undefined;
+  let opened: readonly { close: () => Promise<void> }[] = [];
+  beforeAll(async () => {
+    opened = await setup();
+    browser = await launchChromium();
+  }, timeoutMs);
+  afterAll(async () => {
+    await browser?.close();
+    for (const o of opened) await o.close();
+  });
+  return () => {
+    if (!browser) throw new Error('the browser is not started: its set-up failed, or a test ran before it');
+    return browser;
+  };
+}
 
 export async function waitForStatus(page: Page, pattern: RegExp): Promise<string> {
   await page.waitForFunction((source) => new RegExp(source).test(document.getElementById('status')?.textContent ?? ''), pattern.source, {
@@ -72,10 +94,6 @@ export async function waitForStatus(page: Page, pattern: RegExp): Promise<string
   });
   return statusOf(page);
 }
-
-export const totalIn = (status: string): number => Number(/^([\d,]+) clearance/.exec(status)?.[1]?.replace(/,/g, '') ?? NaN);
-
-export const listedKNumbers = (page: Page): Promise<string[]> => page.locator('#list .result-meta .k').allInnerTexts();
 
 /** Every console error and uncaught exception of a page, from the moment it is created. */
 export function collectErrors(page: Page, into: string[]): void {
@@ -137,65 +155,6 @@ export function csvRows(bytes: Buffer): string[] {
   }
   return rows;
 }
-
-/** What the page shows for a search once its counts are final: the total, the first page, every facet value and count. */
-export type PageAnswer = { total: number; kNumbers: string[]; facets: string[] };
-
-/** The answer to `search` (a hash without its #) at `base`, read once the facet counts are final, not "Loading…". */
-export async function pageAnswer(page: Page, base: string, search: string): Promise<PageAnswer> {
-  await page.goto(`${base}#${search}`);
-  await page.waitForSelector('html[data-ready]', { timeout: 120_000 });
-  // The address as the page writes it back (its own spelling, defaults left out): wait until these results are on screen.
-  await page.waitForFunction(() => {
-    const answers = document.getElementById('results')?.dataset.answers;
-    return answers !== undefined && answers === (location.hash || '#');
-  }, null, { timeout: 120_000 });
-  await page.waitForFunction(() => {
-    const f = document.getElementById('facets');
-    return !!f && f.querySelector('details') !== null && !/Loading filter counts/.test(f.textContent ?? '');
-  }, null, { timeout: 120_000 });
-  const status = await statusOf(page);
-  const facets = await page.locator('#facets a.facet-value').evaluateAll((links) =>
-    links.map((a) => `${a.closest('details')?.className}|${(a as HTMLElement).dataset.value}|${(a as HTMLElement).dataset.count}`),
-  );
-  return { total: /^No clearances/.test(status) ? 0 : totalIn(status), kNumbers: await listedKNumbers(page), facets };
-}
-
-/**
- * The searches both modes must answer alike at every size: words, prefixes, a K number prefix, a product code,
- * phrases, exclusions, OR, qualifiers, dates (whole years and days), facet filters, sorts, pages, page sizes, and a
- * search that finds nothing.
- */
-export const AGREEMENT_SEARCHES = [
-  '',
-  'page=3',
-  'q=catheter',
-  'q=cath',
-  'q=c',
-  'q=catheter+balloon',
-  'q=balloon+catheter&size=50',
-  'q=%22balloon+catheter%22',
-  'q=catheter+-foley',
-  'q=catheter+OR+stent',
-  'q=pacemaker+OR+defibrillator+-lead',
-  'q=dqy',
-  'q=k9',
-  'q=device%3Acatheter',
-  'q=applicant%3Amedtronic',
-  'q=catheter&panel=cardiovascular',
-  'q=catheter&code=DQY',
-  'q=stent&from=2020',
-  'from=1985&to=1986',
-  'q=catheter&from=2019-03-01&to=2019-06-30',
-  'q=pump&page=2',
-  'q=catheter&sort=kNumber%3Aasc',
-  'q=catheter&sort=receivedDate%3Adesc',
-  'q=reviewdays%3A%3E180+catheter',
-  'q=x-ray&class=2',
-  'q=glove&size=25',
-  'q=surgical+instrument&page=3',
-  'q=zzzzqx',
-] as const;
 
 /** Searches whose CSV the two modes must give byte for byte (past STATIC_CSV_CAP: static mode's first rows, stated). */
 export const AGREEMENT_CSV_SEARCHES = ['q=%22balloon+catheter%22&sort=kNumber%3Aasc', 'q=catheter+-foley&code=DQY', 'q=applicant%3Amedtronic&from=2018', 'from=1985&to=1986'] as const;
@@ -265,6 +224,7 @@ export function describeAgreement(options: {
         expect(await b.getAttribute('html', 'data-mode')).toBe('static');
         expect(await b.getAttribute('html', 'data-engine')).toBe('index');
         answers.set(search, fromServer);
+        expect(answerDifferences(fromServer, fromStatic), search).toEqual([]);
         expect(fromStatic, search).toEqual(fromServer);
       }
       expect([...answers.values()].filter((x) => x.total > 0).length).toBeGreaterThanOrEqual(options.minNonEmpty);

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { readFile, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { SEARCH_CHUNKS_DIR, SEARCH_CHUNKS_PATH } from '../../src/contract/search-chunks.ts';
 import { SEARCH_INDEX_PATH } from '../../src/contract/search-index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
+import { browserSkipReason } from './chromium.ts';
 import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
-import { collectErrors, splitCopy, startHost, waitForStatus, type Host } from './page-helpers.ts';
+import { collectErrors, splitCopy, startHost, useBrowser, waitForStatus, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
 
@@ -22,9 +22,8 @@ describe.skipIf(skip !== null)('the Pagefind index is an option of the build', (
   let snapshot: string;
   let plain: Host;
   let older: Host;
-  let browser: Browser;
 
-  beforeAll(async () => {
+  const browser = useBrowser(async () => {
     snapshot = await realpath(await buildFixtureSnapshot());
     truth = await readTruth(snapshot);
     // A snapshot as builds before the chunked index wrote it: no chunks, a Pagefind index.
@@ -32,18 +31,12 @@ describe.skipIf(skip !== null)('the Pagefind index is an option of the build', (
     await rm(join(copy, SEARCH_CHUNKS_DIR), { recursive: true, force: true });
     for (const suffix of ['', '.br', '.gz']) await rm(join(copy, `${SEARCH_CHUNKS_PATH}${suffix}`), { force: true });
     [plain, older] = await Promise.all([startHost('static', snapshot), startHost('static', copy)]);
-    browser = await launchChromium();
-  }, 300_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await plain?.close();
-    await older?.close();
+    return [plain, older];
   });
 
   test('a snapshot built without it has no pagefind/ folder, and static mode searches its chunked index', async () => {
     expect(existsSync(join(snapshot, 'pagefind'))).toBe(false);
-    const page = await browser.context.newPage();
+    const page = await browser().context.newPage();
     const errors: string[] = [];
     collectErrors(page, errors);
     const fetched: string[] = [];
@@ -58,7 +51,7 @@ describe.skipIf(skip !== null)('the Pagefind index is an option of the build', (
   }, 120_000);
 
   test('?engine=pagefind on a snapshot without Pagefind says so on the page, and searches nothing else', async () => {
-    const page = await browser.context.newPage();
+    const page = await browser().context.newPage();
     const errors: string[] = [];
     collectErrors(page, errors);
     await page.goto(`${plain.url}?engine=pagefind#q=catheter`);
@@ -73,7 +66,7 @@ describe.skipIf(skip !== null)('the Pagefind index is an option of the build', (
   }, 120_000);
 
   test('a snapshot from before the chunked index, its whole index too large to download, searches with its Pagefind index', async () => {
-    const page = await browser.context.newPage();
+    const page = await browser().context.newPage();
     // The fixture's whole index is small: its header claims the size of one of about 600,000 clearances.
     const header = JSON.parse(await readFile(join(snapshot, SEARCH_INDEX_PATH), 'utf8')) as Record<string, unknown>;
     await page.route(/\/snapshot\/search\/index\.json$/, (route) => route.fulfill({ json: { ...header, blobBytes: 200 * 2 ** 20 } }));

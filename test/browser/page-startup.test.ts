@@ -1,11 +1,11 @@
 import { mkdtemp, realpath, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApp, type App } from '../../src/server/app.ts';
+import { describe, expect, test } from 'vitest';
+import { createApp } from '../../src/server/app.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
-import { collectErrors, listedKNumbers, silent, statusOf, totalIn, waitForStatus } from './page-helpers.ts';
+import { browserSkipReason } from './chromium.ts';
+import { collectErrors, listedKNumbers, silent, statusOf, totalIn, useBrowser, waitForStatus } from './page-helpers.ts';
 import { PUBLIC_DIR } from './static-host.ts';
 
 const skip = browserSkipReason();
@@ -16,28 +16,21 @@ const skip = browserSkipReason();
  * soon as the snapshot is there, without a reload.
  */
 describe.skipIf(skip !== null)('the page opened before the server has data', () => {
-  let app: App;
   let url: string;
-  let browser: Browser;
   let link: string;
   let snapshot: string;
 
-  beforeAll(async () => {
+  const browser = useBrowser(async () => {
     snapshot = await realpath(await buildFixtureSnapshot());
     // The link the server follows does not exist yet: publishing it is what the first build does when it finishes.
     link = join(await mkdtemp(join(tmpdir(), 'device-510k-startup-')), 'snapshot');
-    app = await createApp({ snapshotPath: link, publicDir: PUBLIC_DIR, syncStatePath: null, pollMs: 100, watch: true, logger: silent });
+    const app = await createApp({ snapshotPath: link, publicDir: PUBLIC_DIR, syncStatePath: null, pollMs: 100, watch: true, logger: silent });
     url = `${(await app.listen(0, '127.0.0.1')).url}/`;
-    browser = await launchChromium();
+    return [{ close: () => app.close({ graceMs: 1000 }) }];
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close({ graceMs: 1000 });
-  });
-
   test('says the data is being prepared, retries, and shows results once the server is ready', async () => {
-    const page = await browser.context.newPage();
+    const page = await browser().context.newPage();
     const errors: string[] = [];
     collectErrors(page, errors);
     const metaAnswers: number[] = [];
