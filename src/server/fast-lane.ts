@@ -70,6 +70,8 @@ export type FastLaneControl = {
   /** Connections on the lane now, requests answered on it, and connections handed to Node (for tests). */
   readonly connections: number;
   readonly answered: number;
+  /** Of those, GETs and HEADs. */
+  readonly answeredGets: number;
   readonly handedOver: number;
   /** Times a connection stopped being read because its waiting requests passed `bufferBytes`, and the most held. */
   readonly readPauses: number;
@@ -740,6 +742,7 @@ class Connection {
       const aborted = socket.destroyed;
       if (!aborted) {
         this.counts.answered++;
+        if (slot.request.get !== null) this.counts.answeredGets++;
         // A lent buffer comes back at once when the kernel took all of it. A large answer often waits in the stream
         // for part of it (a burst of catalog pages fills the socket's buffer): its buffer comes back when the rest has
         // gone, or the write failed, instead of being left to the collector while the next answer takes a new one. A
@@ -891,7 +894,7 @@ class Connection {
 
 function noop(): void {}
 
-type Counts = { answered: number; handedOver: number; readPauses: number; peakHeldBytes: number };
+type Counts = { answered: number; answeredGets: number; handedOver: number; readPauses: number; peakHeldBytes: number };
 
 /** A copy of `bytes` in an ArrayBuffer of its own (not one of Node's shared pools, which a small copy would use). */
 function own(bytes: Buffer): Buffer {
@@ -911,7 +914,7 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const open = new Set<Connection>();
   const buffers = new AnswerBuffers();
   const run = lane.runner(buffers.allocate);
-  const counts: Counts = { answered: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
+  const counts: Counts = { answered: 0, answeredGets: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
   if (!(lane.bufferBytes >= MAX_HEAD_BYTES + lane.maxBodyBytes)) {
     throw new Error(`Expected \`pipelineBufferBytes\` to be at least ${MAX_HEAD_BYTES + lane.maxBodyBytes} (a whole request: its head and its largest body), got ${lane.bufferBytes}`);
   }
@@ -953,6 +956,9 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     },
     get answered() {
       return counts.answered;
+    },
+    get answeredGets() {
+      return counts.answeredGets;
     },
     get handedOver() {
       return counts.handedOver;
