@@ -13,13 +13,16 @@ import type { Encoding } from './media.ts';
 import { rememberFirst } from '../utils/remember.ts';
 
 /**
- * The fast lane: POST /v1/query answered straight from the socket's bytes, below Node's HTTP layer.
+ * The fast lane: POST /v1/query (and GET of openFDA's device endpoints) answered straight from the socket's bytes,
+ * below Node's HTTP layer.
  *
  * For small answers Node's HTTP layer (the parser's request and response objects, header validation, the writable
  * stream machinery) costs more than the operation itself, and a bare node:http server sending fixed bytes is below
  * the targets, so no trimming of our own code could reach them. Every connection starts here. Requests of the one shape API clients send (a whole
  * `POST /v1/query HTTP/1.1` with a Host, a Content-Length within the body limit, no Transfer-Encoding, Expect or
- * Upgrade, every header line well formed) are read from the socket's bytes and answered with one write. Anything
+ * Upgrade, every header line well formed), and a GET or HEAD of openFDA's device endpoints with no body under the
+ * same header rules, are read from the socket's bytes and answered with one write: the GET by its route's portable
+ * handler and encoded by `encodeAnswer`, as Node's route answers it, so the bytes are the same. Anything
  * else (another path or method, a malformed or unusual request, one still incomplete after a moment) hands the
  * connection to Node's HTTP server for the rest of its life, from the first byte not answered here: Node's parser
  * then decides and answers exactly as it always did (400, 408, 413, 431, chunked bodies, 100-continue, the page and
@@ -397,7 +400,11 @@ export class AnswerBuffers {
   }
 }
 
-export type Out = { bytes: Buffer; close: boolean; lent: ArrayBufferLike | null };
+/**
+ * An answer ready to write: its bytes, then `pieces` (a large body's pieces, shared with later answers, written after
+ * the head as they are: one writev, no copy), whether the connection closes after it, and the lane's buffer it lies in.
+ */
+export type Out = { bytes: Buffer; pieces?: readonly Uint8Array[]; size: number; close: boolean; lent: ArrayBufferLike | null };
 
 /**
  * The head of a 200 answer sent as it is, up to its Content-Length's value and from after it to the Date line: the
@@ -443,12 +450,12 @@ function withHead(answer: QueryAnswer, payload: Uint8Array, encoding: Encoding, 
   if (buffers.owns(payload) && payload.byteOffset >= head.length) {
     const bytes = Buffer.from(payload.buffer, payload.byteOffset - head.length, head.length + payload.length);
     bytes.write(head, 0, 'latin1');
-    return { bytes, close, lent: payload.buffer };
+    return { bytes, size: bytes.length, close, lent: payload.buffer };
   }
   const bytes = Buffer.allocUnsafe(head.length + payload.length);
   bytes.write(head, 0, 'latin1');
   bytes.set(payload, head.length);
-  return { bytes, close, lent: null };
+  return { bytes, size: bytes.length, close, lent: null };
 }
 
 /** The head of an answer with these headers, as Node writes it for `writeHead(status, headers)`: Date and Connection last. */
@@ -463,15 +470,21 @@ function headText(status: number, headers: Readonly<Record<string, string | numb
   return { head, close };
 }
 
+/** A body at least this large is written as its pieces after the head (one writev) rather than copied after it. */
+const COPIED_BODY_MAX_BYTES = 16 * 1024;
+
 /**
- * An encoded answer's bytes as Node's `sendBytes` sends them (the head, then the pieces; the head alone for a HEAD),
- * in one buffer for one write.
+ * An encoded answer's bytes as Node's `sendBytes` sends them (the head, then the pieces; the head alone for a HEAD):
+ * a small one in one buffer for one write, a large one as its head and its pieces, written together.
  */
 export function wireBytes(status: number, encoded: EncodedAnswer, close: boolean, headOnly: boolean): Out {
   const text = headText(status, encoded.headers, close);
-  let size = text.head.length;
-  if (!headOnly) for (const piece of encoded.pieces) size += piece.length;
-  const bytes = Buffer.allocUnsafe(size);
+  let body = 0;
+  if (!headOnly) for (const piece of encoded.pieces) body += piece.length;
+  if (body >= COPIED_BODY_MAX_BYTES) {
+    return { bytes: Buffer.from(text.head, 'latin1'), pieces: encoded.pieces, size: text.head.length + body, close: text.close, lent: null };
+  }
+  const bytes = Buffer.allocUnsafe(text.head.length + body);
   // Header values are ASCII, so a character is a byte.
   let at = bytes.write(text.head, 0, 'latin1');
   if (!headOnly) {
@@ -480,7 +493,7 @@ export function wireBytes(status: number, encoded: EncodedAnswer, close: boolean
       at += piece.length;
     }
   }
-  return { bytes, close: text.close, lent: null };
+  return { bytes, size: bytes.length, close: text.close, lent: null };
 }
 
 /** Bytes a waiting request keeps alive: the buffer its body is a view of, or its URL. */
@@ -729,7 +742,7 @@ class Connection {
 
   private ready(slot: Slot, out: Out, status: number): void {
     slot.out = { ...out, status };
-    if (out.bytes.length >= BATCHED_ANSWER_BYTES) this.batch.add(this);
+    if (out.size >= BATCHED_ANSWER_BYTES) this.batch.add(this);
     else this.flush();
   }
 
@@ -751,6 +764,12 @@ class Connection {
           const giveBack = this.buffers.giveBackOnce(out.lent);
           socket.write(out.bytes, giveBack);
           if (socket.writableLength === 0) giveBack();
+        } else if (out.pieces) {
+          // Corked, the head and the pieces leave in one writev.
+          socket.cork();
+          socket.write(out.bytes);
+          for (const piece of out.pieces) socket.write(piece);
+          socket.uncork();
         } else {
           socket.write(out.bytes);
           if (out.lent !== null && socket.writableLength === 0) this.buffers.release(out.lent);
