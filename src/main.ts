@@ -21,7 +21,7 @@ page. Settings come from the environment, read once at start (see docs/server.md
   ANSWER_CACHE_BYTES         search answers kept as bytes, per snapshot (16MiB; 0 keeps none)
   HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS   slow clients get 408 (10000, 30000)
   WORKERS                    server processes behind the port: a number or auto (1)
-  FAST_LANE                  answer POST /v1/query below Node's HTTP layer: on or off (on)`;
+  FAST_LANE                  answer POST /v1/query and GET of /device/*.json below Node's HTTP layer: on or off (on)`;
 
 /**
  * `npm start`: read the environment, listen, build a first snapshot in the background when there is none, and

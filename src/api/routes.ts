@@ -3,7 +3,7 @@ import { answerChanges } from './changes.ts';
 import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { answerOpenFda, type Endpoint } from '../openfda/answer.ts';
+import { answerOpenFdaAt, type Endpoint } from '../openfda/answer.ts';
 import type { QueryDeps } from './query-answer.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
@@ -115,7 +115,9 @@ const exportAll: RouteHandler = async (request, { snapshot, lendsChunks, deps })
 const openFda =
   (endpoint: Endpoint): RouteHandler =>
   async (request, { snapshot, deps }) => {
-    const answer = await answerOpenFda(deps, snapshot, endpoint, new URL(request.url, request.origin));
+    // An origin-form target (the path and query, as every client sends) follows the origin as it is.
+    const href = request.url.startsWith('/') && !request.url.startsWith('//') ? request.origin + request.url : new URL(request.url, request.origin).href;
+    const answer = await answerOpenFdaAt(deps, snapshot, endpoint, href);
     // A bug: the host logs it and answers 500 as for any route.
     if (answer.failure !== undefined) throw answer.failure;
     return { kind: 'bytes', status: answer.status, body: answer.chunks, headers: answer.headers };
@@ -203,12 +205,16 @@ export function matchRoute(method: string, path: string): RouteMatch {
 /** The request a portable handler sees, from what every host has: the method, the URL as received, and its headers. */
 export function routeRequest(method: string, url: string, rest: string, header: (name: string) => string | undefined, origin: string): RouteRequest {
   const q = url.indexOf('?');
+  let query: URLSearchParams | null = null;
   return {
     method,
     origin,
     path: q < 0 ? url : url.slice(0, q),
     url,
-    query: new URLSearchParams(q < 0 ? '' : url.slice(q + 1)),
+    // Parsed when a handler asks (openFDA's parse the URL whole): not on every request.
+    get query() {
+      return (query ??= new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
+    },
     rest,
     header,
   };

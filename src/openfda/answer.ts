@@ -12,7 +12,8 @@ import { afterKeyOf, pageOf, parseSearchAfter, type Order } from './order.ts';
 import { parseParams, type OpenFdaParams } from './params.ts';
 import { BadQuery, Budget, checkCost, evaluate, planOf } from './plan.ts';
 import { toOpenFda510k } from './record.ts';
-import { assemble, countBody, fieldRefOf, json, metaOf, notFound, OpenFdaError, partsOf, type OpenFdaAnswer, type OpenFdaDeps, type OpenFdaParts } from './envelope.ts';
+import { assemble, countBody, fieldRefOf, json, metaOf, nextLink, notFound, OpenFdaError, partsOf, type OpenFdaAnswer, type OpenFdaDeps, type OpenFdaParts } from './envelope.ts';
+import { rememberRecent } from '../utils/remember.ts';
 
 export { DISCLAIMER, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
 /**
@@ -28,13 +29,53 @@ export const OPENFDA_PATHS: Record<string, Endpoint> = { '/device/510k.json': '5
 
 const decoder = new TextDecoder();
 
-export async function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, url: URL): Promise<OpenFdaAnswer> {
+export function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, url: URL): Promise<OpenFdaAnswer> {
+  return answerOpenFdaAt(deps, snapshot, endpoint, url.href);
+}
+
+/**
+ * A request's URL as read once: the URL, its parameters checked (or why they are refused), its search parsed (or why
+ * it is refused) and its cache key, and the Link header last written for it. All are pure functions of the URL, so
+ * a URL asked again (a client polling the same question) is not parsed again.
+ */
+type Prepared = {
+  readonly url: URL;
+  readonly params: OpenFdaParams | { refused: unknown };
+  readonly tree: Node | { refused: unknown } | null;
+  readonly key: string;
+  link: { readonly next: NextPage; readonly text: string } | null;
+};
+
+/** URLs longer than this are read for each request: a stream of long new ones costs no memory. */
+const PREPARED_MAX_URL = 2048;
+const prepared = rememberRecent(256, (key: string): Prepared => prepare(key.slice(0, key.indexOf(' ')) as Endpoint, key.slice(key.indexOf(' ') + 1)));
+
+function prepare(endpoint: Endpoint, href: string): Prepared {
+  const url = new URL(href);
+  const refusal = (f: () => unknown) => {
+    try {
+      return f();
+    } catch (err) {
+      return { refused: err };
+    }
+  };
+  const params = refusal(() => parseParams(url.searchParams)) as Prepared['params'];
+  const tree = 'refused' in params ? null : (refusal(() => parseTree(params.search)) as Node | { refused: unknown });
+  const key = 'refused' in params || tree === null || 'refused' in tree ? '' : keyOf(endpoint, tree, params);
+  return { url, params, tree, key, link: null };
+}
+
+/** The same, for the URL as text (`href`: the origin, the path and the query string). */
+export async function answerOpenFdaAt(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, href: string): Promise<OpenFdaAnswer> {
   try {
-    const params = parseParams(url.searchParams);
+    const request = href.length <= PREPARED_MAX_URL ? prepared(`${endpoint} ${href}`) : prepare(endpoint, href);
+    const params = request.params;
+    if ('refused' in params) throw params.refused;
     if (!snapshot) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', 'No valid snapshot is loaded; try again once one has been published.');
-    const tree = parseTree(params.search);
+    const tree = request.tree!;
+    if ('refused' in tree) throw tree.refused;
     const cache = deps.answerCache;
-    const key = cache ? keyOf(endpoint, tree, params) : '';
+    const key = request.key;
     const cached = cache?.get(snapshot, key);
     let parts: OpenFdaParts;
     if (cached) {
@@ -43,7 +84,11 @@ export async function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null
       parts = endpoint === '510k' ? await answer510k(snapshot, params, tree) : await classificationAnswer(snapshot, params, tree);
       cache?.set(snapshot, key, { data: parts.head, tail: parts.tail, warnings: undefined, ...(parts.next && { next: parts.next }) });
     }
-    return assemble(deps, snapshot, parts, url);
+    return assemble(deps, snapshot, parts, (next) => {
+      // The Link of the cached answer's next page, written once for the URL while that answer is kept.
+      if (request.link?.next !== next) request.link = { next, text: nextLink(request.url, next.set, next.drop) };
+      return request.link.text;
+    });
   } catch (err) {
     if (err instanceof BadQuery || err instanceof SearchSyntaxError) return json(400, { error: { code: 'BAD_REQUEST', message: err.message } });
     if (err instanceof OpenFdaError) return json(err.status, { error: { code: err.code, message: err.message } });

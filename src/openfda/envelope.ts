@@ -75,13 +75,14 @@ export function partsOf(meta: Record<string, unknown>, resultsJson: string, next
 }
 
 /**
- * The answer's bytes and headers for one request: the parts around this answer's source state, and its Link. The
+ * The answer's bytes and headers for one request: the parts around this answer's source state, and its Link (made by
+ * `linkOf` from the request's URL, as `nextLink` makes it). The
  * parts are shared with later answers (the cache keeps them), so they are passed on as they are and never written.
  */
-export function assemble(deps: OpenFdaDeps, snapshot: Snapshot, parts: OpenFdaParts, url: URL): OpenFdaAnswer {
+export function assemble(deps: OpenFdaDeps, snapshot: Snapshot, parts: OpenFdaParts, linkOf: (next: NextPage) => string): OpenFdaAnswer {
   const now = deps.now();
   const state = deps.sourceStateJson ? deps.sourceStateJson(snapshot, now) : JSON.stringify(deps.sourceState(snapshot, now));
-  const headers: Record<string, string> = parts.next ? { Link: nextLink(url, parts.next.set, parts.next.drop) } : {};
+  const headers: Record<string, string> = parts.next ? { Link: linkOf(parts.next) } : {};
   return { status: 200, headers, chunks: [parts.head, encoder.encode(state), parts.tail] };
 }
 

@@ -9,7 +9,7 @@ import { SnapshotSource, SyncStateReader, type CheckResult } from '../node/index
 import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
 import { resolveAppOptions, type AppOptions, type ResolvedOptions } from './app-options.ts';
 import { closeGracefully, createHttpServer } from './http-server.ts';
-import { installFastLane, type FastLaneControl } from './fast-lane.ts';
+import { headerOf as laneHeader, installFastLane, type FastLaneControl } from './fast-lane.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { errorAnswer } from '../api/query-answer.ts';
 import { limitPipelining } from './pipelining.ts';
@@ -18,7 +18,7 @@ import { createExportSlots, type ExportSlots } from './export-slots.ts';
 import { ExportTables } from '../operations/export-tables.ts';
 import { precompressedCopy } from './public-dir.ts';
 import { queryRunner, type QueryDeps } from './query-handler.ts';
-import { mountRoutes } from './routes.ts';
+import { FAST_LANE_GET_ROUTES, mountRoutes } from './routes.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { publicFiles } from './static.ts';
 
@@ -59,7 +59,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let draining = false;
   const deps = queryDeps(settings, snapshots, syncState);
   const exportSlots = createExportSlots(settings.exportConcurrency);
-  const { polka, dispatch } = mountRoutes({
+  const { polka, dispatch, runPortable } = mountRoutes({
     deps,
     snapshots,
     serveStatic,
@@ -87,6 +87,8 @@ export async function createApp(options: AppOptions): Promise<App> {
         maxBodyBytes: MAX_BODY_BYTES,
         bufferBytes: settings.pipelineBufferBytes,
         requestTimeoutMs: settings.requestTimeoutMs,
+        getPaths: new Set(FAST_LANE_GET_ROUTES.keys()),
+        answerGet: (get) => runPortable(FAST_LANE_GET_ROUTES.get(get.path)!, get.method, get.url, '', get.host, (name) => laneHeader(get.fields, name)),
       })
     : null;
 

@@ -2,23 +2,27 @@ import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OperationName } from '../contract/index.ts';
 import type { QueryAnswer } from '../api/query-answer.ts';
+import type { RouteAnswer } from '../api/routes.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
 import { logBug, type QueryRun } from './query-handler.ts';
 import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import { BufferPool } from '../utils/buffer-pool.ts';
-import { compress, jsonEncoding, jsonHeaders } from './respond.ts';
+import { compress, encodeAnswer, jsonEncoding, jsonHeaders, type EncodedAnswer } from './respond.ts';
 import type { Encoding } from './media.ts';
 import { rememberFirst } from '../utils/remember.ts';
 
 /**
- * The fast lane: POST /v1/query answered straight from the socket's bytes, below Node's HTTP layer.
+ * The fast lane: POST /v1/query (and GET of openFDA's device endpoints) answered straight from the socket's bytes,
+ * below Node's HTTP layer.
  *
  * For small answers Node's HTTP layer (the parser's request and response objects, header validation, the writable
  * stream machinery) costs more than the operation itself, and a bare node:http server sending fixed bytes is below
  * the targets, so no trimming of our own code could reach them. Every connection starts here. Requests of the one shape API clients send (a whole
  * `POST /v1/query HTTP/1.1` with a Host, a Content-Length within the body limit, no Transfer-Encoding, Expect or
- * Upgrade, every header line well formed) are read from the socket's bytes and answered with one write. Anything
+ * Upgrade, every header line well formed), and a GET or HEAD of openFDA's device endpoints with no body under the
+ * same header rules, are read from the socket's bytes and answered with one write: the GET by its route's portable
+ * handler and encoded by `encodeAnswer`, as Node's route answers it, so the bytes are the same. Anything
  * else (another path or method, a malformed or unusual request, one still incomplete after a moment) hands the
  * connection to Node's HTTP server for the rest of its life, from the first byte not answered here: Node's parser
  * then decides and answers exactly as it always did (400, 408, 413, 431, chunked bodies, 100-continue, the page and
@@ -52,6 +56,13 @@ export type FastLane = {
   /** Bytes a connection's waiting requests and unparsed bytes may hold before the lane stops reading it. */
   bufferBytes: number;
   requestTimeoutMs: number;
+  /** Paths whose GET and HEAD the lane answers too (with `answerGet`, each with no body); none when absent. */
+  getPaths?: ReadonlySet<string>;
+  /**
+   * A GET's answer by its route's portable handler, run as Node's route runs it, and the snapshot it started on (for
+   * the error a failure becomes). The lane encodes it as Node's route does (`encodeAnswer`).
+   */
+  answerGet?: (request: GetRequest) => { snapshot: Snapshot | null; answer: Promise<RouteAnswer> };
 };
 
 export type FastLaneControl = {
@@ -62,6 +73,8 @@ export type FastLaneControl = {
   /** Connections on the lane now, requests answered on it, and connections handed to Node (for tests). */
   readonly connections: number;
   readonly answered: number;
+  /** Of those, GETs and HEADs. */
+  readonly answeredGets: number;
   readonly handedOver: number;
   /** Times a connection stopped being read because its waiting requests passed `bufferBytes`, and the most held. */
   readonly readPauses: number;
@@ -84,44 +97,121 @@ const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 const CONTENT_LENGTH = /^[ \t]*([0-9]{1,15}) *$/;
 const OWS = /^[ \t]+|[ \t]+$/g;
 
-type Request = { body: Buffer; contentType: string | undefined; acceptEncoding: string | undefined; close: boolean };
+/**
+ * A request read on the lane: a POST /v1/query with its body, or (`get` set) a GET or HEAD of one of `getPaths`,
+ * with no body, its URL as received and its header fields for the route's handler.
+ */
+type Request = {
+  body: Buffer;
+  contentType: string | undefined;
+  acceptEncoding: string | undefined;
+  close: boolean;
+  get: GetRequest | null;
+};
+export type GetRequest = { method: 'GET' | 'HEAD'; url: string; path: string; host: string; fields: readonly Field[] };
+
+const NO_BODY = Buffer.alloc(0);
+const GET_START = Buffer.from('GET /', 'latin1');
+const HEAD_START = Buffer.from('HEAD /', 'latin1');
+const LINE_END = Buffer.from('\r\n', 'latin1');
+const HTTP_11 = ' HTTP/1.1';
 
 /**
  * One request from the start of `buf`: the request and the bytes it took, 'more' when it is not all there yet, or
- * 'node' when it is not the lane's to answer.
+ * 'node' when it is not the lane's to answer. `getPaths`: the paths answered on the lane to a GET or HEAD.
  */
-export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; used: number } | 'more' | 'node' {
+export function parse(buf: Buffer, maxBodyBytes: number, getPaths: ReadonlySet<string> = NO_PATHS): { request: Request; used: number } | 'more' | 'node' {
+  if (buf[0] !== 0x50 /* P */ && getPaths.size > 0) return parseGet(buf, getPaths);
   const lineEnd = REQUEST_LINE.length;
   if (buf.length < lineEnd) return REQUEST_LINE.subarray(0, buf.length).equals(buf) ? 'more' : 'node';
   if (buf.compare(REQUEST_LINE, 0, lineEnd, 0, lineEnd) !== 0) return 'node';
   const headEnd = buf.indexOf(HEAD_END, lineEnd - 2);
   if (headEnd < 0) return buf.length > MAX_HEAD_BYTES ? 'node' : 'more';
   if (headEnd + 4 > MAX_HEAD_BYTES) return 'node';
+  const head = readHead(buf, lineEnd, headEnd, false);
+  if (head === null || head.host === undefined || head.length < 0 || head.length > maxBodyBytes) return 'node';
+  const length = head.length;
+  const bodyStart = headEnd + 4;
+  if (buf.length < bodyStart + length) return 'more';
+  return {
+    request: { body: buf.subarray(bodyStart, bodyStart + length), contentType: head.contentType, acceptEncoding: head.acceptEncoding, close: head.close, get: null },
+    used: bodyStart + length,
+  };
+}
+
+const NO_PATHS: ReadonlySet<string> = new Set();
+
+/**
+ * A GET or HEAD of one of `paths` with a query string or none: `METHOD /path[?query] HTTP/1.1`, the target of
+ * printable ASCII but `#` (Node's parser takes each such byte as it is into the URL; the others, and a fragment, are
+ * Node's to read), and no body (no Content-Length but 0, no Transfer-Encoding).
+ */
+function parseGet(buf: Buffer, paths: ReadonlySet<string>): { request: Request; used: number } | 'more' | 'node' {
+  const start = buf[0] === 0x47 /* G */ ? GET_START : HEAD_START;
+  if (buf.length < start.length) return start.subarray(0, buf.length).equals(buf) ? 'more' : 'node';
+  if (buf.compare(start, 0, start.length, 0, start.length) !== 0) return 'node';
+  const lineEnd = buf.indexOf(LINE_END, start.length);
+  const seen = lineEnd < 0 ? buf.length : lineEnd;
+  // The target's bytes so far: one the lane does not take sends the request to Node at once.
+  const targetStart = start.length - 1;
+  let targetEnd = seen;
+  for (let i = targetStart; i < seen; i++) {
+    const c = buf[i]!;
+    if (c === 0x20) {
+      targetEnd = i;
+      break;
+    }
+    if (c < 0x21 || c > 0x7e || c === 0x23 /* # */) return 'node';
+  }
+  if (lineEnd < 0) return buf.length > MAX_HEAD_BYTES ? 'node' : 'more';
+  if (buf.toString('latin1', targetEnd, lineEnd) !== HTTP_11) return 'node';
+  const url = buf.toString('latin1', targetStart, targetEnd);
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (!paths.has(path)) return 'node';
+  const headEnd = buf.indexOf(HEAD_END, lineEnd);
+  if (headEnd < 0) return buf.length > MAX_HEAD_BYTES ? 'node' : 'more';
+  if (headEnd + 4 > MAX_HEAD_BYTES) return 'node';
+  const head = readHead(buf, lineEnd + 2, headEnd, true);
+  if (head === null || head.length > 0 || head.host === undefined) return 'node';
+  const get: GetRequest = { method: start === GET_START ? 'GET' : 'HEAD', url, path, host: head.host, fields: head.fields! };
+  return { request: { body: NO_BODY, contentType: head.contentType, acceptEncoding: head.acceptEncoding, close: head.close, get }, used: headEnd + 4 };
+}
+
+type Head = { length: number; host: string | undefined; contentType: string | undefined; acceptEncoding: string | undefined; close: boolean; fields: Field[] | null };
+
+/**
+ * The header lines between `from` and `headEnd`, read as Node's parser reads them, or null when the request is Node's
+ * to answer: a line Node refuses, a second Host, Content-Length given twice or not as digits, Transfer-Encoding,
+ * Expect, Upgrade. The head is latin1 as Node reads it. `keep`: the fields are kept, for a handler's `header()`.
+ */
+function readHead(buf: Buffer, from: number, headEnd: number, keep: boolean): Head | null {
   let length = -1;
-  let host = false;
+  let host: string | undefined;
   let contentType: string | undefined;
   let acceptEncoding: string | undefined;
   let close = false;
-  // Header lines, each `name: value`; the head is latin1 as Node reads it.
-  const head = buf.toString('latin1', lineEnd, headEnd);
-  if (head.length === 0) return 'node';
+  const fields: Field[] | null = keep ? [] : null;
+  if (headEnd <= from) return null;
+  const head = buf.toString('latin1', from, headEnd);
   for (const line of head.split('\r\n')) {
     const field = headerField(line);
-    if (field === null) return 'node';
+    if (field === null) return null;
+    fields?.push(field);
     const { name, value } = field;
     switch (name) {
       case 'content-length': {
         const digits = length < 0 ? CONTENT_LENGTH.exec(field.raw) : null;
-        if (digits === null) return 'node';
+        if (digits === null) return null;
         length = Number(digits[1]);
         break;
       }
       case 'host':
-        if (host) return 'node';
-        host = true;
+        if (host !== undefined) return null;
+        host = value;
         break;
       case 'content-type':
-        if (contentType !== undefined) return 'node';
+        if (contentType !== undefined) return null;
         contentType = value;
         break;
       case 'accept-encoding':
@@ -131,28 +221,48 @@ export function parse(buf: Buffer, maxBodyBytes: number): { request: Request; us
       case 'proxy-connection': {
         // A tab or a byte outside printable ASCII in these values is read differently by Node's parser from one
         // version to the next: such a request goes to Node, whose reading is then the one that counts.
-        if (ODD_CONNECTION_BYTE.test(field.raw)) return 'node';
+        if (ODD_CONNECTION_BYTE.test(field.raw)) return null;
         const tokens = connectionTokens(field.raw);
-        if (tokens.upgrade) return 'node';
+        if (tokens.upgrade) return null;
         close ||= tokens.close;
         break;
       }
       case 'transfer-encoding':
       case 'expect':
       case 'upgrade':
-        return 'node';
+        return null;
     }
   }
-  if (!host || length < 0 || length > maxBodyBytes) return 'node';
-  const bodyStart = headEnd + 4;
-  if (buf.length < bodyStart + length) return 'more';
-  return { request: { body: buf.subarray(bodyStart, bodyStart + length), contentType, acceptEncoding, close }, used: bodyStart + length };
+  return { length, host, contentType, acceptEncoding, close, fields };
 }
+
+/**
+ * A request header by name as Node's `req.headers` gives it: the first of the fields Node keeps once, the others
+ * joined (cookies with `; `, the rest with `, `).
+ */
+export function headerOf(fields: readonly Field[], name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  let value: string | undefined;
+  for (const f of fields) {
+    if (f.name !== wanted) continue;
+    if (value === undefined) value = f.value;
+    else if (SINGLE_HEADERS.has(wanted)) break;
+    else value += wanted === 'cookie' ? `; ${f.value}` : `, ${f.value}`;
+  }
+  return value;
+}
+
+/** Headers of which Node keeps the first and drops the others (its `matchKnownFields`). */
+const SINGLE_HEADERS = new Set([
+  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since',
+  'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after',
+  'server', 'user-agent',
+]);
 
 const ODD_CONNECTION_BYTE = /[^\x20-\x7e]/;
 
 /** A header line: its name in lower case, its value without the spaces and tabs around it, and the value as sent. */
-type Field = { name: string; value: string; raw: string };
+export type Field = { readonly name: string; readonly value: string; readonly raw: string };
 
 /**
  * A header line's name (lower case) and value, or null when Node's parser would refuse the line; the first 256 lines
@@ -290,7 +400,11 @@ export class AnswerBuffers {
   }
 }
 
-type Out = { bytes: Buffer; close: boolean; lent: ArrayBufferLike | null };
+/**
+ * An answer ready to write: its bytes, then `pieces` (a large body's pieces, shared with later answers, written after
+ * the head as they are: one writev, no copy), whether the connection closes after it, and the lane's buffer it lies in.
+ */
+export type Out = { bytes: Buffer; pieces?: readonly Uint8Array[]; size: number; close: boolean; lent: ArrayBufferLike | null };
 
 /**
  * The head of a 200 answer sent as it is, up to its Content-Length's value and from after it to the Date line: the
@@ -328,27 +442,68 @@ export function answerBytes(request: Request, answer: QueryAnswer, close: boolea
 function withHead(answer: QueryAnswer, payload: Uint8Array, encoding: Encoding, close: boolean, buffers: AnswerBuffers): Out {
   let head: string;
   if (answer.status === 200 && encoding === 'identity' && isEmpty(answer.headers)) {
-    head = `${PLAIN_200.before}${payload.length}${PLAIN_200.after}`;
+    head = `${PLAIN_200.before}${payload.length}${PLAIN_200.after}Date: ${httpDate()}\r\n${close ? 'Connection: close\r\n' : KEEP_ALIVE}\r\n`;
   } else {
-    head = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Unknown'}\r\n`;
-    const headers = jsonHeaders(payload.length, encoding, answer.headers);
-    for (const name in headers) {
-      const value = String(headers[name]);
-      if (name.toLowerCase() === 'connection') close ||= value.toLowerCase() === 'close';
-      else head += `${name}: ${value}\r\n`;
-    }
+    ({ head, close } = headText(answer.status, jsonHeaders(payload.length, encoding, answer.headers), close));
   }
-  head += `Date: ${httpDate()}\r\n${close ? 'Connection: close\r\n' : KEEP_ALIVE}\r\n`;
   // Header values are ASCII (the answer's own headers are too), so a character is a byte.
   if (buffers.owns(payload) && payload.byteOffset >= head.length) {
     const bytes = Buffer.from(payload.buffer, payload.byteOffset - head.length, head.length + payload.length);
     bytes.write(head, 0, 'latin1');
-    return { bytes, close, lent: payload.buffer };
+    return { bytes, size: bytes.length, close, lent: payload.buffer };
   }
   const bytes = Buffer.allocUnsafe(head.length + payload.length);
   bytes.write(head, 0, 'latin1');
   bytes.set(payload, head.length);
-  return { bytes, close, lent: null };
+  return { bytes, size: bytes.length, close, lent: null };
+}
+
+/** The head of an answer with these headers, as Node writes it for `writeHead(status, headers)`: Date and Connection last. */
+function headText(status: number, headers: Readonly<Record<string, string | number>>, close: boolean): { head: string; close: boolean } {
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
+  for (const name in headers) {
+    const value = String(headers[name]);
+    if (name.toLowerCase() === 'connection') close ||= value.toLowerCase() === 'close';
+    else head += `${name}: ${value}\r\n`;
+  }
+  head += `Date: ${httpDate()}\r\n${close ? 'Connection: close\r\n' : KEEP_ALIVE}\r\n`;
+  return { head, close };
+}
+
+/** A body at least this large is written as its pieces after the head (one writev) rather than copied after it. */
+const COPIED_BODY_MAX_BYTES = 16 * 1024;
+
+/**
+ * An encoded answer's bytes as Node's `sendBytes` sends them (the head, then the pieces; the head alone for a HEAD):
+ * a small one in one buffer for one write, a large one as its head and its pieces, written together.
+ */
+export function wireBytes(status: number, encoded: EncodedAnswer, close: boolean, headOnly: boolean): Out {
+  const text = headText(status, encoded.headers, close);
+  let body = 0;
+  if (!headOnly) for (const piece of encoded.pieces) body += piece.length;
+  if (body >= COPIED_BODY_MAX_BYTES) {
+    return { bytes: Buffer.from(text.head, 'latin1'), pieces: encoded.pieces, size: text.head.length + body, close: text.close, lent: null };
+  }
+  const bytes = Buffer.allocUnsafe(text.head.length + body);
+  // Header values are ASCII, so a character is a byte.
+  let at = bytes.write(text.head, 0, 'latin1');
+  if (!headOnly) {
+    for (const piece of encoded.pieces) {
+      bytes.set(piece, at);
+      at += piece.length;
+    }
+  }
+  return { bytes, size: bytes.length, close: text.close, lent: null };
+}
+
+/** Bytes a waiting request keeps alive: the buffer its body is a view of, or its URL. */
+function heldBy(request: Request): number {
+  return request.get === null ? request.body.buffer.byteLength : request.get.url.length;
+}
+
+/** The path as the request log has it (as log.ts's `logWhenDone` writes it). */
+function logPath(path: string): string {
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path;
 }
 
 function isEmpty(headers: Readonly<Record<string, string>>): boolean {
@@ -413,6 +568,8 @@ class Connection {
   /** Bytes moved either way when the watch last saw them change (-1: busy since), and when that was. */
   private moved = -1;
   private movedAt = 0;
+  /** The paths of the GETs answered here. */
+  private readonly getPaths: ReadonlySet<string>;
 
   constructor(
     readonly socket: Socket,
@@ -424,6 +581,7 @@ class Connection {
     private readonly forget: (c: Connection) => void,
     private readonly batch: WriteBatch,
   ) {
+    this.getPaths = lane.answerGet ? (lane.getPaths ?? NO_PATHS) : NO_PATHS;
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', noop);
@@ -473,7 +631,7 @@ class Connection {
 
   private parseAll(): void {
     while (this.buf !== null && !this.handingOver && !this.socket.destroyed) {
-      const parsed = parse(this.buf, this.lane.maxBodyBytes);
+      const parsed = parse(this.buf, this.lane.maxBodyBytes, this.getPaths);
       if (parsed === 'node') return this.handOver();
       if (parsed === 'more') {
         // A request cut between two reads usually has its rest in the next one; a client that takes longer is slow
@@ -504,7 +662,7 @@ class Connection {
       // A body read with other requests' bytes is a view of them all: copied, it keeps only its own alive.
       if (request.body.buffer.byteLength > request.body.length) request.body = own(request.body);
       this.waiting.push(request);
-      this.waitingBytes += request.body.buffer.byteLength;
+      this.waitingBytes += heldBy(request);
     } else {
       this.waiting.length = 0;
       this.waitingBytes = 0;
@@ -515,6 +673,7 @@ class Connection {
   }
 
   private start(request: Request): void {
+    if (request.get !== null) return this.startGet(request, request.get);
     const slot: Slot = { request, started: performance.now(), operation: null, out: null };
     this.slots.push(slot);
     const snapshot = this.lane.current();
@@ -526,6 +685,43 @@ class Connection {
         this.lane.logger.error('internal error', { method: 'POST', path: '/v1/query', stack: err instanceof Error ? err.stack : String(err) });
         this.socket.destroy();
       });
+  }
+
+  /**
+   * A GET or HEAD: its route's answer, encoded as Node's route encodes it, in one write. A failure (the handler threw,
+   * or compressing failed) becomes the error Node's route sends for it.
+   */
+  private startGet(request: Request, get: GetRequest): void {
+    const slot: Slot = { request, started: performance.now(), operation: null, out: null };
+    this.slots.push(slot);
+    const lane = this.lane;
+    const made = async (): Promise<{ out: Out; status: number }> => {
+      let snapshot: Snapshot | null = null;
+      let status: number;
+      let encoded: EncodedAnswer;
+      try {
+        const run = lane.answerGet!(get);
+        snapshot = run.snapshot;
+        const answer = await run.answer;
+        if (answer.kind !== 'bytes') throw new Error(`${get.path} answered a stream, which the fast lane does not send`);
+        encoded = await encodeAnswer(answer.body, answer.headers ?? {}, request.acceptEncoding);
+        status = answer.status;
+      } catch (err) {
+        const failure = lane.fail(err, null, snapshot);
+        logBug(lane.logger, failure, get.method, get.path);
+        encoded = await encodeAnswer(failure.body, failure.headers, request.acceptEncoding);
+        status = failure.status;
+      }
+      return { out: wireBytes(status, encoded, request.close || lane.draining(), get.method === 'HEAD'), status };
+    };
+    made().then(
+      ({ out, status }) => this.ready(slot, out, status),
+      (err: unknown) => {
+        // An error answer that could not be made: nothing is left to answer in order with, as on the POST path.
+        lane.logger.error('internal error', { method: get.method, path: get.path, stack: err instanceof Error ? err.stack : String(err) });
+        this.socket.destroy();
+      },
+    );
   }
 
   private finish(slot: Slot, answer: QueryAnswer, snapshot: Snapshot | null): void | Promise<void> {
@@ -546,7 +742,7 @@ class Connection {
 
   private ready(slot: Slot, out: Out, status: number): void {
     slot.out = { ...out, status };
-    if (out.bytes.length >= BATCHED_ANSWER_BYTES) this.batch.add(this);
+    if (out.size >= BATCHED_ANSWER_BYTES) this.batch.add(this);
     else this.flush();
   }
 
@@ -559,6 +755,7 @@ class Connection {
       const aborted = socket.destroyed;
       if (!aborted) {
         this.counts.answered++;
+        if (slot.request.get !== null) this.counts.answeredGets++;
         // A lent buffer comes back at once when the kernel took all of it. A large answer often waits in the stream
         // for part of it (a burst of catalog pages fills the socket's buffer): its buffer comes back when the rest has
         // gone, or the write failed, instead of being left to the collector while the next answer takes a new one. A
@@ -567,14 +764,20 @@ class Connection {
           const giveBack = this.buffers.giveBackOnce(out.lent);
           socket.write(out.bytes, giveBack);
           if (socket.writableLength === 0) giveBack();
+        } else if (out.pieces) {
+          // Corked, the head and the pieces leave in one writev.
+          socket.cork();
+          socket.write(out.bytes);
+          for (const piece of out.pieces) socket.write(piece);
+          socket.uncork();
         } else {
           socket.write(out.bytes);
           if (out.lent !== null && socket.writableLength === 0) this.buffers.release(out.lent);
         }
       }
       this.lane.logger.request({
-        method: 'POST',
-        path: '/v1/query',
+        method: slot.request.get?.method ?? 'POST',
+        path: slot.request.get ? logPath(slot.request.get.path) : '/v1/query',
         operation: slot.operation,
         status: out.status,
         ms: Math.round((performance.now() - slot.started) * 100) / 100,
@@ -601,7 +804,7 @@ class Connection {
   private readonly pump = (): void => {
     while (this.waiting.length > 0 && this.slots.length < this.lane.depth && !this.socket.writableNeedDrain && !this.socket.destroyed) {
       const request = this.waiting.shift()!;
-      this.waitingBytes -= request.body.buffer.byteLength;
+      this.waitingBytes -= heldBy(request);
       this.start(request);
     }
     this.resumeReading();
@@ -710,7 +913,7 @@ class Connection {
 
 function noop(): void {}
 
-type Counts = { answered: number; handedOver: number; readPauses: number; peakHeldBytes: number };
+type Counts = { answered: number; answeredGets: number; handedOver: number; readPauses: number; peakHeldBytes: number };
 
 /** A copy of `bytes` in an ArrayBuffer of its own (not one of Node's shared pools, which a small copy would use). */
 function own(bytes: Buffer): Buffer {
@@ -730,7 +933,7 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const open = new Set<Connection>();
   const buffers = new AnswerBuffers();
   const run = lane.runner(buffers.allocate);
-  const counts: Counts = { answered: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
+  const counts: Counts = { answered: 0, answeredGets: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
   if (!(lane.bufferBytes >= MAX_HEAD_BYTES + lane.maxBodyBytes)) {
     throw new Error(`Expected \`pipelineBufferBytes\` to be at least ${MAX_HEAD_BYTES + lane.maxBodyBytes} (a whole request: its head and its largest body), got ${lane.bufferBytes}`);
   }
@@ -772,6 +975,9 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     },
     get answered() {
       return counts.answered;
+    },
+    get answeredGets() {
+      return counts.answeredGets;
     },
     get handedOver() {
       return counts.handedOver;

@@ -23,13 +23,7 @@ export async function compress(encoding: 'br' | 'gzip', raw: Uint8Array): Promis
 }
 
 
-/** A JSON answer's bytes as sent: compressed with br or gzip when over 1 KiB and the client accepts one of them. */
-export async function encodeJson(raw: Uint8Array, acceptEncoding: string | undefined): Promise<{ payload: Uint8Array; encoding: Encoding }> {
-  const encoding = jsonEncoding(raw, acceptEncoding);
-  return { payload: encoding === 'identity' ? raw : await compress(encoding, raw), encoding };
-}
-
-/** The coding `encodeJson` sends `raw` with. */
+/** The coding of a JSON answer in one piece: br or gzip when over 1 KiB and the client accepts one of them. */
 export function jsonEncoding(raw: Uint8Array, acceptEncoding: string | undefined): Encoding {
   return raw.length > COMPRESS_MIN_BYTES ? pickEncoding(acceptEncoding) : 'identity';
 }
@@ -47,10 +41,40 @@ export function jsonHeaders(length: number, encoding: Encoding, own: Readonly<Re
   return head;
 }
 
+/** A JSON answer as it goes on the wire: its headers (`jsonHeaders`, with the coding applied) and its body's pieces. */
+export type EncodedAnswer = { readonly headers: Record<string, string | number>; readonly pieces: readonly Uint8Array[] };
+
 /**
- * Sends a JSON answer that is already bytes, encoded by `encodeJson`, with `jsonHeaders`. The body may come in pieces
- * (a cached answer around the part written for this request): sent as they are, in one write, when no coding applies.
+ * A JSON answer's body, encoded as the client accepts, and its headers: what `sendBytes` sends on Node's HTTP server
+ * and the fast lane writes itself, so that both send the same bytes. The body may come in pieces (a cached answer
+ * around the part written for this request): kept as pieces when no coding applies, and gzipped piece by piece
+ * (gzip-pieces.ts) so that a cached answer is not compressed again per request. Made at once when nothing is
+ * compressed: no promise to wait for, whose cost is a real share of a small answer's.
  */
+export function encodeAnswer(body: Uint8Array | readonly Uint8Array[], own: Readonly<Record<string, string>>, acceptEncoding: string | undefined): EncodedAnswer | Promise<EncodedAnswer> {
+  const pieces = body instanceof Uint8Array ? null : body;
+  if (pieces !== null && pieces.length > 1) {
+    let length = 0;
+    for (const piece of pieces) length += piece.length;
+    const encoding = length > COMPRESS_MIN_BYTES ? piecesEncoding(acceptEncoding) : 'identity';
+    if (encoding === 'br') return encodeAnswer(Buffer.concat(pieces), own, acceptEncoding);
+    if (encoding === 'gzip') {
+      // The pieces' own compressed blocks, kept with them: a cached answer is not compressed again per request.
+      return gzipPieces(pieces).then((coded) => {
+        let codedLength = 0;
+        for (const piece of coded) codedLength += piece.length;
+        return { headers: jsonHeaders(codedLength, 'gzip', own), pieces: coded };
+      });
+    }
+    return { headers: jsonHeaders(length, encoding, own), pieces };
+  }
+  const raw = pieces === null ? (body as Uint8Array) : (pieces[0] ?? new Uint8Array(0));
+  const encoding = jsonEncoding(raw, acceptEncoding);
+  if (encoding === 'identity') return { headers: jsonHeaders(raw.length, encoding, own), pieces: [raw] };
+  return compress(encoding, raw).then((payload) => ({ headers: jsonHeaders(payload.length, encoding, own), pieces: [payload] }));
+}
+
+/** Sends a JSON answer that is already bytes, encoded by `encodeAnswer`. */
 export async function sendBytes(
   req: IncomingMessage,
   res: ServerResponse,
@@ -58,33 +82,12 @@ export async function sendBytes(
   body: Uint8Array | readonly Uint8Array[],
   headers: Readonly<Record<string, string>> = {},
 ): Promise<void> {
-  const pieces = body instanceof Uint8Array ? null : body;
-  if (pieces !== null && pieces.length > 1) {
-    let length = 0;
-    for (const piece of pieces) length += piece.length;
-    const encoding = length > COMPRESS_MIN_BYTES ? piecesEncoding(req.headers['accept-encoding']) : 'identity';
-    if (encoding === 'br') return sendBytes(req, res, status, Buffer.concat(pieces), headers);
-    if (encoding === 'gzip') {
-      // The pieces' own compressed blocks, kept with them: a cached answer is not compressed again per request.
-      const coded = await gzipPieces(pieces);
-      let codedLength = 0;
-      for (const piece of coded) codedLength += piece.length;
-      return sendPieces(req, res, status, jsonHeaders(codedLength, 'gzip', headers), coded);
-    }
-    return sendPieces(req, res, status, jsonHeaders(length, encoding, headers), pieces);
-  }
-  const raw = pieces === null ? (body as Uint8Array) : (pieces[0] ?? new Uint8Array(0));
-  const { payload, encoding } = await encodeJson(raw, req.headers['accept-encoding']);
+  const encoded = await encodeAnswer(body, headers, req.headers['accept-encoding']);
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, jsonHeaders(payload.length, encoding, headers));
-  res.end(req.method === 'HEAD' ? undefined : payload);
-}
-
-/** A body in pieces, sent as they are with `head`. */
-function sendPieces(req: IncomingMessage, res: ServerResponse, status: number, head: Record<string, string | number>, pieces: readonly Uint8Array[]): void {
-  if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, head);
+  res.writeHead(status, encoded.headers);
+  const pieces = encoded.pieces;
   if (req.method === 'HEAD') return void res.end();
+  if (pieces.length === 1) return void res.end(pieces[0]);
   // Corked, the head and the pieces leave in one write (writev), as one buffer would.
   res.cork();
   for (let i = 0; i < pieces.length - 1; i++) res.write(pieces[i]);

@@ -3,7 +3,7 @@ import polka, { type Polka } from 'polka';
 import type { SnapshotSource } from '../node/index.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import { ApiError } from '../api/errors.ts';
-import { CORS_HEADERS, matchRoute, routeRequest, type HostRouteId, type RouteAnswer, type RouteContext } from '../api/routes.ts';
+import { CORS_HEADERS, matchRoute, ROUTES, routeRequest, type HostRouteId, type RouteAnswer, type RouteContext, type RouteHandler } from '../api/routes.ts';
 import { logWhenDone } from './log.ts';
 import { coreDeps, queryHandler, sendError, type QueryDeps } from './query-handler.ts';
 import { sendBytes } from './respond.ts';
@@ -30,17 +30,44 @@ type Fail = (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot?:
 /** Node's code for the routes the table leaves to each host; `rest` is what follows a prefix route's prefix. */
 type NodeRoute = (req: IncomingMessage, res: ServerResponse, rest: string) => void | Promise<void>;
 
+/** A portable route's answer to a request, and the snapshot it started on (for the error a failure becomes). */
+export type PortableRun = { snapshot: Snapshot | null; answer: Promise<RouteAnswer> };
+/** Runs a portable route's handler for a request: the method, the URL as received, the Host header, and a header by name. */
+export type RunPortable = (handler: RouteHandler, method: string, url: string, rest: string, host: string | undefined, header: (name: string) => string | undefined) => PortableRun;
+
+/**
+ * The routes whose GET and HEAD the fast lane answers too, each with the same portable handler (runPortable) and the
+ * same encoding (respond.ts's `encodeAnswer`) as Node's route: openFDA's device endpoints, whose answers are bytes.
+ */
+export const FAST_LANE_GET_ROUTES: ReadonlyMap<string, RouteHandler> = new Map(
+  ROUTES.filter((r) => r.id === 'openfda-510k' || r.id === 'openfda-classification').map((r) => [r.path, r.handler as RouteHandler]),
+);
+
 /**
  * The API's routes on Node, from the one table in src/api/routes.ts: its preflights, refusals and portable handlers,
  * with Node's own code for the query and the snapshot's files; then the browser page. Returns polka's app and the
  * request handler for the HTTP server.
  */
-export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Handler } {
+export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Handler; runPortable: RunPortable } {
   const { deps, snapshots } = options;
   const fail: Fail = (req, res, err, snapshot = snapshots.current) => sendError(deps, req, res, err, null, snapshot);
   const notFound = (req: IncomingMessage, res: ServerResponse) => fail(req, res, new ApiError('not_found', 'Nothing is served at this path.'));
   const answerQuery = queryHandler(deps);
   const core = coreDeps(deps);
+
+  const runPortable: RunPortable = (handler, method, url, rest, host, header) => {
+    const snapshot = snapshots.current;
+    const context: RouteContext = { snapshot, problem: snapshots.problem, deps: core, lendsChunks: true };
+    const request = routeRequest(method, url, rest, header, originOf(host ?? ''));
+    // A handler that throws at once fails as one whose promise rejects.
+    let answer: Promise<RouteAnswer>;
+    try {
+      answer = Promise.resolve(handler(request, context));
+    } catch (err) {
+      answer = Promise.reject(err);
+    }
+    return { snapshot, answer };
+  };
 
   /**
    * Portable routes that Node answers with its own code: the export, whose stream Node bounds (a slot per export,
@@ -91,18 +118,12 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
     if (route.handler === 'host') return void own[route.id](req, res, rest);
     const nodeRoute = nodeOwn[route.id];
     if (nodeRoute) return void nodeRoute(req, res, rest);
-    const handler = route.handler;
-    const snapshot = snapshots.current;
-    const context: RouteContext = { snapshot, problem: snapshots.problem, deps: core, lendsChunks: true };
-    const host = req.headers.host ?? '';
-    // The Host header names the origin of links in answers only when it is a plain host[:port].
-    const origin = `http://${/^[\w.-]+(:\d+)?$|^\[[0-9a-fA-F:.]+\](:\d+)?$/.test(host) ? host : 'localhost'}`;
-    const request = routeRequest(method, req.url ?? '', rest, (name) => headerOf(req, name), origin);
+    const run = runPortable(route.handler, method, req.url ?? '', rest, req.headers.host, (name) => headerOf(req, name));
     void (async () => {
       try {
-        await send(req, res, await handler(request, context));
+        await send(req, res, await run.answer);
       } catch (err) {
-        await fail(req, res, err, snapshot);
+        await fail(req, res, err, run.snapshot);
       }
     })();
   });
@@ -119,7 +140,12 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
       app.handler(req as never, res, undefined as never);
     }
   };
-  return { polka: app, dispatch };
+  return { polka: app, dispatch, runPortable };
+}
+
+/** The origin of links in answers: the Host header's when it is a plain host[:port], else localhost's. */
+function originOf(host: string): string {
+  return `http://${/^[\w.-]+(:\d+)?$|^\[[0-9a-fA-F:.]+\](:\d+)?$/.test(host) ? host : 'localhost'}`;
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

@@ -39,8 +39,35 @@ const post = (body: string, extra = '') =>
   `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 const META = JSON.stringify(envelope('device-510k.meta', {}));
 
-/** Reads HTTP/1.1 answers with a Content-Length from a byte stream, as many as are whole. */
-function replies(bytes: Buffer): Reply[] {
+/**
+ * Query strings of openFDA's endpoints: answers of 200 (some over 1 KiB, so compressed as the client accepts; one
+ * with a Link to its next page), 404 and 400 on either endpoint.
+ */
+const OPENFDA_QUERIES = [
+  '',
+  '?search=device_name:catheter&limit=2',
+  '?search=product_code:DTB&limit=3',
+  '?search=device_name:catheter&limit=1&skip=1',
+  '?count=decision_date',
+  '?count=product_code&limit=3',
+  '?count=device_class',
+  '?search=device_name:zzzznotaword',
+  '?limit=x',
+  '?bogus=1',
+  '?search=decision_date:[20000101+TO+20201231]&limit=2',
+  '?search=device_name:%22heart%20valve%22',
+  '?search=device_name:"catheter"&limit=1',
+  '?search=device_class:3&limit=2',
+  '?search=(product_code:DTB+OR+product_code:DQY)&limit=5&api_key=x',
+  '?search=device_name:catheter&count=decision_date',
+];
+const get = (method: 'GET' | 'HEAD', target: string, extra = '') => `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`;
+
+/**
+ * Reads HTTP/1.1 answers with a Content-Length from a byte stream, as many as are whole. `headOnly(i)`: whether the
+ * i-th answer is to a HEAD (a head alone, whatever its Content-Length says).
+ */
+function replies(bytes: Buffer, headOnly: (i: number) => boolean = () => false): Reply[] {
   const out: Reply[] = [];
   let at = 0;
   for (;;) {
@@ -49,7 +76,7 @@ function replies(bytes: Buffer): Reply[] {
     const lines = bytes.toString('latin1', at, end).split('\r\n');
     const status = Number(lines[0]!.split(' ')[1]);
     const lengthLine = lines.find((l) => l.toLowerCase().startsWith('content-length:'));
-    const length = lengthLine ? Number(lengthLine.split(':')[1]) : 0;
+    const length = lengthLine && !headOnly(out.length) ? Number(lengthLine.split(':')[1]) : 0;
     if (bytes.length < end + 4 + length) break;
     out.push({ status, head: lines, body: bytes.subarray(end + 4, end + 4 + length) });
     at = end + 4 + length;
@@ -61,7 +88,14 @@ function replies(bytes: Buffer): Reply[] {
  * Writes `pieces` (with `gapMs` between them) on one connection and collects `count` answers, or what came before it
  * closed, or before `giveUpMs`.
  */
-async function exchange(url: string, pieces: string[], count: number, gapMs = 0, giveUpMs = 10_000): Promise<{ replies: Reply[]; closed: boolean }> {
+async function exchange(
+  url: string,
+  pieces: string[],
+  count: number,
+  gapMs = 0,
+  giveUpMs = 10_000,
+  headOnly?: (i: number) => boolean,
+): Promise<{ replies: Reply[]; closed: boolean }> {
   const socket: Socket = connect(Number(new URL(url).port), '127.0.0.1');
   const chunks: Buffer[] = [];
   let closed = false;
@@ -73,7 +107,7 @@ async function exchange(url: string, pieces: string[], count: number, gapMs = 0,
       resolve();
     });
     socket.on('data', () => {
-      if (replies(Buffer.concat(chunks)).length >= count) resolve();
+      if (replies(Buffer.concat(chunks), headOnly).length >= count) resolve();
     });
   });
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
@@ -83,11 +117,11 @@ async function exchange(url: string, pieces: string[], count: number, gapMs = 0,
   }
   await Promise.race([done, new Promise((r) => setTimeout(r, giveUpMs))]);
   socket.destroy();
-  return { replies: replies(Buffer.concat(chunks)), closed };
+  return { replies: replies(Buffer.concat(chunks), headOnly), closed };
 }
 
-/** The head without the Date line, which differs from one second to the next. */
-const comparable = (r: Reply) => ({ status: r.status, head: r.head.filter((l) => !l.startsWith('Date: ')), body: r.body.toString('utf8') });
+/** The head without the Date line, which differs from one second to the next, and the body's every byte. */
+const comparable = (r: Reply) => ({ status: r.status, head: r.head.filter((l) => !l.startsWith('Date: ')), body: r.body.toString('latin1') });
 
 /**
  * A request any server still reading the connection answers, and then closes the connection: sent after the requests
@@ -101,16 +135,27 @@ const lastRequest = () => post(JSON.stringify(envelope('device-510k.detail', { i
  */
 const bare400 = (r: Reply) => r.status === 400 && r.body.length === 0 && r.head.length === 2;
 
+function jsonOrNull(body: Buffer): { data?: { record?: { kNumber?: string } } } | null {
+  try {
+    return JSON.parse(body.toString('utf8') || 'null');
+  } catch {
+    return null;
+  }
+}
+
 function outcome(e: { replies: Reply[] }) {
   const all = e.replies.map(comparable);
-  const kept = e.replies.some((r) => r.head.includes('Connection: close') && JSON.parse(r.body.toString('utf8') || 'null')?.data?.record?.kNumber === kNumbers[1]);
+  const kept = e.replies.some((r) => r.head.includes('Connection: close') && jsonOrNull(r.body)?.data?.record?.kNumber === kNumbers[1]);
   const last400 = e.replies.length > 0 && bare400(e.replies[e.replies.length - 1]!);
   return { all, kept, answers: last400 ? all.slice(0, -1) : all };
 }
 
 /** Sends the same pieces to the lane and to Node alone (until each closes): the same answers and the same fate. */
-async function expectSameFate(pieces: string[], context: Record<string, unknown>): Promise<void> {
-  const [ours, theirs] = await Promise.all([exchange(lane.url, pieces, Number.POSITIVE_INFINITY, 1), exchange(node.url, pieces, Number.POSITIVE_INFINITY, 1)]);
+async function expectSameFate(pieces: string[], context: Record<string, unknown>, headOnly?: (i: number) => boolean): Promise<void> {
+  const [ours, theirs] = await Promise.all([
+    exchange(lane.url, pieces, Number.POSITIVE_INFINITY, 1, 10_000, headOnly),
+    exchange(node.url, pieces, Number.POSITIVE_INFINITY, 1, 10_000, headOnly),
+  ]);
   const a = outcome(ours);
   const b = outcome(theirs);
   // The connection's fate must be the same: kept to the last request on both, or ended before it on both.
@@ -170,6 +215,66 @@ describe('the fast lane', () => {
       };
       expect(plain(a).toString('utf8')).toBe(plain(b).toString('utf8'));
     }
+  });
+
+  it('answers GET and HEAD of the openFDA endpoints itself, byte for byte as Node\'s route does, pipelined with POSTs', async () => {
+    const before = { answered: lane.app.fastLane!.answered, gets: lane.app.fastLane!.answeredGets, handed: lane.app.fastLane!.handedOver };
+    const requests: { text: string; head: boolean }[] = [];
+    for (const path of ['/device/510k.json', '/device/classification.json']) {
+      for (const query of OPENFDA_QUERIES) {
+        for (const encoding of ['', 'Accept-Encoding: gzip\r\n', 'Accept-Encoding: br\r\n', 'Accept-Encoding: br;q=0.5, gzip;q=0.4\r\n']) {
+          requests.push({ text: get('GET', path + query, encoding), head: false });
+          requests.push({ text: get('HEAD', path + query, `${encoding}If-None-Match: *\r\n`), head: true });
+        }
+      }
+      requests.push({ text: post(META), head: false });
+    }
+    // A Host that names the origin of the Link header, and one that does not (links then name localhost).
+    requests.push({ text: `GET /device/510k.json?search=device_name:catheter&limit=1 HTTP/1.1\r\nHost: example.org:8080\r\n\r\n`, head: false });
+    requests.push({ text: `GET /device/510k.json?search=device_name:catheter&limit=1 HTTP/1.1\r\nHost: ex ample\r\n\r\n`, head: false });
+    const ours: Reply[] = [];
+    const theirs: Reply[] = [];
+    // Pipelined in batches within the bound of requests a connection may have waiting.
+    for (let i = 0; i < requests.length; i += 30) {
+      const batch = requests.slice(i, i + 30);
+      const text = batch.map((r) => r.text).join('');
+      const headOnly = (k: number) => batch[k]?.head ?? false;
+      const [a, b] = await Promise.all([exchange(lane.url, [text], batch.length, 0, 10_000, headOnly), exchange(node.url, [text], batch.length, 0, 10_000, headOnly)]);
+      ours.push(...a.replies);
+      theirs.push(...b.replies);
+    }
+    expect(theirs).toHaveLength(requests.length);
+    expect(ours.map(comparable)).toEqual(theirs.map(comparable));
+    // What the comparison covered: every status, every coding, Links, and HEADs with no body.
+    const heads = ours.map((r) => r.head.join('\n'));
+    expect(new Set(ours.map((r) => r.status))).toEqual(new Set([200, 400, 404]));
+    for (const want of ['Content-Encoding: gzip', 'Content-Encoding: br', 'Link: <http://example.org:8080/device/510k.json?', 'Link: <http://localhost/device/510k.json?']) {
+      expect(heads.some((h) => h.includes(want))).toBe(true);
+    }
+    // Every one answered on the lane, none handed to Node.
+    expect(lane.app.fastLane!.answered - before.answered).toBe(requests.length);
+    expect(lane.app.fastLane!.answeredGets - before.gets).toBe(requests.length - 2);
+    expect(lane.app.fastLane!.handedOver - before.handed).toBe(0);
+  });
+
+  it('answers a GET and a POST cut at every byte boundary as Node does', async () => {
+    const stream = get('GET', '/device/510k.json?search=device_name:catheter&limit=1&skip=1', 'Accept-Encoding: gzip\r\n') + post(META) + get('HEAD', '/device/510k.json?count=decision_date') + lastRequest();
+    const gets = lane.app.fastLane!.answeredGets;
+    for (let cut = 1; cut < stream.length; cut++) {
+      await expectSameFate([stream.slice(0, cut), stream.slice(cut)], { cut }, (i) => i === 2);
+    }
+    // The lane answered the GETs (a cut whose rest came later than the lane waits for went to Node, which is as good).
+    expect(lane.app.fastLane!.answeredGets - gets).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('logs a GET answered on it as Node logs it', async () => {
+    const before = lane.logger.requests.length;
+    await exchange(lane.url, [get('GET', '/device/510k.json?search=device_name:catheter') + get('HEAD', '/device/classification.json?limit=x')], 2, 0, 10_000, (i) => i === 1);
+    const lines = lane.logger.requests.slice(before);
+    expect(lines.map((l) => ({ method: l.method, path: l.path, operation: l.operation, status: l.status }))).toEqual([
+      { method: 'GET', path: '/device/510k.json', operation: null, status: 200 },
+      { method: 'HEAD', path: '/device/classification.json', operation: null, status: 400 },
+    ]);
   });
 
   it('hands a connection to Node at the first request that is not its own, after answering those before it in order', async () => {
@@ -439,24 +544,61 @@ describe('the fast lane', () => {
         const payload = framing === 'length' ? body : `${size > 0 ? `${size.toString(16)}\r\n${body}\r\n` : ''}0\r\n\r\n`;
         return `${head.join('\r\n')}\r\n\r\n${payload}`;
       });
+    // GETs and HEADs of the openFDA endpoints (the lane's) and of paths next to them (Node's), with query strings that
+    // answer 200 (plain or compressed, with a Link or none), 404 and 400, and the headers that change an answer.
+    const oneGet = fc
+      .record({
+        method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
+        path: fc.constantFrom('/device/510k.json', '/device/510k.json', '/device/510k.json', '/device/classification.json', '/device/classification.json', '/device/510k.jsonx', '/device/510k.json/', '/Device/510k.json'),
+        query: fc.constantFrom(...OPENFDA_QUERIES),
+        // Now and then a byte put in the target: one the lane takes as Node does, or one it leaves to Node.
+        odd: fc.oneof(
+          { arbitrary: fc.constant(undefined), weight: 4 },
+          { arbitrary: fc.tuple(fc.nat(60), fc.constantFrom(' ', '\t', '#', '\u00ff', '\u0000', '%', '"', '[', '|', '\u007f')), weight: 1 },
+        ),
+        version: fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0'),
+        host: fc.constantFrom('Host: 127.0.0.1', 'Host: 127.0.0.1', 'Host: 127.0.0.1', 'Host: example.org:8080', 'host:\t127.0.0.1 ', 'Host: a b', 'Host: a\r\nHost: b', ''),
+        encoding: fc.constantFrom('', '', 'Accept-Encoding: gzip', 'Accept-Encoding: br', 'Accept-Encoding: gzip;q=0.5, br', 'Accept-Encoding: br;q=0, gzip', 'Accept-Encoding: identity', 'Accept-Encoding: gzip\r\nAccept-Encoding: br'),
+        conditional: fc.constantFrom('', '', 'If-None-Match: "abc"', 'If-None-Match: *', 'If-Modified-Since: Thu, 01 Jan 2026 00:00:00 GMT'),
+        body: fc.constantFrom('', '', '', '', '', 'Content-Length: 0', 'Content-Length: 2', 'Transfer-Encoding: chunked'),
+        extra: fc.array(
+          fc.oneof(
+            { arbitrary: fc.constantFrom('User-Agent: test', 'Accept: application/json', 'X-Any: value', 'Connection: close', 'Connection: keep-alive'), weight: 4 },
+            { arbitrary: plainLine.filter((l) => !/content-(length|type)/i.test(l)), weight: 1 },
+            { arbitrary: connectionLine, weight: 1 },
+          ),
+          { maxLength: 2 },
+        ),
+      })
+      .map(({ method, path, query, odd, version, host, encoding, conditional, body, extra }) => {
+        let target = path + query;
+        if (odd !== undefined) target = target.slice(0, 1 + (odd[0] % target.length)) + odd[1] + target.slice(1 + (odd[0] % target.length));
+        const head = [`${method} ${target} ${version}`, ...[host, encoding, conditional, body].filter((l) => l !== ''), ...extra];
+        const payload = body === 'Content-Length: 2' ? '{}' : body.startsWith('Transfer') ? '0\r\n\r\n' : '';
+        return { text: `${head.join('\r\n')}\r\n\r\n${payload}`, head: method === 'HEAD' };
+      });
     // After the generated requests, one that any server still reading the connection answers, and then closes it:
     // whether it is answered tells whether the connection was kept.
     const last = lastRequest();
-    const stream = fc.tuple(fc.array(oneRequest, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 3 })).map(([requests, cuts]) => {
-      const bytes = requests.join('') + last;
+    const anyRequest = fc.oneof({ arbitrary: oneRequest.map((text) => ({ text, head: false })), weight: 1 }, { arbitrary: oneGet, weight: 3 });
+    const stream = fc.tuple(fc.array(anyRequest, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 3 })).map(([requests, cuts]) => {
+      const bytes = requests.map((r) => r.text).join('') + last;
       // Cut at byte boundaries the generator picked, sent a moment apart so that the server reads them apart.
       const at = [...new Set(cuts.map((c) => 1 + (c % (bytes.length - 1))))].sort((a, b) => a - b);
       return { requests, pieces: [0, ...at].map((from, i) => bytes.slice(from, at[i] ?? bytes.length)) };
     });
     let streams = 0;
+    const gets = lane.app.fastLane!.answeredGets;
     await fc.assert(
       fc.asyncProperty(stream, async ({ requests, pieces }) => {
         streams++;
-        await expectSameFate(pieces, { requests, pieces: pieces.length });
+        await expectSameFate(pieces, { requests: requests.map((r) => r.text), pieces: pieces.length }, (i) => requests[i]?.head ?? false);
       }),
       { numRuns: RUNS, seed: SEED },
     );
     expect(streams).toBe(RUNS);
+    // The lane answered a good share of them itself (else this compared Node with Node).
+    expect(lane.app.fastLane!.answeredGets - gets).toBeGreaterThan(RUNS / 10);
   }, 180_000);
 });
 
