@@ -4,7 +4,7 @@ import type { OperationName } from '../contract/index.ts';
 import type { QueryAnswer } from '../api/query-answer.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
-import { logBug, type QueryRun } from './query-handler.ts';
+import { HELD, logBug, type QueryRun } from './query-handler.ts';
 import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import { BufferPool } from '../utils/buffer-pool.ts';
 import { compress, jsonEncoding, jsonHeaders } from './respond.ts';
@@ -29,11 +29,17 @@ import { rememberFirst } from '../utils/remember.ts';
  * next start once an answer has been handed to the kernel and the socket has drained, and a connection with more
  * than `maxWaiting` complete requests waiting is closed before any of them starts.
  *
- * And a connection's waiting requests hold at most `bufferBytes`: past it the lane stops reading the connection (as
- * Node's parser stops reading while a request's body waits unread), so that a client that pipelines large bodies and
- * never reads its answers is held back by TCP instead of by the server's memory, and reads again once the requests
- * waiting have started. A waiting body is copied out of the bytes it was read with when they are more than its own,
- * so that it never keeps a larger buffer alive.
+ * And a connection's requests not yet answered (started or waiting) hold at most `bufferBytes`: past it the lane
+ * stops reading the connection (as Node's parser stops reading while a request's body waits unread), so that a client
+ * that pipelines large bodies and never reads its answers is held back by TCP instead of by the server's memory, and
+ * reads again once answers have been made. A request starts only while the bodies of those under way stay within it
+ * (one always may). A waiting body is copied out of the bytes it was read with when they are more than its own, so
+ * that it never keeps a larger buffer alive, and a started one is let go once its answer is made.
+ *
+ * The answers a connection's client has not read are bounded the same way: a request whose turn comes while the
+ * answers ahead of it, made and not yet taken by the kernel, pass `bufferBytes` is not answered then, and runs again
+ * once they have gone out. A client that never reads thus leaves about one answer in the server's memory (the one
+ * the kernel had no room for), not one for each request under way.
  */
 export type FastLane = {
   /** The snapshot serving now; read once per request. */
@@ -49,7 +55,10 @@ export type FastLane = {
   maxWaiting: number;
   onRefused: (socket: Socket) => void;
   maxBodyBytes: number;
-  /** Bytes a connection's waiting requests and unparsed bytes may hold before the lane stops reading it. */
+  /**
+   * Bytes a connection's requests not yet answered and its unparsed bytes may hold before the lane stops reading it;
+   * and bytes of its answers not yet taken by the kernel past which its next answers wait to be made.
+   */
   bufferBytes: number;
   requestTimeoutMs: number;
 };
@@ -63,9 +72,11 @@ export type FastLaneControl = {
   readonly connections: number;
   readonly answered: number;
   readonly handedOver: number;
-  /** Times a connection stopped being read because its waiting requests passed `bufferBytes`, and the most held. */
+  /** Times a connection stopped being read because its requests passed `bufferBytes`, and the most held. */
   readonly readPauses: number;
   readonly peakHeldBytes: number;
+  /** Times a request's turn came while the answers ahead of it, not yet taken by the kernel, passed `bufferBytes`. */
+  readonly heldAnswers: number;
 };
 
 /** Node's limit on a request's head (`--max-http-header-size`): a longer head goes to Node, which answers 431. */
@@ -391,7 +402,20 @@ class WriteBatch {
   };
 }
 
-type Slot = { request: Request; started: number; operation: OperationName | null; out: (Out & { status: number }) | null };
+type Slot = {
+  request: Request;
+  /** Bytes its body keeps alive until its answer is made (0 after). */
+  bytes: number;
+  /** Its turn came while the answers ahead of it passed the budget: it runs again once they have gone out. */
+  held: boolean;
+  snapshot: Snapshot | null;
+  started: number;
+  operation: OperationName | null;
+  out: (Out & { status: number }) | null;
+};
+
+/** A started request's body once its answer is made: nothing of the bytes it was read with stays alive. */
+const SPENT = Buffer.alloc(0);
 
 /** One connection on the lane. */
 class Connection {
@@ -400,6 +424,9 @@ class Connection {
   /** Bytes the waiting requests' bodies keep alive (the buffers they are views of), and whether reading stopped. */
   private waitingBytes = 0;
   private readPaused = false;
+  /** Bytes the bodies of started requests keep alive until their answers are made. */
+  private startedBytes = 0;
+  private awaitingDrain = false;
   /** Started and not yet written, in the order of their requests. */
   private readonly slots: Slot[] = [];
   private handingOver = false;
@@ -443,9 +470,9 @@ class Connection {
     if (buf !== null && buf.buffer.byteLength > buf.length && !this.handingOver) this.buf = own(buf);
     const held = this.held();
     if (held > this.counts.peakHeldBytes) this.counts.peakHeldBytes = held;
-    // Waiting requests always start in time (the ones before them are answered, or the connection is closed), so a
-    // connection stopped here is read again; unparsed bytes alone never stop it: they are at most one request.
-    if (held > this.lane.bufferBytes && this.waiting.length > 0 && !this.readPaused && !this.handingOver && !this.socket.destroyed) {
+    // Started and waiting requests are always answered in time (or the connection is closed), so a connection stopped
+    // here is read again; unparsed bytes alone never stop it: they are at most one request.
+    if (held > this.lane.bufferBytes && (this.waiting.length > 0 || this.slots.length > 0) && !this.readPaused && !this.handingOver && !this.socket.destroyed) {
       this.readPaused = true;
       this.counts.readPauses++;
       this.socket.pause();
@@ -457,9 +484,9 @@ class Connection {
     }
   };
 
-  /** Bytes this connection holds for requests not yet started: their bodies and what is not parsed yet. */
+  /** Bytes this connection holds for requests not answered yet: their bodies, started or waiting, and what is not parsed yet. */
   private held(): number {
-    return this.waitingBytes + (this.buf === null ? 0 : this.buf.buffer.byteLength);
+    return this.startedBytes + this.waitingBytes + (this.buf === null ? 0 : this.buf.buffer.byteLength);
   }
 
   /** Reads the connection again once what it holds is back within the budget. */
@@ -495,10 +522,11 @@ class Connection {
     if (this.closing) return;
     if (request.close) this.closing = true;
     this.markBusy();
-    if (this.slots.length < this.lane.depth && this.waiting.length === 0 && !this.socket.writableNeedDrain) {
-      // A request read whole in one piece is a view of that piece, head and all, and is used as it is; one cut out
-      // of bytes read together with others is copied, so that its answer's wait does not keep them all alive.
-      if (request.body.buffer.byteLength > request.body.length + MAX_HEAD_BYTES) request.body = own(request.body);
+    // A request read whole in one piece is a view of that piece, head and all, and is used as it is; one cut out
+    // of bytes read together with others is copied, so that its answer's wait does not keep them all alive.
+    const copied = request.body.buffer.byteLength > request.body.length + MAX_HEAD_BYTES;
+    if (this.waiting.length === 0 && this.canStart(copied ? request.body.length : request.body.buffer.byteLength)) {
+      if (copied) request.body = own(request.body);
       this.start(request);
     } else if (this.waiting.length < this.lane.maxWaiting) {
       // A body read with other requests' bytes is a view of them all: copied, it keeps only its own alive.
@@ -514,13 +542,48 @@ class Connection {
     }
   }
 
+  /**
+   * Whether a request whose body keeps `bytes` alive may start now: fewer than `depth` are under way, the socket has
+   * room, and the bodies of those under way stay within `bufferBytes` (one request always may).
+   */
+  private canStart(bytes: number): boolean {
+    if (this.slots.length >= this.lane.depth || this.socket.writableNeedDrain || this.socket.destroyed) return false;
+    return this.slots.length === 0 || this.startedBytes + bytes <= this.lane.bufferBytes;
+  }
+
   private start(request: Request): void {
-    const slot: Slot = { request, started: performance.now(), operation: null, out: null };
+    const bytes = request.body.buffer.byteLength;
+    this.startedBytes += bytes;
+    const slot: Slot = { request, bytes, held: false, snapshot: this.lane.current(), started: performance.now(), operation: null, out: null };
     this.slots.push(slot);
-    const snapshot = this.lane.current();
+    this.runSlot(slot);
+  }
+
+  /**
+   * Whether `slot`'s answer must wait to be made: the answers ahead of it, made and not yet taken by the kernel, pass
+   * `bufferBytes`. A client that does not read its answers then holds at most about one answer in the server's memory
+   * (the one the kernel had no room for) instead of one for each request under way; the rest are made as it reads.
+   */
+  private mustWait(slot: Slot): boolean {
+    let ahead = this.socket.writableLength;
+    for (const s of this.slots) {
+      if (s === slot) break;
+      if (s.out !== null) ahead += s.out.bytes.length;
+    }
+    return ahead >= this.lane.bufferBytes;
+  }
+
+  private runSlot(slot: Slot): void {
+    const request = slot.request;
     void this
-      .run(snapshot, request.body, request.contentType, this.socket, (operation) => (slot.operation = operation))
-      .then((answer) => (answer === null ? undefined : this.finish(slot, answer, snapshot)))
+      .run(slot.snapshot, request.body, request.contentType, this.socket, (operation) => (slot.operation = operation), () => this.mustWait(slot))
+      .then((answer) => {
+        if (answer === HELD) return this.hold(slot);
+        this.startedBytes -= slot.bytes;
+        slot.bytes = 0;
+        request.body = SPENT;
+        return answer === null ? undefined : this.finish(slot, answer, slot.snapshot);
+      })
       .catch((err: unknown) => {
         // Nothing above throws by design; if something did, the connection cannot be answered in order any more.
         this.lane.logger.error('internal error', { method: 'POST', path: '/v1/query', stack: err instanceof Error ? err.stack : String(err) });
@@ -543,6 +606,41 @@ class Connection {
       },
     );
   }
+
+  private hold(slot: Slot): void {
+    slot.held = true;
+    this.counts.heldAnswers++;
+    this.wakeHeld();
+  }
+
+  /**
+   * Runs again, in order, the held requests whose answers ahead have gone out. Those ahead of a held one wait longer
+   * than it, so the first that must still wait ends the look; it is looked at again when the socket drains or the
+   * answers ahead of it are written.
+   */
+  private wakeHeld(): void {
+    if (this.socket.destroyed) return;
+    for (const slot of this.slots) {
+      if (!slot.held) continue;
+      if (this.mustWait(slot)) {
+        if (this.socket.writableNeedDrain) this.waitDrain();
+        return;
+      }
+      slot.held = false;
+      this.runSlot(slot);
+    }
+  }
+
+  private waitDrain(): void {
+    if (this.awaitingDrain) return;
+    this.awaitingDrain = true;
+    this.socket.once('drain', this.onDrain);
+  }
+
+  private readonly onDrain = (): void => {
+    this.awaitingDrain = false;
+    this.pump();
+  };
 
   private ready(slot: Slot, out: Out, status: number): void {
     slot.out = { ...out, status };
@@ -592,14 +690,15 @@ class Connection {
     }
     if (socket.destroyed) return;
     if (socket.writableNeedDrain) {
-      socket.once('drain', this.pump);
+      this.waitDrain();
       return;
     }
     this.pump();
   }
 
-  private readonly pump = (): void => {
-    while (this.waiting.length > 0 && this.slots.length < this.lane.depth && !this.socket.writableNeedDrain && !this.socket.destroyed) {
+  private pump(): void {
+    this.wakeHeld();
+    while (this.waiting.length > 0 && this.canStart(this.waiting[0]!.body.buffer.byteLength)) {
       const request = this.waiting.shift()!;
       this.waitingBytes -= request.body.buffer.byteLength;
       this.start(request);
@@ -611,7 +710,7 @@ class Connection {
       this.endNow();
       return;
     }
-  };
+  }
 
   /** Node's parser takes the connection once the answers under way here are written. */
   private handOver(): void {
@@ -631,7 +730,7 @@ class Connection {
     socket.off('end', this.onEnd);
     socket.off('error', noop);
     socket.off('close', this.onClose);
-    socket.off('drain', this.pump);
+    socket.off('drain', this.onDrain);
     this.forget(this);
     if (this.buf !== null) socket.unshift(this.buf);
     this.buf = null;
@@ -710,7 +809,7 @@ class Connection {
 
 function noop(): void {}
 
-type Counts = { answered: number; handedOver: number; readPauses: number; peakHeldBytes: number };
+type Counts = { answered: number; handedOver: number; readPauses: number; peakHeldBytes: number; heldAnswers: number };
 
 /** A copy of `bytes` in an ArrayBuffer of its own (not one of Node's shared pools, which a small copy would use). */
 function own(bytes: Buffer): Buffer {
@@ -730,7 +829,7 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const open = new Set<Connection>();
   const buffers = new AnswerBuffers();
   const run = lane.runner(buffers.allocate);
-  const counts: Counts = { answered: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
+  const counts: Counts = { answered: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0, heldAnswers: 0 };
   if (!(lane.bufferBytes >= MAX_HEAD_BYTES + lane.maxBodyBytes)) {
     throw new Error(`Expected \`pipelineBufferBytes\` to be at least ${MAX_HEAD_BYTES + lane.maxBodyBytes} (a whole request: its head and its largest body), got ${lane.bufferBytes}`);
   }
@@ -781,6 +880,9 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     },
     get peakHeldBytes() {
       return counts.peakHeldBytes;
+    },
+    get heldAnswers() {
+      return counts.heldAnswers;
     },
   };
 }
