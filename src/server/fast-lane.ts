@@ -406,8 +406,11 @@ type Slot = {
   request: Request;
   /** Bytes its body keeps alive until its answer is made (0 after). */
   bytes: number;
-  /** Its turn came while the answers ahead of it passed the budget: it runs again once they have gone out. */
-  held: boolean;
+  /**
+   * Its turn came while the answers ahead of it passed the budget ('held'): it runs again ('again', until its turn
+   * comes) once they have gone out.
+   */
+  held: 'no' | 'held' | 'again';
   snapshot: Snapshot | null;
   started: number;
   operation: OperationName | null;
@@ -554,29 +557,38 @@ class Connection {
   private start(request: Request): void {
     const bytes = request.body.buffer.byteLength;
     this.startedBytes += bytes;
-    const slot: Slot = { request, bytes, held: false, snapshot: this.lane.current(), started: performance.now(), operation: null, out: null };
+    const slot: Slot = { request, bytes, held: 'no', snapshot: this.lane.current(), started: performance.now(), operation: null, out: null };
     this.slots.push(slot);
     this.runSlot(slot);
   }
 
   /**
    * Whether `slot`'s answer must wait to be made: the answers ahead of it, made and not yet taken by the kernel, pass
-   * `bufferBytes`. A client that does not read its answers then holds at most about one answer in the server's memory
-   * (the one the kernel had no room for) instead of one for each request under way; the rest are made as it reads.
+   * `bufferBytes`, or one ahead of it was held and is not made yet (its turn, taken again, may come after this one's).
+   * A client that does not read its answers then holds at most about one answer in the server's memory (the one the
+   * kernel had no room for) instead of one for each request under way; the rest are made as it reads.
    */
   private mustWait(slot: Slot): boolean {
     let ahead = this.socket.writableLength;
     for (const s of this.slots) {
       if (s === slot) break;
+      if (s.held !== 'no') return true;
       if (s.out !== null) ahead += s.out.bytes.length;
     }
     return ahead >= this.lane.bufferBytes;
   }
 
+  /** Asked as `slot`'s turn comes: whether its answer waits (it is then held), else it is made now. */
+  private holds(slot: Slot): boolean {
+    if (this.mustWait(slot)) return true;
+    slot.held = 'no';
+    return false;
+  }
+
   private runSlot(slot: Slot): void {
     const request = slot.request;
     void this
-      .run(slot.snapshot, request.body, request.contentType, this.socket, (operation) => (slot.operation = operation), () => this.mustWait(slot))
+      .run(slot.snapshot, request.body, request.contentType, this.socket, (operation) => (slot.operation = operation), () => this.holds(slot))
       .then((answer) => {
         if (answer === HELD) return this.hold(slot);
         this.startedBytes -= slot.bytes;
@@ -608,7 +620,7 @@ class Connection {
   }
 
   private hold(slot: Slot): void {
-    slot.held = true;
+    slot.held = 'held';
     this.counts.heldAnswers++;
     this.wakeHeld();
   }
@@ -620,13 +632,17 @@ class Connection {
    */
   private wakeHeld(): void {
     if (this.socket.destroyed) return;
+    let first = true;
     for (const slot of this.slots) {
-      if (!slot.held) continue;
-      if (this.mustWait(slot)) {
+      if (slot.held === 'no') continue;
+      if (slot.held === 'again') return;
+      // Only the first held one can go: those after it wait for its answer.
+      if (!first || this.mustWait(slot)) {
         if (this.socket.writableNeedDrain) this.waitDrain();
         return;
       }
-      slot.held = false;
+      first = false;
+      slot.held = 'again';
       this.runSlot(slot);
     }
   }
