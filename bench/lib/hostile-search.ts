@@ -1,4 +1,5 @@
-import { mainThreadTimes } from './procs.ts';
+import { mainThreadTimes, type LineChild } from './procs.ts';
+import type { MetaFigures } from './meta-child.ts';
 
 /**
  * Hostile searches (issue: bounded under hostile input), shared by bench/hostile-search.ts, bench/slice-probe.ts and
@@ -76,12 +77,21 @@ export async function warmSearch(url: string): Promise<void> {
   await post(url, 'device-510k.search', searchInput('"balloon catheter" OR stent -foley'));
 }
 
-export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], round: number, pid?: number): Promise<HostileSearchRow> {
+export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], round: number, pid?: number, metaChild?: LineChild): Promise<HostileSearchRow> {
+  if (metaChild) await metaChild.request({ cmd: 'start', url, pid: pid ?? 0 }, 10_000);
   const started = performance.now();
   let done = false;
   const work = Promise.all(c.requests(round).map((input) => post(url, 'device-510k.search', input))).finally(() => {
     done = true;
   });
+  if (metaChild) {
+    const answers = await work;
+    const ms = performance.now() - started;
+    const f = await metaChild.request<MetaFigures>({ cmd: 'stop' }, 130_000);
+    // NaN comes back as null through JSON.
+    const n = (x: number | null) => x ?? Number.NaN;
+    return row(c, answers, ms, f.metas, { ms: f.slowest.ms, runMs: n(f.slowest.runMs), waitMs: n(f.slowest.waitMs) }, n(f.metaRunMax));
+  }
   // meta, one after another while the case runs (bounded: at most 2,000, and none past 120 s).
   const metas: number[] = [];
   let slowest = { ms: -1, runMs: Number.NaN, waitMs: Number.NaN };
@@ -99,6 +109,17 @@ export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES
   }
   const answers = await work;
   const ms = performance.now() - started;
+  return row(c, answers, ms, metas, slowest, metaRunMax);
+}
+
+function row(
+  c: (typeof HOSTILE_SEARCH_CASES)[number],
+  answers: { status: number; code: string | null; total: number | null }[],
+  ms: number,
+  metas: number[],
+  slowest: { ms: number; runMs: number; waitMs: number },
+  metaRunMax: number,
+): HostileSearchRow {
   const first = answers[0]!;
   const answered = first.status === 200 ? `200, ${first.total!.toLocaleString('en-US')} matches` : `${first.status} ${first.code}`;
   return {

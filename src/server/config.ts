@@ -27,8 +27,9 @@ export type ServerConfig = {
   /** Pipelined requests of one connection that may wait for their turn; one more closes the connection. Default 32. */
   pipelineMaxWaiting?: number;
   /**
-   * Bytes a connection's pipelined requests may hold while they wait for their turn on the fast lane; past it the
-   * connection is not read until they have started. Default 128 KiB; at least a whole request (80 KiB).
+   * Bytes a connection's pipelined requests may hold on the fast lane until they are answered; past it the
+   * connection is not read until answers are made. Also the bytes of its answers not yet taken by the kernel past
+   * which its next answers wait to be made. Default 128 KiB; at least a whole request (80 KiB).
    */
   pipelineBufferBytes?: number;
   /** Whether POST /v1/query is answered on the fast lane (fast-lane.ts) before Node's HTTP layer. Default true. */

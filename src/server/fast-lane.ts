@@ -5,7 +5,7 @@ import type { QueryAnswer } from '../api/query-answer.ts';
 import type { RouteAnswer } from '../api/routes.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
-import { logBug, type QueryRun } from './query-handler.ts';
+import { HELD, logBug, type QueryRun } from './query-handler.ts';
 import { KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import { BufferPool } from '../utils/buffer-pool.ts';
 import { compress, encodeAnswer, jsonEncoding, jsonHeaders, type EncodedAnswer } from './respond.ts';
@@ -33,11 +33,17 @@ import { rememberFirst } from '../utils/remember.ts';
  * next start once an answer has been handed to the kernel and the socket has drained, and a connection with more
  * than `maxWaiting` complete requests waiting is closed before any of them starts.
  *
- * And a connection's waiting requests hold at most `bufferBytes`: past it the lane stops reading the connection (as
- * Node's parser stops reading while a request's body waits unread), so that a client that pipelines large bodies and
- * never reads its answers is held back by TCP instead of by the server's memory, and reads again once the requests
- * waiting have started. A waiting body is copied out of the bytes it was read with when they are more than its own,
- * so that it never keeps a larger buffer alive.
+ * And a connection's requests not yet answered (started or waiting) hold at most `bufferBytes`: past it the lane
+ * stops reading the connection (as Node's parser stops reading while a request's body waits unread), so that a client
+ * that pipelines large bodies and never reads its answers is held back by TCP instead of by the server's memory, and
+ * reads again once answers have been made. A request starts only while the bodies of those under way stay within it
+ * (one always may). A waiting body is copied out of the bytes it was read with when they are more than its own, so
+ * that it never keeps a larger buffer alive, and a started one is let go once its answer is made.
+ *
+ * The answers a connection's client has not read are bounded the same way: a request whose turn comes while the
+ * answers ahead of it, made and not yet taken by the kernel, pass `bufferBytes` is not answered then, and runs again
+ * once they have gone out. A client that never reads thus leaves about one answer in the server's memory (the one
+ * the kernel had no room for), not one for each request under way.
  */
 export type FastLane = {
   /** The snapshot serving now; read once per request. */
@@ -53,7 +59,10 @@ export type FastLane = {
   maxWaiting: number;
   onRefused: (socket: Socket) => void;
   maxBodyBytes: number;
-  /** Bytes a connection's waiting requests and unparsed bytes may hold before the lane stops reading it. */
+  /**
+   * Bytes a connection's requests not yet answered and its unparsed bytes may hold before the lane stops reading it;
+   * and bytes of its answers not yet taken by the kernel past which its next answers wait to be made.
+   */
   bufferBytes: number;
   requestTimeoutMs: number;
   /** Paths whose GET and HEAD the lane answers too (with `answerGet`, each with no body); none when absent. */
@@ -76,9 +85,11 @@ export type FastLaneControl = {
   /** Of those, GETs and HEADs. */
   readonly answeredGets: number;
   readonly handedOver: number;
-  /** Times a connection stopped being read because its waiting requests passed `bufferBytes`, and the most held. */
+  /** Times a connection stopped being read because its requests passed `bufferBytes`, and the most held. */
   readonly readPauses: number;
   readonly peakHeldBytes: number;
+  /** Times a request's turn came while the answers ahead of it, not yet taken by the kernel, passed `bufferBytes`. */
+  readonly heldAnswers: number;
 };
 
 /** Node's limit on a request's head (`--max-http-header-size`): a longer head goes to Node, which answers 431. */
@@ -546,7 +557,23 @@ class WriteBatch {
   };
 }
 
-type Slot = { request: Request; started: number; operation: OperationName | null; out: (Out & { status: number }) | null };
+type Slot = {
+  request: Request;
+  /** Bytes its body keeps alive until its answer is made (0 after). */
+  bytes: number;
+  /**
+   * Its turn came while the answers ahead of it passed the budget ('held'): it runs again ('again', until its turn
+   * comes) once they have gone out.
+   */
+  held: 'no' | 'held' | 'again';
+  snapshot: Snapshot | null;
+  started: number;
+  operation: OperationName | null;
+  out: (Out & { status: number }) | null;
+};
+
+/** A started request's body once its answer is made: nothing of the bytes it was read with stays alive. */
+const SPENT = Buffer.alloc(0);
 
 /** One connection on the lane. */
 class Connection {
@@ -555,6 +582,9 @@ class Connection {
   /** Bytes the waiting requests' bodies keep alive (the buffers they are views of), and whether reading stopped. */
   private waitingBytes = 0;
   private readPaused = false;
+  /** Bytes the bodies of started requests keep alive until their answers are made. */
+  private startedBytes = 0;
+  private awaitingDrain = false;
   /** Started and not yet written, in the order of their requests. */
   private readonly slots: Slot[] = [];
   private handingOver = false;
@@ -601,9 +631,9 @@ class Connection {
     if (buf !== null && buf.buffer.byteLength > buf.length && !this.handingOver) this.buf = own(buf);
     const held = this.held();
     if (held > this.counts.peakHeldBytes) this.counts.peakHeldBytes = held;
-    // Waiting requests always start in time (the ones before them are answered, or the connection is closed), so a
-    // connection stopped here is read again; unparsed bytes alone never stop it: they are at most one request.
-    if (held > this.lane.bufferBytes && this.waiting.length > 0 && !this.readPaused && !this.handingOver && !this.socket.destroyed) {
+    // Started and waiting requests are always answered in time (or the connection is closed), so a connection stopped
+    // here is read again; unparsed bytes alone never stop it: they are at most one request.
+    if (held > this.lane.bufferBytes && (this.waiting.length > 0 || this.slots.length > 0) && !this.readPaused && !this.handingOver && !this.socket.destroyed) {
       this.readPaused = true;
       this.counts.readPauses++;
       this.socket.pause();
@@ -615,9 +645,9 @@ class Connection {
     }
   };
 
-  /** Bytes this connection holds for requests not yet started: their bodies and what is not parsed yet. */
+  /** Bytes this connection holds for requests not answered yet: their bodies, started or waiting, and what is not parsed yet. */
   private held(): number {
-    return this.waitingBytes + (this.buf === null ? 0 : this.buf.buffer.byteLength);
+    return this.startedBytes + this.waitingBytes + (this.buf === null ? 0 : this.buf.buffer.byteLength);
   }
 
   /** Reads the connection again once what it holds is back within the budget. */
@@ -653,10 +683,11 @@ class Connection {
     if (this.closing) return;
     if (request.close) this.closing = true;
     this.markBusy();
-    if (this.slots.length < this.lane.depth && this.waiting.length === 0 && !this.socket.writableNeedDrain) {
-      // A request read whole in one piece is a view of that piece, head and all, and is used as it is; one cut out
-      // of bytes read together with others is copied, so that its answer's wait does not keep them all alive.
-      if (request.body.buffer.byteLength > request.body.length + MAX_HEAD_BYTES) request.body = own(request.body);
+    // A request read whole in one piece is a view of that piece, head and all, and is used as it is; one cut out
+    // of bytes read together with others is copied, so that its answer's wait does not keep them all alive.
+    const copied = request.body.buffer.byteLength > request.body.length + MAX_HEAD_BYTES;
+    if (this.waiting.length === 0 && this.canStart(copied ? request.body.length : heldBy(request))) {
+      if (copied) request.body = own(request.body);
       this.start(request);
     } else if (this.waiting.length < this.lane.maxWaiting) {
       // A body read with other requests' bytes is a view of them all: copied, it keeps only its own alive.
@@ -672,14 +703,58 @@ class Connection {
     }
   }
 
+  /**
+   * Whether a request whose body keeps `bytes` alive may start now: fewer than `depth` are under way, the socket has
+   * room, and the bodies of those under way stay within `bufferBytes` (one request always may).
+   */
+  private canStart(bytes: number): boolean {
+    if (this.slots.length >= this.lane.depth || this.socket.writableNeedDrain || this.socket.destroyed) return false;
+    return this.slots.length === 0 || this.startedBytes + bytes <= this.lane.bufferBytes;
+  }
+
   private start(request: Request): void {
-    if (request.get !== null) return this.startGet(request, request.get);
-    const slot: Slot = { request, started: performance.now(), operation: null, out: null };
+    const bytes = heldBy(request);
+    this.startedBytes += bytes;
+    if (request.get !== null) return this.startGet(request, request.get, bytes);
+    const slot: Slot = { request, bytes, held: 'no', snapshot: this.lane.current(), started: performance.now(), operation: null, out: null };
     this.slots.push(slot);
-    const snapshot = this.lane.current();
+    this.runSlot(slot);
+  }
+
+  /**
+   * Whether `slot`'s answer must wait to be made: the answers ahead of it, made and not yet taken by the kernel, pass
+   * `bufferBytes`, or one ahead of it was held and is not made yet (its turn, taken again, may come after this one's).
+   * A client that does not read its answers then holds at most about one answer in the server's memory (the one the
+   * kernel had no room for) instead of one for each request under way; the rest are made as it reads.
+   */
+  private mustWait(slot: Slot): boolean {
+    let ahead = this.socket.writableLength;
+    for (const s of this.slots) {
+      if (s === slot) break;
+      if (s.held !== 'no') return true;
+      if (s.out !== null) ahead += s.out.bytes.length;
+    }
+    return ahead >= this.lane.bufferBytes;
+  }
+
+  /** Asked as `slot`'s turn comes: whether its answer waits (it is then held), else it is made now. */
+  private holds(slot: Slot): boolean {
+    if (this.mustWait(slot)) return true;
+    slot.held = 'no';
+    return false;
+  }
+
+  private runSlot(slot: Slot): void {
+    const request = slot.request;
     void this
-      .run(snapshot, request.body, request.contentType, this.socket, (operation) => (slot.operation = operation))
-      .then((answer) => (answer === null ? undefined : this.finish(slot, answer, snapshot)))
+      .run(slot.snapshot, request.body, request.contentType, this.socket, (operation) => (slot.operation = operation), () => this.holds(slot))
+      .then((answer) => {
+        if (answer === HELD) return this.hold(slot);
+        this.startedBytes -= slot.bytes;
+        slot.bytes = 0;
+        request.body = SPENT;
+        return answer === null ? undefined : this.finish(slot, answer, slot.snapshot);
+      })
       .catch((err: unknown) => {
         // Nothing above throws by design; if something did, the connection cannot be answered in order any more.
         this.lane.logger.error('internal error', { method: 'POST', path: '/v1/query', stack: err instanceof Error ? err.stack : String(err) });
@@ -691,8 +766,10 @@ class Connection {
    * A GET or HEAD: its route's answer, encoded as Node's route encodes it, in one write. A failure (the handler threw,
    * or compressing failed) becomes the error Node's route sends for it.
    */
-  private startGet(request: Request, get: GetRequest): void {
-    const slot: Slot = { request, started: performance.now(), operation: null, out: null };
+  private startGet(request: Request, get: GetRequest, bytes: number): void {
+    // A GET's answer is made at once (never held): it is a kept answer's shared pieces or a small error, and its URL,
+    // counted in the budget until then, is all the request holds.
+    const slot: Slot = { request, bytes, held: 'no', snapshot: null, started: performance.now(), operation: null, out: null };
     this.slots.push(slot);
     const lane = this.lane;
     const made = async (): Promise<{ out: Out; status: number }> => {
@@ -715,7 +792,11 @@ class Connection {
       return { out: wireBytes(status, encoded, request.close || lane.draining(), get.method === 'HEAD'), status };
     };
     made().then(
-      ({ out, status }) => this.ready(slot, out, status),
+      ({ out, status }) => {
+        this.startedBytes -= slot.bytes;
+        slot.bytes = 0;
+        this.ready(slot, out, status);
+      },
       (err: unknown) => {
         // An error answer that could not be made: nothing is left to answer in order with, as on the POST path.
         lane.logger.error('internal error', { method: get.method, path: get.path, stack: err instanceof Error ? err.stack : String(err) });
@@ -739,6 +820,45 @@ class Connection {
       },
     );
   }
+
+  private hold(slot: Slot): void {
+    slot.held = 'held';
+    this.counts.heldAnswers++;
+    this.wakeHeld();
+  }
+
+  /**
+   * Runs again, in order, the held requests whose answers ahead have gone out. Those ahead of a held one wait longer
+   * than it, so the first that must still wait ends the look; it is looked at again when the socket drains or the
+   * answers ahead of it are written.
+   */
+  private wakeHeld(): void {
+    if (this.socket.destroyed) return;
+    let first = true;
+    for (const slot of this.slots) {
+      if (slot.held === 'no') continue;
+      if (slot.held === 'again') return;
+      // Only the first held one can go: those after it wait for its answer.
+      if (!first || this.mustWait(slot)) {
+        if (this.socket.writableNeedDrain) this.waitDrain();
+        return;
+      }
+      first = false;
+      slot.held = 'again';
+      this.runSlot(slot);
+    }
+  }
+
+  private waitDrain(): void {
+    if (this.awaitingDrain) return;
+    this.awaitingDrain = true;
+    this.socket.once('drain', this.onDrain);
+  }
+
+  private readonly onDrain = (): void => {
+    this.awaitingDrain = false;
+    this.pump();
+  };
 
   private ready(slot: Slot, out: Out, status: number): void {
     slot.out = { ...out, status };
@@ -795,14 +915,15 @@ class Connection {
     }
     if (socket.destroyed) return;
     if (socket.writableNeedDrain) {
-      socket.once('drain', this.pump);
+      this.waitDrain();
       return;
     }
     this.pump();
   }
 
-  private readonly pump = (): void => {
-    while (this.waiting.length > 0 && this.slots.length < this.lane.depth && !this.socket.writableNeedDrain && !this.socket.destroyed) {
+  private pump(): void {
+    this.wakeHeld();
+    while (this.waiting.length > 0 && this.canStart(heldBy(this.waiting[0]!))) {
       const request = this.waiting.shift()!;
       this.waitingBytes -= heldBy(request);
       this.start(request);
@@ -814,7 +935,7 @@ class Connection {
       this.endNow();
       return;
     }
-  };
+  }
 
   /** Node's parser takes the connection once the answers under way here are written. */
   private handOver(): void {
@@ -834,7 +955,7 @@ class Connection {
     socket.off('end', this.onEnd);
     socket.off('error', noop);
     socket.off('close', this.onClose);
-    socket.off('drain', this.pump);
+    socket.off('drain', this.onDrain);
     this.forget(this);
     if (this.buf !== null) socket.unshift(this.buf);
     this.buf = null;
@@ -913,7 +1034,7 @@ class Connection {
 
 function noop(): void {}
 
-type Counts = { answered: number; answeredGets: number; handedOver: number; readPauses: number; peakHeldBytes: number };
+type Counts = { answered: number; answeredGets: number; handedOver: number; readPauses: number; peakHeldBytes: number; heldAnswers: number };
 
 /** A copy of `bytes` in an ArrayBuffer of its own (not one of Node's shared pools, which a small copy would use). */
 function own(bytes: Buffer): Buffer {
@@ -933,7 +1054,7 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
   const open = new Set<Connection>();
   const buffers = new AnswerBuffers();
   const run = lane.runner(buffers.allocate);
-  const counts: Counts = { answered: 0, answeredGets: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0 };
+  const counts: Counts = { answered: 0, answeredGets: 0, handedOver: 0, readPauses: 0, peakHeldBytes: 0, heldAnswers: 0 };
   if (!(lane.bufferBytes >= MAX_HEAD_BYTES + lane.maxBodyBytes)) {
     throw new Error(`Expected \`pipelineBufferBytes\` to be at least ${MAX_HEAD_BYTES + lane.maxBodyBytes} (a whole request: its head and its largest body), got ${lane.bufferBytes}`);
   }
@@ -987,6 +1108,9 @@ export function installFastLane(server: Server, lane: FastLane): FastLaneControl
     },
     get peakHeldBytes() {
       return counts.peakHeldBytes;
+    },
+    get heldAnswers() {
+      return counts.heldAnswers;
     },
   };
 }

@@ -18,14 +18,22 @@ export type QueryDeps = Omit<ApiQueryDeps, 'deadline'> & {
   turns: Turns;
 };
 
-/** One request's answer below HTTP: the bytes of its body in, the answer out, or null when its client is gone. */
+/** What a run resolves to when `hold` said, as its turn came, that its answer is not to be made yet. */
+export const HELD: unique symbol = Symbol('held');
+
+/**
+ * One request's answer below HTTP: the bytes of its body in, the answer out, or null when its client is gone. With
+ * `hold`: asked as the request's turn comes; when it answers true no work is done and the run resolves to HELD, for
+ * the caller to run the request again once it is to be made.
+ */
 export type QueryRun = (
   snapshot: Snapshot | null,
   body: Uint8Array,
   contentType: string | undefined,
   connection: Socket,
   onOperation: (operation: OperationName) => void,
-) => Promise<QueryAnswer | null>;
+  hold?: () => boolean,
+) => Promise<QueryAnswer | null | typeof HELD>;
 
 /**
  * Answers a request's body with src/api/query-answer.ts, bounded by the operation timeout, in the connection's turn of the
@@ -35,9 +43,13 @@ export type QueryRun = (
  */
 export function queryRunner(deps: QueryDeps): QueryRun {
   const core = coreDeps(deps);
-  return (snapshot, body, contentType, connection, onOperation) =>
+  return (snapshot, body, contentType, connection, onOperation, hold) =>
     deps.turns
-      .run(connection, (pause) => (connection.destroyed ? Promise.resolve(null) : answerQuery(core, snapshot, body, contentType, onOperation, pause)))
+      .run(connection, (pause): Promise<QueryAnswer | null | typeof HELD> => {
+        if (connection.destroyed) return Promise.resolve(null);
+        if (hold?.()) return Promise.resolve(HELD);
+        return answerQuery(core, snapshot, body, contentType, onOperation, pause);
+      })
       .catch((err: unknown) => errorAnswer(deps, err, null, snapshot));
 }
 
@@ -70,8 +82,10 @@ export function queryHandler(deps: QueryDeps) {
     let answer: QueryAnswer | null;
     try {
       const body = await readBody(req);
-      answer = await run(snapshot, body, req.headers['content-type'], req.socket, (operation) => noteOperation(res, operation));
-      if (answer === null) return;
+      const made = await run(snapshot, body, req.headers['content-type'], req.socket, (operation) => noteOperation(res, operation));
+      // Never HELD: no `hold` is given here.
+      if (made === null || made === HELD) return;
+      answer = made;
     } catch (err) {
       if (err instanceof ClientGone) return;
       answer = errorAnswer(deps, err, null, snapshot);

@@ -656,6 +656,99 @@ describe('back-pressure on a connection that pipelines large bodies and never re
     }
   }, 40_000);
 
+  it('makes no answer while the answers ahead of it that the kernel has not taken pass the budget, and makes them all once the client reads', async () => {
+    // Answers of 512 KiB to a client that never reads: the kernel soon has no room, and what it did not take stays in
+    // the server's memory. Measured from the socket's own counts each time an answer starts being made: answers made
+    // before it, less what the kernel took (bytes written less those still waiting in the socket's stream).
+    const answerBytes = 512 * 1024;
+    const big = new JsonBytes(new Uint8Array(Buffer.from(JSON.stringify({ title: 'x'.repeat(answerBytes) }), 'utf8')));
+    let serverSide: Socket | null = null;
+    let made = 0;
+    let mostNotTaken = 0;
+    const heavy: Operation = {
+      input: OPERATIONS['device-510k.meta'],
+      handler: async () => {
+        const taken = serverSide!.bytesWritten - serverSide!.writableLength;
+        mostNotTaken = Math.max(mostNotTaken, made * answerBytes - taken);
+        made++;
+        return { data: big };
+      },
+    };
+    const budget = 128 * 1024;
+    const server = await startServer({ snapshotPath, now: () => NOW, operations: { 'device-510k.meta': heavy }, pipelineBufferBytes: budget, pipelineDepth: 4, pipelineMaxWaiting: 32 });
+    server.app.server.once('connection', (socket: Socket) => (serverSide = socket));
+    const count = 24;
+    const burst = post(META).repeat(count);
+    const client = connect(Number(new URL(server.url).port), '127.0.0.1');
+    client.on('error', () => {});
+    try {
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      client.pause();
+      client.write(burst);
+      // The kernel has no more room for answers: some wait in the server's socket.
+      await vi.waitFor(() => expect(serverSide?.writableLength ?? 0).toBeGreaterThan(0), { timeout: 10_000, interval: 10 });
+      expect(made).toBeLessThan(count);
+      // Each answer was made with at most the budget of those ahead of it not taken: one answer and the budget at most.
+      expect(mostNotTaken).toBeLessThanOrEqual(budget);
+      const chunks: Buffer[] = [];
+      client.on('data', (c: Buffer) => chunks.push(c));
+      client.resume();
+      await vi.waitFor(() => expect(replies(Buffer.concat(chunks)).length).toBe(count), { timeout: 30_000, interval: 50 });
+      const got = replies(Buffer.concat(chunks));
+      expect(got.map((r) => r.status)).toEqual(Array(count).fill(200));
+      expect(got.every((r) => JSON.parse(r.body.toString('utf8')).data.title.length === answerBytes)).toBe(true);
+      expect(mostNotTaken).toBeLessThanOrEqual(budget);
+    } finally {
+      client.destroy();
+      await server.close();
+    }
+  }, 40_000);
+
+  it('counts the bodies of requests under way in the budget: reading stops while answers wait for their turn', async () => {
+    // Operations that wait until the test lets them go, as answers wait for their turn behind other connections'
+    // work: the requests under way keep their bodies until then.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const waiting: Operation = {
+      input: OPERATIONS['device-510k.meta'],
+      handler: async () => {
+        started++;
+        await gate;
+        return { data: new JsonBytes(new Uint8Array(Buffer.from('{"ok":true}', 'utf8'))) };
+      },
+    };
+    const budget = 128 * 1024;
+    const server = await startServer({ snapshotPath, now: () => NOW, operations: { 'device-510k.meta': waiting }, pipelineBufferBytes: budget, pipelineDepth: 4, pipelineMaxWaiting: 32 });
+    const control = server.app.fastLane!;
+    let serverSide: Socket | null = null;
+    server.app.server.once('connection', (socket: Socket) => (serverSide = socket));
+    const count = 36;
+    const body = META + ' '.repeat(60_000 - META.length);
+    const burst = post(body).repeat(count);
+    const client = connect(Number(new URL(server.url).port), '127.0.0.1');
+    client.on('error', () => {});
+    try {
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      client.write(burst);
+      await vi.waitFor(() => expect(control.readPauses).toBeGreaterThanOrEqual(1), { timeout: 10_000, interval: 10 });
+      expect(started).toBeGreaterThanOrEqual(1);
+      // No answer is made yet, so every byte read is held: the budget, the read that passed it, and what the socket
+      // read before it stopped (64 KiB reads).
+      expect(serverSide!.bytesRead).toBeLessThanOrEqual(budget + 2 * 64 * 1024);
+      const chunks: Buffer[] = [];
+      client.on('data', (c: Buffer) => chunks.push(c));
+      release();
+      await vi.waitFor(() => expect(replies(Buffer.concat(chunks)).length).toBe(count), { timeout: 30_000, interval: 50 });
+      expect(replies(Buffer.concat(chunks)).map((r) => r.status)).toEqual(Array(count).fill(200));
+      expect(serverSide!.bytesRead).toBe(burst.length);
+    } finally {
+      release();
+      client.destroy();
+      await server.close();
+    }
+  }, 40_000);
+
   it('refuses a budget smaller than one whole request, naming the setting', async () => {
     await expect(startServer({ snapshotPath, pipelineBufferBytes: 64 * 1024 })).rejects.toThrow(/pipelineBufferBytes.+at least 81920/);
   });
