@@ -39,12 +39,17 @@ const Year = int(1900, 9999).nullable();
 export const SORTS = ['relevance', 'decisionDate:desc', 'decisionDate:asc', 'receivedDate:desc', 'reviewDays:desc', 'kNumber:asc'] as const;
 export const SortInput = z.enum(SORTS, { error: `must be one of ${SORTS.map((s) => `"${s}"`).join(', ')}` });
 
-/** Every field `search.facets` can count, by its record member's name (receivedYear: the year of receivedDate). */
+/**
+ * Every field `search.facets` can count, by its record member's name (receivedYear: the year of receivedDate;
+ * decisionDate and receivedDate: the day, as the record writes it).
+ */
 export const FACET_FIELDS = [
   'productCode',
   'applicant',
   'decisionYear',
   'receivedYear',
+  'decisionDate',
+  'receivedDate',
   'advisoryCommittee',
   'deviceClass',
   'decisionCode',

@@ -1,5 +1,5 @@
 import type { FACET_FIELDS } from '../contract/operations.ts';
-import { MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
+import { isoOfDay, MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
 import type { DocSet } from './facets.ts';
 import { topCounts } from './facets.ts';
 import type { SearchIndex } from './model.ts';
@@ -14,8 +14,8 @@ export type FacetOut = { field: FacetField; values: FacetValueOut[] };
 
 /**
  * One field: the column counted over the matches (a tight pass, in slices), `fold` turning its counts per stored
- * value into counts per shown id, and what each id shows. Ids are dictionary indexes (value order), years, or 0/1
- * for false/true.
+ * value into counts per shown id, and what each id shows. Ids are dictionary indexes (value order), years, day
+ * numbers, or 0/1 for false/true.
  */
 type Column = {
   col: Values;
@@ -100,6 +100,18 @@ function receivedYearOf(index: SearchIndex): Uint16Array {
   return years;
 }
 
+const lastDays = new WeakMap<Uint32Array, number>();
+
+/** The latest day number of a day column (0 when no document has a date), found once per column. */
+function lastDayOf(col: Uint32Array): number {
+  let max = lastDays.get(col);
+  if (max !== undefined) return max;
+  max = 0;
+  for (let d = 0; d < col.length; d++) if (col[d]! > max) max = col[d]!;
+  lastDays.set(col, max);
+  return max;
+}
+
 function columnOf(index: SearchIndex, field: FacetField): Column {
   const dictionary = (col: Values, values: readonly string[], label?: (id: number) => string | undefined): Column => ({
     col,
@@ -130,6 +142,16 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
     },
     value: (y) => y,
   });
+  // Day numbers count as they are, into (latest day + 1) slots: a day's id is its number, so ids ascend in time.
+  const days = (col: Uint32Array): Column => ({
+    col,
+    size: lastDayOf(col) + 1,
+    fold: (counts) => {
+      counts[0] = 0; // no date
+      return counts;
+    },
+    value: (day) => isoOfDay(day),
+  });
   switch (field) {
     case 'productCode':
       return dictionary(index.docCode, index.codes, (id) => index.codeTypes[id] || undefined);
@@ -139,6 +161,10 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
       return years(index.docYear);
     case 'receivedYear':
       return years(receivedYearOf(index));
+    case 'decisionDate':
+      return days(index.docDecided);
+    case 'receivedDate':
+      return days(index.docReceived);
     case 'advisoryCommittee':
       return dictionary(index.docPanel, index.panels);
     case 'deviceClass':
@@ -175,8 +201,8 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
 
 /**
  * Exact counts of each requested field over every match. `order: "count"` lists count descending then value
- * ascending; `order: "value"` lists values ascending (years as numbers). Dictionary ids are in value order, so
- * "value ascending" is "id ascending" for every field. `size` null lists every value.
+ * ascending; `order: "value"` lists values ascending (years as numbers, days in time order). Dictionary ids are in
+ * value order, so "value ascending" is "id ascending" for every field. `size` null lists every value.
  */
 export function countFacetFields(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[]): FacetOut[] {
   return runSteps(countFacetFieldsSteps(index, docs, requests, Infinity));

@@ -51,6 +51,8 @@ const FACET: Record<FacetField, Need> = {
   applicant: [],
   decisionYear: [],
   receivedYear: ['docReceived'],
+  decisionDate: ['docDecided'],
+  receivedDate: ['docReceived'],
   advisoryCommittee: ['docPanel', 'panels'],
   deviceClass: ['classes', 'codeClass'],
   decisionCode: ['docDecision', 'decisions', 'decisionNames'],

@@ -240,6 +240,10 @@ function facetValues(
         return r.decisionDate === null ? null : Number(r.decisionDate.slice(0, 4));
       case 'receivedYear':
         return r.receivedDate === null ? null : Number(r.receivedDate.slice(0, 4));
+      case 'decisionDate':
+        return r.decisionDate;
+      case 'receivedDate':
+        return r.receivedDate;
       case 'advisoryCommittee':
         return r.advisoryCommittee;
       case 'deviceClass':
