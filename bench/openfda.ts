@@ -105,10 +105,10 @@ const PAIRS: Pair[] = [
     }),
   },
   {
-    name: 'count: dates of a word (days vs years)',
+    name: 'count: decision dates of a word, by day both ways',
     make: ({ word }) => ({
       openfda: { method: 'GET', path: `/device/510k.json?search=device_name:${word}&count=decision_date` },
-      v1: search({ query: `device:${word}`, pageSize: 1, facets: [{ field: 'decisionYear', size: null }] }),
+      v1: search({ query: `device:${word}`, pageSize: 1, facets: [{ field: 'decisionDate', size: null, order: 'value' }] }),
     }),
   },
 ];
