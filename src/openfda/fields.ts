@@ -1,5 +1,6 @@
 import { NO_APPLICANT, NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
 import { rowsByValue } from '../search/csr.ts';
+import { dayTableOf, NO_DAY, type DayTable } from '../search/days.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
 import { kNumberText } from '../search/engine.ts';
 import { tokenize } from '../search/tokenize.ts';
@@ -422,47 +423,21 @@ function receivedPlan(ctx: Ctx, leaf: Leaf): Plan {
 }
 
 /**
- * A date column's days, made once per index: the distinct days in time order, each document's rank among them
- * (`docDay`, -1 without a date), the JSON text that opens each day's entry of a timeseries, and the count of every
- * document's day (the answer to a count over all records). A count over a set is then one pass over its members into
- * a typed array indexed by rank, and one pass over the days in order: no map, no sort, no date formatting.
+ * A date column's days (src/search/days.ts, shared with search's day facets) with the JSON text that opens each day's
+ * entry of a timeseries, made once per column; `allJson` is the answer to a count over every record.
  */
-type DayTable = { opens: string[]; docDay: Int32Array; all: Uint32Array; allJson: { days: number; json: string } | null };
+type DayJson = { table: DayTable; opens: string[]; allJson: { days: number; json: string } | null };
 
-function dayTable(owner: object, key: string, col: Uint32Array): DayTable {
+function dayJson(owner: object, key: string, col: Uint32Array): DayJson {
   return once(owner, `days:${key}`, () => {
-    let min = Infinity;
-    let max = -Infinity;
-    for (let d = 0; d < col.length; d++) {
-      const v = col[d]!;
-      if (v === 0) continue;
-      if (v < min) min = v;
-      if (v > max) max = v;
-    }
-    const span = max >= min ? max - min + 1 : 0;
-    // Day numbers run over at most the years 1900..9999 (src/contract/search-index.ts): a span of a few million.
-    const rank = new Int32Array(span).fill(-1);
-    for (let d = 0; d < col.length; d++) if (col[d] !== 0) rank[col[d]! - min] = 0;
-    const opens: string[] = [];
-    for (let i = 0; i < span; i++) {
-      if (rank[i] === -1) continue;
-      rank[i] = opens.length;
-      opens.push(`{"time":"${isoOfDay(i + min).replaceAll('-', '')}","count":`);
-    }
-    const docDay = new Int32Array(col.length);
-    const all = new Uint32Array(opens.length);
-    for (let d = 0; d < col.length; d++) {
-      const r = col[d] === 0 ? -1 : rank[col[d]! - min]!;
-      docDay[d] = r;
-      if (r >= 0) all[r]!++;
-    }
-    return { opens, docDay, all, allJson: null };
+    const table = dayTableOf(col);
+    return { table, opens: table.iso.map((iso) => `{"time":"${iso.replaceAll('-', '')}","count":`), allJson: null };
   });
 }
 
-function timeseries(table: DayTable, counts: Uint32Array): { days: number; json: string } {
+function timeseries(days: DayJson, counts: Uint32Array): { days: number; json: string } {
   const parts: string[] = [];
-  for (let r = 0; r < counts.length; r++) if (counts[r]! > 0) parts.push(`${table.opens[r]!}${counts[r]!}}`);
+  for (let r = 0; r < counts.length; r++) if (counts[r]! > 0) parts.push(`${days.opens[r]!}${counts[r]!}}`);
   return { days: parts.length, json: `[${parts.join(',')}]` };
 }
 
@@ -470,18 +445,18 @@ function timeseries(table: DayTable, counts: Uint32Array): { days: number; json:
 const isAll = (set: DocSet, docCount: number): boolean => (set instanceof Bits ? set.count() : set.length) === docCount;
 
 function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, docCount: number): CountResult {
-  const table = dayTable(owner, key, col);
+  const days = dayJson(owner, key, col);
   if (isAll(set, docCount)) {
-    table.allJson ??= timeseries(table, table.all);
-    return { kind: 'days', ...table.allJson };
+    days.allJson ??= timeseries(days, days.table.all);
+    return { kind: 'days', ...days.allJson };
   }
-  const counts = new Uint32Array(table.opens.length);
-  const docDay = table.docDay;
+  const counts = new Uint32Array(days.opens.length);
+  const docDay = days.table.docDay;
   eachDoc(set, (d) => {
     const r = docDay[d]!;
-    if (r >= 0) counts[r]!++;
+    if (r !== NO_DAY) counts[r]!++;
   });
-  return { kind: 'days', ...timeseries(table, counts) };
+  return { kind: 'days', ...timeseries(days, counts) };
 }
 
 const dateKey = (col: (ctx: Ctx) => Uint32Array) => ({

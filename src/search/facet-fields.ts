@@ -1,5 +1,6 @@
 import type { FACET_FIELDS } from '../contract/operations.ts';
-import { isoOfDay, MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
+import { MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
+import { dayTableOf } from './days.ts';
 import type { DocSet } from './facets.ts';
 import { topCounts } from './facets.ts';
 import type { SearchIndex } from './model.ts';
@@ -14,8 +15,8 @@ export type FacetOut = { field: FacetField; values: FacetValueOut[] };
 
 /**
  * One field: the column counted over the matches (a tight pass, in slices), `fold` turning its counts per stored
- * value into counts per shown id, and what each id shows. Ids are dictionary indexes (value order), years, day
- * numbers, or 0/1 for false/true.
+ * value into counts per shown id, and what each id shows. Ids are dictionary indexes (value order), years, ranks of
+ * days (time order), or 0/1 for false/true.
  */
 type Column = {
   col: Values;
@@ -100,18 +101,6 @@ function receivedYearOf(index: SearchIndex): Uint16Array {
   return years;
 }
 
-const lastDays = new WeakMap<Uint32Array, number>();
-
-/** The latest day number of a day column (0 when no document has a date), found once per column. */
-function lastDayOf(col: Uint32Array): number {
-  let max = lastDays.get(col);
-  if (max !== undefined) return max;
-  max = 0;
-  for (let d = 0; d < col.length; d++) if (col[d]! > max) max = col[d]!;
-  lastDays.set(col, max);
-  return max;
-}
-
 function columnOf(index: SearchIndex, field: FacetField): Column {
   const dictionary = (col: Values, values: readonly string[], label?: (id: number) => string | undefined): Column => ({
     col,
@@ -142,16 +131,11 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
     },
     value: (y) => y,
   });
-  // Day numbers count as they are, into (latest day + 1) slots: a day's id is its number, so ids ascend in time.
-  const days = (col: Uint32Array): Column => ({
-    col,
-    size: lastDayOf(col) + 1,
-    fold: (counts) => {
-      counts[0] = 0; // no date
-      return counts;
-    },
-    value: (day) => isoOfDay(day),
-  });
+  // A day's id is its rank among the column's days (days.ts), so ids ascend in time; no date is past every rank.
+  const days = (col: Uint32Array): Column => {
+    const table = dayTableOf(col);
+    return { col: table.docDay, size: table.iso.length, value: (id) => table.iso[id]! };
+  };
   switch (field) {
     case 'productCode':
       return dictionary(index.docCode, index.codes, (id) => index.codeTypes[id] || undefined);

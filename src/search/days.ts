@@ -1,0 +1,48 @@
+import { isoOfDay } from '../contract/search-index.ts';
+
+/** A document's rank in `DayTable.docDay` when it has no date: past every rank, so a count kernel skips it. */
+export const NO_DAY = 0xffffffff;
+
+/**
+ * A day column's days (`docDecided`, `docReceived`), made once per column and shared by every surface that counts by
+ * day (search's day facets, openFDA's `count=decision_date`): the distinct days in time order as the record writes them
+ * (`iso`, "YYYY-MM-DD"), each document's rank among them (`docDay`, NO_DAY without a date), and the count of every
+ * document's day (`all`). A count over a set of documents is then one pass over its members into a typed array
+ * indexed by rank: ranks ascend in time, so "in time order" is "rank ascending", with no date formatting per request.
+ */
+export type DayTable = { iso: readonly string[]; docDay: Uint32Array; all: Uint32Array };
+
+const tables = new WeakMap<Uint32Array, DayTable>();
+
+export function dayTableOf(col: Uint32Array): DayTable {
+  let table = tables.get(col);
+  if (table) return table;
+  let min = Infinity;
+  let max = -Infinity;
+  for (let d = 0; d < col.length; d++) {
+    const v = col[d]!;
+    if (v === 0) continue;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const span = max >= min ? max - min + 1 : 0;
+  // Day numbers run over at most the years 1900..9999 (src/contract/search-index.ts): a span of a few million.
+  const rank = new Int32Array(span).fill(-1);
+  for (let d = 0; d < col.length; d++) if (col[d] !== 0) rank[col[d]! - min] = 0;
+  const iso: string[] = [];
+  for (let i = 0; i < span; i++) {
+    if (rank[i] === -1) continue;
+    rank[i] = iso.length;
+    iso.push(isoOfDay(i + min));
+  }
+  const docDay = new Uint32Array(col.length);
+  const all = new Uint32Array(iso.length);
+  for (let d = 0; d < col.length; d++) {
+    const r = col[d] === 0 ? NO_DAY : rank[col[d]! - min]!;
+    docDay[d] = r;
+    if (r !== NO_DAY) all[r]!++;
+  }
+  table = { iso, docDay, all };
+  tables.set(col, table);
+  return table;
+}
