@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBody, ResponseSchemas, type ClearanceRecord } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -127,6 +128,18 @@ for (const target of TARGETS) {
         expect(body.error.details.map((d) => d.message).join(' ')).toMatch(message);
         expect(body.error.details.map((d) => d.path).join(' ')).toMatch(/facets/);
       });
+    });
+
+    it('describes the day fields in the OpenAPI document, and a real day-facet request and answer validate against it', async () => {
+      const doc = (await (await fetch(`${url}/v1/openapi.json`)).json()) as Record<string, unknown>;
+      const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+      ajv.addSchema(doc, 'openapi.json');
+      const valid = (component: string, value: unknown) => ajv.getSchema(`openapi.json#/components/schemas/${component}`)!(value);
+      const input = { ...NONE, query: 'catheter', page: 1, pageSize: 1, facets: [{ field: 'decisionDate', size: null, order: 'value' }, { field: 'receivedDate', size: 2 }] };
+      expect(valid('SearchRequest', { version: 1, operation: 'device-510k.search', input })).toBe(true);
+      expect(valid('SearchRequest', { version: 1, operation: 'device-510k.search', input: { ...input, facets: [{ field: 'decisionDay' }] } })).toBe(false);
+      const { text } = await raw(input);
+      expect(valid('SearchResponse', JSON.parse(text))).toBe(true);
     });
 
     describe('requests that use no day facet', () => {
