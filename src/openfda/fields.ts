@@ -1,6 +1,6 @@
 import { NO_APPLICANT, NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
 import { rowsByValue } from '../search/csr.ts';
-import { dayTableOf, NO_DAY, type DayTable } from '../search/days.ts';
+import { dayTableOf, type DayTable } from '../search/days.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
 import { kNumberText } from '../search/engine.ts';
 import { tokenize } from '../search/tokenize.ts';
@@ -450,11 +450,12 @@ function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, do
     days.allJson ??= timeseries(days, days.table.all);
     return { kind: 'days', ...days.allJson };
   }
-  const counts = new Uint32Array(days.opens.length);
+  const n = days.opens.length;
+  const counts = new Uint32Array(n);
   const docDay = days.table.docDay;
   eachDoc(set, (d) => {
     const r = docDay[d]!;
-    if (r !== NO_DAY) counts[r]!++;
+    if (r < n) counts[r]!++;
   });
   return { kind: 'days', ...timeseries(days, counts) };
 }

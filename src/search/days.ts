@@ -1,16 +1,15 @@
 import { isoOfDay } from '../contract/search-index.ts';
 
-/** A document's rank in `DayTable.docDay` when it has no date: past every rank, so a count kernel skips it. */
-export const NO_DAY = 0xffffffff;
-
 /**
  * A day column's days (`docDecided`, `docReceived`), made once per column and shared by every surface that counts by
  * day (search's day facets, openFDA's `count=decision_date`): the distinct days in time order as the record writes them
- * (`iso`, "YYYY-MM-DD"), each document's rank among them (`docDay`, NO_DAY without a date), and the count of every
- * document's day (`all`). A count over a set of documents is then one pass over its members into a typed array
- * indexed by rank: ranks ascend in time, so "in time order" is "rank ascending", with no date formatting per request.
+ * (`iso`, "YYYY-MM-DD"), each document's rank among them (`docDay`), and the count of every document's day (`all`).
+ * A count over a set of documents is then one pass over its members into a typed array indexed by rank: ranks ascend
+ * in time, so "in time order" is "rank ascending", with no date formatting per request. A document without a date has
+ * the array's largest value, at or past `iso.length`, which a count skips. Ranks take two bytes each while the days
+ * are fewer than 65,535 (about 179 years of days), else four.
  */
-export type DayTable = { iso: readonly string[]; docDay: Uint32Array; all: Uint32Array };
+export type DayTable = { iso: readonly string[]; docDay: Uint16Array | Uint32Array; all: Uint32Array };
 
 const tables = new WeakMap<Uint32Array, DayTable>();
 
@@ -35,12 +34,13 @@ export function dayTableOf(col: Uint32Array): DayTable {
     rank[i] = iso.length;
     iso.push(isoOfDay(i + min));
   }
-  const docDay = new Uint32Array(col.length);
+  const docDay = iso.length < 0xffff ? new Uint16Array(col.length) : new Uint32Array(col.length);
+  const none = docDay instanceof Uint16Array ? 0xffff : 0xffffffff;
   const all = new Uint32Array(iso.length);
   for (let d = 0; d < col.length; d++) {
-    const r = col[d] === 0 ? NO_DAY : rank[col[d]! - min]!;
+    const r = col[d] === 0 ? none : rank[col[d]! - min]!;
     docDay[d] = r;
-    if (r !== NO_DAY) all[r]!++;
+    if (r !== none) all[r]!++;
   }
   table = { iso, docDay, all };
   tables.set(col, table);

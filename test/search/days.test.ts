@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayTableOf, NO_DAY } from '../../src/search/days.ts';
+import { dayTableOf } from '../../src/search/days.ts';
 
 /** The index's day number of an ISO date, written out here: 1 is 1900-01-01 (src/contract/search-index.ts). */
 const day = (iso: string) => Math.round((Date.parse(`${iso}T00:00:00Z`) - Date.parse('1900-01-01T00:00:00Z')) / 86_400_000) + 1;
@@ -11,9 +11,22 @@ describe('the day table of a date column', () => {
     const table = dayTableOf(col);
     const distinct = [...new Set(dates.filter((d): d is string => d !== null))].sort();
     expect(table.iso).toEqual(distinct);
-    expect([...table.docDay]).toEqual(dates.map((d) => (d === null ? NO_DAY : distinct.indexOf(d))));
+    expect([...table.docDay]).toEqual(dates.map((d) => (d === null ? 0xffff : distinct.indexOf(d))));
     expect([...table.all]).toEqual(distinct.map((d) => dates.filter((x) => x === d).length));
     expect(dayTableOf(col)).toBe(table);
+  });
+
+  it('ranks in four bytes when the days are too many for two, and counts them all', () => {
+    const days = 70_000;
+    const col = new Uint32Array(days + 1);
+    for (let d = 0; d < days; d++) col[d] = days - d; // every day from 1900-01-01 on, newest first, then no date
+    const table = dayTableOf(col);
+    expect(table.iso.length).toBe(days);
+    expect(table.iso[0]).toBe('1900-01-01');
+    expect(table.iso[days - 1]).toBe(new Date(Date.UTC(1900, 0, days)).toISOString().slice(0, 10));
+    expect(table.docDay[0]).toBe(days - 1);
+    expect(table.docDay[days]!).toBeGreaterThanOrEqual(days);
+    expect(table.all.every((c) => c === 1)).toBe(true);
   });
 
   it('has no days for a column without dates, or without documents', () => {
@@ -21,7 +34,7 @@ describe('the day table of a date column', () => {
       const table = dayTableOf(col);
       expect(table.iso).toEqual([]);
       expect(table.all.length).toBe(0);
-      expect([...table.docDay].every((r) => r === NO_DAY)).toBe(true);
+      expect([...table.docDay].every((r) => r >= table.iso.length)).toBe(true);
     }
   });
 });
