@@ -137,9 +137,9 @@ function row(
 }
 
 /** `rounds` rounds of the case; the median round by time. */
-export async function medianRound(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], rounds: number, pid?: number): Promise<HostileSearchRow> {
+export async function medianRound(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], rounds: number, pid?: number, metaChild?: LineChild): Promise<HostileSearchRow> {
   const runs: HostileSearchRow[] = [];
-  for (let r = 0; r < rounds; r++) runs.push(await runSearchCase(url, c, r, pid));
+  for (let r = 0; r < rounds; r++) runs.push(await runSearchCase(url, c, r, pid, metaChild));
   runs.sort((a, b) => a.ms - b.ms);
   return runs[Math.floor((runs.length - 1) / 2)]!;
 }

@@ -140,7 +140,14 @@ export function answerBytes(operation: OperationName, result: OperationResult, s
 export function answerParts(result: OperationResult): AnswerParts {
   const data = result.data instanceof JsonBytes ? result.data.bytes : encoder.encode(JSON.stringify(result.data));
   let tail = CLOSE;
-  if (result.page || result.facets) {
+  if (result.facets instanceof JsonBytes) {
+    const facets = result.facets.bytes;
+    const head = encoder.encode(`${result.page ? `,"page":${JSON.stringify(result.page)}` : ''},"facets":`);
+    tail = new Uint8Array(head.length + facets.length + 1);
+    tail.set(head, 0);
+    tail.set(facets, head.length);
+    tail[tail.length - 1] = 0x7d; // }
+  } else if (result.page || result.facets) {
     let text = '';
     if (result.page) text += `,"page":${JSON.stringify(result.page)}`;
     if (result.facets) text += `,"facets":${JSON.stringify(result.facets)}`;

@@ -4,8 +4,8 @@ import { ByteSink, CSV_HEAD, writeCsvRow } from './csv.ts';
 import { SORTS } from '../contract/index.ts';
 import type { SearchIndex } from '../search/model.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
-import { kNumberText, matchesOf, matchList } from '../search/engine.ts';
-import { compareKeys, orderPage, sortKey, type Sort } from '../search/sort.ts';
+import { kNumberText, matchesOf } from '../search/engine.ts';
+import { compareKeys, orderPage, orderRange, sortKey, type Sort } from '../search/sort.ts';
 import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
 import { ApiError, refusingCostlyQueries, SearchUnavailable } from './errors.ts';
 import { searchIndexOf } from './search.ts';
@@ -44,11 +44,26 @@ export const EXPORT_BATCH = 2048;
 const PREFETCH_AHEAD = 4;
 
 /**
- * Records read, or written out, between two turns of the host (`ExportOptions.turn`): a batch is about 2 MiB, whose
- * reads (each record opened, read and hashed; synchronous on a local disk) and CSV rows would otherwise each hold the
- * event loop for all of the batch, some tens of milliseconds at a time. A slice is a millisecond or so of either.
+ * Records read, or written out, between two turns of the host (`ExportOptions.turn`) at most: a batch is about 2 MiB,
+ * whose reads (each record opened, read and hashed; synchronous on a local disk) and CSV rows would otherwise each hold
+ * the event loop for all of the batch, some tens of milliseconds at a time.
  */
 export const EXPORT_SLICE = 128;
+
+/**
+ * Milliseconds of reads or rows between two turns of the host at most, whatever the count. A slice's records can be
+ * far apart (an export in date order meets a shard of its own for nearly every record, each opened, read and hashed),
+ * and the work between two turns runs outside the host's account of its turns (the turn it asks for ends as it starts),
+ * so an export's slice must end early on its own: several exports resumed in one turn of the loop otherwise made a
+ * request arriving meanwhile wait for all their slices together.
+ */
+export const EXPORT_SLICE_MS = 1;
+
+/** Records read or written between two looks at the clock: the clock costs less than a record, but not nothing. */
+const CLOCK_EVERY = 8;
+
+/** Records whose shards are hinted to the storage at once (`Snapshot.prefetchRecords`). */
+const HINT_PIECE = 256;
 
 /** The cursor: the sort it belongs to and the sort key of the last record sent (src/search/sort.ts). */
 const ExportCursor = z.strictObject({ v: z.literal(1), s: z.enum(SORTS), k: z.array(z.number()).min(1).max(4) });
@@ -96,8 +111,12 @@ export type ExportOptions = {
    * export's turns, a slice at a time, so that no batch holds the loop from its first read to its last row.
    */
   turn?: () => Promise<void>;
-  /** Records read or written between two turns: EXPORT_SLICE but in tests. */
+  /** Records read or written between two turns at most: EXPORT_SLICE but in tests. */
   sliceRecords?: number;
+  /** Milliseconds of work between two turns at most: EXPORT_SLICE_MS but in tests. */
+  sliceMs?: number;
+  /** The clock the slices are timed by (milliseconds): performance.now but in tests. */
+  now?: () => number;
   /**
    * Awaited between the phases of the preparation (after the search, after the order), where the host's turn may go
    * to other requests (src/server/turns.ts gives a request that has not started the turn before a paused job).
@@ -119,8 +138,9 @@ export async function prepareExport(input: ExportInput & { parsed: ParsedQuery }
   const sort: Sort = input.sort ?? 'relevance';
   const matches = refusingCostlyQueries(() => matchesOf(index, { ...input, sort }));
   await options.pause?.();
-  const { docs, scores } = matchList(matches);
-  const ordered = orderPage(index, docs, scores, sort, 0, docs.length);
+  // A range of ids (no words) is ordered as one list, not listed and then ordered.
+  const { docs, scores } = 'docs' in matches ? matches : { docs: new Uint32Array(0), scores: null };
+  const ordered = 'docs' in matches ? orderPage(index, docs, scores, sort, 0, docs.length) : orderRange(index, matches.lo, matches.hi, sort, 0, matches.hi - matches.lo);
   await options.pause?.();
   const scoreOf = (d: number): number => {
     if (scores === null) return 0;
@@ -141,7 +161,7 @@ export async function prepareExport(input: ExportInput & { parsed: ParsedQuery }
     count: end - start,
     nextCursor,
     contentType: csv ? 'text/csv; charset=utf-8; header=present' : 'application/x-ndjson; charset=utf-8',
-    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false, (options.tables ?? defaultExportTables()).of(snapshot), options.turn, options.sliceRecords ?? EXPORT_SLICE),
+    chunks: exportChunks(snapshot, index, ordered.subarray(start, end), csv, options.batchSize ?? EXPORT_BATCH, options.lend ?? false, (options.tables ?? defaultExportTables()).of(snapshot), options.turn && slicedTurn(options.turn, options.sliceRecords ?? EXPORT_SLICE, options.sliceMs ?? EXPORT_SLICE_MS, options.now ?? (() => performance.now()))),
   };
 }
 
@@ -164,10 +184,10 @@ async function* exportChunks(
   batchSize: number,
   lend: boolean,
   tables: HeldTable,
-  turn: (() => Promise<void>) | undefined,
-  slice: number,
+  sliced: SlicedTurn | undefined,
 ): AsyncGenerator<Uint8Array> {
-  const slices = turn ? { every: slice, pause: turn } : undefined;
+  const turn = sliced?.turn;
+  const slices = sliced ? { every: sliced.every, pause: sliced.due } : undefined;
   if (csv) yield encoder.encode(CSV_HEAD);
   // One batch's record bytes, in K number order, in a buffer kept from batch to batch.
   let arena = new Uint8Array(4 * 1024 * 1024);
@@ -191,10 +211,14 @@ async function* exportChunks(
     // A batch that waited on the disk for one read in eight turns the hints on for the rest of the export.
     if (!cold && reads.slow * 8 > reads.reads) cold = true;
     if (cold) {
+      // A piece of a batch at a time: the hints of four batches (their shards found, their paths sent to the
+      // prefetching thread) are milliseconds of work, which the clock's slices bound like reads.
       for (const batch of ahead) {
-        if (batch.hinted) continue;
-        snapshot.prefetchRecords(batch.byK, hinted);
-        batch.hinted = true;
+        while (batch.hinted < batch.byK.length) {
+          snapshot.prefetchRecords(batch.byK.slice(batch.hinted, batch.hinted + HINT_PIECE), hinted);
+          batch.hinted += HINT_PIECE;
+          await sliced?.due(0);
+        }
       }
     }
     const { byK, kOrder } = ahead.shift() as Batch;
@@ -227,7 +251,7 @@ async function* exportChunks(
       if (lend) sink.at = 0;
       else sink = new ByteSink(used);
       for (let i = 0; i < count; i++) {
-        if (turn && i > 0 && i % slice === 0) await turn();
+        if (sliced && i > 0 && i % sliced.every === 0) await sliced.due(sliced.every);
         writeCsvRow(arena, starts[kOrder[i]!]!, ends[kOrder[i]!]!, sink);
       }
       yield sink.take();
@@ -245,7 +269,36 @@ async function* exportChunks(
   }
 }
 
-type Batch = { byK: string[]; kOrder: Uint32Array; hinted: boolean };
+/**
+ * The host's turn taken per slice: `turn` at once (between batches and their phases); `due`, told the records handed
+ * since it was last asked (asked every `every` records or so), takes the turn only once `records` records or `ms`
+ * milliseconds have passed since the last one.
+ */
+type SlicedTurn = { turn: () => Promise<void>; due: (records: number) => Promise<void>; every: number };
+
+const NOT_YET = Promise.resolve();
+
+function slicedTurn(turn: () => Promise<void>, records: number, ms: number, now: () => number): SlicedTurn {
+  const every = Math.max(1, Math.min(records, CLOCK_EVERY));
+  let since = now();
+  let handed = 0;
+  const take = () =>
+    turn().then(() => {
+      since = now();
+      handed = 0;
+    });
+  return {
+    turn: take,
+    due: (n) => {
+      handed += n;
+      return handed >= records || now() - since >= ms ? take() : NOT_YET;
+    },
+    every,
+  };
+}
+
+/** `hinted`: how many of `byK`, from the first, were hinted to the storage. */
+type Batch = { byK: string[]; kOrder: Uint32Array; hinted: number };
 
 /**
  * A batch of records: its K numbers ascending (`byK`, the order records are read in, so that neighbours in
@@ -261,7 +314,7 @@ function batchInKOrder(index: SearchIndex, batch: Uint32Array): Batch {
   const byK = Array.from(packed, (p) => kNumberText(Math.floor(p / n)));
   const kOrder = new Uint32Array(n);
   for (let j = 0; j < n; j++) kOrder[packed[j]! % n] = j;
-  return { byK, kOrder, hinted: false };
+  return { byK, kOrder, hinted: 0 };
 }
 
 export { CSV_COLUMNS, csvCell } from './csv.ts';

@@ -12,6 +12,7 @@ import { toHex } from '../snapshot/storage.ts';
 import { queryOverLimit, SearchUnavailable } from './errors.ts';
 import { QueryCostError } from '../search/cost.ts';
 import { parseSearchQuery } from './search-query.ts';
+import { FACET_VALUES_AT_ONCE, facetsJson, facetValueCount } from './facets-json.ts';
 import { JsonBytes, type DataOf, type OperationContext, type OperationResult } from './types.ts';
 
 type Opened = { lazy: LazySearchIndex } | { unavailable: string };
@@ -106,7 +107,8 @@ export async function search(input: PreparedSearch, ctx: OperationContext): Prom
   const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   // In slices that give the loop back (the host's turns), stopped at the deadline.
-  const outcome = await runSearchSliced(loaded.index, input, { pause: ctx.pause ?? platformPause, ...(ctx.cancel && { cancel: ctx.cancel }) }).catch((err: unknown) => {
+  const pause = ctx.pause ?? platformPause;
+  const outcome = await runSearchSliced(loaded.index, input, { pause, ...(ctx.cancel && { cancel: ctx.cancel }) }).catch((err: unknown) => {
     throw err instanceof QueryCostError ? queryOverLimit(err) : err;
   });
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
@@ -122,6 +124,6 @@ export async function search(input: PreparedSearch, ctx: OperationContext): Prom
       snapshotToken: ctx.snapshot.id,
       consistency: 'live-offset',
     },
-    facets: outcome.facets,
+    facets: facetValueCount(outcome.facets) > FACET_VALUES_AT_ONCE ? await facetsJson(outcome.facets, pause) : outcome.facets,
   };
 }

@@ -127,7 +127,8 @@ export type DataOf<N extends OperationName> = z.output<(typeof ResponseSchemas)[
 export type OperationResult<D = unknown> = {
   data: D | JsonBytes<D>;
   page?: Page;
-  facets?: Facet[] | RequestedFacet[];
+  /** As they are, or already JSON (many values, written in pieces: facets-json.ts). */
+  facets?: Facet[] | RequestedFacet[] | JsonBytes<Facet[] | RequestedFacet[]>;
   warnings?: string[];
 };
 

@@ -126,8 +126,9 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
     col,
     size: MAX_YEAR + 1,
     fold: (counts) => {
-      counts[0] = 0; // no date
-      return counts;
+      const dated = counts.slice();
+      dated[0] = 0; // no date
+      return dated;
     },
     value: (y) => y,
   });
@@ -195,12 +196,19 @@ export function countFacetFields(index: SearchIndex, docs: DocSet, requests: rea
 /** `countFacetFields` with a yield point every `sliceDocs` documents counted and after each field (slices.ts). */
 export function* countFacetFieldsSteps(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[], sliceDocs: number): Steps<FacetOut[]> {
   const out: FacetOut[] = [];
+  // Fields that count the same column (the three flags, product codes and device classes) count it once; folds
+  // never write into what they are given.
+  const counted = new Map<Values, Uint32Array>();
   for (const req of requests) {
     const column = columnOf(index, req.field);
-    const stored = new Uint32Array(column.size);
-    for (const slice of slicesOf(docs, sliceDocs)) {
-      countInto(column.col, slice, stored);
-      yield;
+    let stored = counted.get(column.col);
+    if (stored === undefined || stored.length !== column.size) {
+      stored = new Uint32Array(column.size);
+      for (const slice of slicesOf(docs, sliceDocs)) {
+        countInto(column.col, slice, stored);
+        yield;
+      }
+      counted.set(column.col, stored);
     }
     const counts = column.fold ? column.fold(stored) : stored;
     const size = req.size ?? counts.length;

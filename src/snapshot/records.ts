@@ -11,20 +11,21 @@ import type { Cached, ShardReads } from './shard-reads.ts';
 export type ReadCounts = { reads: number; slow: number };
 
 /**
- * Where a long run of record reads gives the host its turn: `pause` is awaited before a read once `every` records have
- * been handed over since the last pause (or the start), never after the last read. Reads from a local disk are
+ * Where a long run of record reads may give the host its turn: `pause`, told how many records were handed over since
+ * it was last called (or the start), is awaited before a read once they are `every` or more, never after the last read. Reads from a local disk are
  * synchronous, so without it a batch of an export's reads (thousands of records, each opened, read and hashed) holds
  * the event loop from its first read to its last.
  */
-export type ReadSlices = { every: number; pause: () => Promise<void> };
+export type ReadSlices = { every: number; pause: (handed: number) => Promise<void> };
 
 /** Records handed over since the last pause, and when to pause before the next read. */
 type SliceState = { slices: ReadSlices; handed: number };
 
 async function beforeRead(state: SliceState | undefined): Promise<void> {
   if (!state || state.handed < state.slices.every) return;
+  const handed = state.handed;
   state.handed = 0;
-  await state.slices.pause();
+  await state.slices.pause(handed);
 }
 
 /**

@@ -141,7 +141,8 @@ describe('an export in turns of the event loop', () => {
       asked++;
       return new Promise<void>((resolve) => waiting.push(resolve));
     };
-    const prepared = await prepareExport(input('format=csv'), snapshot, { turn, batchSize: 64 });
+    // A clock that stands still: only the counts of records slice the work here.
+    const prepared = await prepareExport(input('format=csv'), snapshot, { turn, batchSize: 64, now: () => 0 });
     const iterator = prepared.chunks[Symbol.asyncIterator]();
     const header = await iterator.next();
     const parts = [Buffer.from(header.value as Uint8Array)];
@@ -189,7 +190,7 @@ describe('an export in turns of the event loop', () => {
     };
     const batchSize = 32;
     const slice = 4;
-    const prepared = await prepareExport(input('format=csv'), snapshot, { turn, batchSize, sliceRecords: slice, lend: true });
+    const prepared = await prepareExport(input('format=csv'), snapshot, { turn, batchSize, sliceRecords: slice, lend: true, now: () => 0 });
     const parts: Buffer[] = [];
     for await (const chunk of prepared.chunks) {
       parts.push(Buffer.from(chunk));
@@ -213,6 +214,48 @@ describe('an export in turns of the event loop', () => {
       const lastRead = events.lastIndexOf('read', at);
       expect(events.slice(lastRead + 1, at)).toEqual(Array(Math.ceil(rows / slice)).fill('turn'));
     }
+  });
+});
+
+describe('an export sliced by its clock', () => {
+  it('takes a turn once a slice has run its milliseconds, however few records it read or wrote, with the same bytes out', async () => {
+    const snapshot = await openSnapshotDirectory(await buildFixtureSnapshot());
+    const whole = await text((await prepareExport(input('format=csv'), snapshot)).chunks);
+    // A clock that moves a millisecond each time it is read; the time of the last turn, and the longest stretch of
+    // clock between two turns the export ran.
+    let clock = 0;
+    const now = () => ++clock;
+    let turnAt = 0;
+    let longest = 0;
+    let turns = 0;
+    const events: ('read' | 'turn')[] = [];
+    const storage = snapshot.storage;
+    const readInto = storage.readInto!.bind(storage);
+    storage.readInto = (...args) => {
+      events.push('read');
+      longest = Math.max(longest, clock - turnAt);
+      return readInto(...args);
+    };
+    const turn = () => {
+      turns++;
+      events.push('turn');
+      return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        turnAt = clock;
+      });
+    };
+    const batchSize = 64;
+    // Slices of records far larger than a batch: only the clock can cut a batch's reads or rows.
+    const prepared = await prepareExport(input('format=csv'), snapshot, { turn, batchSize, sliceRecords: 10_000, sliceMs: 3, now });
+    const parts: Buffer[] = [];
+    for await (const chunk of prepared.chunks) parts.push(Buffer.from(chunk));
+    expect(Buffer.concat(parts).toString('utf8')).toBe(whole);
+    const batches = Math.ceil(prepared.count / batchSize);
+    // More than the two turns a batch that records alone would give.
+    expect(turns).toBeGreaterThan(2 * batches + batches);
+    // The clock is read once per 8 records or rows at most (and once at each turn): a slice ends on the first look
+    // past its 3 ms.
+    expect(longest).toBeLessThanOrEqual(3 + 2);
+    expect(events.filter((e) => e === 'read').length).toBeGreaterThan(0);
   });
 });
 

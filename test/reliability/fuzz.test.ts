@@ -316,7 +316,7 @@ async function answerInProcess(body: Uint8Array): Promise<Outcome> {
     const input = parseInput(op.input, env.input, env.operation);
     const prepared = op.prepare ? op.prepare(input, { cursors }) : input;
     const result = await op.handler(prepared, { snapshot, servedAt: new Date(), cursors });
-    return { ok: true, operation: env.operation, data: result.data instanceof JsonBytes ? result.data.toJSON() : result.data, page: result.page, facets: result.facets };
+    return { ok: true, operation: env.operation, data: result.data instanceof JsonBytes ? result.data.toJSON() : result.data, page: result.page, facets: result.facets instanceof JsonBytes ? result.facets.toJSON() : result.facets };
   } catch (err) {
     if (err instanceof ApiError) return { ok: false, error: err, operation };
     throw err;

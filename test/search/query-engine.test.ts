@@ -300,10 +300,11 @@ describe('the query language in slices', () => {
     const ix = indexOf(corpus, TYPES, CLASSES);
     const facets = FACET_FIELDS.map((field) => ({ field, size: null, order: 'count' as const }));
     const req: SearchRequest = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, facets };
-    // Uncancelled, the same search takes one slice per document per field.
+    // Uncancelled, the same search takes one slice per document per column counted: the three flags share one
+    // column, product codes and device classes another.
     let whole = 0;
     await runSearchSliced(ix, req, { pause: async () => void whole++, sliceDocs: 1 });
-    expect(whole).toBeGreaterThanOrEqual(corpus.length * facets.length);
+    expect(whole).toBeGreaterThanOrEqual(corpus.length * (facets.length - 3));
 
     const cancel = { aborted: false, reason: undefined as unknown };
     let pauses = 0;
