@@ -238,6 +238,9 @@ describe('the query grammar', () => {
   });
 });
 
+/** The column a facet field counts, where fields share one (src/search/facet-fields.ts). */
+const COLUMN_OF: Partial<Record<string, string>> = { thirdParty: 'flags', expeditedReview: 'flags', statementOrSummary: 'flags', deviceClass: 'productCode' };
+
 describe('the query language in slices', () => {
   it('gives what a plain scan gives when run in slices of one to three documents', async () => {
     await fc.assert(
@@ -255,8 +258,10 @@ describe('the query language in slices', () => {
         expect(got.total).toBe(expected.kNumbers.length);
         if (facets) {
           expect(got.facets).toEqual(expected.facets);
-          // Every field counted in slices: at least one pause per slice of the matches.
-          expect(pauses).toBeGreaterThanOrEqual(facets.length * Math.ceil(expected.kNumbers.length / sliceDocs));
+          // Every column counted in slices: at least one pause per slice of the matches. Fields that read the same
+          // column (the three flags; product codes and device classes) count it once.
+          const columns = new Set(facets.map((f) => COLUMN_OF[f.field] ?? f.field)).size;
+          expect(pauses).toBeGreaterThanOrEqual(columns * Math.ceil(expected.kNumbers.length / sliceDocs));
         }
         if (stats) expect(got.stats).toEqual(expected.stats);
       }),
