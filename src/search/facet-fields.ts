@@ -2,7 +2,7 @@ import type { FACET_FIELDS } from '../contract/operations.ts';
 import { MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
 import { dayTableOf } from './days.ts';
 import type { DocSet } from './facets.ts';
-import { topCounts } from './facets.ts';
+import { topIds } from './facets.ts';
 import type { SearchIndex } from './model.ts';
 import { runSteps, slicesOf, type Steps } from './slices.ts';
 
@@ -27,6 +27,9 @@ type Column = {
 };
 
 type Values = Uint8Array | Uint16Array | Uint32Array;
+
+/** Values of a field made between two yield points. */
+const SLICE_VALUES = 2_000;
 
 /** How many matches have each value below `size` of a column (a column's "none" is at or past `size`). */
 export function countColumn(col: Values, docs: DocSet, size: number): Uint32Array {
@@ -212,19 +215,25 @@ export function* countFacetFieldsSteps(index: SearchIndex, docs: DocSet, request
     }
     const counts = column.fold ? column.fold(stored) : stored;
     const size = req.size ?? counts.length;
-    let picked: [number, number][];
-    if (req.order === 'count') picked = topCounts(counts, size);
+    let ids: Uint32Array;
+    if (req.order === 'count') ids = topIds(counts, size);
     else {
-      picked = [];
-      for (let id = 0; id < counts.length && picked.length < size; id++) if (counts[id]! > 0) picked.push([id, counts[id]!]);
+      let n = 0;
+      for (let id = 0; id < counts.length && n < size; id++) if (counts[id]! > 0) n++;
+      ids = new Uint32Array(n);
+      n = 0;
+      for (let id = 0; id < counts.length && n < ids.length; id++) if (counts[id]! > 0) ids[n++] = id;
     }
-    out.push({
-      field: req.field,
-      values: picked.map(([id, count]) => {
-        const label = column.label?.(id);
-        return label === undefined ? { value: column.value(id), count } : { value: column.value(id), count, label };
-      }),
-    });
+    // Made a slice of values at a time: every value of a large field (days, applicants) is an object of its own.
+    const values: FacetValueOut[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      if (i > 0 && i % SLICE_VALUES === 0) yield;
+      const id = ids[i]!;
+      const count = counts[id]!;
+      const label = column.label?.(id);
+      values[i] = label === undefined ? { value: column.value(id), count } : { value: column.value(id), count, label };
+    }
+    out.push({ field: req.field, values });
     yield;
   }
   return out;
