@@ -1,3 +1,4 @@
+import { FACET_FIELDS } from '../../src/contract/operations.ts';
 import { mainThreadTimes, type LineChild } from './procs.ts';
 import type { MetaFigures } from './meta-child.ts';
 
@@ -11,10 +12,8 @@ const prefixes: string[] = [...letters];
 for (const a of letters.slice(1)) for (const b of letters) if (prefixes.length < 346) prefixes.push(a + b);
 const twoLetter = prefixes.filter((p) => p.length === 2);
 
-export const EVERY_FACET = [
-  'productCode', 'applicant', 'decisionYear', 'receivedYear', 'advisoryCommittee', 'deviceClass', 'decisionCode',
-  'submissionType', 'thirdParty', 'expeditedReview', 'statementOrSummary', 'countryCode', 'state',
-].map((field) => ({ field, size: null }));
+/** Every field the search counts (the contract's list, so a field added there is counted here too), at size null. */
+export const EVERY_FACET = FACET_FIELDS.map((field) => ({ field, size: null }));
 
 export type Input = Record<string, unknown>;
 export const searchInput = (query: string, extra: Input = {}): Input => ({ query, applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10, ...extra });
