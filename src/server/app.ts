@@ -64,7 +64,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     snapshots,
     serveStatic,
     fileMemoryMaxBytes: settings.fileMemoryMaxBytes,
-    draining: () => draining,
     exports: { slots: exportSlots, tables: new ExportTables(settings.exportTableBytes), ...settings.exportHooks },
   });
   const pipelining = {
@@ -73,7 +72,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     onRefused: (socket: Socket) =>
       settings.logger.info('connection closed: too many pipelined requests waiting', { remote: socket.remoteAddress ?? null, waitingMax: settings.pipelineMaxWaiting }),
   };
-  const server = createHttpServer(settings, limitPipelining(pipelining, dispatch));
+  const server = createHttpServer(settings, limitPipelining(pipelining, dispatch), () => draining);
   const lane = settings.fastLane
     ? installFastLane(server, {
         current: () => snapshots.current,

@@ -20,8 +20,6 @@ export type RouteOptions = {
   /** The browser page's files, or null for a bare API. */
   serveStatic: Middleware | null;
   fileMemoryMaxBytes: number;
-  /** True once the server is stopping: answers then close their connection. */
-  draining: () => boolean;
   /** GET /v1/export's bounds: its slots and the record table cache its exports share (export-handler.ts). */
   exports: Pick<ExportDeps, 'slots' | 'tables' | 'onFlow' | 'batchSize'>;
 };
@@ -101,7 +99,6 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
   });
   app.use((req, res, next) => {
     logWhenDone(deps.logger, req, res);
-    if (options.draining()) res.setHeader('Connection', 'close');
     next();
   });
   app.use((req, res, next) => {
@@ -134,7 +131,6 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
   const dispatch: Handler = (req, res) => {
     if (req.method === 'POST' && req.url === '/v1/query') {
       logWhenDone(deps.logger, req, res);
-      if (options.draining()) res.setHeader('Connection', 'close');
       void answerQuery(req, res);
     } else {
       app.handler(req as never, res, undefined as never);

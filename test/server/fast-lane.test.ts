@@ -602,6 +602,36 @@ describe('the fast lane', () => {
   }, 180_000);
 });
 
+describe('answers while the server stops', () => {
+  it('are the bytes the fast lane sends to a request that asked to close: Connection: close after Date, then the end', async () => {
+    // Node's path alone: a request whose body is still coming when the server starts to stop (a connection with a
+    // request under way is not closed as idle), answered once its last byte arrives.
+    const stopping = await startServer({ snapshotPath, now: () => NOW, fastLane: false });
+    const body = META;
+    const request = post(body);
+    const socket: Socket = connect(Number(new URL(stopping.url).port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let ended = false;
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    socket.on('close', () => (ended = true));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    // Once Node has the request's head, the request is under way and its connection is not idle.
+    const underWay = new Promise<void>((resolve) => stopping.app.server.once('request', () => resolve()));
+    socket.write(request.slice(0, -1));
+    await underWay;
+    const closing = stopping.app.close({ graceMs: 5000 });
+    socket.write(request.slice(-1));
+    await vi.waitFor(() => expect(ended).toBe(true), { timeout: 10_000 });
+    await closing;
+    const [stopped] = replies(Buffer.concat(chunks));
+    // The fast lane's answer to the same request sent with Connection: close, on a server that is not stopping.
+    const [asked] = (await exchange(lane.url, [post(body, 'Connection: close\r\n')], 1)).replies;
+    expect(comparable(stopped!)).toEqual(comparable(asked!));
+    expect(stopped!.head[stopped!.head.length - 1]).toBe('Connection: close');
+  });
+});
+
 describe('back-pressure on a connection that pipelines large bodies and never reads', () => {
   it.each([
     [60_000, 36],
