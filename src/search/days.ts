@@ -1,4 +1,5 @@
 import { isoOfDay } from '../contract/search-index.ts';
+import { runSteps, type Steps } from './slices.ts';
 
 /**
  * A day column's days (`docDecided`, `docReceived`), made once per column and shared by every surface that counts by
@@ -14,11 +15,20 @@ export type DayTable = { iso: readonly string[]; docDay: Uint16Array | Uint32Arr
 const tables = new WeakMap<Uint32Array, DayTable>();
 
 export function dayTableOf(col: Uint32Array): DayTable {
-  let table = tables.get(col);
-  if (table) return table;
+  return runSteps(dayTableSteps(col, Infinity));
+}
+
+/**
+ * `dayTableOf` with a yield point every `sliceDocs` documents of each of its passes (slices.ts): made on the first
+ * request that counts by day after a snapshot switch, some tens of milliseconds at a million records.
+ */
+export function* dayTableSteps(col: Uint32Array, sliceDocs: number): Steps<DayTable> {
+  const made = tables.get(col);
+  if (made) return made;
   let min = Infinity;
   let max = -Infinity;
   for (let d = 0; d < col.length; d++) {
+    if (d > 0 && d % sliceDocs === 0) yield;
     const v = col[d]!;
     if (v === 0) continue;
     if (v < min) min = v;
@@ -27,22 +37,28 @@ export function dayTableOf(col: Uint32Array): DayTable {
   const span = max >= min ? max - min + 1 : 0;
   // Day numbers run over at most the years 1900..9999 (src/contract/search-index.ts): a span of a few million.
   const rank = new Int32Array(span).fill(-1);
-  for (let d = 0; d < col.length; d++) if (col[d] !== 0) rank[col[d]! - min] = 0;
+  for (let d = 0; d < col.length; d++) {
+    if (d > 0 && d % sliceDocs === 0) yield;
+    if (col[d] !== 0) rank[col[d]! - min] = 0;
+  }
   const iso: string[] = [];
   for (let i = 0; i < span; i++) {
     if (rank[i] === -1) continue;
     rank[i] = iso.length;
     iso.push(isoOfDay(i + min));
   }
+  yield;
   const docDay = iso.length < 0xffff ? new Uint16Array(col.length) : new Uint32Array(col.length);
   const none = docDay instanceof Uint16Array ? 0xffff : 0xffffffff;
   const all = new Uint32Array(iso.length);
   for (let d = 0; d < col.length; d++) {
+    if (d > 0 && d % sliceDocs === 0) yield;
     const r = col[d] === 0 ? none : rank[col[d]! - min]!;
     docDay[d] = r;
     if (r !== none) all[r]!++;
   }
-  table = { iso, docDay, all };
+  // Another request may have made it meanwhile, between two yields: the first one made is the one kept.
+  const table = tables.get(col) ?? { iso, docDay, all };
   tables.set(col, table);
   return table;
 }

@@ -1,6 +1,6 @@
 import type { FACET_FIELDS } from '../contract/operations.ts';
 import { MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
-import { dayTableOf } from './days.ts';
+import { dayTableOf, dayTableSteps } from './days.ts';
 import type { DocSet } from './facets.ts';
 import { topIds } from './facets.ts';
 import type { SearchIndex } from './model.ts';
@@ -92,16 +92,40 @@ const receivedYears = new WeakMap<SearchIndex, Uint16Array>();
 
 /** Receipt years, derived once per index (0 for no date). */
 function receivedYearOf(index: SearchIndex): Uint16Array {
-  let years = receivedYears.get(index);
-  if (years) return years;
+  return runSteps(receivedYearSteps(index, Infinity));
+}
+
+/** `receivedYearOf` with a yield point every `sliceDocs` documents of each of its passes (slices.ts). */
+function* receivedYearSteps(index: SearchIndex, sliceDocs: number): Steps<Uint16Array> {
+  const made = receivedYears.get(index);
+  if (made) return made;
   let max = 0;
-  for (let d = 0; d < index.docCount; d++) max = Math.max(max, index.docReceived[d]!);
+  for (let d = 0; d < index.docCount; d++) {
+    if (d > 0 && d % sliceDocs === 0) yield;
+    max = Math.max(max, index.docReceived[d]!);
+  }
   const yearOfDay = new Uint16Array(max + 1);
   for (let day = 1; day <= max; day++) yearOfDay[day] = new Date((day - 25_568) * 86_400_000).getUTCFullYear();
-  years = new Uint16Array(index.docCount);
-  for (let d = 0; d < index.docCount; d++) years[d] = yearOfDay[index.docReceived[d]!]!;
-  receivedYears.set(index, years);
-  return years;
+  yield;
+  const years = new Uint16Array(index.docCount);
+  for (let d = 0; d < index.docCount; d++) {
+    if (d > 0 && d % sliceDocs === 0) yield;
+    years[d] = yearOfDay[index.docReceived[d]!]!;
+  }
+  // Another request may have made them meanwhile: the first made are the ones kept.
+  const kept = receivedYears.get(index) ?? years;
+  receivedYears.set(index, kept);
+  return kept;
+}
+
+/**
+ * What a field's column is derived from, made now (in slices) when it is not made yet: receipt years and the day
+ * tables are made on first use, once per index, each a few passes over every document.
+ */
+function* deriveColumnSteps(index: SearchIndex, field: FacetField, sliceDocs: number): Steps<void> {
+  if (field === 'receivedYear') yield* receivedYearSteps(index, sliceDocs);
+  else if (field === 'decisionDate') yield* dayTableSteps(index.docDecided, sliceDocs);
+  else if (field === 'receivedDate') yield* dayTableSteps(index.docReceived, sliceDocs);
 }
 
 function columnOf(index: SearchIndex, field: FacetField): Column {
@@ -203,6 +227,7 @@ export function* countFacetFieldsSteps(index: SearchIndex, docs: DocSet, request
   // never write into what they are given.
   const counted = new Map<Values, Uint32Array>();
   for (const req of requests) {
+    yield* deriveColumnSteps(index, req.field, sliceDocs);
     const column = columnOf(index, req.field);
     let stored = counted.get(column.col);
     if (stored === undefined || stored.length !== column.size) {

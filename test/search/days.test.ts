@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayTableOf } from '../../src/search/days.ts';
+import { dayTableOf, dayTableSteps } from '../../src/search/days.ts';
 
 /** The index's day number of an ISO date, written out here: 1 is 1900-01-01 (src/contract/search-index.ts). */
 const day = (iso: string) => Math.round((Date.parse(`${iso}T00:00:00Z`) - Date.parse('1900-01-01T00:00:00Z')) / 86_400_000) + 1;
@@ -36,5 +36,21 @@ describe('the day table of a date column', () => {
       expect(table.all.length).toBe(0);
       expect([...table.docDay].every((r) => r >= table.iso.length)).toBe(true);
     }
+  });
+
+  it('is made in slices of a few documents as it is made whole, with a yield point every slice of each pass', () => {
+    const dates = [null, '2024-01-02', '1900-01-01', '2024-01-02', null, '1999-12-31', '2024-02-29', '1999-12-31', '2024-01-02', '2001-09-11'];
+    const whole = dayTableOf(Uint32Array.from(dates, (d) => (d === null ? 0 : day(d))));
+    // A column of its own (the table is kept per column): made from nothing, in slices of 3 documents.
+    const col = Uint32Array.from(dates, (d) => (d === null ? 0 : day(d)));
+    const steps = dayTableSteps(col, 3);
+    let yields = 0;
+    let next = steps.next();
+    for (; !next.done; next = steps.next()) yields++;
+    expect({ iso: next.value.iso, docDay: [...next.value.docDay], all: [...next.value.all] }).toEqual({ iso: whole.iso, docDay: [...whole.docDay], all: [...whole.all] });
+    // Three passes over 10 documents, cut every 3 (3 points each), and one between the second and the third.
+    expect(yields).toBe(3 * 3 + 1);
+    // Kept: asked again, it is there at once.
+    expect(dayTableSteps(col, 3).next()).toEqual({ done: true, value: next.value });
   });
 });
