@@ -7,6 +7,7 @@ import type { Snapshot } from '../snapshot/snapshot.ts';
 import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from './envelope.ts';
 import { ApiError, errorBody, toApiError } from './errors.ts';
 import { isJsonContentType } from './media.ts';
+import { joinBytes } from '../utils/join-bytes.ts';
 
 /**
  * POST /v1/query below the HTTP layer, the same for every host (the Node server, the Worker): bytes of a body in,
@@ -139,19 +140,16 @@ export function answerBytes(operation: OperationName, result: OperationResult, s
 /** What an operation's result contributes to its answer, as bytes (all of the answer but its head and sourceState). */
 export function answerParts(result: OperationResult): AnswerParts {
   const data = result.data instanceof JsonBytes ? result.data.bytes : encoder.encode(JSON.stringify(result.data));
-  let tail = CLOSE;
-  if (result.facets instanceof JsonBytes) {
-    const facets = result.facets.bytes;
-    const head = encoder.encode(`${result.page ? `,"page":${JSON.stringify(result.page)}` : ''},"facets":`);
-    tail = new Uint8Array(head.length + facets.length + 1);
-    tail.set(head, 0);
-    tail.set(facets, head.length);
-    tail[tail.length - 1] = 0x7d; // }
-  } else if (result.page || result.facets) {
+  let tail: Uint8Array = CLOSE;
+  if (result.page || result.facets) {
     let text = '';
     if (result.page) text += `,"page":${JSON.stringify(result.page)}`;
-    if (result.facets) text += `,"facets":${JSON.stringify(result.facets)}`;
-    tail = encoder.encode(`${text}}`);
+    // Facets already JSON (many values, written in pieces) are spliced in as they are.
+    if (result.facets instanceof JsonBytes) tail = joinBytes([encoder.encode(`${text},"facets":`), result.facets.bytes, CLOSE]);
+    else {
+      if (result.facets) text += `,"facets":${JSON.stringify(result.facets)}`;
+      tail = encoder.encode(`${text}}`);
+    }
   }
   const spare = result.data instanceof JsonBytes ? result.data.spare : undefined;
   return { data, tail, warnings: result.warnings, ...(spare && { spare }) };

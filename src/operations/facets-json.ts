@@ -1,3 +1,4 @@
+import { joinBytes } from '../utils/join-bytes.ts';
 import { JsonBytes } from './types.ts';
 
 /**
@@ -42,13 +43,5 @@ export async function facetsJson<T extends readonly FacetLike[]>(facets: T, paus
     pieces.push(encoder.encode(']}'));
   }
   pieces.push(encoder.encode(']'));
-  let size = 0;
-  for (const p of pieces) size += p.length;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const p of pieces) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return new JsonBytes<T>(out);
+  return new JsonBytes<T>(joinBytes(pieces));
 }
