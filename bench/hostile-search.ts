@@ -10,9 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from '../src/cli/args.ts';
-import { HOSTILE_SEARCH_CASES, runSearchCase, warmSearch, type HostileSearchRow } from './lib/hostile-search.ts';
+import { HOSTILE_SEARCH_CASES, runSearchCase, startMetaChild, warmSearch, type HostileSearchRow } from './lib/hostile-search.ts';
 import { startServer } from './lib/server.ts';
-import { LineChild, startTsx, stop } from './lib/procs.ts';
+import { stop } from './lib/procs.ts';
 
 const USAGE = `Usage: npx tsx bench/hostile-search.ts --snapshot DIR [options]
 
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'hostile-search-'));
   const sides = [{ name: 'this', root: values.root }, ...(values.against ? [{ name: 'against', root: resolve(values.against) }] : [])];
   const servers = [];
-  const metaChild = values['meta-process'] ? new LineChild(startTsx(join(import.meta.dirname, 'lib/meta-child.ts'), [], { stdio: ['pipe', 'pipe', 'inherit'] }), 'meta child') : undefined;
+  const metaChild = values['meta-process'] ? startMetaChild() : undefined;
   try {
     for (const side of sides) servers.push(await startServer(side.root, resolve(values.snapshot), await mkdtemp(join(tmp, `server-${side.name}-`)), {}, nodeArgs));
     for (const side of sides) console.log(`${side.name.padEnd(10)} ${side.root}`);

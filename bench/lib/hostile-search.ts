@@ -1,5 +1,6 @@
 import { FACET_FIELDS } from '../../src/contract/operations.ts';
-import { mainThreadTimes, type LineChild } from './procs.ts';
+import { join } from 'node:path';
+import { LineChild, mainThreadTimes, startTsx } from './procs.ts';
 import type { MetaFigures } from './meta-child.ts';
 
 /**
@@ -75,6 +76,9 @@ export async function warmSearch(url: string): Promise<void> {
   await post(url, 'device-510k.search', searchInput('catheter', { facets: EVERY_FACET }));
   await post(url, 'device-510k.search', searchInput('"balloon catheter" OR stent -foley'));
 }
+
+/** The process that asks `meta` during a case (meta-child.ts), for `runSearchCase`; stop its `child` when done. */
+export const startMetaChild = (): LineChild => new LineChild(startTsx(join(import.meta.dirname, 'meta-child.ts'), [], { stdio: ['pipe', 'pipe', 'inherit'] }), 'meta child');
 
 export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], round: number, pid?: number, metaChild?: LineChild): Promise<HostileSearchRow> {
   if (metaChild) await metaChild.request({ cmd: 'start', url, pid: pid ?? 0 }, 10_000);

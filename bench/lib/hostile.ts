@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import { downloadBombsProblem, runDownloadBombs, type DownloadRow } from './hostile-download.ts';
 import { metaLatency, neverReadingExports, type NeverReadingFigures } from './hostile-export.ts';
-import { FACETS_16, HOSTILE_SEARCH_CASES, medianRound, PREFIX_346, warmSearch, type HostileSearchRow } from './hostile-search.ts';
+import { FACETS_16, HOSTILE_SEARCH_CASES, medianRound, PREFIX_346, startMetaChild, warmSearch, type HostileSearchRow } from './hostile-search.ts';
 import { paddedQueryRequest, pipeliningAttack, type PipeliningFigures } from './pipelining.ts';
-import { LineChild, memoryOf, startTsx, stop } from './procs.ts';
+import { memoryOf, stop } from './procs.ts';
 import { startServer } from './server.ts';
 import { MiB } from './stats.ts';
 
@@ -82,7 +82,7 @@ export async function measureHostile(o: HostileOptions): Promise<HostileFigures>
     figures.quietMeta = { p50Ms: median(quiet), maxMs: Math.max(...quiet) };
     // meta is asked from a process of its own: this one's work on the cases' large answers (decoding, parsing) would
     // otherwise delay the meta figures, which are the server's.
-    const metaChild = new LineChild(startTsx(join(import.meta.dirname, 'meta-child.ts'), [], { stdio: ['pipe', 'pipe', 'inherit'] }), 'meta child');
+    const metaChild = startMetaChild();
     try {
       for (const c of HOSTILE_SEARCH_CASES) {
         o.log(`hostile: ${c.name}`);
