@@ -84,6 +84,23 @@ function replies(bytes: Buffer, headOnly: (i: number) => boolean = () => false):
   return out;
 }
 
+/** A connection to the server at `url`, its bytes collected as they come; `closed` once it has ended. */
+async function connectCollecting(url: string): Promise<{ socket: Socket; chunks: Buffer[]; closed: () => boolean; ended: Promise<void> }> {
+  const socket: Socket = connect(Number(new URL(url).port), '127.0.0.1');
+  const chunks: Buffer[] = [];
+  let closed = false;
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.on('error', () => {});
+  const ended = new Promise<void>((resolve) =>
+    socket.on('close', () => {
+      closed = true;
+      resolve();
+    }),
+  );
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { socket, chunks, closed: () => closed, ended };
+}
+
 /**
  * Writes `pieces` (with `gapMs` between them) on one connection and collects `count` answers, or what came before it
  * closed, or before `giveUpMs`.
@@ -96,28 +113,20 @@ async function exchange(
   giveUpMs = 10_000,
   headOnly?: (i: number) => boolean,
 ): Promise<{ replies: Reply[]; closed: boolean }> {
-  const socket: Socket = connect(Number(new URL(url).port), '127.0.0.1');
-  const chunks: Buffer[] = [];
-  let closed = false;
-  socket.on('data', (c: Buffer) => chunks.push(c));
-  socket.on('error', () => {});
+  const { socket, chunks, closed, ended } = await connectCollecting(url);
   const done = new Promise<void>((resolve) => {
-    socket.on('close', () => {
-      closed = true;
-      resolve();
-    });
+    void ended.then(resolve);
     socket.on('data', () => {
       if (replies(Buffer.concat(chunks), headOnly).length >= count) resolve();
     });
   });
-  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   for (const [i, piece] of pieces.entries()) {
     if (i > 0 && gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
     socket.write(Buffer.from(piece, 'latin1'));
   }
   await Promise.race([done, new Promise((r) => setTimeout(r, giveUpMs))]);
   socket.destroy();
-  return { replies: replies(Buffer.concat(chunks), headOnly), closed };
+  return { replies: replies(Buffer.concat(chunks), headOnly), closed: closed() };
 }
 
 /** The head without the Date line, which differs from one second to the next, and the body's every byte. */
@@ -410,20 +419,13 @@ describe('the fast lane', () => {
     };
     const server = await startServer({ snapshotPath, now: () => NOW });
     try {
-      const port = Number(new URL(server.url).port);
       const open = async () => {
-        const socket = connect(port, '127.0.0.1');
-        const chunks: Buffer[] = [];
-        let closed = false;
-        socket.on('data', (c: Buffer) => chunks.push(c));
-        socket.on('error', () => {});
-        socket.on('close', () => (closed = true));
-        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        const { socket, chunks, closed } = await connectCollecting(server.url);
         const answered = async (n: number) => {
           await until(() => replies(Buffer.concat(chunks)).length >= n);
           return replies(Buffer.concat(chunks));
         };
-        return { socket, answered, closed: () => closed };
+        return { socket, answered, closed };
       };
       const idle = await open();
       const busy = await open();
@@ -609,20 +611,14 @@ describe('answers while the server stops', () => {
     const stopping = await startServer({ snapshotPath, now: () => NOW, fastLane: false });
     const body = META;
     const request = post(body);
-    const socket: Socket = connect(Number(new URL(stopping.url).port), '127.0.0.1');
-    const chunks: Buffer[] = [];
-    let ended = false;
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', () => {});
-    socket.on('close', () => (ended = true));
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const { socket, chunks, closed } = await connectCollecting(stopping.url);
     // Once Node has the request's head, the request is under way and its connection is not idle.
     const underWay = new Promise<void>((resolve) => stopping.app.server.once('request', () => resolve()));
     socket.write(request.slice(0, -1));
     await underWay;
     const closing = stopping.app.close({ graceMs: 5000 });
     socket.write(request.slice(-1));
-    await vi.waitFor(() => expect(ended).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(closed()).toBe(true), { timeout: 10_000 });
     await closing;
     const [stopped] = replies(Buffer.concat(chunks));
     // The fast lane's answer to the same request sent with Connection: close, on a server that is not stopping.
