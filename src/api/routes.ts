@@ -47,6 +47,11 @@ export type RouteContext = {
    * chunks may be lent memory that the next one reuses (src/operations/export.ts's `lend`).
    */
   readonly lendsChunks: boolean;
+  /**
+   * Runs a long job in the host's turns: `pause` lets every other connection's request waiting now go first (Node's
+   * turn queue, src/server/turns.ts). Absent (the Worker), a job gives way with the platform's yield.
+   */
+  readonly turn?: <T>(job: (pause: () => Promise<void>) => Promise<T>) => Promise<T>;
 };
 
 /**
@@ -114,10 +119,11 @@ const exportAll: RouteHandler = async (request, { snapshot, lendsChunks, deps })
 /** GET /device/510k.json and /device/classification.json: openFDA's URLs, syntax and JSON (src/openfda). */
 const openFda =
   (endpoint: Endpoint): RouteHandler =>
-  async (request, { snapshot, deps }) => {
+  async (request, { snapshot, deps, turn }) => {
     // An origin-form target (the path and query, as every client sends) follows the origin as it is.
     const href = request.url.startsWith('/') && !request.url.startsWith('//') ? request.origin + request.url : new URL(request.url, request.origin).href;
-    const answer = await answerOpenFdaAt(deps, snapshot, endpoint, href);
+    // Its work is sliced (src/openfda/plan.ts's Budget): each slice in the host's turn.
+    const answer = await (turn ? turn((pause) => answerOpenFdaAt(deps, snapshot, endpoint, href, { pause })) : answerOpenFdaAt(deps, snapshot, endpoint, href));
     // A bug: the host logs it and answers 500 as for any route.
     if (answer.failure !== undefined) throw answer.failure;
     return { kind: 'bytes', status: answer.status, body: answer.chunks, headers: answer.headers };

@@ -10,7 +10,8 @@ import { fieldDef, fields510k, sectionsFor510k, type CountResult, type Ctx } fro
 import { fieldsOf, parseSearch, SyntaxError as SearchSyntaxError, type FieldRef, type Node } from './lucene.ts';
 import { afterKeyOf, pageOf, parseSearchAfter, type Order } from './order.ts';
 import { parseParams, type OpenFdaParams } from './params.ts';
-import { BadQuery, Budget, checkCost, evaluate, planOf } from './plan.ts';
+import { BadQuery, Budget, checkCost, evaluate, LIMITS, planOf, type Limits } from './plan.ts';
+import { platformPause } from '../search/slices.ts';
 import { toOpenFda510k } from './record.ts';
 import { assemble, countBody, fieldRefOf, json, metaOf, nextLink, notFound, OpenFdaError, partsOf, type OpenFdaAnswer, type OpenFdaDeps, type OpenFdaParts } from './envelope.ts';
 import { rememberRecent } from '../utils/remember.ts';
@@ -29,8 +30,14 @@ export const OPENFDA_PATHS: Record<string, Endpoint> = { '/device/510k.json': '5
 
 const decoder = new TextDecoder();
 
-export function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, url: URL): Promise<OpenFdaAnswer> {
-  return answerOpenFdaAt(deps, snapshot, endpoint, url.href);
+/**
+ * How a request's work is paced: `pause` gives the host its turn between slices of work (the Node server's turn
+ * queue; the platform's yield when absent), `limits` bound it (plan.ts's LIMITS; tests give small ones).
+ */
+export type OpenFdaPacing = { pause?: () => Promise<void>; limits?: Limits };
+
+export function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, url: URL, pacing: OpenFdaPacing = {}): Promise<OpenFdaAnswer> {
+  return answerOpenFdaAt(deps, snapshot, endpoint, url.href, pacing);
 }
 
 /**
@@ -66,7 +73,7 @@ function prepare(endpoint: Endpoint, href: string): Prepared {
 }
 
 /** The same, for the URL as text (`href`: the origin, the path and the query string). */
-export async function answerOpenFdaAt(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, href: string): Promise<OpenFdaAnswer> {
+export async function answerOpenFdaAt(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, href: string, pacing: OpenFdaPacing = {}): Promise<OpenFdaAnswer> {
   try {
     const request = href.length <= PREPARED_MAX_URL ? prepared(`${endpoint} ${href}`) : prepare(endpoint, href);
     const params = request.params;
@@ -81,7 +88,8 @@ export async function answerOpenFdaAt(deps: OpenFdaDeps, snapshot: Snapshot | nu
     if (cached) {
       parts = { head: cached.data, tail: cached.tail, next: cached.next ?? null };
     } else {
-      parts = endpoint === '510k' ? await answer510k(snapshot, params, tree) : await classificationAnswer(snapshot, params, tree);
+      const budget = new Budget(pacing.limits ?? LIMITS, pacing.pause ?? platformPause);
+      parts = endpoint === '510k' ? await answer510k(snapshot, params, tree, budget) : await classificationAnswer(snapshot, params, tree, budget);
       cache?.set(snapshot, key, { data: parts.head, tail: parts.tail, warnings: undefined, ...(parts.next && { next: parts.next }) });
     }
     return assemble(deps, snapshot, parts, (next) => {
@@ -111,14 +119,14 @@ export function parseTree(search: string): Node {
   return tree;
 }
 
-async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node): Promise<OpenFdaParts> {
+async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node, budget: Budget): Promise<OpenFdaParts> {
   const refs: FieldRef[] = fieldsOf(tree);
   const countRef = params.count ? fieldRefOf(params.count) : null;
   const sortRef = params.sort ? fieldRefOf(params.sort.field) : null;
   // Every named field is checked (and refused by name) before any data is read.
   for (const r of refs) fieldDef(r, 'search');
   const countDef = countRef ? fieldDef(countRef, 'count') : null;
-  if (countDef && !countDef.count) throw new BadQuery(`count: ${countRef!.name} cannot be counted`);
+  if (countDef && !countDef.count) throw new BadQuery(countDef.uncountable ?? `count: ${countRef!.name} cannot be counted`);
   const sortDef = sortRef ? fieldDef(sortRef, 'sort') : null;
   if (sortDef && (!sortDef.sortKey || (sortDef.kind === 'text' && !sortRef!.exact && sortRef!.name !== 'k_number'))) {
     throw new BadQuery(`Sorting allowed by non-analyzed fields only: ${params.sort!.field}${sortDef.sortKey ? `; sort by ${sortRef!.name}.exact` : ''}`);
@@ -127,10 +135,10 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node)
   const [loaded, catalog] = await Promise.all([searchIndexOf(snapshot, sections), catalogOf(snapshot)]);
   if ('unavailable' in loaded) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', loaded.unavailable);
   const ctx: Ctx = { index: loaded.index, catalog };
-  const set: DocSet = evaluate(planOf(tree, fields510k(ctx), new Budget()), ctx.index.docCount);
+  const set: DocSet = await evaluate(await planOf(tree, fields510k(ctx), budget), ctx.index.docCount, budget);
   const total = countOf(set);
   if (total === 0) throw notFound();
-  if (countDef) return countBody(snapshot, countDef.count!(ctx, set, countRef!.exact), params.limit);
+  if (countDef) return countBody(snapshot, await countDef.count!(ctx, set, countRef!.exact, budget), params.limit, budget);
 
   const order: Order = {
     kNumber: ctx.index.docKNumber,
@@ -145,7 +153,7 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node)
       : null,
   };
   const after = params.searchAfter === null ? null : parseSearchAfter(params.searchAfter);
-  const page = pageOf(set, total, order, params.skip, params.limit, after);
+  const page = await pageOf(set, total, order, params.skip, params.limit, after, budget);
   if (page.length === 0 && params.limit > 0) throw notFound();
   const kNumbers = page.map((d) => kNumberText(ctx.index.docKNumber[d]!));
   const records = await snapshot.recordsJson(kNumbers);
@@ -158,7 +166,7 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node)
     if (after !== null) {
       // A page as long as the limit may have one after it: there is one when any match lies past its last record.
       if (page.length === params.limit) {
-        const more = pageOf(set, total, order, 0, 1, parseSearchAfter(afterKeyOf(order, page[page.length - 1]!)));
+        const more = await pageOf(set, total, order, 0, 1, parseSearchAfter(afterKeyOf(order, page[page.length - 1]!)), budget);
         if (more.length > 0) next = { set: { search_after: afterKeyOf(order, page[page.length - 1]!) }, drop: ['skip'] };
       }
     } else if (params.skip + page.length < total) {

@@ -9,7 +9,7 @@ import { Bits, countOf, type DocSet } from './docset.ts';
 import { fieldsOf, type FieldRef, type Node } from './lucene.ts';
 import { pageOf, type Order } from './order.ts';
 import type { OpenFdaParams } from './params.ts';
-import { BadQuery, Budget, evaluate, planOf, type Fields } from './plan.ts';
+import { BadQuery, evaluate, planOf, type Budget, type Fields } from './plan.ts';
 import { toOpenFdaClassification } from './record.ts';
 import { countBody, fieldRefOf, metaOf, notFound, OpenFdaError, partsOf, type OpenFdaParts } from './envelope.ts';
 
@@ -63,7 +63,7 @@ function dictOf(table: Table, ref: FieldRef, use: string): Dict {
   throw new BadQuery(`${use}: ${ref.name} is not a field of /device/classification.json; the fields are ${CLASSIFICATION_FIELDS.join(', ')}`);
 }
 
-export async function classificationAnswer(snapshot: Snapshot, params: OpenFdaParams, tree: Node): Promise<OpenFdaParts> {
+export async function classificationAnswer(snapshot: Snapshot, params: OpenFdaParams, tree: Node, budget: Budget): Promise<OpenFdaParts> {
   const catalog = await catalogOf(snapshot);
   const table = tableOf(catalog);
   for (const r of fieldsOf(tree)) dictOf(table, r, 'search');
@@ -73,13 +73,13 @@ export async function classificationAnswer(snapshot: Snapshot, params: OpenFdaPa
     defaultFields: ['device_name', 'product_code', 'definition'],
     leaf: (leaf, budget) => dictPlan(dictOf(table, leaf.field, 'search'), leaf, { text: TEXT.includes(leaf.field.name), exact: leaf.field.exact, field: leaf.field.name }, budget, N),
   };
-  const set: DocSet = evaluate(planOf(tree, fields, new Budget()), N);
+  const set: DocSet = await evaluate(await planOf(tree, fields, budget), N, budget);
   const total = countOf(set);
   if (total === 0) throw notFound();
   if (params.count) {
     const ref = fieldRefOf(params.count);
     const dict = dictOf(table, ref, 'count');
-    return countBody(snapshot, { kind: 'terms', counts: dictTerms(dict, set, TEXT.includes(ref.name) && !ref.exact) }, params.limit);
+    return countBody(snapshot, { kind: 'terms', counts: await dictTerms(dict, set, TEXT.includes(ref.name) && !ref.exact, budget) }, params.limit, budget);
   }
   if (params.searchAfter !== null) throw new BadQuery('search_after is not supported on /device/classification.json; page with skip, which has no ceiling here');
   let order: Order = { kNumber: Uint32Array.from({ length: N }, (_, i) => i), decided: new Uint32Array(N), sort: null };
@@ -89,7 +89,7 @@ export async function classificationAnswer(snapshot: Snapshot, params: OpenFdaPa
     if (TEXT.includes(ref.name) && !ref.exact) throw new BadQuery(`Sorting allowed by non-analyzed fields only: ${params.sort.field}; sort by ${ref.name}.exact`);
     order = { ...order, sort: { key: dict.entryOf, descending: params.sort.descending, keyText: () => '', keyOf: () => 0 } };
   }
-  const page = pageOf(set, total, order, params.skip, params.limit, null);
+  const page = await pageOf(set, total, order, params.skip, params.limit, null, budget);
   if (page.length === 0 && params.limit > 0) throw notFound();
   const codes = page.map((d) => catalog.entries[d]!);
   const results = await withKNumbers(snapshot, codes);

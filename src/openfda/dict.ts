@@ -1,7 +1,7 @@
 import { foldText, tokenize } from '../search/tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
-import { eachDoc, type DocSet } from './docset.ts';
-import { BadQuery, NONE, scanPlan, type Budget, type Leaf, type Plan } from './plan.ts';
+import type { DocSet } from './docset.ts';
+import { BadQuery, eachDocSliced, NONE, scanPlan, type Budget, type Leaf, type Plan } from './plan.ts';
 
 /**
  * A field whose value is one entry of a dictionary (a list of distinct strings) per document: the index's
@@ -21,7 +21,7 @@ export type Dict = {
   /** The entry equal to a whole value, when the dictionary has a faster way than a scan. */
   findExact?: (value: string) => number | null;
   /** Counts of every entry over a set of documents, when the dictionary has a faster way than `entryOf`. */
-  countAll?: (set: DocSet) => Uint32Array;
+  countAll?: (set: DocSet, budget: Budget) => Promise<Uint32Array>;
 };
 
 export type Match = { text: boolean; exact: boolean; field: string };
@@ -34,6 +34,14 @@ function tokensOf(values: readonly string[]): string[][] {
   let t = tokenCache.get(values);
   if (!t) tokenCache.set(values, (t = values.map((v) => tokenize(v))));
   return t;
+}
+
+const normalCache = new WeakMap<readonly string[], string[]>();
+/** Each value's whole-value form, made once per list of values. */
+function normalsOf(values: readonly string[]): string[] {
+  let n = normalCache.get(values);
+  if (!n) normalCache.set(values, (n = values.map(normal)));
+  return n;
 }
 
 function hasPhrase(tokens: readonly string[], words: readonly string[]): boolean {
@@ -76,7 +84,9 @@ export function maskOf(dict: Dict, leaf: Leaf, m: Match, budget: Budget): Uint8A
   const { values } = dict;
   const mask = new Uint8Array(values.length);
   const whole = !m.text || m.exact;
+  // A pass over the dictionary: one step an entry.
   const selectWhere = (f: (i: number) => boolean) => {
+    budget.charge(values.length);
     for (let i = 0; i < values.length; i++) if (f(i)) mask[i] = 1;
   };
   switch (leaf.type) {
@@ -104,8 +114,9 @@ export function maskOf(dict: Dict, leaf: Leaf, m: Match, budget: Budget): Uint8A
       const prefix = leaf.type === 'term' && leaf.prefix;
       if (whole) {
         const q = normal(leaf.value);
+        const normals = normalsOf(values);
         if (prefix) {
-          selectWhere((i) => normal(values[i]!).startsWith(q));
+          selectWhere((i) => normals[i]!.startsWith(q));
           budget.expand(mask.reduce((n, x) => n + x, 0), `${m.field}:${leaf.value}*`);
           return mask;
         }
@@ -114,7 +125,7 @@ export function maskOf(dict: Dict, leaf: Leaf, m: Match, budget: Budget): Uint8A
           if (found !== null) mask[found] = 1;
           return mask;
         }
-        selectWhere((i) => normal(values[i]!) === q);
+        selectWhere((i) => normals[i] === q);
         return mask;
       }
       if (prefix) {
@@ -123,6 +134,7 @@ export function maskOf(dict: Dict, leaf: Leaf, m: Match, budget: Budget): Uint8A
           const { terms, offsets, values: rows } = dict.termRows;
           const r = termRange(terms, stem);
           budget.expand(r.hi - r.lo, `${m.field}:${leaf.value}*`);
+          budget.charge(offsets[r.hi]! - offsets[r.lo]!);
           for (let t = r.lo; t < r.hi; t++) for (let j = offsets[t]!; j < offsets[t + 1]!; j++) mask[rows[j]!] = 1;
           return mask;
         }
@@ -139,6 +151,7 @@ export function maskOf(dict: Dict, leaf: Leaf, m: Match, budget: Budget): Uint8A
         if (ids.some((t) => t < 0)) return mask;
         let rarest = ids[0]!;
         for (const t of ids) if (offsets[t + 1]! - offsets[t]! < offsets[rarest + 1]! - offsets[rarest]!) rarest = t;
+        budget.charge(offsets[rarest + 1]! - offsets[rarest]!);
         for (let j = offsets[rarest]!; j < offsets[rarest + 1]!; j++) {
           const v = rows[j]!;
           if (words.length === 1 || hasPhrase(tokenize(values[v]!), words)) mask[v] = 1;
@@ -155,12 +168,17 @@ export function maskOf(dict: Dict, leaf: Leaf, m: Match, budget: Budget): Uint8A
 export function dictPlan(dict: Dict, leaf: Leaf, m: Match, budget: Budget, docCount: number): Plan {
   const { entryOf } = dict;
   // Documents without an entry: one pass over the column.
-  if (leaf.type === 'exists' && leaf.missing) return scanPlan(docCount, (d) => entryOf(d) < 0);
+  if (leaf.type === 'exists' && leaf.missing) return scanPlan(docCount, (d) => entryOf(d) < 0, budget);
   const mask = maskOf(dict, leaf, m, budget);
   if (!mask.includes(1)) return NONE;
+  const size = dict.sizeOf(mask);
   const plan: Plan = {
-    size: dict.sizeOf(mask),
-    set: () => dict.docsOf(mask),
+    size,
+    set: async () => {
+      // The documents of the selected entries, listed (or a pass, for a dictionary without rows: size is then all).
+      budget.charge(size);
+      return dict.docsOf(mask);
+    },
     test: (d) => {
       const v = entryOf(d);
       return v >= 0 && mask[v] === 1;
@@ -170,20 +188,22 @@ export function dictPlan(dict: Dict, leaf: Leaf, m: Match, budget: Budget, docCo
 }
 
 /** Counts of every entry over the set. */
-export function dictCounts(dict: Dict, set: DocSet): Uint32Array {
-  if (dict.countAll) return dict.countAll(set);
+export async function dictCounts(dict: Dict, set: DocSet, budget: Budget): Promise<Uint32Array> {
+  if (dict.countAll) return dict.countAll(set, budget);
   const counts = new Uint32Array(dict.values.length);
   const { entryOf } = dict;
-  eachDoc(set, (d) => {
+  await eachDocSliced(set, budget, (d) => {
     const v = entryOf(d);
     if (v >= 0) counts[v]!++;
+    return 1;
   });
   return counts;
 }
 
 /** `count=` over a dictionary field: whole entries (keyword, `.exact`) or their words (text). */
-export function dictTerms(dict: Dict, set: DocSet, words: boolean): Map<string, number> {
-  const counts = dictCounts(dict, set);
+export async function dictTerms(dict: Dict, set: DocSet, words: boolean, budget: Budget): Promise<Map<string, number>> {
+  const counts = await dictCounts(dict, set, budget);
+  budget.charge(counts.length);
   const out = new Map<string, number>();
   const tokens = words ? tokensOf(dict.values) : null;
   for (let v = 0; v < counts.length; v++) {

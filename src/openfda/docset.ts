@@ -144,6 +144,12 @@ export function unionOf(sets: readonly DocSet[], docCount: number): DocSet {
   return bits;
 }
 
+/** Adds the members of `set` to `acc`. */
+export function unionInto(acc: Bits, set: DocSet): void {
+  if (set instanceof Bits) for (let i = 0; i < set.words.length; i++) acc.words[i]! |= set.words[i]!;
+  else for (let i = 0; i < set.length; i++) acc.add(set[i]!);
+}
+
 /** Documents not in the set. */
 export function complementOf(set: DocSet, docCount: number): Bits {
   const src = toBits(set, docCount);

@@ -3,6 +3,7 @@ import type { SourceState } from '../contract/index.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { CountResult } from './fields.ts';
 import type { FieldRef } from './lucene.ts';
+import type { Budget } from './plan.ts';
 
 /** openFDA's envelope and errors, shared by both endpoints (answer.ts, classification.ts). */
 export type OpenFdaDeps = {
@@ -95,12 +96,14 @@ export function nextLink(url: URL, set: Record<string, string>, drop: readonly s
 }
 
 /** Count answers: terms by count (then term), or a date field's every day with a match, in time order. */
-export function countBody(snapshot: Snapshot, result: CountResult, limit: number): OpenFdaParts {
+export function countBody(snapshot: Snapshot, result: CountResult, limit: number, budget: Budget): OpenFdaParts {
   const meta = metaOf(snapshot);
   if (result.kind === 'days') {
     if (result.days === 0) throw notFound('Nothing to count');
     return partsOf({ ...meta, total_terms: result.days }, result.json);
   }
+  // The terms sorted (a kept count's rows are sorted once): a comparison an entry and level of the sort.
+  if (!sortedRows.has(result.counts)) budget.charge(result.counts.size * Math.max(1, Math.ceil(Math.log2(result.counts.size + 1))));
   const rows = termRows(result.counts);
   if (rows.length === 0) throw notFound('Nothing to count');
   return partsOf({ ...meta, total_terms: rows.length }, `[${(limit >= rows.length ? rows : rows.slice(0, limit)).join(',')}]`);

@@ -9,9 +9,9 @@ import type { Catalog } from './catalog.ts';
 import { committeeCode } from './committees.ts';
 import { openfdaBlock } from './record.ts';
 import { dictPlan, dictTerms, normal, stemWord, termIdOf, termRange, type Dict } from './dict.ts';
-import { Bits, eachDoc, rangeSet, rowsUnion, unionOf, type DocSet } from './docset.ts';
+import { Bits, listLimit, rangeSet, rowsUnion, unionOf, type DocSet } from './docset.ts';
 import type { FieldRef } from './lucene.ts';
-import { BadQuery, NONE, scanPlan, setPlan, type Budget, type Fields, type Leaf, type Plan } from './plan.ts';
+import { allPlan, BadQuery, eachDocSliced, NONE, scanPlan, setPlan, type Budget, type Fields, type Leaf, type Plan } from './plan.ts';
 
 /**
  * openFDA's 510(k) field names, each answered from the search index (src/contract/search-index.ts): what kind of
@@ -32,8 +32,9 @@ type FieldDef = {
   needs: readonly SearchSectionName[];
   /** A clause on the field. */
   leaf(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): Plan;
-  /** `count=field` (or `field.exact`); absent: the field cannot be counted. */
-  count?(ctx: Ctx, set: DocSet, exact: boolean): CountResult;
+  /** `count=field` (or `field.exact`); absent: the field cannot be counted (`uncountable` says why, when it is known). */
+  count?(ctx: Ctx, set: DocSet, exact: boolean, budget: Budget): Promise<CountResult>;
+  uncountable?: string;
   /** A sort key per document (ascending order of the field; -1 when the document has no value). */
   sortKey?(ctx: Ctx): (d: number) => number;
   /** The key's value as written in a `search_after` (and back). */
@@ -82,19 +83,13 @@ function columnDict(
       for (const v of selected(mask)) n += r[v + 1]! - r[v]!;
       return n;
     },
-    countAll: (set) => {
+    countAll: async (set, budget) => {
       const counts = new Uint32Array(values.length);
-      if (set instanceof Bits && set.count() === index.docCount) {
-        for (let d = 0; d < col.length; d++) {
-          const v = col[d]!;
-          if (v !== none) counts[v]!++;
-        }
-      } else {
-        eachDoc(set, (d) => {
-          const v = col[d]!;
-          if (v !== none) counts[v]!++;
-        });
-      }
+      await eachDocSliced(set, budget, (d) => {
+        const v = col[d]!;
+        if (v !== none) counts[v]!++;
+        return 1;
+      });
       return counts;
     },
     ...extra,
@@ -162,8 +157,8 @@ function codeLevelDict(ctx: Ctx, key: string, valueOfCode: (code: string, i: num
           for (const c of codesOf(mask)) n += o[c + 1]! - o[c]!;
           return n;
         },
-        countAll: (set) => {
-          const perCodeCount = codeDict(ctx).countAll!(set);
+        countAll: async (set, budget) => {
+          const perCodeCount = await codeDict(ctx).countAll!(set, budget);
           const counts = new Uint32Array(values.length);
           for (let c = 0; c < codeTo.length; c++) if (codeTo[c]! >= 0) counts[codeTo[c]!]! += perCodeCount[c]!;
           return counts;
@@ -205,11 +200,17 @@ function dictField(
     kind,
     needs,
     leaf: (ctx, leaf, exact, budget) => dictPlan(dictOf(ctx), leaf, { text: kind === 'text', exact, field: name }, budget, ctx.index.docCount),
-    count: (ctx, set, exact) => {
+    count: async (ctx, set, exact, budget) => {
       const words = kind === 'text' && !exact;
-      // A count over every record is the same for every request: made once per index.
-      if (isAll(set, ctx.index.docCount)) return once(ctx.index, `all:${name}:${words}`, () => ({ kind: 'terms', counts: dictTerms(dictOf(ctx), set, words) }));
-      return { kind: 'terms', counts: dictTerms(dictOf(ctx), set, words) };
+      const made = async (): Promise<CountResult> => ({ kind: 'terms', counts: await dictTerms(dictOf(ctx), set, words, budget) });
+      // A count over every record is the same for every request: made once per index (a failed one is not kept).
+      if (!isAll(set, ctx.index.docCount)) return made();
+      const key = `all:${name}:${words}`;
+      const kept = once(ctx.index, key, () => made());
+      return kept.catch((err: unknown) => {
+        memo.get(ctx.index)?.delete(key);
+        throw err;
+      });
     },
   };
   if (sortable) {
@@ -241,7 +242,7 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
   };
   if (leaf.type === 'exists') {
     const has = (d: number) => index.docTermOffsets[d + 1]! > index.docTermOffsets[d]!;
-    return scanPlan(N, leaf.missing ? (d) => !has(d) : has);
+    return scanPlan(N, leaf.missing ? (d) => !has(d) : has, budget);
   }
   if (leaf.type === 'range') throw new BadQuery('search: device_name takes words, "phrases" and word* wildcards, not ranges');
   if (leaf.type === 'term' && leaf.prefix) {
@@ -258,7 +259,8 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
     for (let t = r.lo; t < r.hi; t++) size += index.termDocOffsets[t + 1]! - index.termDocOffsets[t]!;
     return {
       size,
-      set: () => {
+      set: async () => {
+        budget.charge(size);
         const lists: Uint32Array[] = [];
         for (let t = r.lo; t < r.hi; t++) lists.push(postings(t));
         return lists.length === 0 ? new Uint32Array(0) : unionOf(lists, N);
@@ -272,7 +274,7 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
   if (ids.some((t) => t < 0)) return NONE;
   if (words.length === 1 && !exact) {
     const t = ids[0]!;
-    return { size: postings(t).length, set: () => postings(t), test: (d) => docHas(d, t) };
+    return { size: postings(t).length, set: async () => postings(t), test: (d) => docHas(d, t) };
   }
   // A phrase (or a whole name): the words in order, read from each document's word positions (`docSeq`).
   let rarest = ids[0]!;
@@ -303,23 +305,31 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
   const candidates = postings(rarest);
   return {
     size: candidates.length,
-    set: () => {
+    set: async () => {
       const out = new Uint32Array(candidates.length);
       let n = 0;
-      for (let i = 0; i < candidates.length; i++) if (test(candidates[i]!)) out[n++] = candidates[i]!;
+      await eachDocSliced(candidates, budget, (d) => {
+        if (test(d)) out[n++] = d;
+        return ids.length;
+      });
       return out.subarray(0, n);
     },
     test,
   };
 }
 
-function deviceNameCount(ctx: Ctx, set: DocSet, exact: boolean): CountResult {
+async function deviceNameCount(ctx: Ctx, set: DocSet, exact: boolean, budget: Budget): Promise<CountResult> {
   if (exact) throw new BadQuery('count=device_name.exact is not available: the index holds the words of device names, not whole names; count=device_name counts the words');
   const { index } = ctx;
   const counts = new Uint32Array(index.terms.length);
-  eachDoc(set, (d) => {
-    for (let i = index.docTermOffsets[d]!; i < index.docTermOffsets[d + 1]!; i++) counts[index.docTermIds[i]!]!++;
+  await eachDocSliced(set, budget, (d) => {
+    const hi = index.docTermOffsets[d + 1]!;
+    let i = index.docTermOffsets[d]!;
+    const read = hi - i + 1;
+    for (; i < hi; i++) counts[index.docTermIds[i]!]!++;
+    return read;
   });
+  budget.charge(counts.length);
   const out = new Map<string, number>();
   for (let t = 0; t < counts.length; t++) if (counts[t]! > 0) out.set(index.terms[t]!, counts[t]!);
   return { kind: 'terms', counts: out };
@@ -327,7 +337,7 @@ function deviceNameCount(ctx: Ctx, set: DocSet, exact: boolean): CountResult {
 
 // ---- K numbers and dates ----
 
-function kNumberPlan(ctx: Ctx, leaf: Leaf): Plan {
+function kNumberPlan(ctx: Ctx, leaf: Leaf, budget: Budget): Plan {
   const { index } = ctx;
   const N = index.docCount;
   const k = index.docKNumber;
@@ -336,7 +346,15 @@ function kNumberPlan(ctx: Ctx, leaf: Leaf): Plan {
     const by = index.byKNumber;
     const lo = partitionPoint(0, N, (i) => k[by[i]!]! < from);
     const hi = partitionPoint(lo, N, (i) => k[by[i]!]! <= to);
-    return { size: hi - lo, set: () => unionOf([by.slice(lo, hi).sort()], N), test: (d) => k[d]! >= from && k[d]! <= to };
+    const set = async (): Promise<DocSet> => {
+      budget.charge(hi - lo);
+      if (hi - lo <= listLimit(N)) return by.slice(lo, hi).sort();
+      // Many: straight into a bitmap, which needs no sort.
+      const bits = new Bits(N);
+      for (let i = lo; i < hi; i++) bits.add(by[i]!);
+      return bits;
+    };
+    return { size: Math.max(0, hi - lo), set, test: (d) => k[d]! >= from && k[d]! <= to };
   };
   const digits = (v: string): string | null => {
     const m = /^[Kk]?(\d{1,6})$/.exec(v.trim());
@@ -344,7 +362,7 @@ function kNumberPlan(ctx: Ctx, leaf: Leaf): Plan {
   };
   switch (leaf.type) {
     case 'exists':
-      return leaf.missing ? NONE : scanPlan(N, () => true);
+      return leaf.missing ? NONE : allPlan(N, budget);
     case 'range': {
       const lo = leaf.lo === null ? '0' : digits(leaf.lo);
       const hi = leaf.hi === null ? '999999' : digits(leaf.hi);
@@ -408,18 +426,22 @@ function decisionDatePlan(ctx: Ctx, leaf: Leaf): Plan {
   // Ids run in decision-date order (newest first, undated last): a date range is one run of ids.
   const lo = partitionPoint(0, dated, (d) => decided[d]! > r.hi);
   const hi = partitionPoint(lo, dated, (d) => decided[d]! >= r.lo);
-  return { size: hi - lo, set: () => rangeSet(lo, hi, N), test: (d) => d >= lo && d < hi };
+  return { size: hi - lo, set: async () => rangeSet(lo, hi, N), test: (d) => d >= lo && d < hi };
 }
 
-function receivedPlan(ctx: Ctx, leaf: Leaf): Plan {
+function receivedPlan(ctx: Ctx, leaf: Leaf, budget: Budget): Plan {
   const { index } = ctx;
   const received = index.docReceived;
-  if (leaf.type === 'exists') return scanPlan(index.docCount, leaf.missing ? (d) => received[d] === 0 : (d) => received[d] !== 0);
+  if (leaf.type === 'exists') return scanPlan(index.docCount, leaf.missing ? (d) => received[d] === 0 : (d) => received[d] !== 0, budget);
   const r = dayRange(leaf, 'date_received');
-  return scanPlan(index.docCount, (d) => {
-    const v = received[d]!;
-    return v !== 0 && v >= r.lo && v <= r.hi;
-  });
+  return scanPlan(
+    index.docCount,
+    (d) => {
+      const v = received[d]!;
+      return v !== 0 && v >= r.lo && v <= r.hi;
+    },
+    budget,
+  );
 }
 
 /**
@@ -444,7 +466,7 @@ function timeseries(days: DayJson, counts: Uint32Array): { days: number; json: s
 /** Whether a set holds every document. */
 const isAll = (set: DocSet, docCount: number): boolean => (set instanceof Bits ? set.count() : set.length) === docCount;
 
-function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, docCount: number): CountResult {
+async function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, docCount: number, budget: Budget): Promise<CountResult> {
   const days = dayJson(owner, key, col);
   if (isAll(set, docCount)) {
     days.allJson ??= timeseries(days, days.table.all);
@@ -453,10 +475,12 @@ function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, do
   const n = days.opens.length;
   const counts = new Uint32Array(n);
   const docDay = days.table.docDay;
-  eachDoc(set, (d) => {
+  await eachDocSliced(set, budget, (d) => {
     const r = docDay[d]!;
     if (r < n) counts[r]!++;
+    return 1;
   });
+  budget.charge(n);
   return { kind: 'days', ...timeseries(days, counts) };
 }
 
@@ -483,12 +507,12 @@ export const FIELDS_510K: Record<string, FieldDef> = {
   k_number: {
     kind: 'text',
     needs: ['docKNumber'],
-    leaf: (ctx, leaf) => kNumberPlan(ctx, leaf),
-    count: (ctx, set) => {
-      const counts = new Map<string, number>();
-      eachDoc(set, (d) => void counts.set(kNumberText(ctx.index.docKNumber[d]!), 1));
-      return { kind: 'terms', counts };
-    },
+    leaf: (ctx, leaf, _exact, budget) => kNumberPlan(ctx, leaf, budget),
+    // One K number per record: a count would be every matching record's K number with a count of 1, a page of
+    // records of any length rather than a count, so it is refused before any work (search with limit and
+    // search_after lists K numbers a page at a time; /v1/export lists them all as a stream).
+    uncountable:
+      'count=k_number is not available: every record has a K number of its own, so each would be counted once; list K numbers with search (limit up to 1000, then search_after) or GET /v1/export',
     sortKey: (ctx) => (d) => ctx.index.docKNumber[d]!,
     keyText: (_, key) => kNumberText(key),
     keyOf: (_, text) => {
@@ -517,14 +541,14 @@ export const FIELDS_510K: Record<string, FieldDef> = {
     kind: 'date',
     needs: ['docDecided'],
     leaf: (ctx, leaf) => decisionDatePlan(ctx, leaf),
-    count: (ctx, set) => daysCount(ctx.index, 'decided', ctx.index.docDecided, set, ctx.index.docCount),
+    count: (ctx, set, _exact, budget) => daysCount(ctx.index, 'decided', ctx.index.docDecided, set, ctx.index.docCount, budget),
     ...dateKey((ctx) => ctx.index.docDecided),
   },
   date_received: {
     kind: 'date',
     needs: ['docReceived'],
-    leaf: (ctx, leaf) => receivedPlan(ctx, leaf),
-    count: (ctx, set) => daysCount(ctx.index, 'received', ctx.index.docReceived, set, ctx.index.docCount),
+    leaf: (ctx, leaf, _exact, budget) => receivedPlan(ctx, leaf, budget),
+    count: (ctx, set, _exact, budget) => daysCount(ctx.index, 'received', ctx.index.docReceived, set, ctx.index.docCount, budget),
     ...dateKey((ctx) => ctx.index.docReceived),
   },
   'openfda.device_class': dictField('keyword', [...CODE_LEVEL, 'codeClass', 'classes'], (ctx) =>

@@ -117,8 +117,9 @@ export function parseSearch(search: string): Node {
       const negated = startsNegated(peek());
       const part = andExpr(field, depth);
       // As Lucene reads a list of clauses joined by OR (or by nothing: openFDA's default operator): a clause marked
-      // NOT, - or ! is prohibited, so its matches are taken out of what the others match, rather than OR'ed in.
-      if (negated && part.type === 'not') excluded.push(part);
+      // NOT, - or ! is prohibited, so its matches are taken out of what the others match, rather than OR'ed in. A
+      // clause whose marks cancel out (`!!a`) is, likewise, required of what the others match.
+      if (negated && marked) excluded.push(part);
       else parts.push(part);
     }
     if (excluded.length === 0) return parts.length === 1 ? parts[0]! : { type: 'or', children: parts };
@@ -131,30 +132,54 @@ export function parseSearch(search: string): Node {
     return tok?.t === 'word' && (tok.v === 'NOT' || ((tok.v.startsWith('-') || tok.v.startsWith('!')) && tok.v.length > 1));
   }
 
+  /** Whether the last andExpr read one clause, marked NOT, - or ! (some number of times). */
+  let marked = false;
+
   function andExpr(field: FieldRef | null, depth: number): Node {
     const parts: Node[] = [unary(field, depth)];
+    const firstMarked = marks > 0;
     while (isWord(peek(), 'AND', '&&')) {
       const tok = peek();
       p++;
       if (!peek() || peek()!.t === ')') throw new SyntaxError(`search: AND at ${where(tok)} has nothing after it`);
       parts.push(unary(field, depth));
     }
+    marked = parts.length === 1 && firstMarked;
     return parts.length === 1 ? parts[0]! : { type: 'and', children: parts };
   }
 
+  /** The NOT, - and ! marks before the clause unary read last. */
+  let marks = 0;
+
+  /**
+   * A clause with the marks before it. A run of marks is counted, not nested: two cancel out (NOT NOT a is a, also
+   * when the inner NOT stands in parentheses), so a stack of thousands is one clause or its negation, never a tree
+   * that deep (whose every level would be a pass over the documents).
+   */
   function unary(field: FieldRef | null, depth: number): Node {
-    const tok = peek();
-    if (isWord(tok, 'NOT')) {
-      p++;
-      if (!peek() || peek()!.t === ')') throw new SyntaxError(`search: NOT at ${where(tok)} has nothing after it`);
-      return { type: 'not', child: unary(field, depth) };
+    let n = 0;
+    for (;;) {
+      const tok = peek();
+      if (isWord(tok, 'NOT')) {
+        p++;
+        if (!peek() || peek()!.t === ')') throw new SyntaxError(`search: NOT at ${where(tok)} has nothing after it`);
+        n++;
+        continue;
+      }
+      if (tok?.t === 'word' && (tok.v.startsWith('-') || tok.v.startsWith('!')) && tok.v.length > 1) {
+        // `-term` and `!term` (and `!!-term`): the signs are taken off the word, all but its last character, and
+        // the rest is read as a clause.
+        let j = 0;
+        while (j < tok.v.length - 1 && (tok.v[j] === '-' || tok.v[j] === '!')) j++;
+        toks[p] = { t: 'word', v: tok.v.slice(j), at: tok.at + j };
+        n += j;
+        continue;
+      }
+      break;
     }
-    if (tok?.t === 'word' && (tok.v.startsWith('-') || tok.v.startsWith('!')) && tok.v.length > 1) {
-      // `-term` and `!term`: the sign is taken off the word and the rest parsed as a clause.
-      toks[p] = { t: 'word', v: tok.v.slice(1), at: tok.at + 1 };
-      return { type: 'not', child: unary(field, depth) };
-    }
-    return primary(field, depth);
+    const inner = primary(field, depth);
+    marks = n;
+    return n % 2 === 0 ? inner : negated(inner);
   }
 
   function primary(field: FieldRef | null, depth: number): Node {
@@ -260,6 +285,11 @@ export function parseSearch(search: string): Node {
   const tree = orExpr(null, 0);
   if (p < toks.length) throw new SyntaxError(`search: "${toks[p]!.t === 'word' || toks[p]!.t === 'quoted' ? (toks[p] as { v: string }).v : toks[p]!.t}" at ${where(toks[p])} is out of place`);
   return tree;
+}
+
+/** The negation of a clause: NOT of a NOT is the clause itself. */
+function negated(node: Node): Node {
+  return node.type === 'not' ? node.child : { type: 'not', child: node };
 }
 
 /** Every field a tree names (for checking them against an endpoint's fields). */

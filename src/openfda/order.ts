@@ -1,6 +1,6 @@
 import { partitionPoint } from '../utils/bisect.ts';
-import { Bits, eachDoc, popcount, sliceOf, type DocSet } from './docset.ts';
-import { BadQuery } from './plan.ts';
+import { Bits, popcount, sliceOf, type DocSet } from './docset.ts';
+import { BadQuery, eachDocSliced, type Budget } from './plan.ts';
 
 /**
  * The order of a page. Without `sort`, the index's own order: decision date newest first (undated last), then K
@@ -46,9 +46,19 @@ const kDigits = (text: string | undefined): number => {
   return Number(m[1]);
 };
 
-/** The page: `limit` matches from `skip`, or after the `search_after` key. */
-export function pageOf(set: DocSet, total: number, o: Order, skip: number, limit: number, after: string[] | null): number[] {
+/** Up to this many wanted, the page is kept in a bounded heap; more (a deep skip) are found by selection. */
+const HEAP_MAX = 4096;
+
+/**
+ * The page: `limit` matches from `skip`, or after the `search_after` key. Without `sort`, a slice of the matches (ids
+ * run in the default order). With `sort`, each match's composite key is read once, counted as work in `budget`, and
+ * the page is the `want` smallest keys: a heap while few are wanted, and otherwise a selection (quickselect) of the
+ * `skip`-th key and the `limit` after it, whose passes are counted and give the host its turn between them, so a
+ * deep skip is a few passes over the keys, never a sort of all of them.
+ */
+export async function pageOf(set: DocSet, total: number, o: Order, skip: number, limit: number, after: string[] | null, budget: Budget): Promise<number[]> {
   if (!o.sort) {
+    budget.charge(set instanceof Bits ? set.words.length : Math.min(set.length, skip + limit));
     if (after === null) return sliceOf(set, skip, limit);
     // The first id past the key: ids run by (decision date desc, undated last, K number desc).
     const day = after[0] === '' || after[0] === undefined ? 0 : Number(after[0]);
@@ -66,7 +76,11 @@ export function pageOf(set: DocSet, total: number, o: Order, skip: number, limit
   }
   const want = after === null ? skip + limit : limit;
   if (want <= 0 || total === 0) return [];
-  // The `want` smallest composite keys above the floor: a bounded max-heap, or one sort when most are wanted.
+  if (want > HEAP_MAX) {
+    const from = after === null ? skip : 0;
+    return selectPage(set, total, o, floor, from, limit, budget);
+  }
+  // The `want` smallest composite keys above the floor: a bounded max-heap.
   const heapKeys = new Float64Array(Math.min(want, total));
   const heapDocs = new Uint32Array(heapKeys.length);
   let n = 0;
@@ -84,9 +98,9 @@ export function pageOf(set: DocSet, total: number, o: Order, skip: number, limit
       i = m;
     }
   };
-  eachDoc(set, (d) => {
+  await eachDocSliced(set, budget, (d) => {
     const c = composite(o, d);
-    if (c <= floor) return;
+    if (c <= floor) return 1;
     if (n < cap) {
       let i = n++;
       heapKeys[i] = c;
@@ -103,10 +117,72 @@ export function pageOf(set: DocSet, total: number, o: Order, skip: number, limit
       heapDocs[0] = d;
       siftDown(0);
     }
+    return 1;
   });
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => heapKeys[a]! - heapKeys[b]!);
   const sorted = order.map((i) => heapDocs[i]!);
   return after === null ? sorted.slice(skip, skip + limit) : sorted.slice(0, limit);
+}
+
+/**
+ * The matches ranked `from` to `from + limit - 1` by composite key (above `floor`): the keys read once into two typed
+ * arrays (keys and documents, 12 bytes a match), then the `from`-th smallest selected in place, then the `limit - 1`
+ * smallest of what lies above it, and those few sorted. Keys are distinct (the K number is part of each).
+ */
+async function selectPage(set: DocSet, total: number, o: Order, floor: number, from: number, limit: number, budget: Budget): Promise<number[]> {
+  const keys = new Float64Array(total);
+  const docs = new Uint32Array(total);
+  let n = 0;
+  await eachDocSliced(set, budget, (d) => {
+    const c = composite(o, d);
+    if (c > floor) {
+      keys[n] = c;
+      docs[n++] = d;
+    }
+    return 1;
+  });
+  if (from >= n || limit <= 0) return [];
+  await selectNth(keys, docs, 0, n - 1, from, budget);
+  const end = Math.min(n, from + limit);
+  if (end - from > 1) await selectNth(keys, docs, from + 1, n - 1, end - 1, budget);
+  const order = Array.from({ length: end - from }, (_, i) => from + i).sort((a, b) => keys[a]! - keys[b]!);
+  budget.charge(order.length);
+  return order.map((i) => docs[i]!);
+}
+
+/**
+ * Hoare's selection over keys[lo..hi] (documents moved alongside): afterwards keys[k] is the one a sort would put
+ * there, with none greater before it and none smaller after. Each partition pass is counted as work, and the host
+ * gets its turn between passes when a slice is spent.
+ */
+async function selectNth(keys: Float64Array, docs: Uint32Array, lo: number, hi: number, k: number, budget: Budget): Promise<void> {
+  let seed = 0x9e3779b9;
+  while (hi > lo) {
+    budget.charge(hi - lo + 1);
+    // A pseudo-random pivot: no order of the matches makes every pass a bad one.
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    const pivot = keys[lo + (seed % (hi - lo + 1))]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (keys[i]! < pivot) i++;
+      while (keys[j]! > pivot) j--;
+      if (i <= j) {
+        const tk = keys[i]!;
+        keys[i] = keys[j]!;
+        keys[j] = tk;
+        const td = docs[i]!;
+        docs[i] = docs[j]!;
+        docs[j] = td;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return;
+    await budget.turn();
+  }
 }
 
 /** Members with id ≥ from, at most `limit`. */

@@ -1,5 +1,5 @@
 import { clauseCount, type FieldRef, type Node } from './lucene.ts';
-import { Bits, complementOf, countOf, hasDoc, intersectionOf, listLimit, toBits, unionOf, type DocSet } from './docset.ts';
+import { Bits, complementOf, countOf, hasDoc, intersectionOf, listLimit, toBits, unionInto, unionOf, type DocSet } from './docset.ts';
 
 /**
  * A search tree turned into work over the documents of an endpoint. Each clause becomes a Plan: how many documents
@@ -7,8 +7,11 @@ import { Bits, complementOf, countOf, hasDoc, intersectionOf, listLimit, toBits,
  * its smallest child when that child is small, and tests its other children on those documents only; otherwise
  * sets are combined as bitmaps. No plan reads records: every leaf is a lookup in the search index's postings,
  * dictionaries and per-document columns (fields.ts), so a query costs at most a few passes over a column.
+ *
+ * Every set made and every pass is counted as work in the query's Budget, and a set is made with the host's turn
+ * given back whenever a slice of that work is spent: `set` resolves, it does not return.
  */
-export type Plan = { size: number; set(): DocSet; test(d: number): boolean };
+export type Plan = { size: number; set(): Promise<DocSet>; test(d: number): boolean };
 
 /** A clause the endpoint cannot answer, or a value a field does not take: a 400 naming the field and the rule. */
 export class BadQuery extends Error {
@@ -28,20 +31,57 @@ export type Fields = {
 };
 
 /**
- * Per-query bounds, enforced here and nowhere else: the number of clauses, and how many dictionary entries the
- * trailing wildcards of one query may expand to. A query past them is refused before any work is done (clauses) or
- * as soon as an expansion passes the bound, with a message that names the bound.
+ * Per-query bounds, enforced here and nowhere else: the number of clauses, how many dictionary entries the trailing
+ * wildcards of one query may expand to, and the work of the whole request in counted steps. A query past them is
+ * refused before any work is done (clauses) or as soon as an expansion or the work passes the bound, with a message
+ * that names the bound.
+ *
+ * A step is one document read in a pass (tested, listed, counted or ranked), 32 documents of a bitmap combined (one
+ * word), or one dictionary entry compared: a pass over a column of a million records is a million steps, some 2 to 5
+ * ms on one core. The work bound is absolute, as /v1/query's is, so that a request is refused the same way on every
+ * machine and run; `slice` is the work done between two turns given back to the host (about a millisecond).
  */
-export const LIMITS = { clauses: 256, expansions: 20_000 } as const;
+export const LIMITS = { clauses: 256, expansions: 20_000, work: 32_000_000, slice: 262_144 } as const;
+
+export type Limits = { clauses: number; expansions: number; work: number; slice: number };
 
 export class Budget {
   expansions = 0;
-  constructor(readonly limits: { clauses: number; expansions: number } = LIMITS) {}
+  /** Steps of work spent so far, and when the host last had its turn. */
+  spent = 0;
+  private mark = 0;
+  /** Turns given back to the host so far. */
+  turns = 0;
+  constructor(
+    readonly limits: Limits = LIMITS,
+    /** Gives the host its turn; resolves when the request may go on (none: the work runs to its end at once). */
+    private readonly pause: (() => Promise<void>) | null = null,
+  ) {}
   expand(n: number, what: string): void {
     this.expansions += n;
     if (this.expansions > this.limits.expansions) {
       throw new BadQuery(`search: ${what} expands to more than ${this.limits.expansions} dictionary entries in all; make the wildcard's stem longer`);
     }
+  }
+  /** Counts `n` steps of work; refuses the request once its work passes the bound. */
+  charge(n: number): void {
+    this.spent += n;
+    if (this.spent > this.limits.work) {
+      throw new BadQuery(
+        `this request needs more than ${this.limits.work.toLocaleString('en-US')} steps of work (a step is one record read in a pass over a field, or one dictionary entry compared); use fewer clauses or wildcards, a narrower search, or search_after rather than a deep skip`,
+      );
+    }
+  }
+  /** Whether a slice of work has been spent since the host last had its turn. */
+  get due(): boolean {
+    return this.spent - this.mark >= this.limits.slice;
+  }
+  /** Gives the host its turn when a slice of work has been spent since it last had one. */
+  async turn(): Promise<void> {
+    if (!this.due) return;
+    this.mark = this.spent;
+    this.turns++;
+    if (this.pause) await this.pause();
   }
 }
 
@@ -51,33 +91,50 @@ export function checkCost(tree: Node, limits = LIMITS): void {
   if (n > limits.clauses) throw new BadQuery(`search has ${n} clauses; at most ${limits.clauses} are allowed`);
 }
 
-export function planOf(tree: Node, fields: Fields, budget = new Budget()): Plan {
+/** Documents (or bitmap words) handled between two checks of the turn in a pass: well under a slice of work. */
+const CHUNK = 16_384;
+
+/** The steps a set costs to make or to read once: its members when a list, its words when a bitmap. */
+export const costOf = (set: DocSet): number => (set instanceof Bits ? set.words.length : set.length);
+
+export async function planOf(tree: Node, fields: Fields, budget = new Budget()): Promise<Plan> {
   const N = fields.docCount;
   switch (tree.type) {
     case 'all':
-      return allPlan(N);
+      return allPlan(N, budget);
     case 'not': {
-      const child = planOf(tree.child, fields, budget);
-      return { size: N, set: () => complementOf(child.set(), N), test: (d) => !child.test(d) };
-    }
-    case 'or': {
-      const children = tree.children.map((c) => planOf(c, fields, budget));
+      const child = await planOf(tree.child, fields, budget);
       return {
-        size: Math.min(N, children.reduce((n, c) => n + c.size, 0)),
-        set: () => unionOf(children.map((c) => c.set()), N),
-        test: (d) => children.some((c) => c.test(d)),
+        size: N,
+        set: async () => {
+          const set = await child.set();
+          budget.charge(costOf(set) + ((N + 31) >>> 5));
+          return complementOf(set, N);
+        },
+        test: (d) => !child.test(d),
       };
     }
+    case 'or': {
+      const children: Plan[] = [];
+      for (const c of tree.children) children.push(await planOf(c, fields, budget));
+      return orOf(children, N, budget);
+    }
     case 'and': {
-      const children = tree.children.map((c) => planOf(c, fields, budget)).sort((a, b) => a.size - b.size);
+      const children: Plan[] = [];
+      for (const c of tree.children) children.push(await planOf(c, fields, budget));
+      children.sort((a, b) => a.size - b.size);
       return {
         size: children[0]!.size,
-        set: () => andSet(children, N),
+        set: () => andSet(children, N, budget),
         test: (d) => children.every((c) => c.test(d)),
       };
     }
     default: {
-      if (tree.field) return fields.leaf(tree as Leaf & { field: FieldRef }, budget);
+      if (tree.field) {
+        const plan = fields.leaf(tree as Leaf & { field: FieldRef }, budget);
+        await budget.turn();
+        return plan;
+      }
       const any = fields.defaultFields.map((name) => {
         try {
           return fields.leaf({ ...tree, field: { name, exact: false } } as Leaf & { field: FieldRef }, budget);
@@ -86,56 +143,78 @@ export function planOf(tree: Node, fields: Fields, budget = new Budget()): Plan 
           throw err;
         }
       });
+      await budget.turn();
       const plans = any.filter((p): p is Plan => p !== null);
       if (plans.length === 0) throw new BadQuery(`search: a term without a field cannot be read as ${fields.defaultFields.join(', ')}; name the field (field:term)`);
-      return orOf(plans, N);
+      return orOf(plans, N, budget);
     }
   }
 }
 
-function orOf(plans: Plan[], N: number): Plan {
+function orOf(plans: Plan[], N: number, budget: Budget): Plan {
   if (plans.length === 1) return plans[0]!;
   return {
     size: Math.min(N, plans.reduce((n, c) => n + c.size, 0)),
-    set: () => unionOf(plans.map((c) => c.set()), N),
+    set: () => unionAll(plans, N, budget),
     test: (d) => plans.some((c) => c.test(d)),
   };
 }
 
-function andSet(children: readonly Plan[], N: number): DocSet {
-  const first = children[0]!;
-  if (first.size <= listLimit(N)) {
-    const base = first.set();
-    const list = base instanceof Bits ? null : base;
-    if (list) {
-      const out = new Uint32Array(list.length);
-      let n = 0;
-      outer: for (let i = 0; i < list.length; i++) {
-        const d = list[i]!;
-        for (let c = 1; c < children.length; c++) if (!children[c]!.test(d)) continue outer;
-        out[n++] = d;
+/** The union of the plans' sets, made one set at a time: few members stay a list, many go into one bitmap. */
+async function unionAll(plans: readonly Plan[], N: number, budget: Budget): Promise<DocSet> {
+  const lists: DocSet[] = [];
+  let listed = 0;
+  let acc: Bits | null = null;
+  for (const plan of plans) {
+    const set = await plan.set();
+    budget.charge(costOf(set));
+    if (acc) {
+      unionInto(acc, set);
+    } else {
+      lists.push(set);
+      listed += set instanceof Bits ? N : set.length;
+      if (listed > listLimit(N)) {
+        acc = new Bits(N);
+        for (const s of lists) unionInto(acc, s);
+        lists.length = 0;
       }
-      return out.subarray(0, n);
     }
+    await budget.turn();
   }
-  let acc: DocSet = first.set();
+  return acc ?? unionOf(lists, N);
+}
+
+async function andSet(children: readonly Plan[], N: number, budget: Budget): Promise<DocSet> {
+  let acc: DocSet = await children[0]!.set();
+  budget.charge(costOf(acc));
   for (let c = 1; c < children.length; c++) {
     if (!(acc instanceof Bits) || countOf(acc) <= listLimit(N)) {
       // Few left: test them rather than build the next child's whole set.
-      const list = acc instanceof Bits ? listOfBits(acc) : acc;
-      const rest = children.slice(c);
-      const out = new Uint32Array(list.length);
-      let n = 0;
-      outer: for (let i = 0; i < list.length; i++) {
-        const d = list[i]!;
-        for (const r of rest) if (!r.test(d)) continue outer;
-        out[n++] = d;
-      }
-      return out.subarray(0, n);
+      return testEach(acc instanceof Bits ? listOfBits(acc) : acc, children.slice(c), budget);
     }
-    acc = intersectionOf(acc, children[c]!.set(), N);
+    await budget.turn();
+    const next = await children[c]!.set();
+    budget.charge(costOf(next) + acc.words.length);
+    acc = intersectionOf(acc, next, N);
   }
   return acc;
+}
+
+/** The members of `list` that pass every plan's test, a chunk at a time. */
+async function testEach(list: Uint32Array, rest: readonly Plan[], budget: Budget): Promise<Uint32Array> {
+  const out = new Uint32Array(list.length);
+  let n = 0;
+  for (let lo = 0; lo < list.length; lo += CHUNK) {
+    const hi = Math.min(list.length, lo + CHUNK);
+    outer: for (let i = lo; i < hi; i++) {
+      const d = list[i]!;
+      for (const r of rest) if (!r.test(d)) continue outer;
+      out[n++] = d;
+    }
+    budget.charge((hi - lo) * rest.length);
+    await budget.turn();
+  }
+  return out.subarray(0, n);
 }
 
 function listOfBits(bits: Bits): Uint32Array {
@@ -153,10 +232,44 @@ function listOfBits(bits: Bits): Uint32Array {
   return out;
 }
 
-export function allPlan(N: number): Plan {
+/**
+ * Calls `f` for every member in ascending order, a chunk at a time with the host's turn given back when a slice of
+ * work is spent; `f` returns the steps its document cost (1 for a plain read).
+ */
+export async function eachDocSliced(set: DocSet, budget: Budget, f: (d: number) => number): Promise<void> {
+  if (set instanceof Bits) {
+    const w = set.words;
+    const step = CHUNK >>> 5;
+    for (let lo = 0; lo < w.length; lo += step) {
+      const hi = Math.min(w.length, lo + step);
+      let steps = hi - lo;
+      for (let i = lo; i < hi; i++) {
+        let x = w[i]!;
+        while (x !== 0) {
+          const low = x & -x;
+          steps += f((i << 5) + (31 - Math.clz32(low)));
+          x ^= low;
+        }
+      }
+      budget.charge(steps);
+      await budget.turn();
+    }
+    return;
+  }
+  for (let lo = 0; lo < set.length; lo += CHUNK) {
+    const hi = Math.min(set.length, lo + CHUNK);
+    let steps = 0;
+    for (let i = lo; i < hi; i++) steps += f(set[i]!);
+    budget.charge(steps);
+    await budget.turn();
+  }
+}
+
+export function allPlan(N: number, budget: Budget): Plan {
   return {
     size: N,
-    set: () => {
+    set: async () => {
+      budget.charge((N + 31) >>> 5);
       const b = new Bits(N);
       b.addRange(0, N);
       return b;
@@ -165,22 +278,27 @@ export function allPlan(N: number): Plan {
   };
 }
 
-export const NONE: Plan = { size: 0, set: () => new Uint32Array(0), test: () => false };
+export const NONE: Plan = { size: 0, set: async () => new Uint32Array(0), test: () => false };
 
 /** A plan from a known set (its test looks the document up in it). */
 export function setPlan(set: DocSet): Plan {
-  return { size: countOf(set), set: () => set, test: (d) => hasDoc(set, d) };
+  return { size: countOf(set), set: async () => set, test: (d) => hasDoc(set, d) };
 }
 
-/** A plan from a test over every document (a column that has no grouped rows): the set is one pass. */
-export function scanPlan(N: number, test: (d: number) => boolean, size = N): Plan {
-  let made: DocSet | null = null;
+/** A plan from a test over every document (a column that has no grouped rows): the set is one pass, in chunks. */
+export function scanPlan(N: number, test: (d: number) => boolean, budget: Budget, size = N): Plan {
+  let made: Bits | null = null;
   return {
     size,
-    set: () => {
+    set: async () => {
       if (made) return made;
       const bits = new Bits(N);
-      for (let d = 0; d < N; d++) if (test(d)) bits.add(d);
+      for (let lo = 0; lo < N; lo += CHUNK) {
+        const hi = Math.min(N, lo + CHUNK);
+        for (let d = lo; d < hi; d++) if (test(d)) bits.add(d);
+        budget.charge(hi - lo);
+        await budget.turn();
+      }
       return (made = bits);
     },
     test,
@@ -188,7 +306,9 @@ export function scanPlan(N: number, test: (d: number) => boolean, size = N): Pla
 }
 
 /** Makes sure the plan's set is a bitmap or list the caller may keep. */
-export function evaluate(plan: Plan, N: number): DocSet {
-  const set = plan.set();
-  return set instanceof Bits || set.length <= listLimit(N) ? set : toBits(set, N);
+export async function evaluate(plan: Plan, N: number, budget: Budget): Promise<DocSet> {
+  const set = await plan.set();
+  if (set instanceof Bits || set.length <= listLimit(N)) return set;
+  budget.charge(set.length);
+  return toBits(set, N);
 }

@@ -87,7 +87,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         bufferBytes: settings.pipelineBufferBytes,
         requestTimeoutMs: settings.requestTimeoutMs,
         getPaths: new Set(FAST_LANE_GET_ROUTES.keys()),
-        answerGet: (get) => runPortable(FAST_LANE_GET_ROUTES.get(get.path)!, get.method, get.url, '', get.host, (name) => laneHeader(get.fields, name)),
+        answerGet: (get, connection) => runPortable(FAST_LANE_GET_ROUTES.get(get.path)!, get.method, get.url, '', get.host, (name) => laneHeader(get.fields, name), connection),
       })
     : null;
 

@@ -71,7 +71,7 @@ export type FastLane = {
    * A GET's answer by its route's portable handler, run as Node's route runs it, and the snapshot it started on (for
    * the error a failure becomes). The lane encodes it as Node's route does (`encodeAnswer`).
    */
-  answerGet?: (request: GetRequest) => { snapshot: Snapshot | null; answer: Promise<RouteAnswer> };
+  answerGet?: (request: GetRequest, connection: Socket) => { snapshot: Snapshot | null; answer: Promise<RouteAnswer> };
 };
 
 export type FastLaneControl = {
@@ -777,7 +777,7 @@ class Connection {
       let status: number;
       let encoded: EncodedAnswer;
       try {
-        const run = lane.answerGet!(get);
+        const run = lane.answerGet!(get, this.socket);
         snapshot = run.snapshot;
         const answer = await run.answer;
         if (answer.kind !== 'bytes') throw new Error(`${get.path} answered a stream, which the fast lane does not send`);

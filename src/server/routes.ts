@@ -30,8 +30,19 @@ type NodeRoute = (req: IncomingMessage, res: ServerResponse, rest: string) => vo
 
 /** A portable route's answer to a request, and the snapshot it started on (for the error a failure becomes). */
 export type PortableRun = { snapshot: Snapshot | null; answer: Promise<RouteAnswer> };
-/** Runs a portable route's handler for a request: the method, the URL as received, the Host header, and a header by name. */
-export type RunPortable = (handler: RouteHandler, method: string, url: string, rest: string, host: string | undefined, header: (name: string) => string | undefined) => PortableRun;
+/**
+ * Runs a portable route's handler for a request: the method, the URL as received, the Host header, a header by name,
+ * and the connection whose turn its long work takes (turns.ts).
+ */
+export type RunPortable = (
+  handler: RouteHandler,
+  method: string,
+  url: string,
+  rest: string,
+  host: string | undefined,
+  header: (name: string) => string | undefined,
+  connection: object,
+) => PortableRun;
 
 /**
  * The routes whose GET and HEAD the fast lane answers too, each with the same portable handler (runPortable) and the
@@ -53,9 +64,15 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
   const answerQuery = queryHandler(deps);
   const core = coreDeps(deps);
 
-  const runPortable: RunPortable = (handler, method, url, rest, host, header) => {
+  const runPortable: RunPortable = (handler, method, url, rest, host, header, connection) => {
     const snapshot = snapshots.current;
-    const context: RouteContext = { snapshot, problem: snapshots.problem, deps: core, lendsChunks: true };
+    const context: RouteContext = {
+      snapshot,
+      problem: snapshots.problem,
+      deps: core,
+      lendsChunks: true,
+      turn: (job) => deps.turns.run(connection, job),
+    };
     const request = routeRequest(method, url, rest, header, originOf(host ?? ''));
     // A handler that throws at once fails as one whose promise rejects.
     let answer: Promise<RouteAnswer>;
@@ -115,7 +132,7 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
     if (route.handler === 'host') return void own[route.id](req, res, rest);
     const nodeRoute = nodeOwn[route.id];
     if (nodeRoute) return void nodeRoute(req, res, rest);
-    const run = runPortable(route.handler, method, req.url ?? '', rest, req.headers.host, (name) => headerOf(req, name));
+    const run = runPortable(route.handler, method, req.url ?? '', rest, req.headers.host, (name) => headerOf(req, name), req.socket);
     void (async () => {
       try {
         await send(req, res, await run.answer);
