@@ -39,6 +39,26 @@ export const HOSTILE_SEARCH_CASES: { name: string; requests: (round: number) => 
   },
 ];
 
+/**
+ * The openFDA path's hostile requests (GETs of /device/510k.json), each a case of one request; a round's requests differ
+ * by a parameter that changes no work (`limit` of a count, a word's spelling) so that no answer is kept from the last.
+ */
+const BANG_4090 = '!'.repeat(4090);
+const NOT_680 = 'NOT '.repeat(680);
+const bare256 = (r: number) => twoLetter.slice(r, r + 256).map((p) => `${p}*`).join(' ');
+export const HOSTILE_OPENFDA_CASES: { name: string; gets: (round: number) => string[] }[] = [
+  { name: 'openFDA _exists_:k_number&count=k_number', gets: (r) => [`/device/510k.json?search=_exists_:k_number&count=k_number&limit=${1 + r}`] },
+  { name: 'openFDA count=k_number&limit=100000000', gets: (r) => [`/device/510k.json?count=k_number&limit=${100_000_000 + r}`] },
+  { name: 'openFDA NOT k_number:K000001&count=k_number.exact', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(`NOT k_number:K00000${1 + r}`)}&count=k_number.exact`] },
+  { name: 'openFDA 4,090 ! before a word', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(`${BANG_4090}${['valve', 'stent', 'pump'][r % 3]}`)}`] },
+  { name: 'openFDA NOT x 680 before a word', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(`${NOT_680}${['valve', 'stent', 'pump'][r % 3]}`)}`] },
+  { name: 'openFDA sort applicant.exact:desc skip=997000', gets: (r) => [`/device/510k.json?sort=applicant.exact:desc&skip=${997_000 - r}&limit=1`] },
+  { name: 'openFDA 256 bare prefixes', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(bare256(r))}`] },
+  { name: 'openFDA count=device_name&limit=100000000', gets: (r) => [`/device/510k.json?count=device_name&limit=${100_000_000 + r}`] },
+  { name: 'openFDA NOT k_number:K000001&count=applicant.exact', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(`NOT k_number:K00000${1 + r}`)}&count=applicant.exact&limit=100000000`] },
+  { name: 'openFDA _exists_:k_number&count=decision_date', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(`_exists_:k_number AND NOT k_number:K00000${1 + r}`)}&count=decision_date`] },
+];
+
 async function post(url: string, operation: string, input: Input): Promise<{ status: number; code: string | null; total: number | null }> {
   const res = await fetch(`${url}/v1/query`, {
     method: 'POST',

@@ -1,6 +1,7 @@
 import { NO_APPLICANT, NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
 import { rowsByValue } from '../search/csr.ts';
-import { dayTableOf, type DayTable } from '../search/days.ts';
+import { dayTableSteps, type DayTable } from '../search/days.ts';
+import { runSliced } from '../search/slices.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
 import { kNumberText } from '../search/engine.ts';
 import { tokenize } from '../search/tokenize.ts';
@@ -450,9 +451,18 @@ function receivedPlan(ctx: Ctx, leaf: Leaf, budget: Budget): Plan {
  */
 type DayJson = { table: DayTable; opens: string[]; allJson: { days: number; json: string } | null };
 
-function dayJson(owner: object, key: string, col: Uint32Array): DayJson {
+/** Documents of a day table's passes read between two checks of the turn, when the table is made. */
+const DAY_TABLE_SLICE = 65_536;
+
+async function dayJson(owner: object, key: string, col: Uint32Array, budget: Budget): Promise<DayJson> {
+  // The table is made on the first date count after a switch (shared with search's day facets), in slices.
+  const table = await runSliced(dayTableSteps(col, DAY_TABLE_SLICE), {
+    pause: () => {
+      budget.charge(DAY_TABLE_SLICE);
+      return budget.turn();
+    },
+  });
   return once(owner, `days:${key}`, () => {
-    const table = dayTableOf(col);
     return { table, opens: table.iso.map((iso) => `{"time":"${iso.replaceAll('-', '')}","count":`), allJson: null };
   });
 }
@@ -467,7 +477,7 @@ function timeseries(days: DayJson, counts: Uint32Array): { days: number; json: s
 const isAll = (set: DocSet, docCount: number): boolean => (set instanceof Bits ? set.count() : set.length) === docCount;
 
 async function daysCount(owner: object, key: string, col: Uint32Array, set: DocSet, docCount: number, budget: Budget): Promise<CountResult> {
-  const days = dayJson(owner, key, col);
+  const days = await dayJson(owner, key, col, budget);
   if (isAll(set, docCount)) {
     days.allJson ??= timeseries(days, days.table.all);
     return { kind: 'days', ...days.allJson };
