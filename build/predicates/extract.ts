@@ -96,7 +96,8 @@ function firstMatch(re: RegExp, s: string): { index: number; text: string } | nu
 const quote = (s: string) => JSON.stringify(s.replace(/\s+/g, ' ').trim().toLowerCase());
 
 /** The FDA's own pages (clearance letter, indications-for-use form) that name the device's own number. */
-const OWN_NUMBER_CUE = /(?:\bre:\s*|\(if\s+known\)\s*:?\s*|^510\s*\(?k\)?\s*(?:number|no\.?)\s*:?\s*)$/im;
+const OWN_NUMBER_CUE =
+  /(?:\bre:\s*|\(\s*i?f\s*kn?own\s*\)?\s*:?\s*|assigned\s*510\s*\(?k\)?\s*number\s*is\s*:?\s*|^510\s*\(?k\)?\s*(?:number|no\.?)\s*:?\s*)$/im;
 
 type Role = { kind: 'predicate'; reason: string } | { kind: 'other'; reason: string } | { kind: 'plain' };
 
@@ -156,7 +157,8 @@ export function extractPredicates(raw: string, device: string | null): Extractio
   // What the submission covers, as its opening (title and trade name) says.
   const opening = text.slice(0, OPENING_CHARS);
   const coversParts = PART.test(opening);
-  const hits = findNumbers(text);
+  // The device's own number is dropped first: beside its predicates in a table row, it is no part of their run.
+  const hits = findNumbers(text).filter((h) => h.id !== device);
   const headings = headingsOf(text);
   const mentioned: string[] = [];
   const found = new Map<string, string>();
@@ -173,7 +175,6 @@ export function extractPredicates(raw: string, device: string | null): Extractio
     i = j + 1;
   }
   for (const hit of hits) {
-    if (hit.id === device) continue;
     if (!mentioned.includes(hit.id)) mentioned.push(hit.id);
     const role = roleOf(text, hit, headings);
     if (role.kind === 'predicate') {
