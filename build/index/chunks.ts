@@ -4,6 +4,7 @@ import {
   CHUNK_TARGET_BYTES,
   ID_CHUNK_TARGET_BYTES,
   chunkPath,
+  CHUNK_HASH_CHARS,
   K_BLOCK_DOCS,
   LANDING_KNUMBERS,
   SEARCH_CHUNKS_FORMAT,
@@ -46,15 +47,17 @@ export const LANDING_FACETS: FacetRequest[] = (
   ] as FacetRequest[]
 ).filter((f) => (FACET_FIELDS as readonly string[]).includes(f.field));
 
-type Written = { path: string; bytes: Uint8Array };
+type Written = { path: string; bytes: Uint8Array; inflated: string };
 
-/** Gzip of a bundle under its content-hashed name. */
+/** Gzip of a bundle under its content-hashed name, with the hash of the bundle itself (for a host that inflates it). */
 async function packed(kind: string, values: Record<string, BundleValue>): Promise<Written> {
-  const bytes = await compressTo('gzip', encodeBundle(values));
-  return { path: chunkPath(kind, createHash('sha256').update(bytes).digest('hex')), bytes };
+  const bundle = encodeBundle(values);
+  const bytes = await compressTo('gzip', bundle);
+  const inflated = createHash('sha256').update(bundle).digest('hex').slice(0, CHUNK_HASH_CHARS);
+  return { path: chunkPath(kind, createHash('sha256').update(bytes).digest('hex')), bytes, inflated };
 }
 
-const ref = (w: Written): FileRef => ({ path: w.path, bytes: w.bytes.byteLength });
+const ref = (w: Written): FileRef => ({ path: w.path, bytes: w.bytes.byteLength, inflated: w.inflated });
 
 /** The rows of `ids`, in that order. */
 export function pickRows(rows: Rows, ids: Uint32Array): Rows {

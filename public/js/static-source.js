@@ -39,27 +39,40 @@ export async function hasPagefind(snapshotBase) {
   return false;
 }
 
-/** Bytes as they are, or inflated when they are gzip (a host that sent them with Content-Encoding has inflated them). */
-async function gunzipped(bytes) {
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
-  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+/**
+ * One file of the chunked index. Its name carries the start of the sha256 of its gzip bytes, and the directory the
+ * start of the sha256 of the bytes inside (`inflated`), so whatever arrived is checked before anything reads it: gzip
+ * bytes against the name, bytes a host inflated on the way (`Content-Encoding: gzip`) against the directory's hash.
+ * Checked where the browser offers Web Crypto (secure contexts: https and localhost); a file that fails is refused.
+ */
+async function chunkFile(url, path, inflated, onBytes) {
+  const res = await fetch(url(path));
+  if (!res.ok) throw new Error(`The file ${path} of the search index could not be loaded (HTTP ${res.status}).`);
+  return checkedChunk(path, inflated, await bodyBytes(res, onBytes));
 }
 
 /**
- * One file of the chunked index. Its name carries the start of its sha256, so what arrived is checked against it
- * where the browser offers Web Crypto (secure contexts: https and localhost); a file that fails is refused.
+ * The bytes of chunk file `path` as the engine reads them (inflated), once checked: gzip bytes against the hash in
+ * the name, other bytes against `inflated` (the directory's hash of the bytes inside; null for a snapshot built
+ * before the directory carried it, whose inflated bytes cannot be checked and are refused).
  */
-async function chunkFile(url, path, onBytes) {
-  const res = await fetch(url(path));
-  if (!res.ok) throw new Error(`The file ${path} of the search index could not be loaded (HTTP ${res.status}).`);
-  const bytes = await bodyBytes(res, onBytes);
-  const named = /-([0-9a-f]{20})\.bin\.gz$/.exec(path)?.[1];
-  if (named && globalThis.crypto?.subtle && bytes[0] === 0x1f) {
+export async function checkedChunk(path, inflated, bytes) {
+  const named = /-([0-9a-f]{20})\.bin\.gz$/.exec(path)?.[1] ?? null;
+  const gzip = bytes[0] === 0x1f && bytes[1] === 0x8b;
+  if (named !== null && globalThis.crypto?.subtle) {
+    const want = gzip ? named : inflated;
+    if (!want) throw new Error(`The file ${path} of the search index arrived inflated, and this snapshot's directory has no hash to check it by; serve its .gz files as they are.`);
     const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-    const hex = Array.from(digest.subarray(0, 10), (b) => b.toString(16).padStart(2, '0')).join('');
-    if (hex !== named) throw new Error(`The file ${path} of the search index is damaged (its content does not match its name).`);
+    const hex = Array.from(digest.subarray(0, want.length / 2), (b) => b.toString(16).padStart(2, '0')).join('');
+    if (hex !== want) throw new Error(`The file ${path} of the search index is damaged (its content does not match its name).`);
   }
-  return gunzipped(bytes);
+  return gzipped(bytes, gzip);
+}
+
+/** Bytes inflated when they are gzip. */
+async function gzipped(bytes, gzip) {
+  if (!gzip) return bytes;
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
 }
 
 /** A response's body, telling `onBytes` of each piece as it arrives (for the page's progress). */
@@ -151,13 +164,18 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
   // Bytes received of each file of the chunked index, for progress; the directory says how many each has.
   const received = new Map();
   const sizes = new Map();
+  // Each file's hash of the bytes inside, for one a host inflates on the way (checkedChunk).
+  const inflatedOf = new Map();
   if (header.chunks) {
     const d = header.chunks;
-    for (const f of [...Object.values(d.files), ...d.termChunks.map((c) => c.file), ...d.codeChunks.map((c) => c.file), ...d.kBlocks]) sizes.set(f.path, f.bytes);
+    for (const f of [...Object.values(d.files), ...d.termChunks.map((c) => c.file), ...d.codeChunks.map((c) => c.file), ...d.kBlocks]) {
+      sizes.set(f.path, f.bytes);
+      inflatedOf.set(f.path, typeof f.inflated === 'string' ? f.inflated : null);
+    }
   }
   const watchers = new Set();
   const fetchChunk = (path) =>
-    chunkFile(url, path, (n) => {
+    chunkFile(url, path, inflatedOf.get(path) ?? null, (n) => {
       received.set(path, (received.get(path) ?? 0) + n);
       for (const w of watchers) w();
     });

@@ -51,7 +51,12 @@ export const CHUNK_FILES = [
 ] as const;
 export type ChunkFile = (typeof CHUNK_FILES)[number];
 
-const FileRef = z.strictObject({ path: z.string().regex(CHUNK_PATH_PATTERN), bytes: z.int().min(0) });
+/**
+ * A chunk file: its path, its size, and the first CHUNK_HASH_CHARS hex digits of the sha256 of the bytes inside the
+ * gzip (`inflated`), by which a reader checks a file that a host inflated on the way (directories written before it
+ * was added lack it; such a file arriving inflated cannot be checked).
+ */
+const FileRef = z.strictObject({ path: z.string().regex(CHUNK_PATH_PATTERN), bytes: z.int().min(0), inflated: z.string().regex(/^[0-9a-f]{20}$/).optional() });
 export type FileRef = z.infer<typeof FileRef>;
 
 const IdChunk = z.strictObject({ count: z.int().min(1), file: FileRef });

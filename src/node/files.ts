@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { constants, openSync, readSync, closeSync, fstatSync, type BigIntStats } from 'node:fs';
+import { constants, openSync, readSync, closeSync, fstatSync, lstatSync, type BigIntStats } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -126,6 +126,7 @@ export class NodeStorage implements SnapshotStorage {
    */
   private withFile<T>(path: string, use: (fd: number, stat: BigIntStats | null) => T): T {
     if (this.open === null) {
+      refuseLinkedFolders(this.location, path);
       const fd = openFile(join(this.location, path));
       try {
         return use(fd, null);
@@ -144,6 +145,7 @@ export class NodeStorage implements SnapshotStorage {
         stat = null;
       }
     }
+    if (fd === undefined) refuseLinkedFolders(this.location, path);
     fd ??= this.open.openFile(join(this.location, path));
     try {
       const result = use(fd, stat);
@@ -235,6 +237,22 @@ parentPort.on('message', (files) => {
 
 function openFile(path: string): number {
   return openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+}
+
+/**
+ * Throws (ELOOP) when a folder on the way from `root` to the file `rel` is a symbolic link. O_NOFOLLOW refuses a link
+ * only as the file itself; a linked folder (`history/changes` pointing outside the snapshot) would be followed, so
+ * every folder below the root is looked at first, as SECURITY.md promises that no link is followed.
+ */
+export function refuseLinkedFolders(root: string, rel: string): void {
+  const parts = rel.split(/[\\/]/);
+  let at = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    at = join(at, parts[i]!);
+    if (lstatSync(at).isSymbolicLink()) {
+      throw Object.assign(new Error(`${rel}: the folder ${parts.slice(0, i + 1).join('/')} is a symbolic link, which is never followed`), { code: 'ELOOP' });
+    }
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import sirv from 'sirv';
 import { LAYOUT, type FileEntry } from '../contract/index.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
 import { safeRelPath } from '../snapshot/paths.ts';
+import { refuseLinkedFolders } from '../node/files.ts';
 import { contentTypeFor, hasEncodedSeparator, httpDate, ifRangeHolds, isCompressibleType, notModified, parseRange, preconditionFails } from './file-http.ts';
 import { encodingWeights } from './media.ts';
 import { COMPRESS_MIN_BYTES, compress } from './respond.ts';
@@ -196,6 +197,8 @@ async function streamChecked(
 ): Promise<void> {
   let handle: FileHandle;
   try {
+    // No link is followed, as a folder on the way either (a history folder linked outside the snapshot).
+    refuseLinkedFolders(snapshot.dir, file.path);
     handle = await open(join(snapshot.dir, file.path), constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch {
     return snapshot.reportCorrupt(file.path, UNREADABLE);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync, brotliCompressSync } from 'node:zlib';
@@ -75,6 +75,28 @@ describe('what is on disk after the first read', () => {
       expect(res.body.toString('utf8')).not.toContain('root:');
     } finally {
       await s.close();
+    }
+  });
+
+  it('a folder on the way that is a symbolic link is never followed, even to the very bytes the manifest lists', async () => {
+    const dir = await copyOfSnapshot();
+    // The shards' folder moved outside the snapshot, and a link to it left in its place: the files behind it match.
+    const outside = await mkdtemp(join(tmpdir(), 'device-510k-outside-'));
+    const folder = shard.path.slice(0, shard.path.indexOf('/'));
+    await rename(join(dir, folder), join(outside, folder));
+    await symlink(join(outside, folder), join(dir, folder));
+    expect(sha256(await readFile(join(dir, shard.path)))).toBe(shard.sha256);
+    // From memory once checked (the default) and streamed from disk (every file counts as large).
+    const inMemory = await startServer({ snapshotPath: dir, cacheBytes: 1 });
+    const streamed = await startServer({ snapshotPath: dir, cacheBytes: 1, fileMemoryMaxBytes: 0 });
+    try {
+      for (const s of [inMemory, streamed]) {
+        const res = await get(s.url, shard.path);
+        expect(res.status).toBe(503);
+        expect(res.body.includes(await readFile(join(source, shard.path)))).toBe(false);
+      }
+    } finally {
+      await Promise.all([inMemory.close(), streamed.close()]);
     }
   });
 
