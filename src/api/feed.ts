@@ -9,6 +9,9 @@ import { atomFeed, jsonFeed, type FeedKind, type FeedRecord } from '../feeds/ren
 import { badParam, oneParam, type BytesAnswer, type GetRequest } from './changes.ts';
 import { checkedExportInput, exportInputOf } from './export-answer.ts';
 import { historyOf, type LoadedHistory } from './history.ts';
+import { codedTag } from './json-headers.ts';
+import { encodingWeights } from './media.ts';
+import { sha256 } from '../operations/sha256.ts';
 
 /**
  * GET /v1/feed: the newest matches of a search as Atom 1.0 (`format=atom`, the default) or JSON Feed 1.1
@@ -184,23 +187,26 @@ function pageHash(input: ExportInput): string {
   return text ? `#${text}` : '';
 }
 
-/** FNV-1a, 32 bits: enough to tell two answers of one snapshot apart in an ETag. */
-function fnv(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
+/** The first 128 bits of the sha256 of the text, as hex: two questions of one snapshot never share a tag in practice. */
+function questionHash(text: string): string {
+  const digest = sha256(encoder.encode(text)).subarray(0, 16);
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * Whether the client's copy is current. A tag matches the answer's identity tag, or its tag in a coding the request
+ * accepts (the host names the coding in the tag it sends: json-headers.ts), compared weakly as RFC 9110 asks for
+ * If-None-Match; a tag of another question, or of a coding the request does not take, never does.
+ */
 function notModified(request: GetRequest, etag: string, lastModifiedMs: number): boolean {
   const match = request.header('if-none-match');
   if (match !== undefined) {
+    const weights = encodingWeights(request.header('accept-encoding'));
+    const current = new Set([etag, ...(['gzip', 'br'] as const).filter((c) => weights[c] > 0).map((c) => codedTag(etag, c))]);
     return match
       .split(',')
       .map((t) => t.trim().replace(/^W\//, ''))
-      .some((t) => t === '*' || t === etag);
+      .some((t) => t === '*' || current.has(t));
   }
   const since = request.header('if-modified-since');
   if (since === undefined) return false;
@@ -215,7 +221,7 @@ export async function answerFeed(request: GetRequest, snapshot: Snapshot | null)
   if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
   const origin = originOf(request);
   // The answer depends on the snapshot, the parameters and the address it is asked at (its links): so does the tag.
-  const etag = `"${snapshot.id}-${fnv(`${origin ?? ''} ${request.url}`)}"`;
+  const etag = `"${snapshot.id}-${questionHash(`${origin ?? ''} ${request.url}`)}"`;
   const updated = snapshot.manifest.generatedAt;
   const lastModified = new Date(updated).toUTCString();
   const headers: Record<string, string> = {

@@ -12,6 +12,17 @@ export function jsonHeaders(length: number | null, encoding: Encoding, own: Read
   };
   if (length !== null) head['Content-Length'] = length;
   Object.assign(head, own);
-  if (encoding !== 'identity') head['Content-Encoding'] = encoding;
+  if (encoding !== 'identity') {
+    head['Content-Encoding'] = encoding;
+    // Each coding is a representation of its own (RFC 9110 8.8.3): a strong tag names the coding it was sent in.
+    const tag = head.ETag;
+    if (typeof tag === 'string') head.ETag = codedTag(tag, encoding);
+  }
   return head;
+}
+
+/** The entity tag of an answer sent in `encoding`: the identity tag with the coding's name inside its quotes. */
+export function codedTag(tag: string, encoding: Encoding): string {
+  if (encoding === 'identity' || !/^"[^"]*"$/.test(tag)) return tag;
+  return `${tag.slice(0, -1)}-${encoding}"`;
 }

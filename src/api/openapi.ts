@@ -238,7 +238,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
               description: 'The feed.',
               headers: {
                 ...cors,
-                ETag: { description: 'Changes when the snapshot or the request does.', schema: { type: 'string' } },
+                ETag: { description: 'Changes when the snapshot or the request does; a compressed answer\'s names its coding.', schema: { type: 'string' } },
                 'Last-Modified': { description: "The snapshot's generation time.", schema: { type: 'string' } },
               },
               content: { 'application/atom+xml': { schema: { type: 'string' } }, 'application/feed+json': { schema: { type: 'object' } } },
