@@ -31,9 +31,28 @@ const DAY_MS = 86_400_000;
 /** What the history before this build holds, keeping every file that verifies and naming those that do not. */
 type Before = { index: HistoryIndex | null; sets: ChangeSet[]; records: HistoryRecords | null; damagedUpTo: string | null; carried: History['carried'] };
 
+/**
+ * Bounds on the previous history's files, checked against the manifest's sizes before a byte is read, as downloads
+ * are bounded: a file (a month of change sets, the index, the records' dates) is at most HISTORY_FILE_MAX_BYTES, all
+ * of them HISTORY_MAX_BYTES. A year of FDA's changes is a few megabytes; a file past its bound is dropped as one that
+ * does not verify, so a re-signed snapshot with a huge history cannot make the build hold it.
+ */
+export const HISTORY_FILE_MAX_BYTES = 16 * 1024 * 1024;
+export const HISTORY_MAX_BYTES = 64 * 1024 * 1024;
+
 async function readPrevious(previous: PreviousSnapshot, dropped: string[]): Promise<Before> {
   const listed = new Set(previous.manifest.files.map((f) => f.path));
-  const json = async (path: string): Promise<unknown> => JSON.parse(decoder.decode(await previous.readFile(path)));
+  const sizes = new Map(previous.manifest.files.map((f) => [f.path, f.bytes]));
+  let held = 0;
+  /** The file's bytes, refused past the bounds before any is read. */
+  const read = async (path: string): Promise<Uint8Array> => {
+    const bytes = sizes.get(path) ?? 0;
+    if (bytes > HISTORY_FILE_MAX_BYTES) throw new Error(`it is ${bytes} bytes, more than the ${HISTORY_FILE_MAX_BYTES} a history file may be`);
+    if (held + bytes > HISTORY_MAX_BYTES) throw new Error(`the history's files before it already hold ${held} bytes, and all of them may hold ${HISTORY_MAX_BYTES}`);
+    held += bytes;
+    return previous.readFile(path);
+  };
+  const json = async (path: string): Promise<unknown> => JSON.parse(decoder.decode(await read(path)));
   const why = (err: unknown) => (err instanceof Error ? err.message.split('\n')[0] : String(err));
 
   let index: HistoryIndex | null = null;
@@ -58,7 +77,7 @@ async function readPrevious(previous: PreviousSnapshot, dropped: string[]): Prom
   const months = [...listed].filter((p) => /^history\/changes\/\d{4}-\d{2}\.ndjson$/.test(p)).sort();
   for (const path of months) {
     try {
-      const bytes = await previous.readFile(path);
+      const bytes = await read(path);
       const lines = decoder.decode(bytes).split('\n').filter((l) => l !== '');
       // The bytes matched the manifest's sha256, so a build wrote them after checking each set against ChangeSet:
       // parsing them as JSON is enough (checking a year of change sets again each night would cost more than the rest).

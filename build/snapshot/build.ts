@@ -159,6 +159,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   const reporter = options.progress === true ? createReporter() : options.progress || silentReporter;
   const generatedAt = generationTime(options.sourceDateEpoch);
   let staging: string | null = null;
+  let writing: SnapshotWriter | null = null;
   try {
     const merged = await readAndMerge(options.sources, reporter, options.maxEntryBytes);
     const { records, report } = merged;
@@ -166,6 +167,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
 
     staging = await makeStagingDir(options.out);
     const writer = new SnapshotWriter(staging, options.concurrency ?? 16);
+    writing = writer;
 
     const shards = recordShards(records);
     reporter.stage('write record shards', shards.length);
@@ -233,6 +235,9 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     };
   } finally {
     memory.stop();
-    if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
+    if (staging) {
+      await writing?.settle();
+      await rm(staging, { recursive: true, force: true }).catch(() => {});
+    }
   }
 }

@@ -89,6 +89,15 @@ export class SnapshotWriter {
     await Promise.all(batch);
   }
 
+  /**
+   * Waits until no write is under way, whether each succeeds or fails, and never throws: a failed build calls it
+   * before removing its staging folder, so that no write in flight meets a folder gone (an uncaught ENOENT after the
+   * build's own message).
+   */
+  async settle(): Promise<void> {
+    while (this.pending.length > 0) await Promise.allSettled(this.pending.splice(0));
+  }
+
   /** Adds files that another tool wrote under `relDir` (for example Pagefind's index) to the manifest. */
   async adoptDirectory(relDir: string): Promise<void> {
     const base = join(this.root, normalizeRel(relDir));
