@@ -58,7 +58,7 @@ for (const c of HOSTILE_SEARCH_CASES) {
   const long: { ms: number; at: number }[] = [];
   // Round -1 warms the code and the per-index tables (as a server that has been answering has them): not counted.
   for (let r = -1; r < rounds; r++) {
-    for (const input of c.requests(r)) {
+    for (const input of c.requests!(r)) {
       let mark = performance.now();
       let n = 0;
       const started = mark;
@@ -90,7 +90,7 @@ for (const c of HOSTILE_SEARCH_CASES) {
       total += performance.now() - started;
     }
   }
-  const runs = rounds * c.requests(0).length;
+  const runs = rounds * c.requests!(0).length;
   long.sort((a, b) => b.ms - a.ms);
   console.log(`${pad(c.name, 38)}${pad(answer, 30)}${(total / runs).toFixed(1).padStart(10)}${String(Math.round(slices / runs)).padStart(8)}${longest.toFixed(1).padStart(10)}${String(at).padStart(10)}   next: ${long.slice(1, 6).map((x) => `${x.ms.toFixed(1)}@${x.at}`).join(' ')}`);
 }

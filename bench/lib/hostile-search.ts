@@ -1,6 +1,6 @@
 import { FACET_FIELDS } from '../../src/contract/operations.ts';
 import { join } from 'node:path';
-import { LineChild, mainThreadTimes, startTsx } from './procs.ts';
+import { LineChild, mainThreadTimes, memoryOf, startTsx } from './procs.ts';
 import type { MetaFigures } from './meta-child.ts';
 
 /**
@@ -24,8 +24,13 @@ const PHRASE_TAILS = ['kit', 'set', 'tray', 'system', 'wire', 'unit'];
 export const PREFIX_346 = '346-prefix OR (2,036 chars)';
 export const FACETS_16 = '16 concurrent, every facet size null';
 
-/** Each case: the requests sent at once (each on its own connection). Cases differ per round so no answer is cached. */
-export const HOSTILE_SEARCH_CASES: { name: string; requests: (round: number) => Input[] }[] = [
+/**
+ * A case: the requests sent at once (each on its own connection), searches posted to /v1/query (`requests`) or GETs of
+ * openFDA's paths (`gets`). Cases differ per round so no answer is cached.
+ */
+export type HostileCase = { name: string; requests?: (round: number) => Input[]; gets?: (round: number) => string[] };
+
+export const HOSTILE_SEARCH_CASES: HostileCase[] = [
   { name: PREFIX_346, requests: (r) => [searchInput(prefixes.join(' OR '), { pageSize: 10 + r })] },
   { name: '32 two-letter prefixes OR', requests: (r) => [searchInput(twoLetter.slice(r, r + 32).join(' OR '))] },
   { name: '400 exclusions', requests: (r) => [searchInput(Array.from({ length: 400 }, (_, i) => `-${twoLetter[(i + r) % twoLetter.length]}`).join(' ').slice(0, 2048))] },
@@ -46,7 +51,7 @@ export const HOSTILE_SEARCH_CASES: { name: string; requests: (round: number) => 
 const BANG_4090 = '!'.repeat(4090);
 const NOT_680 = 'NOT '.repeat(680);
 const bare256 = (r: number) => twoLetter.slice(r, r + 256).map((p) => `${p}*`).join(' ');
-export const HOSTILE_OPENFDA_CASES: { name: string; gets: (round: number) => string[] }[] = [
+export const HOSTILE_OPENFDA_CASES: (HostileCase & { gets: (round: number) => string[] })[] = [
   { name: 'openFDA _exists_:k_number&count=k_number', gets: (r) => [`/device/510k.json?search=_exists_:k_number&count=k_number&limit=${1 + r}`] },
   { name: 'openFDA count=k_number&limit=100000000', gets: (r) => [`/device/510k.json?count=k_number&limit=${100_000_000 + r}`] },
   { name: 'openFDA NOT k_number:K000001&count=k_number.exact', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(`NOT k_number:K00000${1 + r}`)}&count=k_number.exact`] },
@@ -70,6 +75,13 @@ async function post(url: string, operation: string, input: Input): Promise<{ sta
   return { status: res.status, code: body.error?.code ?? null, total: body.page?.total ?? null };
 }
 
+/** A GET of an openFDA path: its status, error code, and total (of a search) or terms (of a count). */
+async function getOpenFda(url: string, path: string): Promise<{ status: number; code: string | null; total: number | null }> {
+  const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(120_000) });
+  const body = (await res.json()) as { error?: { code: string }; meta?: { results?: { total: number }; total_terms?: number } };
+  return { status: res.status, code: body.error?.code ?? null, total: body.meta?.total_terms ?? body.meta?.results?.total ?? null };
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
 /**
@@ -89,6 +101,8 @@ export type HostileSearchRow = {
   slowestMetaRunMs: number;
   slowestMetaWaitMs: number;
   metaRunMax: number;
+  /** The server's largest RSS sampled (every 50 ms) while the case ran; NaN without its pid. */
+  rssMaxBytes: number;
 };
 
 /** Warms the index and the per-index tables, as a server that has been answering would have them. */
@@ -100,12 +114,22 @@ export async function warmSearch(url: string): Promise<void> {
 /** The process that asks `meta` during a case (meta-child.ts), for `runSearchCase`; stop its `child` when done. */
 export const startMetaChild = (): LineChild => new LineChild(startTsx(join(import.meta.dirname, 'meta-child.ts'), [], { stdio: ['pipe', 'pipe', 'inherit'] }), 'meta child');
 
-export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], round: number, pid?: number, metaChild?: LineChild): Promise<HostileSearchRow> {
+export async function runSearchCase(url: string, c: HostileCase, round: number, pid?: number, metaChild?: LineChild): Promise<HostileSearchRow> {
   if (metaChild) await metaChild.request({ cmd: 'start', url, pid: pid ?? 0 }, 10_000);
   const started = performance.now();
   let done = false;
-  const work = Promise.all(c.requests(round).map((input) => post(url, 'device-510k.search', input))).finally(() => {
+  let rssMax = Number.NaN;
+  const sample = () => {
+    const rss = pid === undefined ? undefined : memoryOf(pid)?.rss;
+    if (rss !== undefined && !(rssMax >= rss)) rssMax = rss;
+  };
+  const sampler = setInterval(sample, 50);
+  sample();
+  const asked = c.gets ? c.gets(round).map((path) => getOpenFda(url, path)) : c.requests!(round).map((input) => post(url, 'device-510k.search', input));
+  const work = Promise.all(asked).finally(() => {
     done = true;
+    sample();
+    clearInterval(sampler);
   });
   if (metaChild) {
     const answers = await work;
@@ -113,7 +137,7 @@ export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES
     const f = await metaChild.request<MetaFigures>({ cmd: 'stop' }, 130_000);
     // NaN comes back as null through JSON.
     const n = (x: number | null) => x ?? Number.NaN;
-    return row(c, answers, ms, f.metas, { ms: f.slowest.ms, runMs: n(f.slowest.runMs), waitMs: n(f.slowest.waitMs) }, n(f.metaRunMax));
+    return row(c, answers, ms, f.metas, { ms: f.slowest.ms, runMs: n(f.slowest.runMs), waitMs: n(f.slowest.waitMs) }, n(f.metaRunMax), rssMax);
   }
   // meta, one after another while the case runs (bounded: at most 2,000, and none past 120 s).
   const metas: number[] = [];
@@ -132,16 +156,17 @@ export async function runSearchCase(url: string, c: (typeof HOSTILE_SEARCH_CASES
   }
   const answers = await work;
   const ms = performance.now() - started;
-  return row(c, answers, ms, metas, slowest, metaRunMax);
+  return row(c, answers, ms, metas, slowest, metaRunMax, rssMax);
 }
 
 function row(
-  c: (typeof HOSTILE_SEARCH_CASES)[number],
+  c: HostileCase,
   answers: { status: number; code: string | null; total: number | null }[],
   ms: number,
   metas: number[],
   slowest: { ms: number; runMs: number; waitMs: number },
   metaRunMax: number,
+  rssMaxBytes: number,
 ): HostileSearchRow {
   const first = answers[0]!;
   const answered = first.status === 200 ? `200, ${first.total!.toLocaleString('en-US')} matches` : `${first.status} ${first.code}`;
@@ -156,11 +181,12 @@ function row(
     slowestMetaRunMs: slowest.runMs,
     slowestMetaWaitMs: slowest.waitMs,
     metaRunMax,
+    rssMaxBytes,
   };
 }
 
 /** `rounds` rounds of the case; the median round by time. */
-export async function medianRound(url: string, c: (typeof HOSTILE_SEARCH_CASES)[number], rounds: number, pid?: number, metaChild?: LineChild): Promise<HostileSearchRow> {
+export async function medianRound(url: string, c: HostileCase, rounds: number, pid?: number, metaChild?: LineChild): Promise<HostileSearchRow> {
   const runs: HostileSearchRow[] = [];
   for (let r = 0; r < rounds; r++) runs.push(await runSearchCase(url, c, r, pid, metaChild));
   runs.sort((a, b) => a.ms - b.ms);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import { downloadBombsProblem, runDownloadBombs, type DownloadRow } from './hostile-download.ts';
 import { metaLatency, neverReadingExports, type NeverReadingFigures } from './hostile-export.ts';
-import { FACETS_16, HOSTILE_SEARCH_CASES, medianRound, PREFIX_346, startMetaChild, warmSearch, type HostileSearchRow } from './hostile-search.ts';
+import { FACETS_16, HOSTILE_OPENFDA_CASES, HOSTILE_SEARCH_CASES, medianRound, PREFIX_346, startMetaChild, warmSearch, type HostileSearchRow } from './hostile-search.ts';
 import { paddedQueryRequest, pipeliningAttack, type PipeliningFigures } from './pipelining.ts';
 import { memoryOf, stop } from './procs.ts';
 import { startServer } from './server.ts';
@@ -84,7 +84,7 @@ export async function measureHostile(o: HostileOptions): Promise<HostileFigures>
     // otherwise delay the meta figures, which are the server's.
     const metaChild = startMetaChild();
     try {
-      for (const c of HOSTILE_SEARCH_CASES) {
+      for (const c of [...HOSTILE_SEARCH_CASES, ...HOSTILE_OPENFDA_CASES]) {
         o.log(`hostile: ${c.name}`);
         figures.search.push(await medianRound(server.url, c, figures.searchRounds, server.pid, metaChild));
       }

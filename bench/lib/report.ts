@@ -220,7 +220,10 @@ export function hostileTable(sizes: SizeResults[]): string | null {
       const targets: string[] = [];
       if (r === prefix) targets.push(`answered or refused < ${T.searchMs} ms: ${metOr(r.ms < T.searchMs)}`);
       if (r === prefix || r === facets) targets.push(`meta < ${T.metaMs} ms: ${metOr(r.metaMax < T.metaMs)}`);
-      rows.push([r.name, `${r.answered}, ${ms(r.ms)}`, quietMeta, `${ms(r.metaMedian)} / ${ms(r.metaMax)} (${r.metaCount})`, 'n/a', targets.join('; ') || 'none']);
+      const openFda = r.name.startsWith('openFDA ');
+      if (openFda) targets.push(`meta < ${T.metaMs} ms: ${metOr(r.metaMax < T.metaMs)}; RSS < ${mib(T.exportRssBytes)}: ${metOr(r.rssMaxBytes < T.exportRssBytes)}`);
+      const rss = Number.isFinite(r.rssMaxBytes) ? `peak ${mib(r.rssMaxBytes)}` : 'n/a';
+      rows.push([r.name, `${r.answered}, ${ms(r.ms)}`, quietMeta, `${ms(r.metaMedian)} / ${ms(r.metaMax)} (${r.metaCount})`, rss, targets.join('; ') || 'none']);
     }
     const e = h.exports;
     if (e) {
