@@ -1,11 +1,13 @@
 import { cp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { DOWNLOADS_DIR } from '../../src/contract/index.ts';
 import { pageBesideApi } from '../../src/server/public-dir.ts';
 
 /**
  * The Worker's static-assets folder: the page (public/) at the root and the snapshot's files (the link followed)
  * under `snapshot/`, as wrangler.toml's `[assets]` expects. Rebuilt from scratch so that no file of an earlier
- * snapshot stays behind.
+ * snapshot stays behind. The bulk downloads (`downloads/`) are left out: static assets take at most 25 MiB a file, and
+ * the SQLite database passes that at the bundled size; they are published where large files go (docs/deploy.md).
  */
 export async function prepareAssets(options: { snapshotPath: string | null; publicDir: string | null; out: string }): Promise<string> {
   await rm(options.out, { recursive: true, force: true });
@@ -18,6 +20,10 @@ export async function prepareAssets(options: { snapshotPath: string | null; publ
     const html = await readFile(page, 'utf8').catch(() => null);
     if (html !== null) await writeFile(page, pageBesideApi(html));
   }
-  if (options.snapshotPath) await cp(await realpath(options.snapshotPath), join(options.out, 'snapshot'), { recursive: true });
+  if (options.snapshotPath) {
+    const from = await realpath(options.snapshotPath);
+    const downloads = (path: string) => relative(from, path).split(sep)[0] === DOWNLOADS_DIR;
+    await cp(from, join(options.out, 'snapshot'), { recursive: true, filter: (path) => !downloads(path) });
+  }
   return options.out;
 }

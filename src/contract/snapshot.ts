@@ -28,7 +28,13 @@ export const LAYOUT = {
   searchDir: 'search',
   pagefindDir: 'pagefind',
   recordTableDir: 'records/table',
+  /** The whole table of clearances for data tools: one Parquet file and one SQLite database (docs/data.md). */
+  downloadsParquet: 'downloads/clearances.parquet',
+  downloadsSqlite: 'downloads/clearances.sqlite',
 } as const;
+
+/** The folder of the bulk downloads: files too large for some hosts' per-file limits (the Worker's assets leave it out). */
+export const DOWNLOADS_DIR = 'downloads';
 
 /** Records are sharded by the first five characters of the K number ("K1234"): at most 100 records a shard. */
 export function recordShardId(kNumber: string): string {
