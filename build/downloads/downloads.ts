@@ -1,7 +1,7 @@
-import { LAYOUT, type ClearanceRecord, type Download } from '../../src/contract/index.ts';
+import { DOWNLOAD_MEDIA_TYPES, LAYOUT, type ClearanceRecord, type Download } from '../../src/contract/index.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
-import { PARQUET_MEDIA_TYPE, writeParquet } from './parquet.ts';
-import { SQLITE_MEDIA_TYPE, writeSqlite } from './sqlite.ts';
+import { writeParquet } from './parquet.ts';
+import { writeSqlite } from './sqlite.ts';
 
 /**
  * The bulk downloads (docs/data.md): the whole table of clearances as Parquet and as SQLite, from the same records in
@@ -14,8 +14,8 @@ export async function writeDownloads(records: readonly ClearanceRecord[], writer
   const sqlite = LAYOUT.downloadsSqlite;
   await writeSqlite(records, await writer.pathFor(sqlite));
   const entries = [
-    { format: 'parquet', mediaType: PARQUET_MEDIA_TYPE, entry: await writer.adoptFile(parquet) },
-    { format: 'sqlite', mediaType: SQLITE_MEDIA_TYPE, entry: await writer.adoptFile(sqlite) },
+    { format: 'parquet', mediaType: DOWNLOAD_MEDIA_TYPES.parquet, entry: await writer.adoptFile(parquet) },
+    { format: 'sqlite', mediaType: DOWNLOAD_MEDIA_TYPES.sqlite, entry: await writer.adoptFile(sqlite) },
   ] as const;
   return entries.map(({ format, mediaType, entry }) => ({ format, path: entry.path, mediaType, bytes: entry.bytes, sha256: entry.sha256 }));
 }

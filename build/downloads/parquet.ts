@@ -17,7 +17,6 @@ import { COLUMNS, SOURCE_MEMBERS, epochDay, type Column } from './columns.ts';
  * - Deterministic: no time, host or random value is written; `created_by` names this project.
  */
 export const ROW_GROUP_ROWS = 100_000;
-export const PARQUET_MEDIA_TYPE = 'application/vnd.apache.parquet';
 
 const STRING = { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } } as const;
 

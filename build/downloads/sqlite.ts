@@ -18,7 +18,6 @@ import { COLUMNS, type Column } from './columns.ts';
  * the file. The rowids are implicit, so the file is never VACUUMed (which may renumber them and so unlink the index);
  * auto-vacuum drops the pages FTS5's merge frees instead.
  */
-export const SQLITE_MEDIA_TYPE = 'application/vnd.sqlite3';
 export const SQLITE_TABLE = 'clearances';
 export const SQLITE_FTS_TABLE = 'clearances_fts';
 export const FTS_COLUMNS = ['deviceName', 'applicant', 'productCode', 'kNumber'] as const;
