@@ -15,7 +15,8 @@ export async function prepareAssets(options: { snapshotPath: string | null; publ
   if (options.publicDir) {
     await cp(options.publicDir, options.out, { recursive: true });
     // The page asks service.json whether an API answers beside it; here the Worker does (see src/server/public-dir.ts).
-    await writeFile(join(options.out, 'service.json'), `${JSON.stringify({ api: 'v1/query' })}\n`);
+    // `downloads: null`: the bulk downloads are not among these assets (below), so the page does not link them.
+    await writeFile(join(options.out, 'service.json'), `${JSON.stringify({ api: 'v1/query', downloads: null })}\n`);
     const page = join(options.out, 'index.html');
     const html = await readFile(page, 'utf8').catch(() => null);
     if (html !== null) await writeFile(page, pageBesideApi(html));
