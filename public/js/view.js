@@ -598,7 +598,7 @@ export function renderDownloads(p, downloads) {
   const size = (bytes) => (bytes === null ? '' : ` (${bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1e3))} KB`})`);
   p.replaceChildren(
     'The whole table, one row a clearance: ',
-    list.flatMap((d, i) => [i > 0 ? ' · ' : '', h('a', { href: d.href, download: '' }, `${d.name}${size(d.bytes)}`)]),
+    ...list.flatMap((d, i) => [i > 0 ? ' · ' : '', h('a', { href: d.href, download: '' }, `${d.name}${size(d.bytes)}`)]),
     '.',
   );
 }
