@@ -133,7 +133,8 @@ describe('the snapshot build', () => {
     expect(stdout).toMatch(/records\s+\d+/);
     expect(stdout).toMatch(/skipped rows\s+\d+\n\s+\d+\s+not a 510\(k\): De Novo number/);
     expect(stdout).toMatch(/seconds\s+[\d.]+/);
-  });
+    expect(stdout).toMatch(/page copies\s+\d+ precompressed files/);
+  }, 180_000);
 
   it('writes the chunked search index always, and a Pagefind index only when asked with --pagefind', async () => {
     const listed = async (out: string) => new Set(Manifest.parse(await readJson(join(out, LAYOUT.manifest))).files.map((f) => f.path));
