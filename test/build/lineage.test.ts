@@ -147,7 +147,7 @@ describe('the lineage files of a snapshot', () => {
     const built = await buildFixture();
     const entry = built.manifest.files.find((f) => f.path.startsWith('lineage/predicates/K875'))!;
     const bytes = await readFile(join(built.dir, entry.path));
-    bytes[bytes.length - 1] ^= 0xff;
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
     await writeFile(join(built.dir, entry.path), bytes);
     const snapshot = await openSnapshotDirectory(built.out);
     await expect(lineageWalkOf(snapshot, { id: 'K875083', direction: 'predicates', depth: null, kinds: null })).rejects.toBeInstanceOf(CorruptFile);
