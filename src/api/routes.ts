@@ -131,6 +131,16 @@ const feed: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ..
 /** Every route of the API, in the order they are matched. */
 export const ROUTES = [
   { id: 'query', path: '/v1/query', methods: ['POST'], refuseOtherMethods: true, preflight: { allowHeaders: 'Content-Type', maxAgeSeconds: 86400 }, handler: 'host' },
+  // The Model Context Protocol's Streamable HTTP transport, without sessions (src/mcp): GET (a server-sent stream) and
+  // DELETE (ending a session) are answered 405, as the spec says for a server that offers neither.
+  {
+    id: 'mcp',
+    path: '/mcp',
+    methods: ['POST'],
+    refuseOtherMethods: true,
+    preflight: { allowHeaders: 'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID', maxAgeSeconds: 86400 },
+    handler: 'host',
+  },
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
   { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll },

@@ -64,6 +64,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     snapshots,
     serveStatic,
     fileMemoryMaxBytes: settings.fileMemoryMaxBytes,
+    mcpBudgetBytes: settings.mcpBudgetBytes,
     exports: { slots: exportSlots, tables: new ExportTables(settings.exportTableBytes), ...settings.exportHooks },
   });
   const pipelining = {

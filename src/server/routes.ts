@@ -10,6 +10,7 @@ import { sendBytes } from './respond.ts';
 import { snapshotFile } from './static.ts';
 import { sendStream } from './stream.ts';
 import { exportHandler, type ExportDeps } from './export-handler.ts';
+import { mcpHandler } from './mcp-handler.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -20,6 +21,8 @@ export type RouteOptions = {
   /** The browser page's files, or null for a bare API. */
   serveStatic: Middleware | null;
   fileMemoryMaxBytes: number;
+  /** POST /mcp's byte budget of a tool result (mcp-handler.ts). */
+  mcpBudgetBytes: number;
   /** GET /v1/export's bounds: its slots and the record table cache its exports share (export-handler.ts). */
   exports: Pick<ExportDeps, 'slots' | 'tables' | 'onFlow' | 'batchSize'>;
 };
@@ -78,6 +81,7 @@ export function mountRoutes(options: RouteOptions): { polka: Polka; dispatch: Ha
 
   const own: Record<HostRouteId, NodeRoute> = {
     query: answerQuery,
+    mcp: mcpHandler(deps, options.mcpBudgetBytes),
     'snapshot-files': (req, res, rest) => {
       const snapshot = snapshots.current;
       if (!snapshot) return fail(req, res, new ApiError('source_unavailable', 'No valid snapshot is loaded; try again once one has been published.'), null);

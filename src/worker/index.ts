@@ -11,11 +11,12 @@ import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../operations/cursor.ts';
 import { OPERATION_REGISTRY } from '../operations/registry.ts';
 import { safeRelPath, type Snapshot, CorruptFile, UnavailableFile, type SnapshotStorage } from '../snapshot/index.ts';
 import { joinBytes } from '../utils/join-bytes.ts';
+import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, mcpOptions, tooLarge, type McpOptions } from '../mcp/index.ts';
 import { ManifestWatch } from './source.ts';
 import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
 
 /**
- * The API as a Cloudflare Worker: the routes of src/api/routes.ts (the query, health, the OpenAPI document, export,
+ * The API as a Cloudflare Worker: the routes of src/api/routes.ts (the query, MCP, health, the OpenAPI document, export,
  * the snapshot's files), answered by the same code as the Node server (src/api, src/operations, src/search,
  * src/snapshot) over a snapshot in the Worker's static assets or in an R2 bucket. Everything else goes to the static
  * assets (the page).
@@ -39,6 +40,8 @@ type Env = {
   /** Bytes of search answers kept per isolate, default 4 MiB (0 keeps none). */
   ANSWER_CACHE_BYTES?: string;
   OPERATION_TIMEOUT_MS?: string;
+  /** Bytes each of an MCP tool result's JSON and text stays within, default 16 KiB. */
+  MCP_BUDGET_BYTES?: string;
 };
 
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
@@ -53,6 +56,7 @@ const DEFAULT_WORKER_ANSWER_CACHE_BYTES = 4 * 1024 * 1024;
 type Service = {
   watch: ManifestWatch;
   deps: QueryDeps;
+  mcp: McpOptions;
 };
 
 /** One per isolate and configuration: bindings and variables are the same for every request of a deployment. */
@@ -106,7 +110,12 @@ function createService(env: Env): Service {
     deadline: (work, operation) => withDeadline(work, operationTimeoutMs, operation),
     answerCache: new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES))),
   };
-  return { watch, deps };
+  const mcp = mcpOptions(
+    localBackend({ deps, current: () => watch.current(Date.now()) }),
+    numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES),
+    (tool, err) => log('error', 'internal error', { path: '/mcp', tool, stack: err instanceof Error ? err.stack : String(err) }),
+  );
+  return { watch, deps, mcp };
 }
 
 function withDeadline<T>(work: Promise<T>, ms: number, operation: OperationName): Promise<T> {
@@ -187,8 +196,21 @@ async function snapshotFile(request: Request, rest: string, { watch, deps }: Ser
 /** The Worker's code for the routes the table leaves to each host; null hands the request on to the static assets. */
 type WorkerRoute = (request: Request, rest: string, env: Env, svc: Service) => Promise<Response | null>;
 
+/** POST /mcp (src/mcp/http.ts): the body read with /v1/query's bound, then answered by the same core as on Node. */
+async function mcp(request: Request, svc: Service): Promise<Response> {
+  let body: Uint8Array;
+  try {
+    body = await readRequestBody(request, MAX_BODY_BYTES);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'request_too_large') return tooLarge(MAX_BODY_BYTES);
+    throw err;
+  }
+  return answerMcpPost(svc.mcp, request.url, request.headers, body);
+}
+
 const OWN: Record<HostRouteId, WorkerRoute> = {
   query: (request, _rest, _env, svc) => query(request, svc),
+  mcp: (request, _rest, _env, svc) => mcp(request, svc),
   // Static assets serve their own files; only a snapshot in R2 is read here.
   'snapshot-files': (request, rest, env, svc) => (env.SNAPSHOT_BUCKET ? snapshotFile(request, rest, svc) : Promise.resolve(null)),
 };
