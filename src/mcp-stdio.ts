@@ -9,7 +9,7 @@ import { SnapshotSource } from './node/index.ts';
 import { AnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from './operations/answer-cache.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec, OPERATION_REGISTRY, warmSearch } from './operations/index.ts';
 
-const USAGE = `Usage: npm run mcp -- (--base-url URL | --snapshot DIR) [--budget-bytes N]
+const USAGE = `Usage: npm run mcp --silent -- (--base-url URL | --snapshot DIR) [--budget-bytes N]
        npx device-510k-mcp (--base-url URL | --snapshot DIR) [--budget-bytes N]
 
 Serves the Model Context Protocol on stdin and stdout, for desktop clients (docs/mcp.md):

@@ -45,7 +45,7 @@ async function connect(command: string, args: string[]): Promise<Client> {
 const sides: { name: string; start: () => Promise<Client> }[] = [
   { name: 'a local snapshot (node bin/device-510k-mcp.js --snapshot)', start: () => connect(process.execPath, [BIN, '--snapshot', out]) },
   // npm's banner goes to stdout, which is the protocol's: --silent keeps it off (docs/mcp.md says so).
-  { name: 'a base URL (npm run --silent mcp -- --base-url)', start: () => connect('npm', ['run', '--silent', 'mcp', '--', '--base-url', server.url]) },
+  { name: 'a base URL (npm run mcp --silent -- --base-url)', start: () => connect('npm', ['run', 'mcp', '--silent', '--', '--base-url', server.url]) },
 ];
 
 for (const side of sides) {
