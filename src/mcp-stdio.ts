@@ -2,9 +2,10 @@ import { resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { parseCommandLine, usageFailure } from './cli/args.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from './api/defaults.ts';
+import { operationDeadline } from './api/deadline.ts';
 import type { QueryDeps } from './api/query-answer.ts';
 import { SourceStateJson, sourceStateOf } from './api/source-state.ts';
-import { createMcpServer, DEFAULT_BUDGET_BYTES, localBackend, mcpOptions, remoteBackend, type McpBackend } from './mcp/index.ts';
+import { createMcpServer, DEFAULT_BUDGET_BYTES, localBackend, mcpOptions, remoteBackend, type McpBackend } from './api/mcp/index.ts';
 import { SnapshotSource } from './node/index.ts';
 import { AnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from './operations/answer-cache.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec, OPERATION_REGISTRY, warmSearch } from './operations/index.ts';
@@ -52,13 +53,7 @@ async function snapshotBackend(path: string): Promise<McpBackend> {
     now: () => new Date(),
     sourceState: (snapshot, now, warnings) => sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
     sourceStateJson: (snapshot, now, warnings) => stateJson.json({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
-    deadline: (work, operation) => {
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${operation} did not finish within ${DEFAULT_OPERATION_TIMEOUT_MS} ms`)), DEFAULT_OPERATION_TIMEOUT_MS);
-      });
-      return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-    },
+    deadline: operationDeadline(DEFAULT_OPERATION_TIMEOUT_MS, false),
     answerCache: new AnswerCache(DEFAULT_ANSWER_CACHE_BYTES),
   };
   return localBackend({ deps, current: () => snapshots.current });

@@ -29,12 +29,12 @@ var CSV_COLUMNS = [
 ];
 var CSV_HEAD = `\uFEFF${CSV_COLUMNS.join(",")}\r
 `;
-var FORMULA_START = /^[=+\-@\t\r]/;
+var PROTECTED_START = /^[=+\-@\t\r']/;
 var NEEDS_QUOTES = /[",\r\n]/;
 function csvCell(value) {
   if (value === null || value === void 0) return "";
   if (typeof value !== "string") return String(value);
-  const s = FORMULA_START.test(value) ? `'${value}` : value;
+  const s = PROTECTED_START.test(value) ? `'${value}` : value;
   return NEEDS_QUOTES.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 function csvRowOf(r) {

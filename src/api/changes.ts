@@ -10,7 +10,7 @@ export type BytesAnswer = { status: number; body: Uint8Array; headers: Record<st
 
 /**
  * GET /v1/changes?since=<date or time>[&format=json|ndjson]: the change sets of the snapshot's history after `since`,
- * oldest first. Mirrors and pipelines ask it what changed instead of diffing two snapshots.
+ * oldest first; a `since` before the history's start gets every set kept. Mirrors and pipelines ask it what changed instead of diffing two snapshots.
  */
 
 /** One bad query parameter as the contract's invalid_input, naming the parameter and the rule. */
@@ -68,14 +68,15 @@ export async function answerChanges(request: GetRequest, snapshot: Snapshot | nu
   if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet.');
   const history = await historyOf(snapshot);
   const { completeSince } = history.index;
-  if (since < completeSince) {
-    throw badParam('since', `is before the history kept, which goes back to ${completeSince}; ask from then or later`);
-  }
+  // A `since` before the kept history is answered with all of it, saying where it starts, so that a pipeline's first
+  // run (or one after a long pause) needs no special case; changes before that time are not recorded.
+  const before = since < completeSince;
   const sets = await history.setsAfter(since);
   const headers: Record<string, string> = {
     'Cache-Control': 'no-cache',
     'X-Snapshot-Token': snapshot.id,
-    'Access-Control-Expose-Headers': 'X-Snapshot-Token',
+    'Access-Control-Expose-Headers': before ? 'X-Snapshot-Token, X-History-Starts' : 'X-Snapshot-Token',
+    ...(before ? { 'X-History-Starts': completeSince } : {}),
   };
   if (format === 'ndjson') {
     const body = encoder.encode(sets.flatMap(changeLines).map((c) => `${JSON.stringify(c)}\n`).join(''));
@@ -85,6 +86,7 @@ export async function answerChanges(request: GetRequest, snapshot: Snapshot | nu
     snapshot: snapshot.id,
     since,
     completeSince,
+    ...(before ? { historyStartsAfterSince: true } : {}),
     sets: sets.map((s) => ({ at: s.at, previousAt: s.previousAt, baseline: s.baseline, records: s.records, counts: s.counts, changes: s.changes })),
   };
   return { status: 200, body: encoder.encode(JSON.stringify(value)), headers };

@@ -205,11 +205,17 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           ],
           responses: {
             '200': {
-              description: 'The change sets (JSON), or one change a line (NDJSON).',
-              headers: { ...cors, 'X-Snapshot-Token': { description: 'The snapshot the history comes from.', schema: { type: 'string' } } },
+              description:
+                'The change sets (JSON), or one change a line (NDJSON). A since before the kept history gets every set kept, with ' +
+                '`historyStartsAfterSince: true` and the X-History-Starts header: changes before then are not recorded.',
+              headers: {
+                ...cors,
+                'X-Snapshot-Token': { description: 'The snapshot the history comes from.', schema: { type: 'string' } },
+                'X-History-Starts': { description: 'Only when since is before the kept history: where it starts (completeSince).', schema: { type: 'string' } },
+              },
               content: { 'application/json': { schema: { type: 'object' } }, 'application/x-ndjson': { schema: { type: 'object' } } },
             },
-            '400': errorResponse('invalid_input: since is missing, malformed, or older than the history kept (the message says how far back it goes).'),
+            '400': errorResponse('invalid_input: since is missing or malformed, or an unknown parameter.'),
             '503': errorResponse('source_unavailable: no valid snapshot is loaded.'),
           },
         },

@@ -4,17 +4,22 @@ import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFdaAt, type Endpoint } from '../openfda/answer.ts';
-import type { QueryDeps } from './query-answer.ts';
+import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, MCP_REQUEST_HEADERS, tooLarge } from './mcp/index.ts';
+import { answerQuery, type QueryDeps } from './query-answer.ts';
+import { MAX_BODY_BYTES } from './body.ts';
+import type { OperationName } from '../contract/operations.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
 /**
- * The HTTP routes of the API, once, for every host (the Node server in src/server, the Worker in src/worker). A host
- * asks `matchRoute` what a request is, answers a preflight or a refusal as told, runs a portable route's handler and
- * sends its answer, and runs its own code only for the routes marked `host` (the query, whose body and timing each
- * host reads its own way, and the snapshot's files, which each host reads from its own storage).
+ * The HTTP routes of the API, once, for every host (the Node server in src/server, the Worker in src/worker). The
+ * dispatcher (src/api/dispatch.ts) matches a request against this table, answers a preflight or a refusal as told,
+ * runs the route's handler and has the host send its answer; a host runs its own code only for the routes marked
+ * `host` (the snapshot's files, which each host reads from its own storage) and, where it wants, for those marked
+ * `hostMayOwn` (Node streams exports with its own bounds).
  *
- * Adding a GET route: one entry in ROUTES with a handler `(request, context) => answer` written here or in a file of
- * its own in src/api/. Both hosts then serve it, HEAD included, with the same status, headers and bytes.
+ * Adding a route: one entry in ROUTES with a handler `(request, context) => answer` written here or in a file of its
+ * own in src/api/. Both hosts then serve it, HEAD included, with the same status, headers and bytes; nothing in
+ * src/server or src/worker changes.
  */
 
 /** A request as a portable handler sees it; each host builds it with `routeRequest`. */
@@ -47,7 +52,23 @@ export type RouteContext = {
    * chunks may be lent memory that the next one reuses (src/operations/export.ts's `lend`).
    */
   readonly lendsChunks: boolean;
+  /**
+   * The request's body, read the host's way and refused past MAX_BODY_BYTES (413); rejects with ClientGone when the
+   * client left before sending it all.
+   */
+  body(): Promise<Uint8Array>;
+  /**
+   * Runs `work` when the request's turn comes (Node: the connection's turn of the event loop, turns.ts; the Worker:
+   * at once), with a `pause` that gives the turn up between slices of a long job. GONE: the client left meanwhile,
+   * and nothing was run for it.
+   */
+  turn<T>(work: (pause?: () => Promise<void>) => Promise<T>): Promise<T | typeof GONE>;
+  /** Told the operation a request names as soon as it is known (for the request's log line). */
+  onOperation(operation: OperationName): void;
 };
+
+/** What `turn` resolves to when the request's client has gone: no work was done, and nothing is sent. */
+export const GONE: unique symbol = Symbol('gone');
 
 /**
  * What a handler answers. `bytes`: a whole body (or the pieces it is made of, in order, which a host sends one after
@@ -57,9 +78,22 @@ export type RouteContext = {
  * chunks, pulled one at a time as the network takes them; an error before the first chunk becomes the usual error
  * answer, one after it cuts the connection so that a truncated body never looks complete.
  */
-export type RouteAnswer =
-  | { readonly kind: 'bytes'; readonly status: number; readonly body: Uint8Array | readonly Uint8Array[]; readonly headers?: Readonly<Record<string, string>> }
-  | { readonly kind: 'stream'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly chunks: AsyncIterable<Uint8Array> };
+export type RouteAnswer = BytesAnswer | StreamAnswer | { readonly kind: 'gone' };
+
+/**
+ * An answer in bytes. `operation`: the operation it answers, and `failure`: the thrown value behind an error answer
+ * made below the dispatcher (the query's), which the dispatcher logs when it is a bug, as its own.
+ */
+export type BytesAnswer = {
+  readonly kind: 'bytes';
+  readonly status: number;
+  readonly body: Uint8Array | readonly Uint8Array[];
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly operation?: string | null;
+  readonly failure?: { readonly cause: unknown; readonly bug: boolean } | undefined;
+};
+
+export type StreamAnswer = { readonly kind: 'stream'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly chunks: AsyncIterable<Uint8Array> };
 
 /** A portable route's code: throw an ApiError (or anything: a bug becomes 500) and the host sends the canonical error. */
 export type RouteHandler = (request: RouteRequest, context: RouteContext) => RouteAnswer | Promise<RouteAnswer>;
@@ -82,6 +116,10 @@ export type Route = {
   readonly preflight?: { readonly allowHeaders: string; readonly maxAgeSeconds: number };
   /** The portable code that answers, or `host` when each host answers with its own code. */
   readonly handler: RouteHandler | 'host';
+  /** A host may answer it with its own code instead of the handler (Node's export, which it bounds its own way). */
+  readonly hostMayOwn?: true;
+  /** Node's fast lane answers its GET and HEAD too, from the socket's bytes (its answers are always bytes). */
+  readonly lane?: true;
 };
 
 const encoder = new TextEncoder();
@@ -89,6 +127,64 @@ const encoder = new TextEncoder();
 /** A JSON value as a `bytes` answer. */
 export function jsonAnswer(status: number, value: unknown, headers?: Readonly<Record<string, string>>): RouteAnswer {
   return { kind: 'bytes', status, body: encoder.encode(JSON.stringify(value)), ...(headers && { headers }) };
+}
+
+/** POST /v1/query (src/api/query-answer.ts says what it answers): the body read by the host, run in its turn. */
+const query: RouteHandler = async (request, context) => {
+  const body = await context.body();
+  const made = await context.turn((pause) => answerQuery(context.deps, context.snapshot, body, request.header('content-type'), context.onOperation, pause));
+  if (made === GONE) return { kind: 'gone' };
+  return { kind: 'bytes', status: made.status, body: made.body, headers: made.headers, operation: made.operation, failure: made.failure };
+};
+
+/**
+ * POST /mcp (src/api/mcp/http.ts says what it answers): the Model Context Protocol's Streamable HTTP transport
+ * without sessions. The body is read as a query's, each tool's operation runs in the request's turn as a query does,
+ * and a failure behind a tool's error result (a damaged file, a bug) reaches the dispatcher as a query's does.
+ */
+const mcp: RouteHandler = async (request, context) => {
+  let body: Uint8Array;
+  try {
+    body = await context.body();
+  } catch (err) {
+    // Past the bound, the protocol's error rather than the envelope's, with the same status and closed connection.
+    if (err instanceof ApiError && err.code === 'request_too_large') return mcpAnswer(tooLarge(MAX_BODY_BYTES), undefined);
+    throw err;
+  }
+  let failure: { cause: unknown; bug: boolean } | undefined;
+  let gone = false;
+  const backend = localBackend({
+    deps: context.deps,
+    current: () => context.snapshot,
+    schedule: async (work) => {
+      const done = await context.turn(work);
+      if (done === GONE) {
+        gone = true;
+        throw new Error('the client left before its turn');
+      }
+      return done;
+    },
+    onFailure: (f) => (failure ??= f),
+  });
+  const headers = new Headers();
+  for (const name of MCP_REQUEST_HEADERS) {
+    const value = request.header(name);
+    if (value !== undefined) headers.set(name, value);
+  }
+  const options = { backend, budgetBytes: context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES, onBug: (_tool: string, cause: unknown) => (failure ??= { cause, bug: true }) };
+  const response = await answerMcpPost(options, request.origin + request.url, headers, body);
+  if (gone) return { kind: 'gone' };
+  return mcpAnswer(response, failure);
+};
+
+async function mcpAnswer(response: Response, failure: { cause: unknown; bug: boolean } | undefined): Promise<RouteAnswer> {
+  const body = new Uint8Array(await response.arrayBuffer());
+  // The JSON headers are the host's; what the transport adds of its own (Allow, Connection) is kept.
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-type' && name !== 'access-control-allow-origin') headers[name] = value;
+  });
+  return { kind: 'bytes', status: response.status, body, headers, ...(failure && { failure }) };
 }
 
 /** GET /healthz: 200 with the source state while a snapshot serves, else 503 saying why. */
@@ -130,32 +226,40 @@ const feed: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ..
 
 /** Every route of the API, in the order they are matched. */
 export const ROUTES = [
-  { id: 'query', path: '/v1/query', methods: ['POST'], refuseOtherMethods: true, preflight: { allowHeaders: 'Content-Type', maxAgeSeconds: 86400 }, handler: 'host' },
-  // The Model Context Protocol's Streamable HTTP transport, without sessions (src/mcp): GET (a server-sent stream) and
-  // DELETE (ending a session) are answered 405, as the spec says for a server that offers neither.
+  { id: 'query', path: '/v1/query', methods: ['POST'], refuseOtherMethods: true, preflight: { allowHeaders: 'Content-Type', maxAgeSeconds: 86400 }, handler: query },
+  // The Model Context Protocol (src/api/mcp): GET (a server-sent stream) and DELETE (ending a session) are answered
+  // 405, as the spec says for a server that offers neither.
   {
     id: 'mcp',
     path: '/mcp',
     methods: ['POST'],
     refuseOtherMethods: true,
     preflight: { allowHeaders: 'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID', maxAgeSeconds: 86400 },
-    handler: 'host',
+    handler: mcp,
   },
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
-  { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll },
-  { id: 'openfda-510k', path: '/device/510k.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('510k') },
-  { id: 'openfda-classification', path: '/device/classification.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('classification') },
+  { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll, hostMayOwn: true },
+  { id: 'openfda-510k', path: '/device/510k.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('510k'), lane: true },
+  { id: 'openfda-classification', path: '/device/classification.json', methods: ['GET'], refuseOtherMethods: false, handler: openFda('classification'), lane: true },
   { id: 'changes', path: '/v1/changes', methods: ['GET'], refuseOtherMethods: false, handler: changes },
   { id: 'feed', path: '/v1/feed', methods: ['GET'], refuseOtherMethods: false, handler: feed },
   { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
 ] as const satisfies readonly Route[];
+
+/** The routes marked `lane` by path: Node's fast lane answers their GET and HEAD with these handlers. */
+export const LANE_ROUTES: ReadonlyMap<string, RouteHandler> = new Map(
+  ROUTES.flatMap((r): [string, RouteHandler][] => ('lane' in r && r.lane ? [[r.path, r.handler]] : [])),
+);
 
 /** A route of the table, with its own literal id and handler. */
 export type TableRoute = (typeof ROUTES)[number];
 
 /** The routes each host answers with its own code: a host's map of them must name every one (the compiler checks). */
 export type HostRouteId = Extract<TableRoute, { handler: 'host' }>['id'];
+
+/** The routes a host may answer with its own code, or leave to their handler. */
+export type HostMayRouteId = Extract<TableRoute, { hostMayOwn: true }>['id'];
 
 /** Every answer carries this, errors included: the API is public and read-only, for any origin. */
 export const CORS_HEADERS: Readonly<Record<string, string>> = { 'Access-Control-Allow-Origin': '*' };
@@ -212,14 +316,32 @@ export function matchRoute(method: string, path: string): RouteMatch {
   return NONE;
 }
 
+/**
+ * A request target as received, without its fragment (the Worker's platform drops it; Node passes it on, and it is
+ * no part of what is asked).
+ */
+export function withoutFragment(url: string): string {
+  const hash = url.indexOf('#', 1);
+  return hash < 0 ? url : url.slice(0, hash);
+}
+
+/** The path of a request target as received: what comes before its query string and fragment. */
+export function pathOf(url: string): string {
+  for (let i = 1; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x3f /* ? */ || c === 0x23 /* # */) return url.slice(0, i);
+  }
+  return url;
+}
+
 /** The request a portable handler sees, from what every host has: the method, the URL as received, and its headers. */
-export function routeRequest(method: string, url: string, rest: string, header: (name: string) => string | undefined, origin: string): RouteRequest {
+export function routeRequest(method: string, url: string, rest: string, header: (name: string) => string | undefined, origin: string, path = pathOf(url)): RouteRequest {
   const q = url.indexOf('?');
   let query: URLSearchParams | null = null;
   return {
     method,
     origin,
-    path: q < 0 ? url : url.slice(0, q),
+    path,
     url,
     // Parsed when a handler asks (openFDA's parse the URL whole): not on every request.
     get query() {

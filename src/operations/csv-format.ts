@@ -17,20 +17,25 @@ export const CSV_COLUMNS = [
 /** The file's start: a UTF-8 byte-order mark (so that Excel reads accents right) and the header row. */
 export const CSV_HEAD = `\uFEFF${CSV_COLUMNS.join(',')}\r\n`;
 
-/** A text cell that a spreadsheet would read as a formula starts with one of these (OWASP, "CSV Injection"). */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/**
+ * A text cell that a spreadsheet would read as a formula starts with one of = + - @ a tab or a carriage return (OWASP,
+ * "CSV Injection"); one that starts with an apostrophe gets one too, so that the protection can be undone exactly.
+ */
+const PROTECTED_START = /^[=+\-@\t\r']/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
 /**
  * RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled; null (or a member the record
  * lacks) is an empty field. A text value starting with = + - @ a tab or a carriage return gets a leading apostrophe
- * first, as OWASP advises, so that a spreadsheet shows it as text instead of running it as a formula. Numbers and
- * booleans are written as they are (a negative review time stays a number).
+ * first, as OWASP advises, so that a spreadsheet shows it as text instead of running it as a formula; so does a text
+ * value that starts with an apostrophe itself (FDA names such as `'ONE TOUCH' LATEX…`). A program gets the value
+ * back exactly by dropping one leading apostrophe from a text cell that has one. Numbers and booleans are written as
+ * they are (a negative review time stays a number).
  */
 export function csvCell(value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined) return '';
   if (typeof value !== 'string') return String(value);
-  const s = FORMULA_START.test(value) ? `'${value}` : value;
+  const s = PROTECTED_START.test(value) ? `'${value}` : value;
   return NEEDS_QUOTES.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 

@@ -159,12 +159,13 @@ export function writeCsvRow(json: Uint8Array, from: number, to: number, out: Byt
       at = out.at;
       continue;
     }
-    // Without escapes the string has no quote, tab or line break: only a comma needs quotes, only = + - @ an apostrophe.
+    // Without escapes the string has no quote, tab or line break: only a comma needs quotes, and only = + - @ and an
+    // apostrophe at the start get an apostrophe before them (csvCell's rule).
     const comma = kind === 4;
     if (comma) bytes[at++] = QUOTE;
     if (kind !== 1) {
       const first = json[s];
-      if (first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40) bytes[at++] = 0x27;
+      if (first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40 || first === 0x27) bytes[at++] = 0x27;
     }
     // Most values are a few dozen bytes: copied by hand, without a view made for each.
     if (e - s > 64) {

@@ -17,7 +17,7 @@ import {
   defaultSyncStatePath,
   type ServerConfig,
 } from './config.ts';
-import { checkBudget, DEFAULT_BUDGET_BYTES } from '../mcp/budget.ts';
+import { checkBudget, DEFAULT_BUDGET_BYTES } from '../api/mcp/budget.ts';
 import { DEFAULT_ANSWER_CACHE_BYTES } from '../operations/answer-cache.ts';
 import { DEFAULT_EXPORT_TABLE_BYTES } from '../operations/export-tables.ts';
 import type { ExportFlow } from './export-stream.ts';

@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Polka } from 'polka';
 import { AnswerCache } from '../operations/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult } from '../node/index.ts';
@@ -10,7 +9,7 @@ import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
 import { resolveAppOptions, type AppOptions, type ResolvedOptions } from './app-options.ts';
 import { closeGracefully, createHttpServer } from './http-server.ts';
 import { headerOf as laneHeader, installFastLane, type FastLaneControl } from './fast-lane.ts';
-import { MAX_BODY_BYTES } from './body.ts';
+import { MAX_BODY_BYTES } from '../api/body.ts';
 import { errorAnswer } from '../api/query-answer.ts';
 import { limitPipelining } from './pipelining.ts';
 import { createTurns } from './turns.ts';
@@ -18,7 +17,8 @@ import { createExportSlots, type ExportSlots } from './export-slots.ts';
 import { ExportTables } from '../operations/export-tables.ts';
 import { precompressedCopy } from './public-dir.ts';
 import { queryRunner, type QueryDeps } from './query-handler.ts';
-import { FAST_LANE_GET_ROUTES, mountRoutes } from './routes.ts';
+import { mountRoutes, originOf } from './routes.ts';
+import { LANE_ROUTES } from '../api/routes.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { publicFiles } from './static.ts';
 
@@ -26,7 +26,6 @@ export type { AppOptions } from './app-options.ts';
 
 export type App = {
   readonly server: Server;
-  readonly polka: Polka;
   readonly snapshots: SnapshotSource;
   readonly syncState: SyncStateReader | null;
   /** The fast lane in front of Node's HTTP server (null when it is off). */
@@ -59,12 +58,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   let draining = false;
   const deps = queryDeps(settings, snapshots, syncState);
   const exportSlots = createExportSlots(settings.exportConcurrency);
-  const { polka, dispatch, runPortable } = mountRoutes({
+  const { handle, dispatcher } = mountRoutes({
     deps,
     snapshots,
     serveStatic,
     fileMemoryMaxBytes: settings.fileMemoryMaxBytes,
-    mcpBudgetBytes: settings.mcpBudgetBytes,
     exports: { slots: exportSlots, tables: new ExportTables(settings.exportTableBytes), ...settings.exportHooks },
   });
   const pipelining = {
@@ -73,7 +71,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     onRefused: (socket: Socket) =>
       settings.logger.info('connection closed: too many pipelined requests waiting', { remote: socket.remoteAddress ?? null, waitingMax: settings.pipelineMaxWaiting }),
   };
-  const server = createHttpServer(settings, limitPipelining(pipelining, dispatch), () => draining);
+  const server = createHttpServer(settings, limitPipelining(pipelining, handle), () => draining);
   const lane = settings.fastLane
     ? installFastLane(server, {
         current: () => snapshots.current,
@@ -87,14 +85,19 @@ export async function createApp(options: AppOptions): Promise<App> {
         maxBodyBytes: MAX_BODY_BYTES,
         bufferBytes: settings.pipelineBufferBytes,
         requestTimeoutMs: settings.requestTimeoutMs,
-        getPaths: new Set(FAST_LANE_GET_ROUTES.keys()),
-        answerGet: (get) => runPortable(FAST_LANE_GET_ROUTES.get(get.path)!, get.method, get.url, '', get.host, (name) => laneHeader(get.fields, name)),
+        getPaths: new Set(LANE_ROUTES.keys()),
+        answerGet: (get) =>
+          dispatcher.answer(LANE_ROUTES.get(get.path)!, {
+            method: get.method,
+            url: get.url,
+            origin: originOf(get.host),
+            header: (name) => laneHeader(get.fields, name),
+          }),
       })
     : null;
 
   return {
     server,
-    polka,
     snapshots,
     syncState,
     fastLane: lane,
@@ -164,6 +167,7 @@ function queryDeps(settings: ResolvedOptions, snapshots: SnapshotSource, syncSta
     operationTimeoutMs: settings.operationTimeoutMs,
     turns: createTurns(settings.turnBudgetMs),
     answerCache: new AnswerCache(settings.answerCacheBytes),
+    mcpBudgetBytes: settings.mcpBudgetBytes,
   };
 }
 

@@ -16,7 +16,6 @@ export const EXPORT_RETRY_AFTER_S = 5;
 
 export type ExportDeps = {
   current: () => Snapshot | null;
-  fail: (req: IncomingMessage, res: ServerResponse, err: unknown, snapshot?: Snapshot | null) => Promise<void> | void;
   /** Where the export's preparation and each slice of a batch's reads and rows wait for their turn of the event loop. */
   turns: Turns;
   slots: ExportSlots;
@@ -41,12 +40,13 @@ export type ExportDeps = {
  * either way for that long, http-server.ts), which frees the slot.
  */
 export function exportHandler(deps: ExportDeps) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /** `fail`: the error answer for a thrown value (the dispatcher's), or the cut connection once the headers are out. */
+  return async (req: IncomingMessage, res: ServerResponse, fail: (err: unknown, snapshot: Snapshot | null) => Promise<void>): Promise<void> => {
     const snapshot = deps.current();
     const release = deps.slots.tryTake();
     if (release === null) {
       const message = `This server streams at most ${deps.slots.limit} exports at once and all are in use; try again in ${EXPORT_RETRY_AFTER_S} seconds.`;
-      await deps.fail(req, res, new ApiError('overloaded', message, { headers: { 'Retry-After': String(EXPORT_RETRY_AFTER_S) } }), snapshot);
+      await fail(new ApiError('overloaded', message, { headers: { 'Retry-After': String(EXPORT_RETRY_AFTER_S) } }), snapshot);
       return;
     }
     const owner = req.socket;
@@ -70,7 +70,7 @@ export function exportHandler(deps: ExportDeps) {
       chunks = iterator;
       await pumpExport(() => iterator.next(), res, encoding, flow);
     } catch (err) {
-      await deps.fail(req, res, err, snapshot);
+      await fail(err, snapshot);
     } finally {
       release();
       // Lets the export's generator go (its buffers) when the client left before the end.

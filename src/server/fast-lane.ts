@@ -2,7 +2,7 @@ import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OperationName } from '../contract/index.ts';
 import type { QueryAnswer } from '../api/query-answer.ts';
-import type { RouteAnswer } from '../api/routes.ts';
+import type { BytesAnswer } from '../api/routes.ts';
 import type { Snapshot } from '../snapshot/index.ts';
 import type { Logger } from './log.ts';
 import { HELD, logBug, type QueryRun } from './query-handler.ts';
@@ -68,10 +68,10 @@ export type FastLane = {
   /** Paths whose GET and HEAD the lane answers too (with `answerGet`, each with no body); none when absent. */
   getPaths?: ReadonlySet<string>;
   /**
-   * A GET's answer by its route's portable handler, run as Node's route runs it, and the snapshot it started on (for
-   * the error a failure becomes). The lane encodes it as Node's route does (`encodeAnswer`).
+   * A GET's answer by its route's handler, run by the dispatcher as for Node's route (a failure is already its error
+   * answer), and the snapshot it started on. The lane encodes it as Node's route does (`encodeAnswer`).
    */
-  answerGet?: (request: GetRequest) => { snapshot: Snapshot | null; answer: Promise<RouteAnswer> };
+  answerGet?: (request: GetRequest) => Promise<{ snapshot: Snapshot | null; answer: BytesAnswer }>;
 };
 
 export type FastLaneControl = {
@@ -773,18 +773,14 @@ class Connection {
     this.slots.push(slot);
     const lane = this.lane;
     const made = async (): Promise<{ out: Out; status: number }> => {
-      let snapshot: Snapshot | null = null;
-      let status: number;
+      const { snapshot, answer } = await lane.answerGet!(get);
+      let status = answer.status;
       let encoded: EncodedAnswer;
       try {
-        const run = lane.answerGet!(get);
-        snapshot = run.snapshot;
-        const answer = await run.answer;
-        if (answer.kind !== 'bytes') throw new Error(`${get.path} answered a stream, which the fast lane does not send`);
         encoded = await encodeAnswer(answer.body, answer.headers ?? {}, request.acceptEncoding);
-        status = answer.status;
       } catch (err) {
-        const failure = lane.fail(err, null, snapshot);
+        // Only compressing can fail here: the answer becomes the error it is, as on Node's route.
+        const failure = lane.fail(err, answer.operation ?? null, snapshot);
         logBug(lane.logger, failure, get.method, get.path);
         encoded = await encodeAnswer(failure.body, failure.headers, request.acceptEncoding);
         status = failure.status;

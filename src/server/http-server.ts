@@ -1,6 +1,6 @@
 import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { MAX_BODY_BYTES } from './body.ts';
+import { MAX_BODY_BYTES } from '../api/body.ts';
 import { checkStall, KEEP_ALIVE_MS, stallCheckMs } from './config.ts';
 import type { FastLaneControl } from './fast-lane.ts';
 

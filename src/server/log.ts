@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isoTime } from '../utils/iso-time.ts';
 import { rememberFirst } from '../utils/remember.ts';
+import { logPath, type RequestLine } from '../api/log.ts';
+import { pathOf } from '../api/routes.ts';
 
 /**
  * Structured logs: one JSON line per request on `request` (method, path, operation, status, milliseconds; never a
@@ -12,15 +14,7 @@ export type Logger = {
   error: (message: string, fields?: Record<string, unknown>) => void;
 };
 
-export type RequestLine = {
-  method: string;
-  path: string;
-  operation: string | null;
-  status: number;
-  ms: number;
-  /** The client went away before the answer was sent. */
-  aborted?: true;
-};
+export type { RequestLine };
 
 const line = (fields: Record<string, unknown>) => `${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`;
 
@@ -90,11 +84,11 @@ export function noteOperation(res: ServerResponse, operation: string): void {
 export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
   const started = process.hrtime.bigint();
   const method = req.method ?? '';
-  const path = (req.url ?? '').split('?', 1)[0] ?? '';
+  const path = logPath(pathOf(req.url ?? ''));
   res.once('close', () => {
     const entry: RequestLine = {
       method,
-      path: path.length > 200 ? `${path.slice(0, 200)}…` : path,
+      path,
       operation: operations.get(res) ?? null,
       status: res.statusCode,
       ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,

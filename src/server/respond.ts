@@ -4,6 +4,11 @@ import { brotliCompress, brotliCompressSync, gzip, gzipSync } from 'node:zlib';
 import { brotliOptions, gzipOptions } from './coding-levels.ts';
 import { gzipPieces } from './gzip-pieces.ts';
 import { encodingWeights, pickEncoding, type Encoding } from './media.ts';
+import { jsonHeaders } from '../api/json-headers.ts';
+import type { Sendable } from '../api/dispatch.ts';
+import { sendStream } from './stream.ts';
+
+export { jsonHeaders };
 
 /** Answers at or under this size go out as they are (the contract's section 1: larger ones are compressed). */
 export const COMPRESS_MIN_BYTES = 1024;
@@ -26,19 +31,6 @@ export async function compress(encoding: 'br' | 'gzip', raw: Uint8Array): Promis
 /** The coding of a JSON answer in one piece: br or gzip when over 1 KiB and the client accepts one of them. */
 export function jsonEncoding(raw: Uint8Array, acceptEncoding: string | undefined): Encoding {
   return raw.length > COMPRESS_MIN_BYTES ? pickEncoding(acceptEncoding) : 'identity';
-}
-
-/** The headers every JSON answer carries (the contract's section 1), in the order they are sent, with an answer's own. */
-export function jsonHeaders(length: number, encoding: Encoding, own: Readonly<Record<string, string>>): Record<string, string | number> {
-  const head: Record<string, string | number> = {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Access-Control-Allow-Origin': '*',
-    Vary: 'Accept-Encoding',
-    'Content-Length': length,
-    ...own,
-  };
-  if (encoding !== 'identity') head['Content-Encoding'] = encoding;
-  return head;
 }
 
 /** A JSON answer as it goes on the wire: its headers (`jsonHeaders`, with the coding applied) and its body's pieces. */
@@ -74,6 +66,20 @@ export function encodeAnswer(body: Uint8Array | readonly Uint8Array[], own: Read
   return compress(encoding, raw).then((payload) => ({ headers: jsonHeaders(payload.length, encoding, own), pieces: [payload] }));
 }
 
+/**
+ * Sends the dispatcher's answer (src/api/dispatch.ts) on Node's HTTP server. A JSON answer once part of another is
+ * out can only cut the connection: a truncated answer must never look complete.
+ */
+export function sendAnswer(res: ServerResponse, answer: Sendable): void | Promise<void> {
+  if (answer.kind === 'json') {
+    if (res.headersSent) return void res.destroy();
+    return sendBytes(res.req, res, answer.status, answer.body, answer.headers, answer.head);
+  }
+  if (answer.kind === 'stream') return sendStream(res, answer.status, answer.headers, answer.chunks, answer.head);
+  res.writeHead(answer.status, answer.headers);
+  res.end();
+}
+
 /** Sends a JSON answer that is already bytes, encoded by `encodeAnswer`. */
 export async function sendBytes(
   req: IncomingMessage,
@@ -81,12 +87,13 @@ export async function sendBytes(
   status: number,
   body: Uint8Array | readonly Uint8Array[],
   headers: Readonly<Record<string, string>> = {},
+  head = req.method === 'HEAD',
 ): Promise<void> {
   const encoded = await encodeAnswer(body, headers, req.headers['accept-encoding']);
   if (res.headersSent || res.destroyed) return;
   res.writeHead(status, encoded.headers);
   const pieces = encoded.pieces;
-  if (req.method === 'HEAD') return void res.end();
+  if (head) return void res.end();
   if (pieces.length === 1) return void res.end(pieces[0]);
   // Corked, the head and the pieces leave in one write (writev), as one buffer would.
   res.cork();

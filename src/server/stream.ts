@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 
 /**
  * A streamed answer on Node (GET /v1/export), with back-pressure: a slow reader holds one chunk, never the set.
@@ -7,15 +7,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * before the first chunk is the caller's to answer; after it the headers are out, and the caller cuts the connection.
  */
 export async function sendStream(
-  req: IncomingMessage,
   res: ServerResponse,
   status: number,
   headers: Readonly<Record<string, string>>,
   chunks: AsyncIterable<Uint8Array>,
+  head: boolean,
 ): Promise<void> {
   const iterator = chunks[Symbol.asyncIterator]();
   try {
-    let next = req.method === 'HEAD' ? null : await iterator.next();
+    let next = head ? null : await iterator.next();
     res.writeHead(status, headers);
     if (next === null) {
       res.end();

@@ -164,8 +164,30 @@ for (const target of TARGETS) {
         for (const r of got) expect(r).toEqual(byK.get(r.kNumber));
       });
 
-      /** A text cell as the CSV writes it: a leading = + - @ tab or CR gets an apostrophe (docs/search.md, "Export"). */
-      const asText = (v: string | null) => (v === null ? '' : /^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
+      /** A text cell as the CSV writes it: a leading = + - @ tab, CR or apostrophe gets an apostrophe (docs/search.md, "Export"). */
+      const asText = (v: string | null) => (v === null ? '' : /^[=+\-@\t\r']/.test(v) ? `'${v}` : v);
+
+      it('gives every record back exactly, FDA names that begin with an apostrophe too, by the rule docs/search.md states', async () => {
+        const res = await fetch(exportUrl({ sort: 'kNumber:asc' }));
+        expect(res.status).toBe(200);
+        const rows = parseCsv(new TextDecoder().decode(new Uint8Array(await res.arrayBuffer()).subarray(3)));
+        expect(rows[0]).toEqual([...CSV_COLUMNS]);
+        const sorted = [...records].sort((a, b) => (a.kNumber < b.kNumber ? -1 : 1));
+        expect(rows.slice(1).map((r) => r[0])).toEqual(sorted.map((r) => r.kNumber));
+        // The documented rule for programs: in a text column, drop one leading apostrophe; an empty cell is null.
+        const undo = (cell: string) => (cell === '' ? null : cell.startsWith("'") ? cell.slice(1) : cell);
+        const apostrophes = sorted.filter((r) => Object.values(r).some((v) => typeof v === 'string' && v.startsWith("'")));
+        expect(apostrophes.length, 'the fixture has FDA names that begin with an apostrophe').toBeGreaterThan(0);
+        for (const [i, row] of rows.slice(1).entries()) {
+          const r = sorted[i]!;
+          for (const [c, column] of CSV_COLUMNS.entries()) {
+            const want = column === 'sourceUrl' ? r.source.sourceUrl : r[column];
+            const cell = row[c]!;
+            if (typeof want === 'number' || typeof want === 'boolean') expect(cell, `${r.kNumber} ${column}`).toBe(String(want));
+            else expect(undo(cell), `${r.kNumber} ${column}`).toBe(want ?? null);
+          }
+        }
+      });
 
       it('writes RFC 4180 CSV with a BOM and a header row, every record once', async () => {
         const res = await fetch(exportUrl({ query: 'panel:cardio' }));

@@ -79,8 +79,32 @@ describe('two builds into one published link', () => {
     expect(((await none.json()) as { sets: unknown[] }).sets).toEqual([]);
   });
 
+  it.each(['node', 'worker'])('GET /v1/changes on %s with a since before the history: every set kept, and where the history starts', async (name) => {
+    const url = hosts().find((h) => h.name === name)!.url;
+    // Both builds' times, read from the snapshots' manifests rather than from the history under test.
+    const builds = [first.manifest.generatedAt, second.manifest.generatedAt];
+    for (const format of ['json', 'ndjson']) {
+      const res = await fetch(`${url}/v1/changes?since=2025-12-31&format=${format}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-history-starts')).toBe(iso(FIXTURE_EPOCH));
+      if (format === 'ndjson') {
+        const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { kNumber: string; kind: string; at: string });
+        expect(lines.map((l) => `${l.kind} ${l.kNumber}`)).toEqual([`changed ${CHANGED}`, `removed ${REMOVED}`, `added ${ADDED}`]);
+        continue;
+      }
+      const body = (await res.json()) as { sets: ChangeSet[]; completeSince: string; historyStartsAfterSince?: boolean; since: string };
+      expect(body.since).toBe('2025-12-31T00:00:00.000Z');
+      expect(body.completeSince).toBe(iso(FIXTURE_EPOCH));
+      expect(body.historyStartsAfterSince).toBe(true);
+      expect(body.sets.map((s) => [s.at, s.baseline])).toEqual([[builds[0], true], [builds[1], false]]);
+    }
+    // A since within the history has neither the member nor the header.
+    const within = await fetch(`${url}/v1/changes?since=${iso(FIXTURE_EPOCH)}`);
+    expect(within.headers.get('x-history-starts')).toBeNull();
+    expect(Object.keys((await within.json()) as object)).toEqual(['snapshot', 'since', 'completeSince', 'sets']);
+  });
+
   it.each([
-    ['since=2025-12-31', 'since', 'goes back to 2026-01-01T00:00:00.000Z'],
     ['since=yesterday', 'since', 'must be a date'],
     ['since=2026-02-30', 'since', 'must be a date'],
     ['', 'since', 'is required'],

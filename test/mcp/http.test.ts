@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../build/worker/local.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
-import { MAX_BATCH } from '../../src/mcp/index.ts';
+import { MAX_BATCH } from '../../src/api/mcp/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, startServer } from '../server/helpers.ts';
 import { TARGETS, hostFor, type TargetName } from '../contract/targets.ts';

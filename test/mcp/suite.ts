@@ -129,6 +129,7 @@ export async function checkTools(client: Client, apiUrl: string, records: readon
   const ch = await call(client, 'changes_since', { since: '2026-01-01' });
   expect(ch.isError).toBe(false);
   expect(ch.structured.completeSince).toBe(changes.completeSince);
+  expect(ch.structured.historyStartsAfterSince).toBe(changes.historyStartsAfterSince === true);
   expect(ch.structured.sets).toEqual(changes.sets.map(({ changes: _c, ...set }: Json) => set));
   expect(ch.structured.changes).toEqual(changes.sets.flatMap((set: Json) => set.changes.map((c: Json) => ({ at: set.at, ...c }))));
   expect(ch.structured.totalChanges).toBe(ch.structured.changes.length);
@@ -157,8 +158,15 @@ export async function checkErrors(client: Client, apiUrl: string): Promise<void>
 
   const early = await call(client, 'changes_since', { since: '1990-01-01' });
   const eq = await fetch(`${apiUrl}/v1/changes?since=1990-01-01`).then((r) => r.json() as Promise<Json>);
-  expect(early.isError).toBe(true);
-  expect(early.text).toBe(`invalid_input: ${eq.error.message}`);
+  expect(early.isError).toBe(false);
+  expect(eq.historyStartsAfterSince).toBe(true);
+  expect(early.structured.historyStartsAfterSince).toBe(true);
+  expect(early.structured.totalChanges).toBe(eq.sets.reduce((n: number, s: Json) => n + s.changes.length, 0));
+  expect(early.text).toContain(`changes before ${eq.completeSince} are not known`);
+
+  const notADay = await call(client, 'changes_since', { since: 'yesterday' });
+  expect(notADay.isError).toBe(true);
+  expect(notADay.text).toBe('invalid_input: arguments.since is malformed.');
 
   await expect(client.callTool({ name: 'drop_tables', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: drop_tables/);
 }

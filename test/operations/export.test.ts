@@ -28,9 +28,28 @@ describe('CSV cells', () => {
     ['\tTAB', "'\tTAB"],
     ['\rCR', `"'\rCR"`],
     ['a=b', 'a=b'],
+    ["'ONE TOUCH' LATEX CONDOM", "''ONE TOUCH' LATEX CONDOM"],
+    ["'=1", "''=1"],
+    ["it's", "it's"],
     ['', ''],
   ])('%j is written %j', (value, cell) => {
     expect(csvCell(value)).toBe(cell);
+  });
+
+  it('are undone exactly by the documented rule: one leading apostrophe dropped from a text cell that has one', () => {
+    // docs/search.md, "Formulas are not run": unquote (RFC 4180), then drop one leading apostrophe.
+    const unquote = (cell: string) => (cell.startsWith('"') ? cell.slice(1, -1).replaceAll('""', '"') : cell);
+    const undo = (cell: string) => (cell.startsWith("'") ? cell.slice(1) : cell);
+    const start = fc.constantFrom('', "'", "''", '=', '+', '-', '@', '\t', '\r', ' ', 'a');
+    fc.assert(
+      fc.property(start, fc.string(), (head, rest) => {
+        const value = head + rest;
+        const cell = unquote(csvCell(value));
+        expect(cell).not.toMatch(/^[=+\-@\t\r]/);
+        expect(undo(cell)).toBe(value);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
@@ -38,7 +57,7 @@ describe('CSV rows written from record bytes', () => {
   const text = fc.oneof(
     fc.constant(null),
     fc.string(),
-    fc.constantFrom('=1+1', '+1 555', '-x', '@SUM(A1)', '\tTAB', '\rCR', 'a,b', 'say "hi"', 'two\nlines', 'Zoë, GmbH', '日本', '\\ back', '\u2028'),
+    fc.constantFrom('=1+1', '+1 555', '-x', '@SUM(A1)', '\tTAB', '\rCR', "'ONE TOUCH' LATEX", "'x, y", 'a,b', 'say "hi"', 'two\nlines', 'Zoë, GmbH', '日本', '\\ back', '\u2028'),
   );
   const arbRecord = fc
     .record({

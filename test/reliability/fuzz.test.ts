@@ -15,7 +15,7 @@ import {
 import { CursorCodec, JsonBytes, OPERATION_REGISTRY, type OperationRegistry } from '../../src/operations/index.ts';
 import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from '../../src/api/envelope.ts';
 import { ApiError } from '../../src/api/errors.ts';
-import { MAX_BODY_BYTES } from '../../src/server/body.ts';
+import { MAX_BODY_BYTES } from '../../src/api/body.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { type Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';

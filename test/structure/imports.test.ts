@@ -80,7 +80,7 @@ export function circles(graph: ReadonlyMap<string, readonly string[]>): string[]
  * source, never the other way round (the server runs where only a snapshot is shipped).
  */
 type Layer = { imports: readonly string[]; packages: readonly string[] | 'any'; node: boolean };
-const PORTABLE_CORE = ['src/contract', 'src/utils', 'src/snapshot', 'src/search', 'src/operations', 'src/openfda', 'src/feeds', 'src/api', 'src/mcp'];
+const PORTABLE_CORE = ['src/contract', 'src/utils', 'src/snapshot', 'src/search', 'src/operations', 'src/openfda', 'src/feeds', 'src/api'];
 export const LAYERS: Readonly<Record<string, Layer>> = {
   'src/contract': { imports: [], packages: ['zod'], node: false },
   // Helpers for every layer, and so of none: a file here that uses node: may serve only the Node side (checked below).
@@ -94,11 +94,10 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   'src/client': { imports: ['src/contract'], packages: 'any', node: false },
   'src/cli': { imports: [], packages: 'any', node: true },
   'src/node': { imports: ['src/contract', 'src/snapshot', 'src/utils'], packages: 'any', node: true },
-  // The Model Context Protocol over the API's operations, the same on every host (each host wires its transport).
-  'src/mcp': { imports: ['src/api', 'src/contract', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
-  'src/worker': { imports: ['src/api', 'src/contract', 'src/mcp', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
-  'src/server': { imports: ['src/api', 'src/contract', 'src/mcp', 'src/node', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: true },
-  src: { imports: ['src/cli', 'src/server', 'src/node', 'src/mcp', 'src/api', 'src/operations', 'src/snapshot', 'src/contract'], packages: 'any', node: true },
+  'src/worker': { imports: ['src/api', 'src/contract', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
+  'src/server': { imports: ['src/api', 'src/contract', 'src/node', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: true },
+  // src/mcp-stdio.ts, the MCP server on stdio, runs the API's operations over a snapshot it opens itself.
+  src: { imports: ['src/cli', 'src/server', 'src/node', 'src/api', 'src/operations'], packages: 'any', node: true },
   build: { imports: ['src/*'], packages: 'any', node: true },
 };
 /** Folders whose files, and every file they reach, never use node: (a Worker and a browser have none). */

@@ -12,8 +12,8 @@ import {
   SearchInput,
   SearchStats,
   SortInput,
-} from '../contract/index.ts';
-import { ChangeSet, HistoryChange } from '../contract/history.ts';
+} from '../../contract/index.ts';
+import { ChangeSet, HistoryChange } from '../../contract/history.ts';
 
 /**
  * The tools' arguments and results, made from the contract's schemas: a tool takes the members of an operation's
@@ -141,6 +141,7 @@ export const ChangeEntry = HistoryChange.extend({ at: ChangeSet.shape.at });
 export const ChangesSinceOutput = z.strictObject({
   since: z.string(),
   completeSince: z.string().describe('How far back the history is complete.'),
+  historyStartsAfterSince: z.boolean().describe('True when the history kept starts after `since`: changes before completeSince are not known.'),
   snapshot: z.string(),
   sets: z.array(ChangeSet.omit({ changes: true })).describe('The builds after `since` that changed something, oldest first, with their counts.'),
   totalChanges: z.int().min(0),

@@ -1,4 +1,4 @@
-import { ClearanceRecord } from '../contract/index.ts';
+import { ClearanceRecord } from '../../contract/index.ts';
 import type { McpBackend } from './backend.ts';
 
 /**

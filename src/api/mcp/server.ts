@@ -10,7 +10,7 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { INTERNAL_ERROR_MESSAGE } from '../api/errors.ts';
+import { INTERNAL_ERROR_MESSAGE } from '../errors.ts';
 import type { McpBackend } from './backend.ts';
 import { checkBudget, DEFAULT_BUDGET_BYTES } from './budget.ts';
 import { readResource, RESOURCES } from './resources.ts';

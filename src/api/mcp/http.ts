@@ -14,6 +14,9 @@ export const MAX_BATCH = 16;
 
 const HEADERS = { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' };
 
+/** The request headers the transport reads (the rest are no part of the protocol). */
+export const MCP_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
+
 /** A JSON-RPC error that answers the whole POST (no request of it could be read), with the HTTP status for it. */
 export function jsonRpcError(status: number, code: number, message: string, headers: Readonly<Record<string, string>> = {}): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { ...HEADERS, ...headers } });
@@ -56,9 +59,11 @@ export async function answerMcpPost(options: McpOptions, url: string, headers: H
   try {
     await server.connect(transport);
     // The body is already read and parsed: the request the transport sees has none, so no length of one.
-    const seen = new Headers(headers);
-    seen.delete('content-length');
-    seen.delete('transfer-encoding');
+    const seen = new Headers();
+    for (const name of MCP_REQUEST_HEADERS) {
+      const value = headers.get(name);
+      if (value !== null) seen.set(name, value);
+    }
     const response = await transport.handleRequest(new Request(url, { method: 'POST', headers: seen }), { parsedBody: parsed.value });
     const out = new Headers(response.headers);
     out.set('Access-Control-Allow-Origin', '*');

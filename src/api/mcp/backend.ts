@@ -1,8 +1,8 @@
-import type { OperationName } from '../contract/index.ts';
-import { answerChanges } from '../api/changes.ts';
-import { toApiError } from '../api/errors.ts';
-import { answerQuery, type QueryDeps } from '../api/query-answer.ts';
-import type { Snapshot } from '../snapshot/snapshot.ts';
+import type { OperationName } from '../../contract/index.ts';
+import { answerChanges } from '../changes.ts';
+import { ApiError, toApiError } from '../errors.ts';
+import { answerQuery, type QueryDeps } from '../query-answer.ts';
+import type { Snapshot } from '../../snapshot/snapshot.ts';
 
 /**
  * Where the tools get their answers: the same operations as `POST /v1/query` and `GET /v1/changes`, either run in
@@ -23,8 +23,9 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The answer of an error thrown outside answerQuery (changes), in the same canonical shape. */
-function errorOf(err: unknown): Answer {
-  const { error } = toApiError(err);
+function errorOf(err: unknown, onFailure?: LocalBackendOptions['onFailure']): Answer {
+  const { error, bug } = toApiError(err);
+  if (!(err instanceof ApiError)) onFailure?.({ cause: err, bug });
   return { status: error.status, body: { version: 1, operation: null, error: { code: error.code, message: error.message, details: error.details } } };
 }
 
@@ -37,16 +38,22 @@ export type LocalBackendOptions = {
    * between a long search's slices); called directly when absent.
    */
   schedule?: <T>(work: (pause?: () => Promise<void>) => Promise<T>) => Promise<T>;
+  /**
+   * Told the cause of each error answer that was not a plain ApiError (a damaged file, a bug), as /v1/query's host is
+   * told: the tool's result carries only the error table's sentence.
+   */
+  onFailure?: (failure: { cause: unknown; bug: boolean }) => void;
 };
 
 /** The operations in this process: no HTTP round trip, the same checks, caches and deadline as `/v1/query`. */
-export function localBackend({ deps, current, schedule }: LocalBackendOptions): McpBackend {
+export function localBackend({ deps, current, schedule, onFailure }: LocalBackendOptions): McpBackend {
   const run = schedule ?? ((work) => work());
   return {
     async query(operation, input) {
       const snapshot = await current();
       const body = encoder.encode(JSON.stringify({ version: 1, operation, input }));
       const answer = await run((pause) => answerQuery(deps, snapshot, body, 'application/json', undefined, pause));
+      if (answer.failure) onFailure?.(answer.failure);
       return { status: answer.status, body: JSON.parse(decoder.decode(answer.body)) };
     },
     async changes(since) {
@@ -56,7 +63,7 @@ export function localBackend({ deps, current, schedule }: LocalBackendOptions): 
         const answer = await answerChanges({ url: `/v1/changes?${query}`, query, header: () => undefined }, snapshot);
         return { status: answer.status, body: JSON.parse(decoder.decode(answer.body)) };
       } catch (err) {
-        return errorOf(err);
+        return errorOf(err, onFailure);
       }
     },
   };

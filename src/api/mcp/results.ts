@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { ErrorDetail } from '../contract/index.ts';
-import { issuesToDetails, ruleOf } from '../api/issues.ts';
-import { sentenceOf } from '../operations/errors.ts';
+import type { ErrorDetail } from '../../contract/index.ts';
+import { issuesToDetails, ruleOf } from '../issues.ts';
+import { sentenceOf } from '../../operations/errors.ts';
 import type { Answer } from './backend.ts';
 
 /** A tool's result as MCP sends it: structured content matching the tool's output schema, and its text. */

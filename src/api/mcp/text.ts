@@ -41,6 +41,7 @@ export function renderChanges(r: z.infer<typeof ChangesSinceOutput>): string {
   const lines = [
     `${n(r.totalChanges)} changes after ${r.since} in ${r.sets.length} rebuild${r.sets.length === 1 ? '' : 's'} (history complete since ${r.completeSince}):`,
   ];
+  if (r.historyStartsAfterSince) lines.push(`The history kept starts after ${r.since}: changes before ${r.completeSince} are not known.`);
   for (const s of r.sets) lines.push(`rebuild ${s.at}: ${s.counts.added} added, ${s.counts.changed} changed, ${s.counts.removed} removed${s.baseline ? ' (baseline)' : ''}`);
   if (r.changes.length > 0 && r.offset > 0) lines.push(`From change ${n(r.offset + 1)}:`);
   for (const c of r.changes) lines.push(`${c.at} ${c.kNumber} ${c.kind}${c.fields.length > 0 ? `: ${c.fields.join(', ')}` : ''}`);

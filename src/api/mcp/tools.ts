@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { MAX_FACET_SIZE } from '../contract/index.ts';
+import { MAX_FACET_SIZE } from '../../contract/index.ts';
 import type { McpBackend } from './backend.ts';
 import { fitCount, nextPageAfter } from './budget.ts';
 import { answerError, cutLine, given, parseArgs, textResult, type ToolResult } from './results.ts';
@@ -220,13 +220,13 @@ const reviewTimeStats: Tool = {
   },
 };
 
-type ChangesBody = Omit<z.infer<typeof ChangesSinceOutput>, 'sets'> & { sets: (z.infer<typeof ChangesSinceOutput>['sets'][number] & { changes: Json[] })[] };
+type ChangesBody = Omit<z.infer<typeof ChangesSinceOutput>, 'sets' | 'historyStartsAfterSince'> & { historyStartsAfterSince?: true } & { sets: (z.infer<typeof ChangesSinceOutput>['sets'][number] & { changes: Json[] })[] };
 
 const changesSince: Tool = {
   name: 'changes_since',
   title: 'What changed since a day',
   description:
-    'The clearances added, changed (with each member before and after) or removed by the nightly rebuilds after a day, oldest first, as this service recorded them from FDA\'s files. Example: {"since":"2026-11-01"}. A day before the history kept is an error that says how far back it goes.',
+    'The clearances added, changed (with each member before and after) or removed by the nightly rebuilds after a day, oldest first, as this service recorded them from FDA\'s files. Example: {"since":"2026-11-01"}. For a day before the history kept, every kept change is listed and historyStartsAfterSince says that earlier ones are not known.',
   input: ChangesSinceArgs,
   output: ChangesSinceOutput,
   async run(args, { backend, budgetBytes }) {
@@ -246,6 +246,7 @@ const changesSince: Tool = {
       const structured = {
         since: body.since,
         completeSince: body.completeSince,
+        historyStartsAfterSince: body.historyStartsAfterSince === true,
         snapshot: body.snapshot,
         sets,
         totalChanges: all.length,

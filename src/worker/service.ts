@@ -1,0 +1,95 @@
+import { AnswerCache } from '../operations/answer-cache.ts';
+import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
+import { operationDeadline } from '../api/deadline.ts';
+import type { QueryDeps } from '../api/query-answer.ts';
+import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
+import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../operations/cursor.ts';
+import { OPERATION_REGISTRY } from '../operations/registry.ts';
+import type { SnapshotStorage } from '../snapshot/index.ts';
+import { ManifestWatch } from './source.ts';
+import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
+import { checkBudget, DEFAULT_BUDGET_BYTES } from '../api/mcp/budget.ts';
+
+/** The Worker's bindings and variables, read once per isolate and configuration. */
+export type Env = {
+  /** Workers static assets: the page, and the snapshot under SNAPSHOT_PREFIX unless SNAPSHOT_BUCKET is bound. */
+  ASSETS?: AssetsBinding;
+  /** An R2 bucket holding the snapshot under SNAPSHOT_PREFIX; read instead of the assets when bound. */
+  SNAPSHOT_BUCKET?: R2BucketBinding;
+  /** Where the snapshot's files are (`manifest.json` and the rest), default `snapshot/`. */
+  SNAPSHOT_PREFIX?: string;
+  /** Seconds a manifest read is trusted before it is read again, default 60. */
+  MANIFEST_CHECK_SECONDS?: string;
+  /** Signs catalog cursors; give every instance (Node or Worker) the same one so cursors go from one to another. */
+  CURSOR_SECRET?: string;
+  FRESHNESS_MAX_AGE_HOURS?: string;
+  /** Bytes of verified shards and records kept per isolate, default 8 MiB (an isolate has 128 MB in all). */
+  SHARD_CACHE_BYTES?: string;
+  /** Bytes of the record table kept per isolate, default 8 MiB (all of it up to about 300,000 records). */
+  RECORD_TABLE_CACHE_BYTES?: string;
+  /** Bytes of search answers kept per isolate, default 4 MiB (0 keeps none). */
+  ANSWER_CACHE_BYTES?: string;
+  OPERATION_TIMEOUT_MS?: string;
+  /** Bytes each of an MCP tool result's JSON and text stays within, default 16 KiB (at least 4 KiB). */
+  MCP_BUDGET_BYTES?: string;
+};
+
+const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
+/**
+ * An isolate's 128 MB, at 1,000,000 records: the search index's sections a query mix loads (about 50 MiB) and the
+ * lookups derived from them (11 MiB), V8's heap (13 MiB), the manifest (2.5 MiB), and these caches.
+ */
+const DEFAULT_WORKER_CACHE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_WORKER_TABLE_CACHE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_WORKER_ANSWER_CACHE_BYTES = 4 * 1024 * 1024;
+
+export type Service = {
+  watch: ManifestWatch;
+  deps: QueryDeps;
+};
+
+const numberVar = (env: Env, name: keyof Env, fallback: number): number => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`Expected \`${name}\` to be a number from 0 and up, got "${String(raw)}"`);
+  return n;
+};
+
+export const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}) =>
+  console[level === 'error' ? 'error' : 'log'](JSON.stringify({ level, message, ...fields }));
+
+function storageOf(env: Env): SnapshotStorage {
+  const prefix = env.SNAPSHOT_PREFIX ?? 'snapshot/';
+  if (env.SNAPSHOT_BUCKET) return new R2Storage(env.SNAPSHOT_BUCKET, prefix);
+  if (env.ASSETS) return new AssetsStorage(env.ASSETS, prefix);
+  throw new Error('Bind SNAPSHOT_BUCKET (an R2 bucket) or ASSETS (static assets) to the Worker: it has no snapshot to read');
+}
+
+export function createService(env: Env): Service {
+  const maxAgeHours = numberVar(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS);
+  const operationTimeoutMs = numberVar(env, 'OPERATION_TIMEOUT_MS', DEFAULT_OPERATION_TIMEOUT_MS);
+  const watch = new ManifestWatch(storageOf(env), {
+    checkEveryMs: numberVar(env, 'MANIFEST_CHECK_SECONDS', DEFAULT_MANIFEST_CHECK_SECONDS) * 1000,
+    cacheBytes: numberVar(env, 'SHARD_CACHE_BYTES', DEFAULT_WORKER_CACHE_BYTES),
+    tableCacheBytes: numberVar(env, 'RECORD_TABLE_CACHE_BYTES', DEFAULT_WORKER_TABLE_CACHE_BYTES),
+    onCorrupt: (r) => log('error', 'snapshot file does not match its sha256; it is not served', { ...r }),
+    onRefuse: (reason) => log('error', 'snapshot refused; the current one keeps serving', { reason }),
+    onSwitch: (next, previous) =>
+      log('info', 'snapshot loaded', { snapshotId: next.id, records: next.manifest.counts.records, previousSnapshotId: previous?.id ?? null }),
+  });
+  const stateJson = new SourceStateJson();
+  // A Worker has no sync state file: freshness comes from the manifest, as on a mirror.
+  const deps: QueryDeps = {
+    operations: OPERATION_REGISTRY,
+    cursors: new CursorCodec(env.CURSOR_SECRET || BUILT_IN_CURSOR_SECRET),
+    now: () => new Date(),
+    sourceState: (snapshot, now, warnings) => sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
+    sourceStateJson: (snapshot, now, warnings) => stateJson.json({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
+    deadline: operationDeadline(operationTimeoutMs, false),
+    answerCache: new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES))),
+    mcpBudgetBytes: checkBudget(numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES), 'MCP_BUDGET_BYTES'),
+  };
+  return { watch, deps };
+}
+
