@@ -66,6 +66,9 @@ const TOOL_BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
  * SDK's own wrapper, which does answer -32602).
  */
 const loose = <M extends string>(method: M) => z.object({ method: z.literal(method), params: z.unknown() }) as unknown as typeof ListToolsRequestSchema;
+// Made once: a zod schema compiles itself on its first parse, which per request would cost more than the tool call.
+const LOOSE_CALL = loose('tools/call');
+const LOOSE_READ = loose('resources/read');
 
 /**
  * The server never validates data against a JSON Schema a client sends (it asks nothing of the client: no
@@ -94,7 +97,7 @@ export function createMcpServer(options: McpOptions): Server {
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }) as never);
-  server.setRequestHandler(loose('tools/call'), (raw) => {
+  server.setRequestHandler(LOOSE_CALL, (raw) => {
     // The SDK's wrapper of tools/call has checked the params (-32602 when they are not a call) before this runs.
     const request = raw as unknown as z.infer<typeof CallToolRequestSchema>;
     const tool = TOOL_BY_NAME.get(request.params.name);
@@ -110,7 +113,7 @@ export function createMcpServer(options: McpOptions): Server {
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [...RESOURCES] }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(loose('resources/read'), async (raw) => {
+  server.setRequestHandler(LOOSE_READ, async (raw) => {
     const request = ReadResourceRequestSchema.safeParse(raw);
     if (!request.success) throw new McpError(ErrorCode.InvalidParams, 'Invalid resources/read request: params.uri must be a string');
     const uri = request.data.params.uri;
