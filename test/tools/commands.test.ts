@@ -44,6 +44,7 @@ const COMMANDS = [
   ['bench/page-load.ts', 'page-load'],
   ['bench/page-agreement.ts', 'page-agreement'],
   ['build/search-chunks.ts', 'search-chunks'],
+  ['bench/downloads.ts', 'downloads'],
 ] as const;
 
 /**
