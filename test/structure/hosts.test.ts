@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -61,5 +61,28 @@ describe('one dispatcher, two thin adapters', () => {
 
   it('both adapters run the one dispatcher', () => {
     for (const file of ADAPTERS) expect(readFileSync(join(ROOT, file), 'utf8')).toMatch(/\bcreateDispatcher\b/);
+  });
+});
+
+/** A file of src/ longer than this does more than one job: split it (as the fast lane's parser, head writer, buffers and connection are). */
+const SRC_MAX_LINES = 650;
+
+/** The files of `files` (path → text) over SRC_MAX_LINES lines, with their length. */
+export function tooLong(files: ReadonlyMap<string, string>): string[] {
+  return [...files].flatMap(([file, text]) => {
+    const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    return lines > SRC_MAX_LINES ? [`${file}: ${lines} lines`] : [];
+  });
+}
+
+describe('files of one job', () => {
+  it('finds a file over 650 lines (so the check can fail)', () => {
+    expect(tooLong(new Map([['a.ts', 'x\n'.repeat(651)], ['b.ts', 'x\n'.repeat(650)]]))).toEqual(['a.ts: 651 lines']);
+  });
+
+  it('no file in src/ is over 650 lines', () => {
+    const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(50);
+    expect(tooLong(new Map(files.map((f) => [`src/${f}`, readFileSync(join(ROOT, 'src', f), 'utf8')])))).toEqual([]);
   });
 });
