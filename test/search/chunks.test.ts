@@ -13,6 +13,7 @@ import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { chunksOfPrefix, parseChunkDirectory, SparseIndex } from '../../src/search/sparse.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { until } from '../helpers/until.ts';
 
 const BASE = { applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 20 };
 const PAGE_FACETS = [
@@ -189,8 +190,7 @@ describe('the search index in chunks', () => {
           return read(path);
         });
         const answer = sparse.firstPage({ ...BASE, query: word });
-        for (let i = 0; i < 100 && !asked.some((p) => termFiles.has(p)); i++) await new Promise((r) => setTimeout(r, 0));
-        expect(asked.some((p) => termFiles.has(p))).toBe(true);
+        await until(() => asked.some((p) => termFiles.has(p)), 'a term file to be asked for');
         const before = [...asked];
         release();
         const first = await answer;
