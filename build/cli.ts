@@ -9,7 +9,9 @@ const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--pagefin
 
   --source PATH   a pmn*.txt, foiclass.txt, openFDA .json or .zip file, or a folder of them; repeatable,
                   in precedence order (a later source overrides an earlier one). Default: the bundled files
-                  listed in data/fda/sources.json.
+                  listed in data/fda/sources.json, with the edge folders below data/fda/predicates/.
+                  A folder holding predicates.csv and source.json (at any depth below a --source
+                  folder) is read as edges between devices (docs/lineage.md).
   --out DIR       where the snapshot is published (a symbolic link to the build). Default: snapshot
   --quiet         no progress lines
   --pagefind      also write a Pagefind index (pagefind/, about one file per 25 clearances) for pages that
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
   const bundled = values.source?.length ? null : await defaultSources();
   const result = await runBuild({
     sources: values.source ?? bundled?.sources ?? [],
+    edges: bundled?.edges ?? [],
     notes: bundled?.notes ?? [],
     out,
     progress: !values.quiet,

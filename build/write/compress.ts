@@ -38,6 +38,8 @@ export const SIBLING_SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz'
 export function wantsSiblings(path: string): boolean {
   if (path === LAYOUT.manifest) return false;
   if (/^records\/K[^/]*\.json$/.test(path)) return false;
+  // Lineage shards: up to 2,000 small files at 1,000,000 records; the same reasoning as for record shards.
+  if (path.startsWith('lineage/') && path.endsWith('.bin')) return false;
   return /\.(json|js|css|bin)$/.test(path);
 }
 
