@@ -1,4 +1,5 @@
 import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
+import { PAGE_DIR, writePageCopies } from './page/copies.ts';
 import { runBuild } from './snapshot/build.ts';
 import { defaultSources } from './sources/default.ts';
 import { SYNC_ARGS, SYNC_USAGE, syncOptionsFrom } from './sync/cli.ts';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
     if (values['history-days'] !== undefined) throw new UsageError('--history-days applies to a build from --source; a --fetch build keeps the default 400 days');
     if (values.source?.length) throw new UsageError('--fetch builds from the downloaded files; leave out --source');
     reportSyncOutcome(await runSync(syncOptionsFrom(values)));
+    await writePageCopies(PAGE_DIR);
     return;
   }
   const historyText = values['history-days'];
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     pagefind: values.pagefind === true,
     ...(historyText !== undefined && { historyDays: Number(historyText) }),
   });
+  const copies = await writePageCopies(PAGE_DIR);
   const s = result.stats;
   const lines = [
     `snapshot ${result.manifest.snapshotId} published at ${out}`,
@@ -66,6 +69,7 @@ async function main(): Promise<void> {
     `  seconds        ${s.seconds.toFixed(1)}`,
     `  peak memory    ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
     `  full report    ${out}/report.json`,
+    `  page copies    ${copies.length} precompressed files beside public/'s (for static hosts)`,
   ];
   console.log(lines.join('\n'));
 }
