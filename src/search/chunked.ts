@@ -110,7 +110,7 @@ type Plan = {
 
 const FACETS_OFF = { facets: undefined, stats: false };
 
-export class SparseIndex {
+export class ChunkedIndex {
   readonly directory: SearchChunks;
   private readonly read: ReadChunk;
   private readonly bundles = new Map<string, Map<string, Decoded>>();
