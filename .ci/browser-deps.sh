@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The browser tests drive Debian's own Chromium through playwright-core, and the many-instances tests put Debian's
-# nginx in front of the server; neither is ever downloaded by npm.
+# The browser tests drive Debian's own Chromium through playwright-core, the many-instances tests put Debian's
+# nginx in front of the server, and the bulk-download tests read the SQLite database with Debian's sqlite3 command;
+# none is ever downloaded by npm.
 set -euo pipefail
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "chromium present: $(/usr/bin/chromium --version 2>/dev/null || echo 'version unknown'); nginx present"
+  echo "chromium present: $(/usr/bin/chromium --version 2>/dev/null || echo 'version unknown'); nginx and sqlite3 present"
   exit 0
 fi
 

@@ -2,6 +2,7 @@ import type {
   BuildReport,
   Classification,
   ClearanceRecord,
+  Download,
   MetaData,
   ProductCodeCount,
   ProductCodeEntry,
@@ -117,7 +118,7 @@ export const SUPPORTED_FILTERS = ['query', 'applicant', 'productCode', 'yearFrom
 /** Every value search's `sort` accepts (the contract's two first). */
 export const SUPPORTED_SORTS: string[] = [...SORTS];
 
-export function metaData(totalRecords: number, notes: string[]): MetaData {
+export function metaData(totalRecords: number, notes: string[], downloads: readonly Download[]): MetaData {
   return {
     title: META_TITLE,
     totalRecords,
@@ -126,5 +127,6 @@ export function metaData(totalRecords: number, notes: string[]): MetaData {
     sourceNotes: notes,
     qualifiers: QUALIFIER_NAMES.map((name) => ({ name: `${name}:`, accepts: QUALIFIERS[name] })),
     facetFields: [...FACET_FIELDS],
+    downloads: [...downloads],
   };
 }

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
-import { BuildReport, LAYOUT, Manifest, MetaFile, SNAPSHOT_SCHEMA_VERSION, TopProductCodesFile, snapshotIdOf, type ProductCodeEntry } from '../../src/contract/index.ts';
+import { BuildReport, LAYOUT, Manifest, MetaFile, SNAPSHOT_SCHEMA_VERSION, TopProductCodesFile, snapshotIdOf, type Download, type ProductCodeEntry } from '../../src/contract/index.ts';
+import { writeDownloads } from '../downloads/downloads.ts';
 import { writeChangeLog } from '../changes/changes.ts';
 import { carryHistory, historySummary, writeHistory } from '../history/history.ts';
 import { DEFAULT_HISTORY_DAYS } from '../../src/contract/history.ts';
@@ -91,13 +92,13 @@ async function readAndMerge(sources: readonly string[], reporter: Reporter, maxE
 }
 
 /** The answers besides the records: product codes, top product codes, meta and the build report. */
-async function writeAnswers(merged: Merged, notes: readonly string[], writer: SnapshotWriter): Promise<ProductCodeEntry[]> {
+async function writeAnswers(merged: Merged, notes: readonly string[], downloads: readonly Download[], writer: SnapshotWriter): Promise<ProductCodeEntry[]> {
   const { records, classifications, report } = merged;
   const counts = countByProductCode(records);
   const entries = productCodeEntries(classifications, counts);
   writeProductCodeShards(entries, writer);
   writer.writeJson(LAYOUT.topProductCodes, TopProductCodesFile, { codes: topProductCodes(counts) });
-  writer.writeJson(LAYOUT.meta, MetaFile, metaData(records.length, sourceNotes(records, entries, report, notes)));
+  writer.writeJson(LAYOUT.meta, MetaFile, metaData(records.length, sourceNotes(records, entries, report, notes), downloads));
   writer.writeJson(LAYOUT.report, BuildReport, report);
   await writer.flush();
   return entries;
@@ -149,7 +150,8 @@ function peakMemory(): { sample(): void; stop(): number } {
 }
 
 /**
- * read sources → normalize → merge → write shards → change log → answers → index → publish, one stage each. The
+ * read sources → normalize → merge → write shards → change log → bulk downloads → answers → index → publish, one
+ * stage each. The
  * snapshot is written into a staging directory and switched in with one atomic rename; on any failure the staging
  * directory is removed and the published snapshot is left as it was.
  */
@@ -183,8 +185,13 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     writeHistory(history, writer);
     reporter.end(`${history.sets.length} change sets${history.index.dropped.length ? `; dropped: ${history.index.dropped.join('; ')}` : ''}`);
 
+    reporter.stage('bulk downloads');
+    const downloads = await writeDownloads(records, writer);
+    reporter.end(downloads.map((d) => `${d.format} ${(d.bytes / 1e6).toFixed(1)} MB`).join(', '));
+    memory.sample();
+
     reporter.stage('write answers');
-    const entries = await writeAnswers(merged, [...(options.notes ?? []), historySummary(history), changes.summary], writer);
+    const entries = await writeAnswers(merged, [...(options.notes ?? []), historySummary(history), changes.summary], downloads, writer);
     reporter.end(`${entries.length} product codes`);
 
     const deviceTypes = new Map(entries.map((e) => [e.productCode, e.deviceType]));

@@ -9,6 +9,7 @@ import { bundleWorker } from './bundle.ts';
 export type LocalBucket = {
   put(key: string, value: ArrayBuffer | string): Promise<unknown>;
   delete(key: string): Promise<void>;
+  head(key: string): Promise<unknown>;
 };
 
 export type WorkerTarget = {

@@ -1,4 +1,6 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import type { z } from 'zod';
@@ -108,6 +110,28 @@ export class SnapshotWriter {
       }
     };
     await walk(base);
+  }
+
+  /**
+   * Adds one file that another tool wrote at `path` (for example a database) to the manifest, hashed as a stream
+   * (it may be hundreds of MB); it gets no precompressed siblings. Returns its entry.
+   */
+  async adoptFile(path: string): Promise<FileEntry> {
+    const rel = normalizeRel(path);
+    if (this.entries.has(rel)) throw new Error(`file written twice: ${rel}`);
+    const abs = join(this.root, rel);
+    const hash = createHash('sha256');
+    for await (const chunk of createReadStream(abs)) hash.update(chunk as Buffer);
+    const entry = { path: rel, bytes: (await stat(abs)).size, sha256: hash.digest('hex') };
+    this.entries.set(rel, entry);
+    return entry;
+  }
+
+  /** Where a file of the snapshot is written, for a tool that writes it itself (then `adoptFile`). */
+  async pathFor(path: string): Promise<string> {
+    const abs = join(this.root, normalizeRel(path));
+    await this.ensureDir(dirname(abs));
+    return abs;
   }
 
   /** The manifest's file list: sorted by path, so the same files always give the same list. */

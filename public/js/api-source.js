@@ -1,5 +1,5 @@
 // Server mode: every answer comes from POST /v1/query (the envelope of the spec and docs/contract.md).
-import { capsOf, searchInput } from './state.js';
+import { capsOf, downloadsOf, searchInput } from './state.js';
 import { readSnapshotHead } from './snapshot-head.js';
 
 export class ApiFailure extends Error {
@@ -92,6 +92,7 @@ export function apiSource({ endpoint, metaBody, snapshotBase }) {
         warnings: s.warnings,
         decisionDateMin: (await readHead())?.decisionDateMin ?? null,
         sources: (await readHead())?.sources ?? [],
+        downloads: downloadsOf(meta, snapshotBase),
       };
     },
 

@@ -45,12 +45,17 @@ function loadCodeName(code) {
   return codeLoads.get(code);
 }
 
+/** Whether the snapshot's bulk downloads are served beside it (service.json says when not). */
+let downloadsServed = true;
+
 async function chooseSource() {
   const forced = params.get('mode');
   if (forced !== 'static') {
     // service.json says whether an API answers beside the page (the server's copy names it; a static host's copy
     // says null), so a static host never sees a POST it must refuse with an error in the console.
     const service = await fetch(new URL('service.json', document.baseURI)).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+    // A host that leaves the snapshot's bulk downloads out (the Worker's assets) says `downloads: null`.
+    downloadsServed = service?.downloads !== null;
     const api = service && 'api' in service ? service.api : undefined;
     if (api !== null || forced === 'server') {
       const at = api ? new URL(api, document.baseURI) : endpoint;
@@ -485,6 +490,7 @@ function renderAbout(a) {
   const total = a.totalRecords;
   if (typeof total === 'number') $('tagline').textContent = `${num(total)} medical device clearances from the US Food and Drug Administration's 510(k) database.`;
   view.renderFreshness($('freshness'), a);
+  view.renderDownloads($('downloads'), downloadsServed ? a.downloads : []);
   $('mode').textContent =
     source.mode === 'server'
       ? 'Answers come from this service’s API.'

@@ -319,6 +319,24 @@ export function thinYears(counts, { minYear = null, maxYear = null } = {}) {
   return runs;
 }
 
+const DOWNLOAD_NAMES = { parquet: 'Parquet', sqlite: 'SQLite' };
+
+/**
+ * The bulk downloads a meta answer names (`downloads`), as links beside the snapshot's other files: `{ name, href,
+ * bytes }`, in meta's order; entries that are not a plain file under `downloads/` are left out.
+ */
+export function downloadsOf(meta, snapshotBase) {
+  const data = meta?.data ?? meta ?? {};
+  const listed = Array.isArray(data.downloads) ? data.downloads : [];
+  return listed
+    .filter((d) => typeof d?.path === 'string' && /^downloads\/[A-Za-z0-9._-]+$/.test(d.path) && typeof d.format === 'string')
+    .map((d) => ({
+      name: DOWNLOAD_NAMES[d.format] ?? d.format,
+      href: new URL(d.path, snapshotBase).href,
+      bytes: Number.isSafeInteger(d.bytes) && d.bytes >= 0 ? d.bytes : null,
+    }));
+}
+
 /** What a meta answer (the API's or the snapshot's meta.json) says the search accepts beyond the contract. */
 export function capsOf(meta) {
   const data = meta?.data ?? meta ?? {};

@@ -1,7 +1,7 @@
 // Static mode: no server, only the snapshot's files from any static host or CDN. Search runs the API's own engine
 // (src/search, bundled as search-engine.js) over the snapshot's own search index, so totals, order and facet counts
 // are the API's by construction; records and classifications come from the snapshot's shards.
-import { capsOf, freshnessOf, searchInput } from './state.js';
+import { capsOf, downloadsOf, freshnessOf, searchInput } from './state.js';
 import { fetchJson, readSnapshotHead } from './snapshot-head.js';
 
 /**
@@ -299,6 +299,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
         availability: 'available',
         warnings: [],
         sources: head?.sources ?? [],
+        downloads: downloadsOf(m, snapshotBase),
       };
     },
 

@@ -591,6 +591,18 @@ export function renderFreshness(p, about) {
   p.dataset.freshness = about.freshness;
 }
 
+/** The footer's links to the bulk downloads (Parquet, SQLite); hidden when meta names none. */
+export function renderDownloads(p, downloads) {
+  const list = downloads ?? [];
+  p.hidden = list.length === 0;
+  const size = (bytes) => (bytes === null ? '' : ` (${bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1e3))} KB`})`);
+  p.replaceChildren(
+    'The whole table, one row a clearance: ',
+    ...list.flatMap((d, i) => [i > 0 ? ' · ' : '', h('a', { href: d.href, download: '' }, `${d.name}${size(d.bytes)}`)]),
+    '.',
+  );
+}
+
 const KIND_NAMES = { pmn: "FDA's 510(k) file", 'openfda-json': 'openFDA 510(k) download', foiclass: "FDA's product classification file" };
 
 /**

@@ -70,6 +70,20 @@ export const ClassificationData = Classification;
 export const TopProductCodesData = z.strictObject({ codes: z.array(ProductCodeCount).max(100) });
 export const ClearanceCatalogData = z.strictObject({ items: z.array(ClearanceRecord).max(500) });
 export const ProductCodeCatalogData = z.strictObject({ items: z.array(ProductCodeEntry).max(500) });
+/**
+ * A bulk download of the whole table of clearances (docs/data.md, "Bulk downloads"): a file of the snapshot, at
+ * `path` under the snapshot's root (`/snapshot/` + path on the server), listed in the manifest with the same size and
+ * sha256.
+ */
+export const Download = z.strictObject({
+  format: z.enum(['parquet', 'sqlite']),
+  path: z.string(),
+  mediaType: z.string(),
+  bytes: z.int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type Download = z.infer<typeof Download>;
+
 export const MetaData = z.strictObject({
   title: z.string(),
   totalRecords: z.int().min(0).nullable(),
@@ -79,6 +93,8 @@ export const MetaData = z.strictObject({
   // Extensions (docs/contract.md): the qualifiers `query` understands and the fields `facets` can count.
   qualifiers: z.array(z.strictObject({ name: z.string(), accepts: z.string() })),
   facetFields: z.array(z.string()),
+  // An extension (docs/contract.md): the whole table as files for data tools.
+  downloads: z.array(Download),
 });
 export type MetaData = z.infer<typeof MetaData>;
 

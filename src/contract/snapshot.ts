@@ -28,7 +28,15 @@ export const LAYOUT = {
   searchDir: 'search',
   pagefindDir: 'pagefind',
   recordTableDir: 'records/table',
+  /** The whole table of clearances for data tools: one Parquet file and one SQLite database (docs/data.md). */
+  downloadsParquet: 'downloads/clearances.parquet',
+  downloadsSqlite: 'downloads/clearances.sqlite',
 } as const;
+
+/** The folder of the bulk downloads: files too large for some hosts' per-file limits (the Worker's assets leave it out). */
+export const DOWNLOADS_DIR = 'downloads';
+/** The media types of the bulk downloads, as IANA registers them. */
+export const DOWNLOAD_MEDIA_TYPES = { parquet: 'application/vnd.apache.parquet', sqlite: 'application/vnd.sqlite3' } as const;
 
 /** Records are sharded by the first five characters of the K number ("K1234"): at most 100 records a shard. */
 export function recordShardId(kNumber: string): string {

@@ -3,6 +3,8 @@
  * kind the snapshot holds, conditional requests, and byte ranges.
  */
 
+import { DOWNLOAD_MEDIA_TYPES } from '../contract/index.ts';
+
 const TYPES: [RegExp, string][] = [
   [/\.json$/, 'application/json; charset=utf-8'],
   [/\.m?js$/, 'text/javascript; charset=utf-8'],
@@ -14,6 +16,8 @@ const TYPES: [RegExp, string][] = [
   [/\.svg$/, 'image/svg+xml'],
   [/\.wasm$/, 'application/wasm'],
   [/\.gz$/, 'application/gzip'],
+  [/\.parquet$/, DOWNLOAD_MEDIA_TYPES.parquet],
+  [/\.sqlite$/, DOWNLOAD_MEDIA_TYPES.sqlite],
 ];
 
 /**

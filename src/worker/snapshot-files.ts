@@ -1,6 +1,6 @@
 import type { HostTools } from '../api/dispatch.ts';
 import { ApiError } from '../api/errors.ts';
-import { LAYOUT } from '../contract/snapshot.ts';
+import { DOWNLOADS_DIR, LAYOUT } from '../contract/snapshot.ts';
 import { safeRelPath } from '../snapshot/index.ts';
 import type { ManifestWatch } from './source.ts';
 
@@ -18,6 +18,9 @@ export async function snapshotFile(request: Request, rest: string, watch: Manife
   }
   const safe = rel === null ? null : safeRelPath(rel);
   if (safe === null || (safe !== LAYOUT.manifest && !snapshot.fileEntry(safe))) return tools.notFound(snapshot);
+  // The bulk downloads are read whole to be checked, and reach hundreds of MB, past a Worker's memory: users fetch
+  // them from the bucket or static host that holds them (docs/downloads.md), as from the assets' side.
+  if (safe.startsWith(`${DOWNLOADS_DIR}/`)) return tools.notFound(snapshot);
   try {
     const bytes = await snapshot.readFile(safe);
     const type = CONTENT_TYPES[safe.slice(safe.lastIndexOf('.') + 1)] ?? 'application/octet-stream';

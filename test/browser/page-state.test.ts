@@ -32,6 +32,7 @@ type StateModule = {
   summaryPdfUrl(kNumber: string, statementOrSummary: string | null): string | null;
   thinYears(counts: { year: number | null; count: number }[], bounds?: { minYear?: number; maxYear?: number }): { from: number; to: number; count: number }[];
   capsOf(meta: unknown): Caps;
+  downloadsOf(meta: unknown, snapshotBase: URL): { name: string; href: string; bytes: number | null }[];
   suggestionsFor(q: string, qualifiers?: string[], limit?: number): { q: string; why: string }[];
   QUALIFIER_FACETS: QualifierFacet[];
   qualifierChoice(state: State, facet: QualifierFacet, value: unknown): { on: boolean; next: State };
@@ -215,6 +216,28 @@ describe('helpers of the page', () => {
     expect(view.plainWarning('The last sync, at 2026-01-02T03:00:00Z, failed: getaddrinfo ENOTFOUND www.accessdata.fda.gov. Serving the snapshot built at 2026-01-01.')).toMatch(/^The last update from FDA did not complete/);
     expect(view.plainWarning('The data was last synced from FDA at 2026-01-01T00:00:00Z, more than 48 hours ago, so recent clearances may be missing.')).toMatch(/not been updated from FDA recently/);
     expect(view.plainWarning('something else')).not.toMatch(/ENOTFOUND|sync/);
+  });
+});
+
+describe('the bulk downloads meta names', () => {
+  const base = new URL('https://example.org/app/snapshot/');
+  const parquet = { format: 'parquet', path: 'downloads/clearances.parquet', mediaType: 'application/vnd.apache.parquet', bytes: 5_243_557, sha256: 'a'.repeat(64) };
+  const sqlite = { format: 'sqlite', path: 'downloads/clearances.sqlite', mediaType: 'application/vnd.sqlite3', bytes: 20_553_728, sha256: 'b'.repeat(64) };
+
+  test('are links beside the snapshot, named by format, with their size, from the answer or meta.json', () => {
+    const expected = [
+      { name: 'Parquet', href: 'https://example.org/app/snapshot/downloads/clearances.parquet', bytes: 5_243_557 },
+      { name: 'SQLite', href: 'https://example.org/app/snapshot/downloads/clearances.sqlite', bytes: 20_553_728 },
+    ];
+    expect(m.downloadsOf({ data: { downloads: [parquet, sqlite] } }, base)).toEqual(expected);
+    expect(m.downloadsOf({ downloads: [parquet, sqlite] }, base)).toEqual(expected);
+  });
+
+  test('leave out what is not a plain file under downloads/, and say nothing for a meta without them', () => {
+    expect(m.downloadsOf({ title: 'x' }, base)).toEqual([]);
+    expect(m.downloadsOf(null, base)).toEqual([]);
+    const odd = [{ ...parquet, path: '../manifest.json' }, { ...parquet, path: 'https://elsewhere.example/x.parquet' }, { ...sqlite, format: 7 }, { ...sqlite, bytes: -1 }];
+    expect(m.downloadsOf({ downloads: odd }, base)).toEqual([{ name: 'SQLite', href: 'https://example.org/app/snapshot/downloads/clearances.sqlite', bytes: null }]);
   });
 });
 

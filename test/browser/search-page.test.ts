@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { findNginx } from '../../bench/lib/nginx.ts';
-import type { ClearanceRecord } from '../../src/contract/index.ts';
+import { Manifest, type ClearanceRecord } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
 import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
@@ -114,6 +115,27 @@ for (const { label, mode, engine, split, via, query } of VARIANTS) {
       expect(await page.locator('#freshness').innerText()).toMatch(/Snapshot built 2026-01-01 00:00:00 UTC/);
       // The mode probe leaves nothing in the console.
       expect(errors).toEqual([]);
+    });
+
+    test('links the bulk downloads in the footer where the host serves them, each the file the manifest lists', async () => {
+      const manifest = Manifest.parse(JSON.parse(await readFile(`${await realpath(await buildFixtureSnapshot())}/manifest.json`, 'utf8')));
+      const downloads = page.locator('#downloads');
+      // The Worker's assets leave the downloads out (25 MiB a file), and a snapshot searched with Pagefind reads no meta.
+      if (via === 'worker' || engine === 'pagefind') {
+        await expect.poll(() => page.locator('#freshness').innerText()).toMatch(/freshness/);
+        expect(await downloads.isVisible()).toBe(false);
+        return;
+      }
+      await expect.poll(() => downloads.isVisible(), { timeout: 20_000 }).toBe(true);
+      const links = await downloads.locator('a').evaluateAll((as) => as.map((a) => ({ text: a.textContent, href: (a as HTMLAnchorElement).href })));
+      expect(links.map((l) => l.text?.replace(/ \(.*\)$/, ''))).toEqual(['Parquet', 'SQLite']);
+      for (const [i, path] of ['downloads/clearances.parquet', 'downloads/clearances.sqlite'].entries()) {
+        const link = links[i]!;
+        expect(link.href.endsWith(`/${path}`)).toBe(true);
+        const body = Buffer.from(await (await fetch(link.href)).arrayBuffer());
+        const listed = manifest.files.find((f) => f.path === path);
+        expect({ bytes: body.length, sha256: createHash('sha256').update(body).digest('hex') }).toEqual({ bytes: listed?.bytes, sha256: listed?.sha256 });
+      }
     });
 
     test('says what the snapshot holds, with the sources behind "About this data"', async () => {

@@ -132,6 +132,8 @@ describe('npm run mirror', () => {
     expect(result).toMatchObject({ outcome: 'updated', snapshotId: manifest.snapshotId, counts: { origin: manifest.files.length - made.size, derived: made.size, local: 0, staged: 0 } });
     expect(rec.paths.filter((p) => p !== LAYOUT.manifest).sort()).toEqual(manifest.files.map((f) => f.path).filter((p) => !made.has(p)).sort());
     for (const p of made) expect(rec.paths).toContain(p.slice(0, -3));
+    // The bulk downloads among them, fetched and checked against the manifest like every file.
+    expect(rec.paths).toEqual(expect.arrayContaining([LAYOUT.downloadsParquet, LAYOUT.downloadsSqlite]));
     expect(await tree(mirrorOut)).toEqual(await tree(originOut));
     expect(await readlink(mirrorOut)).toMatch(/^snapshot-builds\/\d{8}T\d{6}Z-[0-9a-f]{16}$/);
   });

@@ -164,6 +164,8 @@ describe('HTTP', () => {
       [/\.js$/, 'text/javascript; charset=utf-8'],
       [/\.css$/, 'text/css; charset=utf-8'],
       [/\.gz$/, 'application/gzip'],
+      [/\.parquet$/, 'application/vnd.apache.parquet'],
+      [/\.sqlite$/, 'application/vnd.sqlite3'],
       [/\.(pf_fragment|pf_index|pf_filter|pf_meta|pagefind|bin|br)$/, 'application/octet-stream'],
     ];
     const kinds = new Set<string>();
@@ -177,7 +179,23 @@ describe('HTTP', () => {
       expect({ path: f.path, type: res.headers['content-type'] }).toEqual({ path: f.path, type });
       expect(contentTypeFor(f.path)).toBe(type);
     }
-    for (const kind of ['json', 'js', 'css', 'pf_fragment', 'pf_index', 'pagefind', 'bin', 'br', 'gz']) expect(kinds).toContain(kind);
+    for (const kind of ['json', 'js', 'css', 'pf_fragment', 'pf_index', 'pagefind', 'bin', 'br', 'gz', 'parquet', 'sqlite']) expect(kinds).toContain(kind);
+  });
+
+  it('serves the Parquet download by ranges, as a reader over HTTP asks: the length of the footer, then the footer', async () => {
+    const path = LAYOUT.downloadsParquet;
+    const whole = (await get(s.url, path)).body;
+    const tail = await get(s.url, path, { range: 'bytes=-8' });
+    expect(tail.status).toBe(206);
+    expect(tail.body.subarray(4).toString('latin1')).toBe('PAR1');
+    const footer = tail.body.readUInt32LE(0);
+    expect(footer).toBeGreaterThan(0);
+    const start = whole.length - 8 - footer;
+    const part = await get(s.url, path, { range: `bytes=${start}-${whole.length - 9}` });
+    expect({ status: part.status, range: part.headers['content-range'] }).toEqual({ status: 206, range: `bytes ${start}-${whole.length - 9}/${whole.length}` });
+    expect(part.body.equals(whole.subarray(start, whole.length - 8))).toBe(true);
+    // Sent as stored: a compressed copy would have other byte offsets.
+    expect((await get(s.url, path, { 'accept-encoding': 'gzip, br' })).headers['content-encoding']).toBeUndefined();
   });
 
   it('validators: the whole sha256 as a strong ETag, If-None-Match before If-Modified-Since', async () => {

@@ -82,6 +82,11 @@ describe('publishing to R2', () => {
     expect(Buffer.from(await res.arrayBuffer())).toEqual(await readFile(join(first, LAYOUT.meta)));
     const missing = await fetch(`${w.url}/snapshot/records/nothing.jsonl`);
     expect(missing.status).toBe(404);
+    // The bulk downloads are in the bucket, but the Worker does not read them whole into its memory to send them.
+    expect(await (await w.bucket()).head(`snapshot/${LAYOUT.downloadsSqlite}`)).not.toBeNull();
+    const download = await fetch(`${w.url}/snapshot/${LAYOUT.downloadsSqlite}`);
+    expect(download.status).toBe(404);
+    expect(((await download.json()) as { error: { code: string } }).error.code).toBe('not_found');
   });
 });
 
