@@ -32,6 +32,8 @@ export type Env = {
    * and holds them until it is answered, then the least recently used go down to this (0 keeps none).
    */
   SEARCH_CACHE_BYTES?: string;
+  /** `chunks` (the default): searches read the chunked index; `whole`: the whole index by sections, read ahead. */
+  SEARCH_INDEX?: string;
   /** Bytes of search answers kept per isolate, default 4 MiB (0 keeps none). */
   ANSWER_CACHE_BYTES?: string;
   OPERATION_TIMEOUT_MS?: string;
@@ -60,6 +62,12 @@ const numberVar = (env: Env, name: keyof Env, fallback: number): number => {
   return n;
 };
 
+function searchIndexVar(env: Env): 'chunks' | 'whole' {
+  const raw = env.SEARCH_INDEX || 'chunks';
+  if (raw !== 'chunks' && raw !== 'whole') throw new Error(`Expected \`SEARCH_INDEX\` to be "chunks" or "whole", got "${raw}"`);
+  return raw;
+}
+
 export const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}) =>
   console[level === 'error' ? 'error' : 'log'](JSON.stringify({ level, message, ...fields }));
 
@@ -78,6 +86,7 @@ export function createService(env: Env): Service {
     cacheBytes: numberVar(env, 'SHARD_CACHE_BYTES', DEFAULT_WORKER_CACHE_BYTES),
     tableCacheBytes: numberVar(env, 'RECORD_TABLE_CACHE_BYTES', DEFAULT_WORKER_TABLE_CACHE_BYTES),
     searchCache: new ChunkCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES)),
+    searchWhole: searchIndexVar(env) === 'whole',
     onCorrupt: (r) => log('error', 'snapshot file does not match its sha256; it is not served', { ...r }),
     onRefuse: (reason) => log('error', 'snapshot refused; the current one keeps serving', { reason }),
     onSwitch: (next, previous) =>

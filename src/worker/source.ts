@@ -11,6 +11,8 @@ export type ManifestWatchOptions = SnapshotOptions & {
   onRefuse?: (reason: string) => void;
   /** The isolate's cache of the chunked search index's files, which every snapshot's searches read through. */
   searchCache: ChunkCache;
+  /** Searches read the whole index by sections (read ahead at each switch), as before the chunked index: for comparison. */
+  searchWhole?: boolean;
   /** Told when a new snapshot starts serving. */
   onSwitch?: (next: Snapshot, previous: Snapshot | null) => void;
 };
@@ -68,7 +70,7 @@ export class ManifestWatch {
       const next = await Snapshot.fromStorage(this.storage, bytes, this.options);
       // Searches read the chunked index, a request's files when it comes: only its directory is read now. A snapshot
       // built before the chunked index has its whole index's common sections read ahead, as on Node.
-      if (next.fileEntry(SEARCH_CHUNKS_PATH)) await searchFromChunks(next, this.options.searchCache).catch(() => undefined);
+      if (next.fileEntry(SEARCH_CHUNKS_PATH) && !this.options.searchWhole) await searchFromChunks(next, this.options.searchCache).catch(() => undefined);
       else await warmSearch(next).catch(() => undefined);
       this.snapshot = next;
       this.options.onSwitch?.(next, previous);
