@@ -37,7 +37,7 @@ search, with workerd's RSS and the isolate's memory after each; warm search thro
 against the whole index in one run; bytes read per kind of request. Prints figures; asserts nothing about time.
 
   --snapshot DIR     the snapshot (only read; its files are copied into a temporary assets folder)
-  --runs N           fresh starts per way of reading the index (default 2)
+  --runs N           fresh starts per way of reading the index (default 2; 0: only the bytes read)
   --seconds N        seconds of warm search load per side (default 5)
   --connections N    concurrent requests of the warm load (default 8)
   --budget BYTES     the Worker's SEARCH_CACHE_BYTES (default: the Worker's own)`;
@@ -126,7 +126,9 @@ try {
       }
     }
   }
-  console.log(`\nWarm search, chunked index / whole index: ${(warm.chunks! / warm.whole!).toFixed(2)} (${warm.chunks!.toFixed(1)} vs ${warm.whole!.toFixed(1)} answers/s, one after the other in this run)\n`);
+  if (warm.chunks !== undefined && warm.whole !== undefined) {
+    console.log(`\nWarm search, chunked index / whole index: ${(warm.chunks / warm.whole).toFixed(2)} (${warm.chunks.toFixed(1)} vs ${warm.whole.toFixed(1)} answers/s, one after the other in this run)\n`);
+  }
 
   // Bytes read per kind of request, in-process: the operations the Worker runs, over the snapshot's files.
   const reads: { path: string; bytes: number }[] = [];
@@ -134,6 +136,7 @@ try {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
       if (typeof value !== 'function') return value;
+      if (!String(key).startsWith('read')) return (value as (...a: unknown[]) => unknown).bind(target);
       return async (...args: unknown[]) => {
         const out = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as unknown;
         if (typeof args[0] === 'string' && String(key).startsWith('read')) reads.push({ path: args[0], bytes: out instanceof Uint8Array ? out.byteLength : typeof out === 'number' ? out : 0 });
