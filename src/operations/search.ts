@@ -2,7 +2,7 @@ import type { SearchInput } from '../contract/index.ts';
 import { SEARCH_INDEX_PATH, type SearchSectionName } from '../contract/search-index.ts';
 import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../contract/search-chunks.ts';
 import { ChunkFormatError, ChunkedIndex } from '../search/chunked.ts';
-import type { ChunkCache } from '../search/chunk-cache.ts';
+import { ChunkCache } from '../search/chunk-cache.ts';
 import { BundleFormatError } from '../search/bundle.ts';
 import { SearchIndexFormatError } from '../search/codec.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
@@ -95,6 +95,9 @@ export async function searchIndexBytes(snapshot: Snapshot): Promise<number> {
 export async function warmSearch(snapshot: Snapshot): Promise<void> {
   await searchIndexOf(snapshot, sectionsFor({ query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null }));
 }
+
+/** The cache a host gives searchFromChunks: one per process (a Worker isolate), bounded by bytes. */
+export { ChunkCache };
 
 type Chunked = { chunked: ChunkedIndex } | { unavailable: string };
 

@@ -6,7 +6,7 @@ import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../operations/cursor.ts';
 import { OPERATION_REGISTRY } from '../operations/registry.ts';
 import type { SnapshotStorage } from '../snapshot/index.ts';
-import { ChunkCache } from '../search/chunk-cache.ts';
+import { ChunkCache } from '../operations/search.ts';
 import { ManifestWatch } from './source.ts';
 import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
 

@@ -1,7 +1,6 @@
 import { SEARCH_CHUNKS_PATH } from '../contract/search-chunks.ts';
 import { LAYOUT } from '../contract/snapshot.ts';
-import { searchFromChunks, warmSearch } from '../operations/search.ts';
-import type { ChunkCache } from '../search/chunk-cache.ts';
+import { searchFromChunks, warmSearch, type ChunkCache } from '../operations/search.ts';
 import { InvalidSnapshot, Snapshot, type SnapshotOptions, toHex, type SnapshotStorage } from '../snapshot/index.ts';
 
 export type ManifestWatchOptions = SnapshotOptions & {
