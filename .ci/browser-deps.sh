@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # The browser tests drive Debian's own Chromium through playwright-core, the many-instances tests put Debian's
 # nginx in front of the server, and the bulk-download tests read the SQLite database with Debian's sqlite3 command;
-# none is ever downloaded by npm.
+# none is ever downloaded by npm. The static-hosting tests also serve a build with Caddy as docs/deploy.md
+# configures it, when Caddy can be installed (they say so when it cannot).
 set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if ! [ -x /usr/bin/caddy ]; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y caddy || echo "caddy could not be installed: the Caddy static-hosting checks will be skipped"
+fi
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
@@ -13,8 +20,6 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
 $SUDO apt-get install -y "${missing[@]}"

@@ -10,8 +10,9 @@
  * folded filters are opened as soon as the results show, as a person would). Bytes are counted by a small proxy in front of each host (status line, headers and
  * body as sent), up to each moment. "desktop" is unthrottled on this machine; "phone" paces every answer through one
  * shared 1.6 Mbit/s link with 150 ms of round trip (Lighthouse's mobile network) and slows the page's main thread 4x
- * through the DevTools protocol. The static host compresses text and honours Range requests like a CDN; the server
- * answers as it does in production.
+ * through the DevTools protocol. The static host is Debian's nginx with exactly the configuration docs/deploy.md
+ * shows (precompressed copies only, nothing compressed on the fly; `--static-host cdn` puts a host that compresses
+ * text on the fly in its place); the server answers as it does in production.
  * Not a test: figures depend on the machine, so they are printed, never asserted.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { gzipSync } from 'node:zlib';
 import { createApp } from '../src/server/app.ts';
 import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { PUBLIC_DIR } from '../test/browser/static-host.ts';
+import { startDocumentedNginx } from './lib/static-hosting.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -67,6 +69,12 @@ async function compressingStaticHost(snapshotDir: string) {
       return serveFile(PUBLIC_DIR, url.slice(1), req, res);
     }),
   );
+}
+
+/** nginx as docs/deploy.md configures it, as a port for the counting proxy. */
+async function documentedNginx(snapshotDir: string) {
+  const nginx = await startDocumentedNginx(snapshotDir);
+  return { port: Number(new URL(nginx.url).port), close: nginx.close };
 }
 
 type Sent = { at: number; bytes: number; url: string };
@@ -193,6 +201,8 @@ query) and a search, in server and static mode, on a desktop and a throttled pho
   --modes LIST            server, static or both (server,static)
   --profiles LIST         desktop, phone or both (desktop,phone)
   --visits LIST           landing (no query), search, or both (landing,search)
+  --static-host HOST      what serves static mode: nginx (Debian's, with exactly docs/deploy.md's configuration and
+                          the build's precompressed copies; the default) or cdn (text compressed on the fly)
   --page-query Q          appended to the page's address before the hash (?engine=pagefind: static mode's Pagefind, for a snapshot built with --pagefind)
   --verbose               print every request of every run: when it arrived (ms after the page's start) and its bytes`;
 
@@ -207,7 +217,9 @@ async function main() {
     profiles: { type: 'string', default: 'desktop,phone' },
     visits: { type: 'string', default: 'landing,search' },
     'page-query': { type: 'string', default: '' },
+    'static-host': { type: 'string', default: 'nginx' },
   });
+  if (values['static-host'] !== 'nginx' && values['static-host'] !== 'cdn') throw new Error('--static-host must be nginx or cdn');
   if (!values.snapshot) throw new Error('--snapshot is required');
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run .ci/browser-deps.sh`);
   const runs = Number(values.runs);
@@ -222,10 +234,10 @@ async function main() {
   });
   const server = await app.listen(0, '127.0.0.1');
   const staticDir = realpathSync(values['static-snapshot'] ?? values.snapshot);
-  const host = await compressingStaticHost(staticDir);
+  const host = values['static-host'] === 'cdn' ? await compressingStaticHost(staticDir) : await documentedNginx(staticDir);
   const proxies = { server: await countingProxy(server.port), static: await countingProxy(host.port) };
   const visits = values.visits.split(',').map((v) => ({ name: v, hash: v === 'landing' ? '#' : `#q=${encodeURIComponent(values.query)}` }));
-  console.log(`snapshot ${realpathSync(values.snapshot)}${values['static-snapshot'] ? `\nstatic mode serves ${staticDir}` : ''}\nmedian of ${runs} cold runs\n`);
+  console.log(`snapshot ${realpathSync(values.snapshot)}${values['static-snapshot'] ? `\nstatic mode serves ${staticDir}` : ''}\nstatic host: ${values['static-host'] === 'cdn' ? 'text compressed on the fly' : "nginx with docs/deploy.md's configuration"}\nmedian of ${runs} cold runs\n`);
   console.log('mode    profile  visit              first result   bytes (requests)   first counts      bytes    all counts      bytes  answer');
   try {
     for (const mode of values.modes.split(',') as ('server' | 'static')[]) {

@@ -46,7 +46,7 @@ async function snapshotPath(): Promise<string> {
   if (!existsSync(out)) {
     console.log('building the bundled data into bench/out/snapshot …');
     const bundled = await defaultSources();
-    await runBuild({ sources: bundled.sources, notes: bundled.notes, out });
+    await runBuild({ sources: bundled.sources, edges: bundled.edges, notes: bundled.notes, out });
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
+import { PAGE_DIR, writePageCopies } from './page/copies.ts';
 import { runBuild } from './snapshot/build.ts';
 import { defaultSources } from './sources/default.ts';
 import { SYNC_ARGS, SYNC_USAGE, syncOptionsFrom } from './sync/cli.ts';
@@ -9,7 +10,9 @@ const USAGE = `Usage: npm run build -- [--source PATH]... [--out DIR] [--pagefin
 
   --source PATH   a pmn*.txt, foiclass.txt, openFDA .json or .zip file, or a folder of them; repeatable,
                   in precedence order (a later source overrides an earlier one). Default: the bundled files
-                  listed in data/fda/sources.json.
+                  listed in data/fda/sources.json, with the edge folders below data/fda/predicates/.
+                  A folder holding predicates.csv and source.json (at any depth below a --source
+                  folder) is read as edges between devices (docs/lineage.md).
   --out DIR       where the snapshot is published (a symbolic link to the build). Default: snapshot
   --quiet         no progress lines
   --pagefind      also write a Pagefind index (pagefind/, about one file per 25 clearances) for pages that
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
     if (values['history-days'] !== undefined) throw new UsageError('--history-days applies to a build from --source; a --fetch build keeps the default 400 days');
     if (values.source?.length) throw new UsageError('--fetch builds from the downloaded files; leave out --source');
     reportSyncOutcome(await runSync(syncOptionsFrom(values)));
+    await writePageCopies(PAGE_DIR);
     return;
   }
   const historyText = values['history-days'];
@@ -45,12 +49,14 @@ async function main(): Promise<void> {
   const bundled = values.source?.length ? null : await defaultSources();
   const result = await runBuild({
     sources: values.source ?? bundled?.sources ?? [],
+    edges: bundled?.edges ?? [],
     notes: bundled?.notes ?? [],
     out,
     progress: !values.quiet,
     pagefind: values.pagefind === true,
     ...(historyText !== undefined && { historyDays: Number(historyText) }),
   });
+  const copies = await writePageCopies(PAGE_DIR);
   const s = result.stats;
   const lines = [
     `snapshot ${result.manifest.snapshotId} published at ${out}`,
@@ -63,6 +69,7 @@ async function main(): Promise<void> {
     `  seconds        ${s.seconds.toFixed(1)}`,
     `  peak memory    ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
     `  full report    ${out}/report.json`,
+    `  page copies    ${copies.length} precompressed files beside public/'s (for static hosts)`,
   ];
   console.log(lines.join('\n'));
 }

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { parseCommandLine, runCommand, UsageError } from '../src/cli/args.ts';
 import { buildPool, parsePmnText, type PmnFile } from './generate/pool.ts';
 import { DEFAULT_ROWS_PER_FILE, DEFAULT_SEED, generatePmnFiles } from './generate/rows.ts';
+import { generateEdges } from './generate/edges.ts';
 
 /**
  * The scale generator: derives N realistic 510(k) rows from the real pmn files, in FDA's pipe layout, so the build
@@ -12,7 +13,10 @@ import { DEFAULT_ROWS_PER_FILE, DEFAULT_SEED, generatePmnFiles } from './generat
  *   npm run generate -- --records 175000 --out bench/out/175k [--seed 510k] [--source data/fda/510k]
  */
 export type RunGenerateOptions = { records: number; out: string; seed?: string; source?: string; rowsPerFile?: number };
-export type RunGenerateResult = { files: { path: string; rows: number; bytes: number }[]; ms: number };
+export type RunGenerateResult = { files: { path: string; rows: number; bytes: number }[]; edges: number; ms: number };
+
+/** The folder of generated predicate edges inside `--out`: an edge input the build reads with the pmn files. */
+export const GENERATED_EDGES_DIR = 'predicates-generated';
 
 export const DEFAULT_SOURCE = 'data/fda/510k';
 
@@ -41,7 +45,12 @@ export async function runGenerate(options: RunGenerateOptions): Promise<RunGener
     await writeFile(path, bytes);
     files.push({ path, rows: file.rows, bytes: bytes.byteLength });
   }
-  return { files, ms: performance.now() - started };
+  const edges = generateEdges(generated, pool.header, options.seed ?? DEFAULT_SEED);
+  const edgeDir = join(options.out, GENERATED_EDGES_DIR);
+  await mkdir(edgeDir, { recursive: true });
+  await writeFile(join(edgeDir, 'predicates.csv'), edges.csv);
+  await writeFile(join(edgeDir, 'source.json'), `${JSON.stringify({ source: 'generated', kind: 'named' })}\n`);
+  return { files, edges: edges.edges, ms: performance.now() - started };
 }
 
 /** Every `pmn*.txt` below `dir`, in a stable order so that a seed always draws from the same list. */
@@ -56,7 +65,7 @@ async function findPmnFiles(dir: string): Promise<string[]> {
 const USAGE = `Usage: npm run generate -- --records N --out DIR [options]
 
 Writes N realistic 510(k) rows in FDA's pipe layout, derived from the real pmn files, for measuring the build and
-the server at scale. The same seed and sources always give the same files.
+the server at scale, and predicate edges between them (predicates-generated/, an edge input the build reads). The same seed and sources always give the same files.
 
   --records N         how many records to write (required)
   --out DIR           the folder to write pmn-generated-*.txt into (required)
@@ -84,7 +93,7 @@ async function main(): Promise<void> {
   });
   for (const f of result.files) console.log(`${relative(process.cwd(), f.path)}: ${f.rows} rows, ${f.bytes} bytes`);
   const rows = result.files.reduce((s, f) => s + f.rows, 0);
-  console.log(`generated ${rows} records in ${result.files.length} file(s) in ${(result.ms / 1000).toFixed(2)} s`);
+  console.log(`generated ${rows} records in ${result.files.length} file(s) and ${result.edges} predicate edges (${GENERATED_EDGES_DIR}/) in ${(result.ms / 1000).toFixed(2)} s`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) runCommand('generate', main);

@@ -22,7 +22,7 @@ const result = await autocannon({
         const r = list[Math.floor(next() * list.length)]!;
         return r.body === undefined
           ? { ...req, method: r.method, path: r.path }
-          : { ...req, method: r.method, path: r.path, body: r.body, headers: { 'content-type': 'application/json' } };
+          : { ...req, method: r.method, path: r.path, body: r.body, headers: { ...r.headers, 'content-type': 'application/json' } };
       },
     },
   ],

@@ -10,7 +10,8 @@ import { lastJsonLine, runToEnd, startTsx, track } from './procs.ts';
  * file. Random, not in turn: a cycle through more files than a cache holds would defeat any LRU cache on purpose,
  * which no real traffic does.
  */
-export type LoadRequest = { method: 'GET' | 'POST'; path: string; body?: string };
+/** `headers`: sent besides Content-Type (an MCP POST's Accept, say). */
+export type LoadRequest = { method: 'GET' | 'POST'; path: string; body?: string; headers?: Record<string, string> };
 export type Generator = { name: 'wrk' | 'autocannon'; binary: string };
 
 export type LoadResult = {
@@ -45,10 +46,11 @@ function luaString(text: string): string {
 
 /** The wrk script: the requests, formatted once per thread, drawn at random; the figures printed as one JSON line. */
 export function wrkScript(requests: readonly LoadRequest[]): string {
+  const headersOf = (r: LoadRequest) => `{ ${Object.entries(r.headers ?? {}).map(([k, v]) => `[${luaString(k)}] = ${luaString(v)}`).join(', ')} }`;
   const items = requests.map((r) =>
     r.body === undefined
-      ? `{ ${luaString(r.method)}, ${luaString(r.path)}, nil }`
-      : `{ ${luaString(r.method)}, ${luaString(r.path)}, ${luaString(r.body)} }`,
+      ? `{ ${luaString(r.method)}, ${luaString(r.path)}, nil, ${headersOf(r)} }`
+      : `{ ${luaString(r.method)}, ${luaString(r.path)}, ${luaString(r.body)}, ${headersOf(r)} }`,
   );
   return `local items = {
 ${items.join(',\n')}
@@ -58,6 +60,7 @@ init = function(args)
   math.randomseed(510)
   for i, it in ipairs(items) do
     local headers = {}
+    for k, v in pairs(it[4]) do headers[k] = v end
     if it[3] ~= nil then headers["Content-Type"] = "application/json" end
     formatted[i] = wrk.format(it[1], it[2], headers, it[3])
   end

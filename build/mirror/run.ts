@@ -6,7 +6,7 @@ import pLimit from 'p-limit';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
 import { activeSnapshotDir, buildsDirFor, makeStagingDir, publishSnapshot, snapshotDirName } from '../publish/publish.ts';
 import { getWithRetry, LimitError, type Body, type BodySink, type HttpOptions } from '../io/http.ts';
-import { compressTo } from '../write/compress.ts';
+import { compressTo, HOST_COPY_SUFFIX, wantsHostCopy } from '../write/compress.ts';
 import { acquireLock } from '../io/lock.ts';
 import { checkManifestPaths, fileUrl, reusableLocal, type FileSource } from './plan.ts';
 import { sha256Hex } from '../../src/utils/sha256-hex.ts';
@@ -211,7 +211,13 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
         throw new Error(`${reasons.join('; ')}; the local copy was left as it was`);
       }
 
-      await removeStrays(staging, new Set(remote.files.map((f) => f.path)));
+      // The shards' host copies (build/write/compress.ts) are no file of the manifest: made here from the verified
+      // shards, never fetched, so a mirror that a static host serves sends its shards compressed too.
+      const hostCopies = remote.files.filter((f) => wantsHostCopy(f.path));
+      await Promise.all(
+        hostCopies.map((f) => limit(async () => writeAtomically(join(staging, `${f.path}${HOST_COPY_SUFFIX}`), await compressTo('gzip', await readFile(join(staging, f.path)))))),
+      );
+      await removeStrays(staging, new Set([...remote.files.map((f) => f.path), ...hostCopies.map((f) => `${f.path}${HOST_COPY_SUFFIX}`)]));
       // The manifest goes in last and exactly as served, so the copy's manifest.json is the origin's byte for byte.
       await writeAtomically(join(staging, LAYOUT.manifest), manifestBytes);
       await rm(join(staging, MARKER), { force: true });

@@ -11,6 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { parseCommandLine } from '../../src/cli/args.ts';
+import { PAGE_DIR, writePageCopies } from './copies.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 export const ENGINE_BUNDLE = fileURLToPath(new URL('public/js/search-engine.js', ROOT));
@@ -56,7 +57,8 @@ export function bundleCsvFormat(): Promise<string> {
 const USAGE = `Usage: npm run build:page [-- --check]
 
 Bundles the search engine (src/search) into public/js/search-engine.js and the CSV format of the export
-(src/operations/csv-format.ts) into public/js/csv-format.js, for the static page.
+(src/operations/csv-format.ts) into public/js/csv-format.js, for the static page, then writes the precompressed
+copies (.br, .gz) of public/'s files that static hosts send.
 
   --check   write nothing; exit 1 if a committed bundle is not what the sources give`;
 
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
     await writeFile(path, text);
     console.log(`wrote ${path} (${text.length} bytes)`);
   }
+  if (!values.check) console.log(`wrote ${(await writePageCopies(PAGE_DIR)).length} precompressed copies of public/'s files`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -16,6 +16,8 @@ import { readSources } from '../sources/read.ts';
 import { recordShards, writeProductCodeShards, writeRecordShards } from '../write/shards.ts';
 import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { SnapshotWriter } from '../write/writer.ts';
+import { findEdgeFolders, readEdgeFolder } from '../lineage/read.ts';
+import { writeLineage } from '../lineage/write.ts';
 
 export type BuildOptions = {
   /** Source files, folders or zips, in precedence order (a later one overrides an earlier one). */
@@ -26,6 +28,11 @@ export type BuildOptions = {
   sourceDateEpoch?: number;
   /** When the sources were last fetched and verified from their origin; null for local files. */
   lastSuccessfulSyncAt?: string | null;
+  /**
+   * Folders of edge inputs (build/lineage/read.ts), read besides those found in `sources`: every folder at or below
+   * each holding a predicates.csv and a source.json.
+   */
+  edges?: readonly string[];
   /** Sentences added to meta.sourceNotes (for example what the bundled files cover). */
   notes?: readonly string[];
   /** A reporter, true for the default one on stderr, false or absent for none. */
@@ -184,6 +191,13 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     const history = await carryHistory({ previous: changes.previous, comparison: changes.comparison, records, generatedAt, keepDays: historyDays });
     writeHistory(history, writer);
     reporter.end(`${history.sets.length} change sets${history.index.dropped.length ? `; dropped: ${history.index.dropped.join('; ')}` : ''}`);
+
+    reporter.stage('lineage');
+    const edgeFolders: string[] = [];
+    for (const root of [...options.sources, ...(options.edges ?? [])]) edgeFolders.push(...(await findEdgeFolders(root)));
+    const lineage = writeLineage(await Promise.all(edgeFolders.map(readEdgeFolder)), records, writer);
+    await writer.flush();
+    reporter.end(`${lineage.edges.toLocaleString('en-US')} edges from ${lineage.sources.map((s) => s.source).join(', ') || 'no source'}`);
 
     reporter.stage('bulk downloads');
     const downloads = await writeDownloads(records, writer);

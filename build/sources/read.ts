@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { unzipSync } from 'fflate';
 import { detectKind, type SourceKind } from './parse.ts';
+import { isEdgeFolder } from '../lineage/read.ts';
 
 /** One logical source file: a plain file, or one entry of a zip. */
 export type SourceInput = { name: string; kind: SourceKind; bytes: Uint8Array };
@@ -89,6 +90,8 @@ async function expand(path: string): Promise<string[]> {
   const st = await stat(path).catch(() => null);
   if (!st) throw new Error(`source not found: ${path}`);
   if (!st.isDirectory()) return [path];
+  // Edge inputs (a predicates.csv beside a source.json) are read by the lineage stage, not as clearances.
+  if (await isEdgeFolder(path)) return [];
   const out: string[] = [];
   const names = (await readdir(path)).sort();
   for (const n of names) {

@@ -33,7 +33,7 @@ runCommand('worker:assets', async () => {
     if (firstBuild) {
       console.log(`No snapshot at ./${DEFAULT_SNAPSHOT_PATH}: building one from the bundled FDA files.`);
       const bundled = await defaultSources();
-      await runBuild({ sources: bundled.sources, notes: bundled.notes, out: snapshotPath, progress: true });
+      await runBuild({ sources: bundled.sources, edges: bundled.edges, notes: bundled.notes, out: snapshotPath, progress: true });
     }
   }
   await prepareAssets({ snapshotPath, publicDir: resolve(ROOT, 'public'), out: ASSETS_DIR });

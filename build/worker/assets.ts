@@ -1,6 +1,7 @@
 import { cp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { DOWNLOADS_DIR } from '../../src/contract/index.ts';
+import { HOST_COPY_SUFFIX, wantsHostCopy } from '../write/compress.ts';
 import { pageBesideApi } from '../../src/server/public-dir.ts';
 
 /**
@@ -13,7 +14,8 @@ export async function prepareAssets(options: { snapshotPath: string | null; publ
   await rm(options.out, { recursive: true, force: true });
   await mkdir(options.out, { recursive: true });
   if (options.publicDir) {
-    await cp(options.publicDir, options.out, { recursive: true });
+    // The page's precompressed copies stay out: the Worker's host compresses, and index.html and service.json change below.
+    await cp(options.publicDir, options.out, { recursive: true, filter: (src) => !/\.(br|gz)$/.test(src) });
     // The page asks service.json whether an API answers beside it; here the Worker does (see src/server/public-dir.ts).
     // `downloads: null`: the bulk downloads are not among these assets (below), so the page does not link them.
     await writeFile(join(options.out, 'service.json'), `${JSON.stringify({ api: 'v1/query', downloads: null })}\n`);
@@ -24,7 +26,12 @@ export async function prepareAssets(options: { snapshotPath: string | null; publ
   if (options.snapshotPath) {
     const from = await realpath(options.snapshotPath);
     const downloads = (path: string) => relative(from, path).split(sep)[0] === DOWNLOADS_DIR;
-    await cp(from, join(options.out, 'snapshot'), { recursive: true, filter: (path) => !downloads(path) });
+    // The shards' host copies are no file of the snapshot (not in its manifest) and would double the file count.
+    const hostCopy = (path: string) => {
+      const rel = relative(from, path).split(sep).join('/');
+      return rel.endsWith(HOST_COPY_SUFFIX) && wantsHostCopy(rel.slice(0, -HOST_COPY_SUFFIX.length));
+    };
+    await cp(from, join(options.out, 'snapshot'), { recursive: true, filter: (path) => !downloads(path) && !hostCopy(path) });
   }
   return options.out;
 }

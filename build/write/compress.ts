@@ -38,8 +38,24 @@ export const SIBLING_SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz'
 export function wantsSiblings(path: string): boolean {
   if (path === LAYOUT.manifest) return false;
   if (/^records\/K[^/]*\.json$/.test(path)) return false;
+  // Lineage shards: up to 2,000 small files at 1,000,000 records; the same reasoning as for record shards.
+  if (path.startsWith('lineage/') && path.endsWith('.bin')) return false;
   return /\.(json|js|css|bin)$/.test(path);
 }
+
+/**
+ * Record shards get a host copy instead: `records/K….json.gz` beside the shard, not listed in the manifest. A static
+ * host that sends only precompressed files (nginx's `gzip_static`, Caddy's `precompressed`) then sends the page's
+ * record reads compressed. Unlisted, they are no file of the snapshot: a mirror does not fetch them (it makes its own
+ * from the shards it verified), the Worker's assets leave them out (their file budget), and the server compresses
+ * shards itself. gzip only, the one coding every client takes, so a shard adds one file, not two.
+ */
+export function wantsHostCopy(path: string): boolean {
+  return /^records\/K[^/]*\.json$/.test(path);
+}
+
+/** The host copy of a shard: its gzip, deterministic like the siblings. */
+export const HOST_COPY_SUFFIX = SIBLING_SUFFIX.gzip;
 
 export async function compressTo(encoding: Encoding, bytes: Uint8Array): Promise<Buffer> {
   if (encoding === 'br') {

@@ -5,7 +5,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import type { z } from 'zod';
 import type { FileEntry } from '../../src/contract/index.ts';
-import { SIBLING_MIN_BYTES, siblingsOf, wantsSiblings } from './compress.ts';
+import { compressTo, HOST_COPY_SUFFIX, SIBLING_MIN_BYTES, siblingsOf, wantsHostCopy, wantsSiblings } from './compress.ts';
 import { jsonBytes, jsonLinesBytes, type LineSpan } from './json.ts';
 import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { safeRelPath } from '../../src/snapshot/paths.ts';
@@ -61,6 +61,18 @@ export class SnapshotWriter {
     });
     this.pending.push(task);
     this.writeSiblings(entry, bytes);
+    if (wantsHostCopy(rel)) this.writeHostCopy(rel, bytes);
+  }
+
+  /** Queues a shard's host copy (see compress.ts): written beside it, never listed. */
+  private writeHostCopy(rel: string, bytes: Uint8Array): void {
+    const task = this.compressLimit(async () => {
+      const packed = await compressTo('gzip', bytes);
+      const abs = join(this.root, `${rel}${HOST_COPY_SUFFIX}`);
+      await this.ensureDir(dirname(abs));
+      await writeFile(abs, packed);
+    });
+    this.pending.push(task);
   }
 
   /** Queues the precompressed siblings of a file (see compress.ts), each listed like any other file. */

@@ -30,6 +30,8 @@ export type QueryDeps = {
    * before it for its own head, so that an answer is made in the buffer it is sent from.
    */
   allocate?: (size: number) => Uint8Array;
+  /** Bytes each of an MCP tool result's JSON and text stays within (src/api/mcp; its default when absent). */
+  mcpBudgetBytes?: number;
 };
 
 /** What to send: the status, the JSON bytes, the headers an error adds, and what failed when it was not a plain ApiError. */

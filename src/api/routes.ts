@@ -4,7 +4,9 @@ import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFdaAt, type Endpoint } from '../openfda/answer.ts';
+import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, MCP_REQUEST_HEADERS, tooLarge } from './mcp/index.ts';
 import { answerQuery, type QueryDeps } from './query-answer.ts';
+import { MAX_BODY_BYTES } from './body.ts';
 import type { OperationName } from '../contract/operations.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
@@ -135,6 +137,56 @@ const query: RouteHandler = async (request, context) => {
   return { kind: 'bytes', status: made.status, body: made.body, headers: made.headers, operation: made.operation, failure: made.failure };
 };
 
+/**
+ * POST /mcp (src/api/mcp/http.ts says what it answers): the Model Context Protocol's Streamable HTTP transport
+ * without sessions. The body is read as a query's, each tool's operation runs in the request's turn as a query does,
+ * and a failure behind a tool's error result (a damaged file, a bug) reaches the dispatcher as a query's does.
+ */
+const mcp: RouteHandler = async (request, context) => {
+  let body: Uint8Array;
+  try {
+    body = await context.body();
+  } catch (err) {
+    // Past the bound, the protocol's error rather than the envelope's, with the same status and closed connection.
+    if (err instanceof ApiError && err.code === 'request_too_large') return mcpAnswer(tooLarge(MAX_BODY_BYTES), undefined);
+    throw err;
+  }
+  let failure: { cause: unknown; bug: boolean } | undefined;
+  let gone = false;
+  const backend = localBackend({
+    deps: context.deps,
+    current: () => context.snapshot,
+    schedule: async (work) => {
+      const done = await context.turn(work);
+      if (done === GONE) {
+        gone = true;
+        throw new Error('the client left before its turn');
+      }
+      return done;
+    },
+    onFailure: (f) => (failure ??= f),
+  });
+  const headers = new Headers();
+  for (const name of MCP_REQUEST_HEADERS) {
+    const value = request.header(name);
+    if (value !== undefined) headers.set(name, value);
+  }
+  const options = { backend, budgetBytes: context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES, onBug: (_tool: string, cause: unknown) => (failure ??= { cause, bug: true }) };
+  const response = await answerMcpPost(options, request.origin + request.url, headers, body);
+  if (gone) return { kind: 'gone' };
+  return mcpAnswer(response, failure);
+};
+
+async function mcpAnswer(response: Response, failure: { cause: unknown; bug: boolean } | undefined): Promise<RouteAnswer> {
+  const body = new Uint8Array(await response.arrayBuffer());
+  // The JSON headers are the host's; what the transport adds of its own (Allow, Connection) is kept.
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-type' && name !== 'access-control-allow-origin') headers[name] = value;
+  });
+  return { kind: 'bytes', status: response.status, body, headers, ...(failure && { failure }) };
+}
+
 /** GET /healthz: 200 with the source state while a snapshot serves, else 503 saying why. */
 const health: RouteHandler = (_request, { snapshot, problem, deps }) => {
   const sourceState = deps.sourceState(snapshot, deps.now());
@@ -175,6 +227,16 @@ const feed: RouteHandler = async (request, { snapshot }) => ({ kind: 'bytes', ..
 /** Every route of the API, in the order they are matched. */
 export const ROUTES = [
   { id: 'query', path: '/v1/query', methods: ['POST'], refuseOtherMethods: true, preflight: { allowHeaders: 'Content-Type', maxAgeSeconds: 86400 }, handler: query },
+  // The Model Context Protocol (src/api/mcp): GET (a server-sent stream) and DELETE (ending a session) are answered
+  // 405, as the spec says for a server that offers neither.
+  {
+    id: 'mcp',
+    path: '/mcp',
+    methods: ['POST'],
+    refuseOtherMethods: true,
+    preflight: { allowHeaders: 'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID', maxAgeSeconds: 86400 },
+    handler: mcp,
+  },
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
   { id: 'export', path: '/v1/export', methods: ['GET'], refuseOtherMethods: false, handler: exportAll, hostMayOwn: true },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ClearanceRecord } from './record.ts';
 import { Classification, ProductCodeCount, ProductCodeEntry } from './classification.ts';
 import { FacetField } from './operations.ts';
+import { EDGE_KINDS } from './lineage.ts';
 
 /** docs/contract.md section 7. */
 export const SourceState = z.strictObject({
@@ -98,6 +99,28 @@ export const MetaData = z.strictObject({
 });
 export type MetaData = z.infer<typeof MetaData>;
 
+/** One device of a lineage answer: how far from the start, the device one step nearer it, and the edge between. */
+export const LineageItem = z.strictObject({
+  kNumber: z.string(),
+  depth: z.int().min(1),
+  via: z.string(),
+  kind: z.enum(EDGE_KINDS),
+  source: z.string(),
+  /** The clearance, or null when this snapshot has no record of the number. */
+  record: ClearanceRecord.nullable(),
+});
+export type LineageItem = z.infer<typeof LineageItem>;
+export const LineageData = z.strictObject({
+  items: z.array(LineageItem).max(500),
+  /** Over the whole answer, not only this page. */
+  byDepth: z.array(z.strictObject({ depth: z.int().min(1), count: z.int().min(1) })),
+  /** By the record's decision year; null for devices without a record or a decision date (last). */
+  byYear: z.array(z.strictObject({ year: z.int().nullable(), count: z.int().min(1) })),
+  /** Edges met in the walk that lead back into a cycle (from `via` to `kNumber`, already in the answer), each once. */
+  cycles: z.array(z.strictObject({ kNumber: z.string(), via: z.string(), kind: z.enum(EDGE_KINDS), source: z.string() })),
+});
+export type LineageData = z.infer<typeof LineageData>;
+
 const envelope = <Op extends string, D extends z.ZodType>(operation: Op, data: D) =>
   z.strictObject({
     version: z.literal(1),
@@ -119,6 +142,7 @@ export const ResponseSchemas = {
     page: Page,
   }),
   'device-510k.meta': envelope('device-510k.meta', MetaData),
+  'device-510k.lineage': envelope('device-510k.lineage', LineageData).extend({ page: Page }),
 } as const;
 
 /** docs/contract.md section 2: every error code and its HTTP status, in the order checks run. */

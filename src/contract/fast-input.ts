@@ -9,6 +9,8 @@ type Fast = (input: Record<string, unknown>) => unknown;
 
 const K_NUMBER = /^\s*[Kk]\d{6}\s*$/;
 const PRODUCT_CODE = /^[A-Za-z]{3}$/;
+const DEVICE_NUMBER = /^\s*(?:[Kk]|[Dd][Ee][Nn])\d{6}\s*$/;
+const LINEAGE_MEMBERS = ['id', 'direction', 'depth', 'kinds', 'limit', 'cursor'] as const;
 
 /** True when `input` has exactly these members. */
 function hasExactly(input: Record<string, unknown>, names: readonly string[]): boolean {
@@ -48,6 +50,15 @@ export const FAST_INPUTS: Readonly<Record<OperationName, Fast>> = {
     return { kind, limit, cursor };
   },
   'device-510k.meta': (input) => (hasExactly(input, []) ? {} : undefined),
+  'device-510k.lineage': (input) => {
+    const { id, direction, depth, kinds, limit, cursor } = input;
+    if (!hasExactly(input, LINEAGE_MEMBERS) || typeof id !== 'string' || !DEVICE_NUMBER.test(id)) return undefined;
+    if (direction !== 'predicates' && direction !== 'descendants') return undefined;
+    if (!(depth === null || intIn(depth, 1, 50)) || !intIn(limit, 1, 500) || (cursor !== null && typeof cursor !== 'string')) return undefined;
+    // A list of kinds is left to the schema, which words its errors.
+    if (kinds !== null) return undefined;
+    return { id: id.trim().toUpperCase(), direction, depth, kinds, limit, cursor };
+  },
   'device-510k.search': (input) => {
     if (!hasExactly(input, SEARCH_MEMBERS)) return undefined;
     const { query, applicant, productCode, yearFrom, yearTo, page, pageSize } = input;

@@ -7,3 +7,4 @@ export * from './changes.ts';
 export * from './sync.ts';
 export * from './sync-status.ts';
 export * from './fast-input.ts';
+export * from './lineage.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DeviceNumberInput, EDGE_KINDS, LINEAGE_DIRECTIONS, MAX_LINEAGE_DEPTH, MAX_LINEAGE_LIMIT } from './lineage.ts';
 
 /** Input schemas of the six operations (spec "Endpoints" and docs/contract.md section 3). */
 
@@ -154,6 +155,25 @@ export const CatalogInput = z.strictObject({
 });
 export type CatalogInput = z.output<typeof CatalogInput>;
 
+/**
+ * device-510k.lineage (an extension, docs/lineage.md): the devices a clearance names, then theirs, up the chain
+ * (`predicates`), or every clearance that names it, then those that name them (`descendants`).
+ */
+export const LineageInput = z.strictObject({
+  id: DeviceNumberInput,
+  direction: z.enum(LINEAGE_DIRECTIONS, { error: (issue) => (issue.input === undefined ? 'is required' : 'must be "predicates" or "descendants"') }),
+  depth: int(1, MAX_LINEAGE_DEPTH).nullable(),
+  kinds: z
+    .array(z.enum(EDGE_KINDS, { error: 'must be "predicate" or "named"' }), required('a list of kinds or null'))
+    .min(1, { error: 'must name at least one kind' })
+    .max(EDGE_KINDS.length, { error: `must have at most ${EDGE_KINDS.length} entries` })
+    .refine((kinds) => new Set(kinds).size === kinds.length, { error: 'must name each kind once' })
+    .nullable(),
+  limit: int(1, MAX_LINEAGE_LIMIT),
+  cursor: z.string(required('a string or null')).nullable(),
+});
+export type LineageInput = z.output<typeof LineageInput>;
+
 export const MetaInput = z.strictObject({});
 export type MetaInput = z.output<typeof MetaInput>;
 
@@ -164,6 +184,7 @@ export const OPERATIONS = {
   'device-510k.top-product-codes': TopProductCodesInput,
   'device-510k.catalog': CatalogInput,
   'device-510k.meta': MetaInput,
+  'device-510k.lineage': LineageInput,
 } as const;
 export type OperationName = keyof typeof OPERATIONS;
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[];

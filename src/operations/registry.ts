@@ -2,6 +2,7 @@ import { OPERATIONS, type OperationName } from '../contract/index.ts';
 import { catalog, prepareCatalog } from './catalog.ts';
 import { classification } from './classification.ts';
 import { detail } from './detail.ts';
+import { lineage, prepareLineage } from './lineage.ts';
 import { meta } from './meta.ts';
 import { prepareSearch, search } from './search.ts';
 import { topProductCodes } from './top-product-codes.ts';
@@ -21,6 +22,7 @@ const checked = {
   'device-510k.top-product-codes': { input: OPERATIONS['device-510k.top-product-codes'], handler: topProductCodes },
   'device-510k.catalog': { input: OPERATIONS['device-510k.catalog'], prepare: prepareCatalog, handler: catalog },
   'device-510k.meta': { input: OPERATIONS['device-510k.meta'], handler: meta },
+  'device-510k.lineage': { input: OPERATIONS['device-510k.lineage'], prepare: prepareLineage, handler: lineage },
 } as const satisfies Checked;
 
 /** The registry for lookups by name: the types were checked above, and a name chosen at run time cannot keep them. */

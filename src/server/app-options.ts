@@ -17,6 +17,7 @@ import {
   defaultSyncStatePath,
   type ServerConfig,
 } from './config.ts';
+import { checkBudget, DEFAULT_BUDGET_BYTES } from '../api/mcp/budget.ts';
 import { DEFAULT_ANSWER_CACHE_BYTES } from '../operations/answer-cache.ts';
 import { DEFAULT_EXPORT_TABLE_BYTES } from '../operations/export-tables.ts';
 import type { ExportFlow } from './export-stream.ts';
@@ -46,6 +47,7 @@ export type ResolvedOptions = {
   cursorSecret: string | undefined;
   cacheBytes: number | undefined;
   answerCacheBytes: number;
+  mcpBudgetBytes: number;
   openFiles: number;
   pipelineDepth: number;
   pipelineMaxWaiting: number;
@@ -98,6 +100,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     cursorSecret: options.cursorSecret,
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
+    mcpBudgetBytes: checkBudget(options.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES, 'mcpBudgetBytes'),
     openFiles: options.openFiles ?? DEFAULT_OPEN_FILES,
     pipelineDepth: options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH,
     pipelineMaxWaiting: options.pipelineMaxWaiting ?? DEFAULT_PIPELINE_MAX_WAITING,

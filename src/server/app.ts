@@ -167,6 +167,7 @@ function queryDeps(settings: ResolvedOptions, snapshots: SnapshotSource, syncSta
     operationTimeoutMs: settings.operationTimeoutMs,
     turns: createTurns(settings.turnBudgetMs),
     answerCache: new AnswerCache(settings.answerCacheBytes),
+    mcpBudgetBytes: settings.mcpBudgetBytes,
   };
 }
 

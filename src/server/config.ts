@@ -20,6 +20,8 @@ export type ServerConfig = {
   cacheBytes?: number;
   /** Bytes of search answers kept per snapshot (default 16 MiB; 0 keeps none). */
   answerCacheBytes?: number;
+  /** Bytes each of an MCP tool result's JSON and text stays within (default 16 KiB, at least 4 KiB). */
+  mcpBudgetBytes?: number;
   /** Descriptors of the serving snapshot's files kept open between reads (default 16,384; 0 keeps none). */
   openFiles?: number;
   /** Requests of one connection answered at once; later pipelined ones wait unread until one is sent. Default 4. */
@@ -142,7 +144,7 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
  * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), OPEN_FILES (16384), HEADERS_TIMEOUT_MS (10000),
  * REQUEST_TIMEOUT_MS (30000), FAST_LANE (on), EXPORT_CONCURRENCY (4), EXPORT_TABLE_CACHE_BYTES (32MiB),
- * PIPELINE_BUFFER_BYTES (128KiB).
+ * PIPELINE_BUFFER_BYTES (128KiB), MCP_BUDGET_BYTES (16KiB).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -158,6 +160,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.CURSOR_SECRET ? { cursorSecret: env.CURSOR_SECRET } : {}),
     ...(env.SHARD_CACHE_BYTES ? { cacheBytes: byteSize(env, 'SHARD_CACHE_BYTES') } : {}),
     ...(env.ANSWER_CACHE_BYTES ? { answerCacheBytes: byteSize(env, 'ANSWER_CACHE_BYTES', true) } : {}),
+    ...(env.MCP_BUDGET_BYTES ? { mcpBudgetBytes: byteSize(env, 'MCP_BUDGET_BYTES') } : {}),
     openFiles: positiveNumber(env, 'OPEN_FILES', DEFAULT_OPEN_FILES, true, true),
     headersTimeoutMs: positiveNumber(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, true),
     requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, true),

@@ -9,6 +9,7 @@ import type { SnapshotStorage } from '../snapshot/index.ts';
 import { ChunkCache } from '../operations/search.ts';
 import { ManifestWatch } from './source.ts';
 import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
+import { checkBudget, DEFAULT_BUDGET_BYTES } from '../api/mcp/budget.ts';
 
 /** The Worker's bindings and variables, read once per isolate and configuration. */
 export type Env = {
@@ -37,6 +38,8 @@ export type Env = {
   /** Bytes of search answers kept per isolate, default 4 MiB (0 keeps none). */
   ANSWER_CACHE_BYTES?: string;
   OPERATION_TIMEOUT_MS?: string;
+  /** Bytes each of an MCP tool result's JSON and text stays within, default 16 KiB (at least 4 KiB). */
+  MCP_BUDGET_BYTES?: string;
 };
 
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
@@ -102,6 +105,7 @@ export function createService(env: Env): Service {
     sourceStateJson: (snapshot, now, warnings) => stateJson.json({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
     deadline: operationDeadline(operationTimeoutMs, false),
     answerCache: new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES))),
+    mcpBudgetBytes: checkBudget(numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES), 'MCP_BUDGET_BYTES'),
   };
   return { watch, deps };
 }

@@ -22,6 +22,9 @@ const usual: Record<string, fc.Arbitrary<unknown>> = {
   id: fc.stringMatching(/^ ?[Kk]\d{6} ?$/),
   limit: fc.integer({ min: 0, max: 600 }),
   kind: fc.constantFrom('clearance', 'product-code'),
+  direction: fc.constantFrom('predicates', 'descendants', 'up'),
+  depth: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 51 })),
+  kinds: fc.constantFrom(null, ['named'], ['predicate', 'named'], [], ['named', 'named'], 'named'),
   cursor: fc.oneof(fc.constant(null), fc.string({ maxLength: 10 })),
 };
 
@@ -37,6 +40,7 @@ const MEMBERS: Record<string, readonly string[]> = {
   'device-510k.top-product-codes': ['limit'],
   'device-510k.catalog': ['kind', 'limit', 'cursor'],
   'device-510k.meta': [],
+  'device-510k.lineage': ['id', 'direction', 'depth', 'kinds', 'limit', 'cursor'],
 };
 
 describe('the fast input checks give what the schemas give, or step aside', () => {
@@ -66,6 +70,7 @@ describe('the fast input checks give what the schemas give, or step aside', () =
       ['device-510k.top-product-codes', { limit: 10 }],
       ['device-510k.catalog', { kind: 'clearance', limit: 100, cursor: null }],
       ['device-510k.meta', {}],
+      ['device-510k.lineage', { id: 'den200002', direction: 'descendants', depth: null, kinds: null, limit: 100, cursor: null }],
       ['device-510k.search', { query: 'catheter', applicant: null, productCode: null, yearFrom: 2000, yearTo: null, page: 1, pageSize: 10 }],
     ];
     for (const [operation, input] of common) {

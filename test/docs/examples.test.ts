@@ -145,7 +145,9 @@ describe('every shell example of the README and docs/ runs as typed against a se
   beforeAll(async () => {
     // Built now, as `npm start` on a fresh clone builds it: its history starts today.
     const epoch = Math.floor(Date.now() / 1000);
-    const snapshot = await realpath((await buildFixture({ sources: (await defaultSources()).sources, epoch })).out);
+    const bundled = await defaultSources();
+    // The bundled edges too, as `npm run build` reads them.
+    const snapshot = await realpath((await buildFixture({ sources: [...bundled.sources, ...bundled.edges], epoch })).out);
     server = await startServer({ snapshotPath: snapshot });
     work = await mkdtemp(join(tmpdir(), 'device-510k-examples-'));
   }, 600_000);

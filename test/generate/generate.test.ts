@@ -133,7 +133,9 @@ describe('runGenerate', () => {
     await writeFile(join(dir, 'pmn-generated-9.txt'), 'stale');
     await writeFile(join(dir, 'keep.txt'), 'not ours');
     const result = await runGenerate({ records: 1_500, out: dir, rowsPerFile: 1_000, source: 'data/fda/510k' });
-    expect((await readdir(dir)).sort()).toEqual(['keep.txt', 'pmn-generated-1.txt', 'pmn-generated-2.txt']);
+    expect((await readdir(dir)).sort()).toEqual(['keep.txt', 'pmn-generated-1.txt', 'pmn-generated-2.txt', 'predicates-generated']);
+    expect((await readdir(join(dir, 'predicates-generated'))).sort()).toEqual(['predicates.csv', 'source.json']);
+    expect(result.edges).toBeGreaterThan(500);
     expect(result.files.map((f) => f.rows)).toEqual([750, 750]);
     const bytes = await readFile(join(dir, 'pmn-generated-1.txt'));
     expect(bytes.byteLength).toBe(result.files[0]?.bytes);

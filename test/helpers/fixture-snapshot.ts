@@ -12,6 +12,7 @@ export const FIXTURE_SOURCES = [
   fixture('pmn-1976-1990-sample.txt'),
   fixture('pmnlstmn-2020-sample.txt'),
   fixture('foiclass-sample.txt'),
+  fixture('predicates'),
 ];
 
 /** 2026-01-01T00:00:00Z: a fixed generation time, so fixture snapshots are reproducible. */

@@ -187,6 +187,15 @@ function validFields(operation: OperationName): Record<string, fc.Arbitrary<unkn
       };
     case 'device-510k.meta':
       return {};
+    case 'device-510k.lineage':
+      return {
+        id: fc.oneof(fc.constantFrom(...kNumbers), fc.integer({ min: 0, max: 999_999 }).map((n) => `K${String(n).padStart(6, '0')}`)),
+        direction: fc.constantFrom('predicates', 'descendants'),
+        depth: fc.oneof(fc.constant(null), fc.integer({ min: 1, max: 50 })),
+        kinds: fc.constantFrom(null, ['named'], ['predicate'], ['predicate', 'named']),
+        limit: fc.integer({ min: 1, max: 500 }),
+        cursor: fc.constant(null),
+      };
   }
 }
 
@@ -218,6 +227,8 @@ function wrongFields(operation: OperationName): Record<string, fc.Arbitrary<unkn
       };
     case 'device-510k.meta':
       return {};
+    case 'device-510k.lineage':
+      return { id: nastyString, direction: nastyString, depth: fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: 51 }), nastyNumber), kinds: nastyValue, limit: nastyNumber, cursor: nastyString };
   }
 }
 

@@ -71,6 +71,8 @@ export const VALID_INPUT: Record<OperationName, Record<string, unknown>> = {
   'device-510k.top-product-codes': { limit: 5 },
   'device-510k.catalog': { kind: 'clearance', limit: 10, cursor: null },
   'device-510k.meta': {},
+  // A device of the fixture's edge files (test/fixtures/fda/predicates), with a record.
+  'device-510k.lineage': { id: 'K875083', direction: 'predicates', depth: 1, kinds: null, limit: 10, cursor: null },
 };
 
 /** Headers every JSON answer carries (docs/contract.md section 1). */

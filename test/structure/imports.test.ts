@@ -96,7 +96,8 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   'src/node': { imports: ['src/contract', 'src/snapshot', 'src/utils'], packages: 'any', node: true },
   'src/worker': { imports: ['src/api', 'src/contract', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
   'src/server': { imports: ['src/api', 'src/contract', 'src/node', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: true },
-  src: { imports: ['src/cli', 'src/server', 'src/node'], packages: 'any', node: true },
+  // src/mcp-stdio.ts, the MCP server on stdio, runs the API's operations over a snapshot it opens itself.
+  src: { imports: ['src/cli', 'src/server', 'src/node', 'src/api', 'src/operations'], packages: 'any', node: true },
   build: { imports: ['src/*'], packages: 'any', node: true },
 };
 /** Folders whose files, and every file they reach, never use node: (a Worker and a browser have none). */

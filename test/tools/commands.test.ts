@@ -18,6 +18,7 @@ const COMMANDS = [
   ['build/page/bundle.ts', 'build:page'],
   ['build/client/bundle.ts', 'build:client'],
   ['src/main.ts', 'start'],
+  ['src/mcp-stdio.ts', 'device-510k-mcp'],
   ['bench/run.ts', 'bench'],
   ['bench/server-load.ts', 'server-load'],
   ['bench/search-latency.ts', 'search-latency'],
@@ -37,11 +38,13 @@ const COMMANDS = [
   ['bench/slice-probe.ts', 'slice-probe'],
   ['bench/openfda.ts', 'openfda'],
   ['bench/worker-cpu.ts', 'worker-cpu'],
+  ['bench/mcp.ts', 'mcp-bench'],
   ['build/server-bundle.mjs', 'server-bundle'],
   ['build/instances/nginx.ts', 'nginx'],
   ['bench/page-load.ts', 'page-load'],
   ['bench/page-agreement.ts', 'page-agreement'],
   ['build/search-chunks.ts', 'search-chunks'],
+  ['bench/downloads.ts', 'downloads'],
 ] as const;
 
 /**

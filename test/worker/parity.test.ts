@@ -3,6 +3,7 @@ import { ERROR_STATUS, FACET_FIELDS, OPERATION_NAMES, type ErrorCode, type Opera
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, allProductCodes, allRecords, envelope, expectError, expectOk, post, startServer, type Answer, type Running } from '../server/helpers.ts';
 import { startWorker, type WorkerTarget } from '../../build/worker/local.ts';
+import { readModel } from '../helpers/lineage-model.ts';
 
 /**
  * The contract's core against both hosts: every answer of the Worker under workerd (over R2 and over static
@@ -121,6 +122,27 @@ describe('every operation answers the same bytes on Node and on the Worker', () 
       expect(pages).toBeGreaterThan(1);
     }
   });
+
+  it('lineage: walks both ways over the same lineage files, pages and cursors from each host, records and cycles', async () => {
+    const model = readModel(new URL('../fixtures/fda/predicates', import.meta.url).pathname);
+    const cited = [...model.reverse.keys()].sort().reduce((a, b) => ((model.reverse.get(b)?.length ?? 0) > (model.reverse.get(a)?.length ?? 0) ? b : a));
+    const starts = [cited, 'K875083', 'K880522', 'K142247', 'DEN200002', ...[...model.forward.keys()].sort().slice(0, 20)];
+    let items = 0;
+    for (const id of starts) {
+      for (const direction of ['predicates', 'descendants'] as const) {
+        for (const kinds of [null, ['predicate']]) {
+          let cursor: string | null = null;
+          let turn = 0;
+          do {
+            const answers: { page: { nextCursor: string | null }; data: { items: unknown[] } }[] = await ok('device-510k.lineage', { id, direction, depth: null, kinds, limit: 7, cursor });
+            items += answers[0]?.data.items.length ?? 0;
+            cursor = answers[turn++ % answers.length]?.page.nextCursor ?? null;
+          } while (cursor !== null);
+        }
+      }
+    }
+    expect(items).toBeGreaterThan(100);
+  }, 180_000);
 });
 
 describe('every error answers the same bytes on Node and on the Worker', () => {
@@ -149,6 +171,7 @@ describe('every error answers the same bytes on Node and on the Worker', () => {
   });
   it('record_not_found and product_code_not_found', async () => {
     await fails({ body: envelope('device-510k.detail', { id: 'K000000' }) }, 'record_not_found', 'device-510k.detail');
+    await fails({ body: envelope('device-510k.lineage', { ...VALID_INPUT['device-510k.lineage'], id: 'K000001' }) }, 'record_not_found', 'device-510k.lineage');
     await fails({ body: envelope('device-510k.classification', { productCode: 'QQQ' }) }, 'product_code_not_found', 'device-510k.classification');
   });
   it('unsupported_media_type', async () => {

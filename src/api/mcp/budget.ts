@@ -1,0 +1,57 @@
+/**
+ * A tool's answer under a byte budget: its structured content (JSON) and its text each stay at or under the budget, by
+ * keeping the longest run of its list's entries that fits. Pure: values in, the count to keep out.
+ */
+
+/** The fewest bytes a budget may be: a search's head (its counts and facets) and one item fit in it. */
+export const MIN_BUDGET_BYTES = 4096;
+/**
+ * The default: 16 KiB of JSON and 16 KiB of text, about 8,000 tokens together, a small share of a model's context
+ * and under what desktop clients accept from one tool call (Claude Code warns above 10,000 tokens).
+ */
+export const DEFAULT_BUDGET_BYTES = 16 * 1024;
+
+const encoder = new TextEncoder();
+export const byteLength = (text: string): number => encoder.encode(text).length;
+
+/** Checks a budget once, where it is configured: `budgetBytes must be…` names the rule. */
+export function checkBudget(bytes: number, name = 'budgetBytes'): number {
+  if (!Number.isInteger(bytes) || bytes < MIN_BUDGET_BYTES) throw new Error(`Expected \`${name}\` to be an integer from ${MIN_BUDGET_BYTES} and up, got ${String(bytes)}`);
+  return bytes;
+}
+
+/**
+ * How many of `entries` to keep so that `render(kept)` fits `budget` in both forms. `render` builds the answer from
+ * the first `k` entries; every entry adds bytes, so the count that fits is found by bisection over k, each render
+ * checked in full rather than estimated. An entry is an object of at least 8 bytes of JSON, so no more than
+ * budget / 8 can fit: a list of 100,000 facet values is never rendered whole.
+ */
+export function fitCount(total: number, budget: number, render: (k: number) => { json: string; text: string }): number {
+  const fits = (k: number) => {
+    const r = render(k);
+    return byteLength(r.json) <= budget && byteLength(r.text) <= budget;
+  };
+  const most = Math.min(total, Math.floor(budget / 8));
+  if (fits(most)) return most;
+  let lo = 0;
+  let hi = most;
+  // Invariant: lo fits (0 is assumed to: the head alone is well under the smallest budget), hi does not.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if (fits(mid)) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The page that goes on exactly after the first `shown` records of page `page` of `pageSize`: the next record is at
+ * offset (page − 1) × pageSize + shown, and a page size that divides that offset (the largest up to `shown`, at least 1)
+ * starts a page there.
+ */
+export function nextPageAfter(page: number, pageSize: number, shown: number): { page: number; pageSize: number } {
+  const offset = (page - 1) * pageSize + shown;
+  let size = Math.max(1, shown);
+  while (offset % size !== 0) size--;
+  return { page: offset / size + 1, pageSize: size };
+}

@@ -1,0 +1,269 @@
+import type { z } from 'zod';
+import { MAX_FACET_SIZE } from '../../contract/index.ts';
+import type { McpBackend } from './backend.ts';
+import { fitCount, nextPageAfter } from './budget.ts';
+import { answerError, cutLine, given, parseArgs, textResult, type ToolResult } from './results.ts';
+import {
+  ChangesSinceArgs,
+  ChangesSinceOutput,
+  COMPACT_MEMBERS,
+  CountByArgs,
+  CountByOutput,
+  GetClassificationArgs,
+  GetClassificationOutput,
+  GetClearanceArgs,
+  GetClearanceOutput,
+  ReviewTimeArgs,
+  ReviewTimeOutput,
+  SearchArgs,
+  SearchOutput,
+  type CompactClearance,
+} from './schemas.ts';
+import { renderChanges, renderClassification, renderClearance, renderCounts, renderReviewTimes, renderSearch } from './text.ts';
+
+/** What a tool runs with: where answers come from, and the byte budget of one result. */
+export type ToolContext = { backend: McpBackend; budgetBytes: number };
+
+export type Tool = {
+  name: string;
+  title: string;
+  description: string;
+  input: z.ZodType;
+  output: z.ZodType;
+  run(args: unknown, context: ToolContext): Promise<ToolResult>;
+};
+
+type Json = Record<string, unknown>;
+type SearchBody = {
+  data: { items: Json[]; stats?: { reviewDays: z.infer<typeof ReviewTimeOutput>['reviewDays'] } };
+  page: { total: number; hasNextPage: boolean };
+  facets: { field: string; values: { value: string | number | boolean; count: number; label?: string }[] }[];
+};
+
+/** The search members every search-backed tool shares, filled in as the envelope requires. */
+function searchInput(a: { query?: string | undefined; applicant?: string | null | undefined; productCode?: string | null | undefined; yearFrom?: number | null | undefined; yearTo?: number | null | undefined }) {
+  return { query: a.query ?? '', applicant: a.applicant ?? null, productCode: a.productCode ?? null, yearFrom: a.yearFrom ?? null, yearTo: a.yearTo ?? null };
+}
+
+function compact(record: Json): CompactClearance {
+  const out: Json = {};
+  for (const m of COMPACT_MEMBERS) out[m] = record[m];
+  return out as CompactClearance;
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+const searchClearances: Tool = {
+  name: 'search_clearances',
+  title: 'Search 510(k) clearances',
+  description: [
+    'Searches every FDA 510(k) clearance since 1976 and answers a page of matching records with the exact total and the top product codes, applicants and decision years over all matches (not an estimate).',
+    'Query language: words must all match (as word prefixes) the device name, K number, product code, applicant or device type; "quoted phrase"; a OR b; -word excludes; qualifiers code:DQY, applicant:medtronic, device:catheter, panel:cardiovascular, class:2, decision:SESE, type:special, thirdparty:yes, country:DE, state:MN, decided:2024 or decided:2024-01-01..2024-03-31, received:>=2023-06, reviewdays:>180.',
+    'Example: {"query":"pulse oximeter decided:2024","sort":"decisionDate:desc","pageSize":20}. For counts by a field use count_by; for one whole record use get_clearance.',
+  ].join('\n'),
+  input: SearchArgs,
+  output: SearchOutput,
+  async run(args, { backend, budgetBytes }) {
+    const parsed = parseArgs(SearchArgs, args, 'search_clearances');
+    if (!parsed.ok) return parsed.result;
+    const a = parsed.value;
+    const page = a.page ?? 1;
+    const pageSize = a.pageSize ?? 10;
+    const answer = await backend.query('device-510k.search', { ...searchInput(a), page, pageSize, ...(a.sort && { sort: a.sort }) });
+    if (answer.status !== 200) return answerError(answer);
+    const body = answer.body as SearchBody;
+    const items = body.data.items.map(compact);
+    const base = given(a);
+    const render = (k: number) => {
+      const cut = k < items.length;
+      const next = cut ? { ...base, ...nextPageAfter(page, pageSize, k) } : body.page.hasNextPage ? { ...base, page: page + 1, pageSize } : null;
+      const structured = {
+        total: body.page.total,
+        page,
+        pageSize,
+        hasNextPage: body.page.hasNextPage || cut,
+        items: items.slice(0, k),
+        facets: body.facets as z.infer<typeof SearchOutput>['facets'],
+        cut: cut ? { shown: k, of: items.length, budgetBytes } : null,
+        next,
+      } satisfies z.infer<typeof SearchOutput>;
+      let text = renderSearch(a.query, structured);
+      if (cut) text += `\n${cutLine('search_clearances', 'records of this page', k, items.length, budgetBytes, next)}`;
+      else if (next) text += `\nMore: call search_clearances with ${json(next)}.`;
+      return { structured, json: json(structured), text };
+    };
+    const k = fitCount(items.length, budgetBytes, render);
+    const r = render(k);
+    return textResult(r.structured, r.text);
+  },
+};
+
+const getClearance: Tool = {
+  name: 'get_clearance',
+  title: 'One 510(k) clearance',
+  description:
+    'The whole record of one 510(k) clearance by its K number: device, applicant and address, product code, dates, decision, review days, submission type, flags. Example: {"id":"K162054"}. An unknown K number is an error (record_not_found).',
+  input: GetClearanceArgs,
+  output: GetClearanceOutput,
+  async run(args, { backend }) {
+    const parsed = parseArgs(GetClearanceArgs, args, 'get_clearance');
+    if (!parsed.ok) return parsed.result;
+    const answer = await backend.query('device-510k.detail', { id: parsed.value.id });
+    if (answer.status !== 200) return answerError(answer);
+    const record = (answer.body as { data: { record: Json } }).data.record;
+    return textResult({ record }, renderClearance(record));
+  },
+};
+
+const getClassification: Tool = {
+  name: 'get_classification',
+  title: 'A product code\'s classification',
+  description:
+    'What an FDA product code means: device type, device class (1, 2, 3), regulation number, medical specialty, review panel, definition and flags (implant, life-sustaining, third-party eligible, GMP exempt). Example: {"productCode":"DXY"}. An unknown code is an error (product_code_not_found).',
+  input: GetClassificationArgs,
+  output: GetClassificationOutput,
+  async run(args, { backend }) {
+    const parsed = parseArgs(GetClassificationArgs, args, 'get_classification');
+    if (!parsed.ok) return parsed.result;
+    const answer = await backend.query('device-510k.classification', { productCode: parsed.value.productCode });
+    if (answer.status !== 200) return answerError(answer);
+    const classification = (answer.body as { data: Json }).data;
+    return textResult({ classification }, renderClassification(classification));
+  },
+};
+
+const DEFAULT_COUNT_SIZE = 25;
+
+const countBy: Tool = {
+  name: 'count_by',
+  title: 'Count clearances by a field',
+  description: [
+    'Exact counts of the values of one field over every clearance matching a search (all of them by default): how many clearances per product code, applicant, decision year or day, committee, device class, decision code, submission type, country or state. Counts are exact and any number of values can be listed (size null: every value), unlike openFDA\'s count, capped at 1,000 estimated terms.',
+    'Takes the same query and filters as search_clearances. Example: "who cleared the most pulse oximeters in 2024" is {"field":"applicant","query":"pulse oximeter decided:2024","size":10}; clearances per year is {"field":"decisionYear","size":null,"order":"value"}.',
+  ].join('\n'),
+  input: CountByArgs,
+  output: CountByOutput,
+  async run(args, { backend, budgetBytes }) {
+    const parsed = parseArgs(CountByArgs, args, 'count_by');
+    if (!parsed.ok) return parsed.result;
+    const a = parsed.value;
+    const offset = a.offset ?? 0;
+    const size = a.size === undefined ? DEFAULT_COUNT_SIZE : a.size;
+    const order = a.order ?? 'count';
+    // One value more than shown says whether more follow.
+    const wanted = size === null || offset + size + 1 > MAX_FACET_SIZE ? null : offset + size + 1;
+    const answer = await backend.query('device-510k.search', { ...searchInput(a), page: 1, pageSize: 1, facets: [{ field: a.field, size: wanted, order }] });
+    if (answer.status !== 200) return answerError(answer);
+    const body = answer.body as SearchBody;
+    const all = body.facets[0]?.values ?? [];
+    const window = all.slice(offset, size === null ? undefined : offset + size);
+    const after = all.length > offset + window.length;
+    const base = given(a);
+    const render = (k: number) => {
+      const cut = k < window.length;
+      const next = cut || after ? { ...base, offset: offset + k } : null;
+      const structured = {
+        field: a.field,
+        order,
+        total: body.page.total,
+        offset,
+        values: window.slice(0, k),
+        hasMore: cut || after,
+        cut: cut ? { shown: k, of: window.length, budgetBytes } : null,
+        next,
+      } satisfies z.infer<typeof CountByOutput>;
+      let text = renderCounts(a.query ?? '', structured);
+      if (cut) text += `\n${cutLine('count_by', 'values', k, window.length, budgetBytes, next)}`;
+      else if (next) text += `\nMore values: call count_by with ${json(next)}.`;
+      return { structured, json: json(structured), text };
+    };
+    const k = fitCount(window.length, budgetBytes, render);
+    const r = render(k);
+    return textResult(r.structured, r.text);
+  },
+};
+
+const reviewTimeStats: Tool = {
+  name: 'review_time_stats',
+  title: 'How long FDA took to review',
+  description:
+    'Review time (days from FDA receiving a 510(k) to its decision) over every clearance matching a search: count, min, median, 90th percentile and max, overall and by decision year. Takes the same query and filters as search_clearances. Example: {"query":"code:DQY","yearFrom":2015}.',
+  input: ReviewTimeArgs,
+  output: ReviewTimeOutput,
+  async run(args, { backend, budgetBytes }) {
+    const parsed = parseArgs(ReviewTimeArgs, args, 'review_time_stats');
+    if (!parsed.ok) return parsed.result;
+    const a = parsed.value;
+    const answer = await backend.query('device-510k.search', { ...searchInput(a), page: 1, pageSize: 1, stats: true });
+    if (answer.status !== 200) return answerError(answer);
+    const body = answer.body as SearchBody;
+    const stats = body.data.stats?.reviewDays ?? null;
+    const years = stats?.byDecisionYear ?? [];
+    const base = given(a);
+    const render = (k: number) => {
+      const cut = k < years.length;
+      // The years not shown, asked on their own: the figures of that answer are over those years only.
+      const next = cut ? { ...base, yearFrom: (years[k] as { year: number }).year } : null;
+      const structured = {
+        total: body.page.total,
+        reviewDays: stats && { ...stats, byDecisionYear: years.slice(0, k) },
+        cut: cut ? { shown: k, of: years.length, budgetBytes } : null,
+        next,
+      } satisfies z.infer<typeof ReviewTimeOutput>;
+      let text = renderReviewTimes(a.query ?? '', structured);
+      if (cut) text += `\n${cutLine('review_time_stats', 'decision years', k, years.length, budgetBytes, next)} (its figures cover only those years)`;
+      return { structured, json: json(structured), text };
+    };
+    const k = fitCount(years.length, budgetBytes, render);
+    const r = render(k);
+    return textResult(r.structured, r.text);
+  },
+};
+
+type ChangesBody = Omit<z.infer<typeof ChangesSinceOutput>, 'sets' | 'historyStartsAfterSince'> & { historyStartsAfterSince?: true } & { sets: (z.infer<typeof ChangesSinceOutput>['sets'][number] & { changes: Json[] })[] };
+
+const changesSince: Tool = {
+  name: 'changes_since',
+  title: 'What changed since a day',
+  description:
+    'The clearances added, changed (with each member before and after) or removed by the nightly rebuilds after a day, oldest first, as this service recorded them from FDA\'s files. Example: {"since":"2026-11-01"}. For a day before the history kept, every kept change is listed and historyStartsAfterSince says that earlier ones are not known.',
+  input: ChangesSinceArgs,
+  output: ChangesSinceOutput,
+  async run(args, { backend, budgetBytes }) {
+    const parsed = parseArgs(ChangesSinceArgs, args, 'changes_since');
+    if (!parsed.ok) return parsed.result;
+    const a = parsed.value;
+    const offset = a.offset ?? 0;
+    const answer = await backend.changes(a.since);
+    if (answer.status !== 200) return answerError(answer);
+    const body = answer.body as ChangesBody;
+    const all = body.sets.flatMap((s) => s.changes.map((c) => ({ at: s.at, ...c })));
+    const window = all.slice(offset);
+    const sets = body.sets.map(({ changes: _changes, ...set }) => set);
+    const render = (k: number) => {
+      const cut = k < window.length;
+      const next = cut ? { since: a.since, offset: offset + k } : null;
+      const structured = {
+        since: body.since,
+        completeSince: body.completeSince,
+        historyStartsAfterSince: body.historyStartsAfterSince === true,
+        snapshot: body.snapshot,
+        sets,
+        totalChanges: all.length,
+        offset,
+        changes: window.slice(0, k) as z.infer<typeof ChangesSinceOutput>['changes'],
+        cut: cut ? { shown: k, of: window.length, budgetBytes } : null,
+        next,
+      } satisfies z.infer<typeof ChangesSinceOutput>;
+      let text = renderChanges(structured);
+      if (cut) text += `\n${cutLine('changes_since', 'changes', k, window.length, budgetBytes, next)}`;
+      return { structured, json: json(structured), text };
+    };
+    const k = fitCount(window.length, budgetBytes, render);
+    const r = render(k);
+    return textResult(r.structured, r.text);
+  },
+};
+
+/** Every tool, in the order tools/list gives them. */
+export const TOOLS: readonly Tool[] = [searchClearances, countBy, getClearance, getClassification, reviewTimeStats, changesSince];

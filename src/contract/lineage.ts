@@ -1,0 +1,149 @@
+import { z } from 'zod';
+
+/**
+ * Lineage: which devices a clearance was compared to (its predicates) and which clearances name it, as files of the
+ * snapshot (docs/lineage.md). An edge goes from a device to a device it names; it has a kind (`predicate`: a source
+ * that read the device's own text says it is a predicate; `named`: a source found the number in the device's
+ * documents, which may be a predicate, a reference device or an earlier version) and the short id of its source.
+ *
+ * Layout, every file listed in the manifest:
+ * - `lineage/index.json`: the header below (the origins, what each source gave, every shard with its counts).
+ * - `lineage/predicates/<shard>.bin`: for each device of the shard, the devices it names.
+ * - `lineage/descendants/<shard>.bin`: for each device of the shard, the devices that name it.
+ *
+ * A shard holds the devices of 1,000 consecutive numbers (`lineageShardId`: the number without its last three
+ * digits, "K123" for K123456, "DEN200" for DEN200012), so a question reads the shards of the devices it meets and no
+ * other. Both directions list every device of the shard that has an edge either way (with no neighbours in a
+ * direction where it has none), so a walk learns each device's year from the shard it reads for its neighbours.
+ *
+ * A shard file, little-endian, every section starting at a multiple of 4:
+ * - u32 `nodes`, u32 `edges`;
+ * - u32[nodes]: the devices' codes, ascending (`lineageCode`);
+ * - u32[nodes]: the end of each device's neighbours in the edge list (its start is the previous device's end);
+ * - u32[edges]: each neighbour, `code | origin << 21` (`origin` indexes `origins` of the header), ascending by code
+ *   then origin; one entry per origin when several sources give the same edge;
+ * - u16[nodes]: the device's decision year, 0 when the snapshot has no record of it or the record no decision date,
+ *   with bit 15 set when the snapshot has a record of it; two bytes of padding when `nodes` is odd.
+ */
+export const LINEAGE_INDEX_PATH = 'lineage/index.json';
+export const LINEAGE_FORMAT = 'device-510k-lineage';
+export const LINEAGE_VERSION = 1;
+export const LINEAGE_DIRECTIONS = ['predicates', 'descendants'] as const;
+export type LineageDirection = (typeof LINEAGE_DIRECTIONS)[number];
+export const EDGE_KINDS = ['predicate', 'named'] as const;
+export type EdgeKind = (typeof EDGE_KINDS)[number];
+
+/** K numbers and De Novo numbers, as edges name them. */
+export const DEVICE_NUMBER = /^(K|DEN)\d{6}$/;
+/** Codes: DEN numbers below K numbers, so that codes sort as the numbers' text does. */
+const K_BASE = 1_000_000;
+export const CODE_BITS = 21;
+const CODE_MASK = (1 << CODE_BITS) - 1;
+/** Origins an edge's 11 high bits can name. */
+export const MAX_ORIGINS = 1 << (32 - CODE_BITS);
+export const HAS_RECORD = 0x8000;
+
+export function lineageCode(number: string): number {
+  return number.charCodeAt(0) === 75 /* K */ ? K_BASE + Number(number.slice(1)) : Number(number.slice(3));
+}
+export function lineageNumber(code: number): string {
+  return code >= K_BASE ? `K${String(code - K_BASE).padStart(6, '0')}` : `DEN${String(code).padStart(6, '0')}`;
+}
+export const edgeCode = (edge: number): number => edge & CODE_MASK;
+export const edgeOrigin = (edge: number): number => edge >>> CODE_BITS;
+
+export function lineageShardId(number: string): string {
+  return number.slice(0, number.length - 3);
+}
+export function lineageShardPath(direction: LineageDirection, shardId: string): string {
+  return `lineage/${direction}/${shardId}.bin`;
+}
+
+export const SourceId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,39}$/, { error: 'must be 1 to 40 lower-case letters, digits, ".", "_" or "-"' });
+
+/** `source.json` of an edge input folder (beside its `predicates.csv`). */
+export const EdgeSourceFile = z.strictObject({
+  source: SourceId,
+  kind: z.enum(EDGE_KINDS, { error: 'must be "predicate" or "named"' }),
+  report: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*\.csv$/, { error: 'must be the name of a .csv file beside source.json' })
+    .optional(),
+});
+export type EdgeSourceFile = z.infer<typeof EdgeSourceFile>;
+
+export const LineageOrigin = z.strictObject({ source: SourceId, kind: z.enum(EDGE_KINDS) });
+export type LineageOrigin = z.infer<typeof LineageOrigin>;
+
+export const LineageSourceSummary = z.strictObject({
+  source: SourceId,
+  kind: z.enum(EDGE_KINDS),
+  /** sha256 of the edge file's bytes. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  rows: z.int().min(0),
+  /** Distinct edges kept from this source. */
+  edges: z.int().min(0),
+  /** Named edges left out because a predicate source read the device's own text (docs/lineage.md). */
+  superseded: z.int().min(0),
+  /** Rows not kept, by reason (a number that is not a K or DEN number, a row given twice). */
+  skipped: z.record(z.string(), z.int().min(1)),
+  /** Devices whose text the source's report marks `read` (predicate sources with a report). */
+  devicesRead: z.int().min(0).nullable(),
+});
+export type LineageSourceSummary = z.infer<typeof LineageSourceSummary>;
+
+export const LineageShardEntry = z.strictObject({ id: z.string(), nodes: z.int().min(1), edges: z.int().min(0) });
+
+export const LineageIndex = z.strictObject({
+  format: z.literal(LINEAGE_FORMAT),
+  version: z.literal(LINEAGE_VERSION),
+  /** Kind and source of each origin an edge names, predicate sources first, then by source id. */
+  origins: z.array(LineageOrigin).max(MAX_ORIGINS),
+  sources: z.array(LineageSourceSummary),
+  /** Distinct device → device pairs, and devices with at least one edge. */
+  edges: z.int().min(0),
+  devices: z.int().min(0),
+  shards: z.strictObject({
+    predicates: z.array(LineageShardEntry),
+    descendants: z.array(LineageShardEntry),
+  }),
+});
+export type LineageIndex = z.infer<typeof LineageIndex>;
+
+/** One shard's devices and their neighbours in one direction, as typed arrays over the file's bytes. */
+export type LineageShard = {
+  nodes: Uint32Array;
+  ends: Uint32Array;
+  edges: Uint32Array;
+  info: Uint16Array;
+  bytes: number;
+};
+
+/** The file's bytes as a shard; throws on bytes that cannot be one (the manifest's digest was checked before). */
+export function decodeLineageShard(bytes: Uint8Array): LineageShard {
+  // Typed arrays need their offsets aligned: a copy when the bytes do not start at a multiple of 4.
+  const own = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+  if (own.length < 8) throw new Error('lineage shard shorter than its header');
+  const head = new Uint32Array(own.buffer, own.byteOffset, 2);
+  const n = head[0] as number;
+  const m = head[1] as number;
+  const expected = 8 + 8 * n + 4 * m + 2 * n + (n % 2) * 2;
+  if (own.length !== expected) throw new Error(`lineage shard of ${n} devices and ${m} edges must be ${expected} bytes, not ${own.length}`);
+  const at = own.byteOffset + 8;
+  return {
+    nodes: new Uint32Array(own.buffer, at, n),
+    ends: new Uint32Array(own.buffer, at + 4 * n, n),
+    edges: new Uint32Array(own.buffer, at + 8 * n, m),
+    info: new Uint16Array(own.buffer, at + 8 * n + 4 * m, n),
+    bytes: own.length,
+  };
+}
+
+/** K or DEN followed by six digits, case-insensitive, surrounding spaces ignored. */
+export const DeviceNumberInput = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+  .regex(/^\s*([Kk]|[Dd][Ee][Nn])\d{6}\s*$/, { error: 'must be K or DEN followed by six digits' })
+  .transform((s) => s.trim().toUpperCase());
+
+export const MAX_LINEAGE_DEPTH = 50;
+export const MAX_LINEAGE_LIMIT = 500;

@@ -1,0 +1,177 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker } from '../../build/worker/local.ts';
+import type { ClearanceRecord } from '../../src/contract/index.ts';
+import { MAX_BATCH } from '../../src/api/mcp/index.ts';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allRecords, startServer } from '../server/helpers.ts';
+import { TARGETS, hostFor, type TargetName } from '../contract/targets.ts';
+import { call, checkErrors, checkListing, checkResources, checkTools, query } from './suite.ts';
+
+/**
+ * POST /mcp on every host (the Node server, the Worker under workerd), driven by the official SDK's client over
+ * Streamable HTTP, each answer compared with /v1/query's; then the protocol's own errors and bounds with raw requests,
+ * and a result cut by a small byte budget followed page by page.
+ */
+let snapshotPath: string;
+let records: ClearanceRecord[];
+
+beforeAll(async () => {
+  snapshotPath = await buildFixtureSnapshot();
+  records = await allRecords(snapshotPath);
+}, 120_000);
+
+async function connect(url: string): Promise<Client> {
+  const client = new Client({ name: 'device-510k-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+  return client;
+}
+
+const ACCEPT = 'application/json, text/event-stream';
+const rpc = (url: string, body: string, headers: Record<string, string> = {}) =>
+  fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '2025-06-18', ...headers }, body });
+
+/** A small budget's host: Node takes the option, the Worker its variable. */
+async function smallBudgetHost(name: TargetName, budget: number): Promise<{ url: string; close: () => Promise<void> }> {
+  if (name === 'node') return startServer({ snapshotPath, mcpBudgetBytes: budget });
+  return startWorker({ storage: 'assets', snapshotPath, vars: { MCP_BUDGET_BYTES: String(budget) } });
+}
+
+for (const target of TARGETS) {
+  describe(`MCP over Streamable HTTP on ${target}`, () => {
+    const host = hostFor(target, () => snapshotPath);
+    let client: Client;
+    beforeAll(async () => {
+      client = await connect(host.url);
+    });
+    afterAll(async () => {
+      await client?.close();
+    });
+
+    it('initializes and lists the tools (read-only, schemas from the contract) and the resources', async () => {
+      await checkListing(client);
+    });
+
+    it('reads the resources: the query syntax, the fields as meta gives them, the source state', async () => {
+      await checkResources(client, host.url);
+    });
+
+    it('answers every tool as /v1/query answers the same question', async () => {
+      await checkTools(client, host.url, records);
+    });
+
+    it('answers a failure as a tool result with the error table message', async () => {
+      await checkErrors(client, host.url);
+    });
+
+    it('answers malformed JSON-RPC with the protocol error codes, and keeps no session', async () => {
+      const notJson = await rpc(host.url, '{"jsonrpc":');
+      expect(notJson.status).toBe(400);
+      expect(((await notJson.json()) as any).error.code).toBe(-32700);
+
+      const notRpc = await rpc(host.url, '{"hello":"world"}');
+      expect(notRpc.status).toBe(400);
+      expect(((await notRpc.json()) as any).error.code).toBe(-32600);
+
+      const empty = await rpc(host.url, '[]');
+      expect(((await empty.json()) as any).error.code).toBe(-32600);
+
+      const unknownMethod = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tables/drop', params: {} }));
+      expect(unknownMethod.status).toBe(200);
+      const unknown = (await unknownMethod.json()) as any;
+      expect(unknown.id).toBe(7);
+      expect(unknown.error.code).toBe(-32601);
+
+      const badParams = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { arguments: {} } }));
+      expect(((await badParams.json()) as any).error.code).toBe(-32602);
+
+      // A stateless server gives no session id, and answers without one.
+      const list = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+      expect(list.status).toBe(200);
+      expect(list.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(list.headers.get('mcp-session-id')).toBeNull();
+      expect(((await list.json()) as any).result.tools.length).toBe(6);
+    });
+
+    it('bounds a request: batch size, body size; GET and DELETE are 405 (no stream, no session)', async () => {
+      const call1 = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_classification', arguments: { productCode: 'DXY' } } });
+      const batch = await rpc(host.url, JSON.stringify(Array.from({ length: MAX_BATCH }, (_, i) => call1(i + 1))));
+      expect(batch.status).toBe(200);
+      const answers = (await batch.json()) as any[];
+      expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual(Array.from({ length: MAX_BATCH }, (_, i) => i + 1));
+      const tooMany = await rpc(host.url, JSON.stringify(Array.from({ length: MAX_BATCH + 1 }, (_, i) => call1(i + 1))));
+      expect(tooMany.status).toBe(400);
+      expect(((await tooMany.json()) as any).error.code).toBe(-32600);
+
+      const big = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_clearances', arguments: { query: 'x'.repeat(70_000) } } }));
+      expect(big.status).toBe(413);
+      expect(((await big.json()) as any).error.code).toBe(-32600);
+
+      const get = await fetch(`${host.url}/mcp`, { headers: { accept: 'text/event-stream' } });
+      expect(get.status).toBe(405);
+      expect(get.headers.get('allow')).toBe('POST, OPTIONS');
+      const del = await fetch(`${host.url}/mcp`, { method: 'DELETE' });
+      expect(del.status).toBe(405);
+
+      const notAccepting = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { accept: 'application/json' });
+      expect(notAccepting.status).toBe(406);
+    });
+  });
+
+  describe(`MCP results cut by the byte budget on ${target}`, () => {
+    let small: { url: string; close: () => Promise<void> };
+    let client: Client;
+    beforeAll(async () => {
+      small = await smallBudgetHost(target, 4096);
+      client = await connect(small.url);
+    });
+    afterAll(async () => {
+      await client?.close();
+      await small?.close();
+    });
+
+    it('cuts a page of records to the budget, says so, and its next pages go on exactly where it stopped', async () => {
+      const first = await call(client, 'search_clearances', { query: '', pageSize: 50 });
+      expect(first.structured.cut).not.toBeNull();
+      expect(first.structured.cut.budgetBytes).toBe(4096);
+      expect(first.structured.items.length).toBe(first.structured.cut.shown);
+      expect(first.structured.items.length).toBeLessThan(50);
+      expect(new TextEncoder().encode(JSON.stringify(first.structured)).length).toBeLessThanOrEqual(4096);
+      expect(new TextEncoder().encode(first.text).length).toBeLessThanOrEqual(4096);
+      expect(first.text).toMatch(/Cut to fit 4096 bytes: \d+ of 50 records of this page shown\. Next: call search_clearances with \{/);
+      // Follow `next` until 100 records are in hand: the same as /v1/query's first two pages of 50.
+      const seen: string[] = first.structured.items.map((i: any) => i.kNumber);
+      let next = first.structured.next;
+      while (seen.length < 100) {
+        const page = await call(client, 'search_clearances', next);
+        seen.push(...page.structured.items.map((i: any) => i.kNumber));
+        next = page.structured.next;
+      }
+      const expected: string[] = [];
+      for (const page of [1, 2, 3]) {
+        const answer = await query(small.url, 'device-510k.search', { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page, pageSize: 50 });
+        expected.push(...answer.json.data.items.map((i: any) => i.kNumber));
+      }
+      expect(seen).toEqual(expected.slice(0, seen.length));
+    });
+
+    it('cuts a long list of counts and pages on through every value', async () => {
+      const values: any[] = [];
+      let args: any = { field: 'applicant', size: null };
+      let calls = 0;
+      while (args) {
+        const page = await call(client, 'count_by', args);
+        expect(page.isError).toBe(false);
+        values.push(...page.structured.values);
+        args = page.structured.next;
+        calls++;
+      }
+      expect(calls).toBeGreaterThan(1);
+      const all = await query(small.url, 'device-510k.search', {
+        query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 1, facets: [{ field: 'applicant', size: null, order: 'count' }],
+      });
+      expect(values).toEqual(all.json.facets[0].values);
+    });
+  });
+}
