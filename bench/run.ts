@@ -414,6 +414,9 @@ async function main(): Promise<void> {
 
   console.log(renderReport(results));
   await mkdir(dirname(resultsPath), { recursive: true });
+  // The lab notes of past runs stay with the figures.
+  const previous = await readFile(resultsPath, 'utf8').then((text) => JSON.parse(text) as Results, () => null);
+  if (previous?.labNotes) results.labNotes = previous.labNotes;
   await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
   await mkdir(dirname(svgPath), { recursive: true });
   await writeFile(svgPath, renderPlot(results));

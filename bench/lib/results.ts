@@ -61,4 +61,11 @@ export type Results = {
   };
   notes: string[];
   sizes: SizeResults[];
+  /**
+   * The lab notes of past runs (profiles, tables, side-by-side rounds), under the CHANGELOG's heading they belong to:
+   * the changelog keeps one line per change. A new run carries them over.
+   */
+  labNotes?: LabNote[];
 };
+
+export type LabNote = { section: string; text: string };

@@ -144,7 +144,7 @@ async function inspect(port: number): Promise<Cdp> {
  * stores of its ArrayBuffers (the snapshot's bytes and the search index live there, outside the heap). Null, with the
  * reason logged, when it cannot be read.
  */
-async function heapOf(port: number, log: (line: string) => void): Promise<IsolateMemory | null> {
+export async function heapOf(port: number, log: (line: string) => void): Promise<IsolateMemory | null> {
   let cdp: Cdp | null = null;
   try {
     cdp = await inspect(port);

@@ -29,6 +29,12 @@ const OTHER_CUE =
  * speaks of the predicate: a modified device's predicate is often its own previous version.
  */
 const EARLIER_CUE = /previously\s+(?:fda\s+)?cleared|cleared\s+(?:under|in|with|by|via|as\s+part)|(?:was|were|been|is|are)\s+(?:fda\s+)?cleared|clearance|modification\s+of/gi;
+/** A cue that announces several predicates: "Predicate Devices", "predicates", "the following devices". */
+const PLURAL = /^(?:predicates\b|predicate\s*(?:\w+\s*)?(?:devices|assays|systems|tests|kits|products|methods|510\s*\(k\)s)|predicate\s*(?:device\s*)?\(s\)|[^.:]{0,60}(?:following|these|both)\b|[^.:]{0,40}\b(?:devices|assays|products)\b)/i;
+
+/** Words of a statement, from its start to just past a number, that speak of several devices. */
+const MANY = /\b(?:predicates|devices|assays|calibrators|systems|tests|kits|products|reagents|510\s*\(k\)s)\b|predicate\s*\(s\)|device\s*\(s\)|predicate\s*[12]\b|primary|secondary/i;
+
 /** Section headings: short lines that open with a numbering or a known heading word, or end with a colon. */
 const HEADING_START =
   /^(?:(?:[0-9]{1,2}(?:\.[0-9]{1,2})*|[A-Za-z]|[IVX]{1,5})[.)]\s|[A-Z][.)](?=[A-Z][a-z])|807\.92|(?:predicate|device|proposed|subject|new|intended|indications?|description|comparison|substantial|technolog|performance|conclusion|applicant|submitter|contact|classification|regulat|proprietary|trade|common|date|summary|reference|similarities|differences|analytical|clinical|manufacturer|establishment|product|identification|legally)\b)/i;
@@ -99,7 +105,7 @@ const quote = (s: string) => JSON.stringify(s.replace(/\s+/g, ' ').trim().toLowe
 const OWN_NUMBER_CUE =
   /(?:\bre:\s*|\(\s*i?f\s*kn?own\s*\)?\s*:?\s*|assigned\s*510\s*\(?k\)?\s*number\s*is\s*:?\s*|^510\s*\(?k\)?\s*(?:number|no\.?)\s*:?\s*)$/im;
 
-type Role = { kind: 'predicate'; reason: string } | { kind: 'other'; reason: string } | { kind: 'plain' };
+type Role = { kind: 'predicate'; reason: string; at: number; from: number } | { kind: 'other'; reason: string } | { kind: 'plain' };
 
 function roleOf(text: string, hit: NumberHit, headings: readonly Heading[]): Role {
   let heading: Heading | undefined;
@@ -116,24 +122,24 @@ function roleOf(text: string, hit: NumberHit, headings: readonly Heading[]): Rol
 
   const cue = lastMatch(PREDICATE_CUE, before);
   const other = lastMatch(OTHER_CUE, before);
-  if (cue && (!other || other.index < cue.index)) return { kind: 'predicate', reason: `sentence: ${quote(cue.text)}` };
+  if (cue && (!other || other.index < cue.index)) return { kind: 'predicate', reason: `sentence: ${quote(cue.text)}`, at: start + cue.index, from: start };
   if (other) return { kind: 'other', reason: `sentence: ${quote(other.text)}` };
   const earlier = lastMatch(EARLIER_CUE, before);
 
   // A cue just after the number, before any other number: `K151809 (Predicate Device)`, `K972696 is the predicate`.
   const upToNext = after.split(/\b(?:K|DEN)\s?\d{5}/i)[0] ?? '';
   const afterCue = firstMatch(PREDICATE_CUE, upToNext.slice(0, 80));
-  if (afterCue) return { kind: 'predicate', reason: `after: ${quote(afterCue.text)}` };
+  if (afterCue) return { kind: 'predicate', reason: `after: ${quote(afterCue.text)}`, at: hit.end + afterCue.index, from: start };
 
   // The line above a cell in a comparison table: its header names the predicate column.
   const lineStart = text.lastIndexOf('\n', hit.start - 1) + 1;
   const prevStart = text.lastIndexOf('\n', Math.max(0, lineStart - 2)) + 1;
   const lines = text.slice(prevStart, hit.start);
   const tableCue = lastMatch(PREDICATE_CUE, lines);
-  if (tableCue && !lastMatch(OTHER_CUE, lines.slice(tableCue.index))) return { kind: 'predicate', reason: `header: ${quote(tableCue.text)}` };
+  if (tableCue && !lastMatch(OTHER_CUE, lines.slice(tableCue.index))) return { kind: 'predicate', reason: `header: ${quote(tableCue.text)}`, at: prevStart + tableCue.index, from: prevStart };
 
   // The section's heading.
-  if (heading && heading.predicate && hit.start - heading.start < 1200) return { kind: 'predicate', reason: `section: ${quote(heading.text)}` };
+  if (heading && heading.predicate && hit.start - heading.start < 1200) return { kind: 'predicate', reason: `section: ${quote(heading.text)}`, at: heading.start, from: heading.start };
   if (earlier) return { kind: 'other', reason: `sentence: ${quote(earlier.text)}` };
   return { kind: 'plain' };
 }
@@ -165,6 +171,7 @@ export function extractPredicates(raw: string, device: string | null): Extractio
   const plain: string[] = [];
   const other = new Set<string>();
   let blockEnd = -1;
+  const cueAts = new Set<number>();
   // A run of three or more numbers with nothing but commas and `and` between them is one device's history of
   // clearances (`Test (K080269, K052789, K051787, …)`): its first number stands for the predicate.
   const runFirst = new Map<NumberHit, boolean>();
@@ -187,6 +194,17 @@ export function extractPredicates(raw: string, device: string | null): Extractio
       // covers such parts itself.
       const prev = hits[hits.indexOf(hit) - 1];
       if (found.size > 0 && !coversParts && PART.test(nameBefore(text, hit, prev?.end ?? 0))) continue;
+      // One statement that names several devices names one predicate, unless it speaks of several ("Predicate
+      // Devices", "the following", "(predicate devices)", "Predicate 1 … Predicate 2") or gives two bare numbers
+      // (`Predicate Device: K070660 and K021423`): the others are the predicate's parts, versions or companions.
+      const idx = hits.indexOf(hit);
+      const prevHit = hits[idx - 1];
+      const pairWithPrev =
+        prevHit !== undefined && found.has(prevHit.id) && /^[\s,;&/]*(?:and|or)?[\s,;&/]*$/i.test(text.slice(prevHit.end, hit.start));
+      const bare = pairWithPrev && /^[\w\s()]{0,30}[:\-–]?\s*$/.test(text.slice(role.at, (prevHit as NumberHit).start));
+      const several = PLURAL.test(text.slice(role.at, role.at + 60)) || MANY.test(text.slice(Math.min(role.from, role.at), hit.end + 30));
+      if (found.size > 0 && cueAts.has(role.at) && !bare && !several) continue;
+      cueAts.add(role.at);
       if (!found.has(hit.id)) found.set(hit.id, role.reason);
     } else if (role.kind === 'other') other.add(hit.id);
     else if (!plain.includes(hit.id)) plain.push(hit.id);

@@ -122,7 +122,7 @@ async function indexPart(url, path) {
 
 /**
  * The answer with no query and no filter, from the chunked index's directory, when it holds this page and these
- * facet requests (the engine's SparseIndex answers the same from the same directory; this copy spares the first
+ * facet requests (the engine's ChunkedIndex answers the same from the same directory; this copy spares the first
  * visit the engine's download).
  */
 function landingAnswer(directory, input) {
@@ -236,7 +236,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
   const loadEngine = () => {
     engine ??= (async () => {
       const mod = await import('./search-engine.js');
-      if (header.chunks) return { mod, sparse: new mod.SparseIndex(mod.parseChunkDirectory(header.chunks), readChunk) };
+      if (header.chunks) return { mod, sparse: new mod.ChunkedIndex(mod.parseChunkDirectory(header.chunks), readChunk) };
       const parts = await Promise.all(header.parts.map((p) => indexPart(url, p.path)));
       const files = new Map([['search/index.json', new TextEncoder().encode(JSON.stringify(header))], ...header.parts.map((p, i) => [p.path, parts[i]])]);
       const index = await mod.loadSearchIndex(async (path) => {

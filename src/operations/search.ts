@@ -1,12 +1,16 @@
 import type { SearchInput } from '../contract/index.ts';
 import { SEARCH_INDEX_PATH, type SearchSectionName } from '../contract/search-index.ts';
+import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../contract/search-chunks.ts';
+import { ChunkFormatError, ChunkedIndex } from '../search/chunked.ts';
+import { ChunkCache } from '../search/chunk-cache.ts';
+import { BundleFormatError } from '../search/bundle.ts';
 import { SearchIndexFormatError } from '../search/codec.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
 import { LazySearchIndex, OlderSearchIndex, type BlockSource } from '../search/load.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { sectionsFor } from '../search/needs.ts';
-import { runSearchSliced } from '../search/engine.ts';
-import { platformPause } from '../search/slices.ts';
+import { runSearchSliced, type SearchOutcome } from '../search/engine.ts';
+import { platformPause, type Slicing } from '../search/slices.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
 import { queryOverLimit, SearchUnavailable } from './errors.ts';
@@ -92,6 +96,92 @@ export async function warmSearch(snapshot: Snapshot): Promise<void> {
   await searchIndexOf(snapshot, sectionsFor({ query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null }));
 }
 
+/** The cache a host gives searchFromChunks: one per process (a Worker isolate), bounded by bytes. */
+export { ChunkCache };
+
+type Chunked = { chunked: ChunkedIndex } | { unavailable: string };
+
+/** The snapshots whose searches read the chunked index (a Worker's), each opened once. */
+const chunkedIndexes = new WeakMap<Snapshot, Promise<Chunked>>();
+
+/** A file of the chunked index, read as stored, checked against its name and the manifest, and inflated. */
+function chunkReader(snapshot: Snapshot): (path: string) => Promise<Uint8Array> {
+  const storage = snapshot.storage;
+  return async (path) => {
+    const entry = snapshot.fileEntry(path);
+    const named = CHUNK_PATH_PATTERN.exec(path)?.[1];
+    if (!entry || !named) throw new ChunkFormatError(`${path} is not a file of this snapshot's chunked index`);
+    const bytes = await storage.read(path);
+    const digest = toHex(await (storage.sha256Async ? storage.sha256Async(bytes) : storage.sha256(bytes)));
+    if (!digest.startsWith(named) || digest !== entry.sha256) snapshot.reportCorrupt(path, digest);
+    return gunzip(bytes);
+  };
+}
+
+/** gzip bytes inflated with the platform's DecompressionStream (native on Node and in Workers). */
+async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
+  try {
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch {
+    throw new ChunkFormatError('a file of the chunked index is not gzip');
+  }
+}
+
+/**
+ * Has this snapshot's searches read its chunked index (search/chunks.json and the files it names) through `cache`,
+ * fetching only the files a request needs, rather than the whole index by sections: for a host whose memory is small
+ * and whose processes start often (a Worker). Reads the directory now. A snapshot without a chunked index keeps
+ * the whole index. Other operations that read the index (export, feeds, openFDA) read the whole one either way.
+ */
+export async function searchFromChunks(snapshot: Snapshot, cache: ChunkCache): Promise<void> {
+  if (!snapshot.fileEntry(SEARCH_CHUNKS_PATH) || chunkedIndexes.has(snapshot)) return;
+  const opening = (async (): Promise<Chunked> => {
+    let directory: SearchChunks;
+    try {
+      const parsed = SearchChunks.safeParse(JSON.parse(new TextDecoder().decode(await snapshot.readFile(SEARCH_CHUNKS_PATH))));
+      if (!parsed.success) return { unavailable: DAMAGED };
+      directory = parsed.data;
+    } catch (err) {
+      if (err instanceof SyntaxError) return { unavailable: DAMAGED };
+      throw err;
+    }
+    return { chunked: new ChunkedIndex(directory, chunkReader(snapshot), cache) };
+  })();
+  chunkedIndexes.set(snapshot, opening);
+  opening.catch(() => {
+    if (chunkedIndexes.get(snapshot) === opening) chunkedIndexes.delete(snapshot);
+  });
+  await opening;
+}
+
+/** The chunked index a snapshot's searches read, or null (they read the whole index). */
+export async function chunkedIndexOf(snapshot: Snapshot): Promise<ChunkedIndex | null> {
+  const opened = await chunkedIndexes.get(snapshot);
+  if (!opened) return null;
+  if ('unavailable' in opened) throw new SearchUnavailable(opened.unavailable);
+  return opened.chunked;
+}
+
+/**
+ * The engine's outcome over the chunked index: the files the request reads are fetched (all at once, in as few
+ * rounds as its words allow) and held until it is answered, then its page's K numbers from their blocks.
+ */
+async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slicing: Slicing): Promise<SearchOutcome> {
+  const lease = chunked.lease();
+  try {
+    const index = await chunked.ensure(input, true, undefined, lease);
+    let page: Uint32Array = new Uint32Array(0);
+    const outcome = await runSearchSliced(index, input, { ...slicing, onPage: (docs) => (page = docs) });
+    return { ...outcome, kNumbers: await chunked.kNumbers(page, lease) };
+  } catch (err) {
+    if (err instanceof ChunkFormatError || err instanceof BundleFormatError) throw new SearchUnavailable(DAMAGED);
+    throw err;
+  } finally {
+    lease.release();
+  }
+}
+
 /** A search's input with its query parsed, once, before the server looks for a snapshot. */
 export type PreparedSearch = SearchInput & { parsed: ParsedQuery };
 
@@ -104,11 +194,18 @@ export function prepareSearch(input: SearchInput): PreparedSearch {
  * facets; the page's records are sent as their bytes, cut from their shards.
  */
 export async function search(input: PreparedSearch, ctx: OperationContext): Promise<OperationResult<DataOf<'device-510k.search'>>> {
-  const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
-  if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   // In slices that give the loop back (the host's turns), stopped at the deadline.
   const pause = ctx.pause ?? platformPause;
-  const outcome = await runSearchSliced(loaded.index, input, { pause, ...(ctx.cancel && { cancel: ctx.cancel }) }).catch((err: unknown) => {
+  const slicing: Slicing = { pause, ...(ctx.cancel && { cancel: ctx.cancel }) };
+  const chunked = await chunkedIndexOf(ctx.snapshot);
+  let running: Promise<SearchOutcome>;
+  if (chunked) running = chunkedOutcome(chunked, input, slicing);
+  else {
+    const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
+    if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
+    running = runSearchSliced(loaded.index, input, slicing);
+  }
+  const outcome = await running.catch((err: unknown) => {
     throw err instanceof QueryCostError ? queryOverLimit(err) : err;
   });
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);

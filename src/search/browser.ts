@@ -6,4 +6,4 @@ export { loadSearchIndex, type ReadSnapshotFile } from './load.ts';
 export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './engine.ts';
 export type { SearchIndex } from './model.ts';
 export { yearCounts } from './years.ts';
-export { SparseIndex, parseChunkDirectory, ChunkFormatError, type FirstPage, type ReadChunk } from './sparse.ts';
+export { ChunkedIndex, parseChunkDirectory, ChunkFormatError, type FirstPage, type ReadChunk } from './chunked.ts';

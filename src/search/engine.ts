@@ -98,7 +98,7 @@ const isExtended = (req: Parsed<SearchRequest>): boolean =>
  * query over a limit as `matchesOf` does; `budget` is the work budget's steps (tests give smaller ones).
  */
 export function runSearch(index: SearchIndex, req: SearchRequest, budget: number = WORK_BUDGET): SearchOutcome {
-  return runSteps(searchSteps(index, req, budget, Infinity, Infinity));
+  return runSteps(searchSteps(index, req, budget, Infinity, Infinity, null));
 }
 
 /**
@@ -107,7 +107,7 @@ export function runSearch(index: SearchIndex, req: SearchRequest, budget: number
  * aborted (it then rejects with the cancellation's reason).
  */
 export function runSearchSliced(index: SearchIndex, req: SearchRequest, slicing: Slicing, budget: number = WORK_BUDGET): Promise<SearchOutcome> {
-  return runSliced(searchSteps(index, req, budget, slicing.sliceDocs ?? SLICE_DOCS, slicing.sliceSteps ?? SLICE_STEPS), slicing);
+  return runSliced(searchSteps(index, req, budget, slicing.sliceDocs ?? SLICE_DOCS, slicing.sliceSteps ?? SLICE_STEPS, slicing.onPage ?? null), slicing);
 }
 
 /**
@@ -145,14 +145,17 @@ function* chargedSteps<T>(charged: Charged, steps: Steps<T>): Steps<T> {
   }
 }
 
-function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number, sliceDocs: number, sliceSteps: number): Steps<SearchOutcome> {
+/** Told the document ids of the answer's page, in answer order (a reader that holds K numbers apart: chunked.ts). */
+type OnPage = ((docs: Uint32Array) => void) | null;
+
+function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number, sliceDocs: number, sliceSteps: number, onPage: OnPage): Steps<SearchOutcome> {
   const req = withParse(request);
   checkQueryCost(req.parsed, index);
   const charged = budgeted(budget, sliceSteps);
-  if (isExtended(req)) return yield* extendedSteps(index, req, charged, sliceDocs);
+  if (isExtended(req)) return yield* extendedSteps(index, req, charged, sliceDocs, onPage);
   const words = queryWords(req.query);
   const offset = (req.page - 1) * req.pageSize;
-  if (words.length === 0 && req.applicant === null && req.productCode === null) return browse(index, req, offset);
+  if (words.length === 0 && req.applicant === null && req.productCode === null) return browse(index, req, offset, onPage);
 
   const matches = charged(() =>
     matchDocuments(index, {
@@ -165,6 +168,7 @@ function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number
   );
   yield;
   const page = pageOf(matches.docs, matches.scores, offset, req.pageSize);
+  onPage?.(page);
   yield;
   return {
     total: matches.docs.length,
@@ -177,22 +181,29 @@ function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number
  * No query words and no applicant or product code: the matches are one range of document ids (all of them, or one
  * range of decision years), so nothing is listed, and the facets of "everything" are counted once per index.
  */
-function browse(index: SearchIndex, req: SearchRequest, offset: number): SearchOutcome {
+function browse(index: SearchIndex, req: SearchRequest, offset: number, onPage: OnPage): SearchOutcome {
   const { lo, hi } = yearRange(index, req.yearFrom, req.yearTo);
   const total = Math.max(0, hi - lo);
   const kNumbers: string[] = [];
   for (let d = lo + offset; d < hi && kNumbers.length < req.pageSize; d++) kNumbers.push(kNumberText(index.docKNumber[d]!));
+  if (onPage) {
+    const from = Math.min(hi, lo + offset);
+    onPage(Uint32Array.from({ length: kNumbers.length }, (_, i) => from + i));
+  }
   const everything = lo === 0 && hi === index.docCount;
   const facets = everything ? structuredClone(facetsOfEverything(index)) : countFacets(index, { lo, hi: lo + total });
   return { total, kNumbers, facets };
 }
 
-function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged: Charged, sliceDocs: number): Steps<SearchOutcome> {
+function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged: Charged, sliceDocs: number, onPage: OnPage): Steps<SearchOutcome> {
   const offset = (req.page - 1) * req.pageSize;
   if (req.facets === undefined && req.stats !== true && req.applicant === null && req.productCode === null) {
     const parsed = req.parsed;
     const dense = parsed.plain ? null : charged(() => denseSearch(index, parsed, req, req.sort ?? 'relevance', offset, req.pageSize));
-    if (dense) return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
+    if (dense) {
+      onPage?.(dense.page);
+      return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
+    }
     yield;
   }
   const matches = yield* chargedSteps(charged, matchesWithin(index, req, req.parsed));
@@ -207,6 +218,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
     total = matches.hi - matches.lo;
     page = orderRange(index, matches.lo, matches.hi, req.sort ?? 'relevance', offset, req.pageSize);
   }
+  onPage?.(page);
   yield;
   const everything = !('docs' in matches) && matches.lo === 0 && matches.hi === index.docCount;
   const outcome: SearchOutcome = {

@@ -86,7 +86,7 @@ export function setSection<K extends SearchSectionName>(index: SearchIndex, name
 
 /**
  * Sets a derived lookup instead of deriving it from whole sections: a reader that holds only some of an index's rows
- * (src/search/sparse.ts) gives the rows it has.
+ * (src/search/chunked.ts) gives the rows it has.
  */
 export function setDerived<K extends keyof Derived>(index: SearchIndex, name: K, value: Derived[K]): void {
   (index as IndexObject).derived[name] = value;

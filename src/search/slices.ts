@@ -24,6 +24,8 @@ export type Slicing = {
   sliceDocs?: number;
   /** Steps of the work budget that matching spends between two yield points (`SLICE_STEPS` of budget.ts; tests give small ones). */
   sliceSteps?: number;
+  /** Told the document ids of the answer's page, in answer order (a reader that holds K numbers apart: chunked.ts). */
+  onPage?: (docs: Uint32Array) => void;
 };
 
 /** Documents a facet count reads between two yield points: a few milliseconds of one column at a million records. */

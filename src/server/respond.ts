@@ -4,11 +4,10 @@ import { brotliCompress, brotliCompressSync, gzip, gzipSync } from 'node:zlib';
 import { brotliOptions, gzipOptions } from './coding-levels.ts';
 import { gzipPieces } from './gzip-pieces.ts';
 import { encodingWeights, pickEncoding, type Encoding } from './media.ts';
-import { jsonHeaders } from '../api/json-headers.ts';
+import { answerHeaders } from './head-writer.ts';
 import type { Sendable } from '../api/dispatch.ts';
 import { sendStream } from './stream.ts';
 
-export { jsonHeaders };
 
 /** Answers at or under this size go out as they are (the contract's section 1: larger ones are compressed). */
 export const COMPRESS_MIN_BYTES = 1024;
@@ -33,7 +32,7 @@ export function jsonEncoding(raw: Uint8Array, acceptEncoding: string | undefined
   return raw.length > COMPRESS_MIN_BYTES ? pickEncoding(acceptEncoding) : 'identity';
 }
 
-/** A JSON answer as it goes on the wire: its headers (`jsonHeaders`, with the coding applied) and its body's pieces. */
+/** A JSON answer as it goes on the wire: its headers (`answerHeaders`, with the coding applied) and its body's pieces. */
 export type EncodedAnswer = { readonly headers: Record<string, string | number>; readonly pieces: readonly Uint8Array[] };
 
 /**
@@ -55,15 +54,15 @@ export function encodeAnswer(body: Uint8Array | readonly Uint8Array[], own: Read
       return gzipPieces(pieces).then((coded) => {
         let codedLength = 0;
         for (const piece of coded) codedLength += piece.length;
-        return { headers: jsonHeaders(codedLength, 'gzip', own), pieces: coded };
+        return { headers: answerHeaders(codedLength, 'gzip', own), pieces: coded };
       });
     }
-    return { headers: jsonHeaders(length, encoding, own), pieces };
+    return { headers: answerHeaders(length, encoding, own), pieces };
   }
   const raw = pieces === null ? (body as Uint8Array) : (pieces[0] ?? new Uint8Array(0));
   const encoding = jsonEncoding(raw, acceptEncoding);
-  if (encoding === 'identity') return { headers: jsonHeaders(raw.length, encoding, own), pieces: [raw] };
-  return compress(encoding, raw).then((payload) => ({ headers: jsonHeaders(payload.length, encoding, own), pieces: [payload] }));
+  if (encoding === 'identity') return { headers: answerHeaders(raw.length, encoding, own), pieces: [raw] };
+  return compress(encoding, raw).then((payload) => ({ headers: answerHeaders(payload.length, encoding, own), pieces: [payload] }));
 }
 
 /**
@@ -110,15 +109,4 @@ function piecesEncoding(acceptEncoding: string | undefined): Encoding {
   const { br, gzip } = encodingWeights(acceptEncoding);
   if (gzip > 0 && gzip >= br) return 'gzip';
   return pickEncoding(acceptEncoding);
-}
-
-/** Sends a JSON value (health, the OpenAPI document, errors): `sendBytes` of its serialization. */
-export function sendJson(
-  req: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Readonly<Record<string, string>> = {},
-): Promise<void> {
-  return sendBytes(req, res, status, Buffer.from(JSON.stringify(body), 'utf8'), headers);
 }

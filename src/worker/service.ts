@@ -6,6 +6,7 @@ import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec } from '../operations/cursor.ts';
 import { OPERATION_REGISTRY } from '../operations/registry.ts';
 import type { SnapshotStorage } from '../snapshot/index.ts';
+import { ChunkCache } from '../operations/search.ts';
 import { ManifestWatch } from './source.ts';
 import { AssetsStorage, R2Storage, type AssetsBinding, type R2BucketBinding } from './storage.ts';
 import { checkBudget, DEFAULT_BUDGET_BYTES } from '../api/mcp/budget.ts';
@@ -27,6 +28,13 @@ export type Env = {
   SHARD_CACHE_BYTES?: string;
   /** Bytes of the record table kept per isolate, default 8 MiB (all of it up to about 300,000 records). */
   RECORD_TABLE_CACHE_BYTES?: string;
+  /**
+   * Bytes of the chunked search index's files kept per isolate, default 24 MiB: a search reads only its own files
+   * and holds them until it is answered, then the least recently used go down to this (0 keeps none).
+   */
+  SEARCH_CACHE_BYTES?: string;
+  /** `chunks` (the default): searches read the chunked index; `whole`: the whole index by sections, read ahead. */
+  SEARCH_INDEX?: string;
   /** Bytes of search answers kept per isolate, default 4 MiB (0 keeps none). */
   ANSWER_CACHE_BYTES?: string;
   OPERATION_TIMEOUT_MS?: string;
@@ -36,12 +44,13 @@ export type Env = {
 
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
 /**
- * An isolate's 128 MB, at 1,000,000 records: the search index's sections a query mix loads (about 50 MiB) and the
- * lookups derived from them (11 MiB), V8's heap (13 MiB), the manifest (2.5 MiB), and these caches.
+ * An isolate's 128 MB: V8's heap (13 MiB), the manifest (2.5 MiB at 1,000,000 records), these caches, and the chunked
+ * index's files (the search cache; a search over every document's columns holds them until it is answered).
  */
 const DEFAULT_WORKER_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_TABLE_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_ANSWER_CACHE_BYTES = 4 * 1024 * 1024;
+const DEFAULT_WORKER_SEARCH_CACHE_BYTES = 24 * 1024 * 1024;
 
 export type Service = {
   watch: ManifestWatch;
@@ -55,6 +64,12 @@ const numberVar = (env: Env, name: keyof Env, fallback: number): number => {
   if (!Number.isFinite(n) || n < 0) throw new Error(`Expected \`${name}\` to be a number from 0 and up, got "${String(raw)}"`);
   return n;
 };
+
+function searchIndexVar(env: Env): 'chunks' | 'whole' {
+  const raw = env.SEARCH_INDEX || 'chunks';
+  if (raw !== 'chunks' && raw !== 'whole') throw new Error(`Expected \`SEARCH_INDEX\` to be "chunks" or "whole", got "${raw}"`);
+  return raw;
+}
 
 export const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}) =>
   console[level === 'error' ? 'error' : 'log'](JSON.stringify({ level, message, ...fields }));
@@ -73,6 +88,8 @@ export function createService(env: Env): Service {
     checkEveryMs: numberVar(env, 'MANIFEST_CHECK_SECONDS', DEFAULT_MANIFEST_CHECK_SECONDS) * 1000,
     cacheBytes: numberVar(env, 'SHARD_CACHE_BYTES', DEFAULT_WORKER_CACHE_BYTES),
     tableCacheBytes: numberVar(env, 'RECORD_TABLE_CACHE_BYTES', DEFAULT_WORKER_TABLE_CACHE_BYTES),
+    searchCache: new ChunkCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES)),
+    searchWhole: searchIndexVar(env) === 'whole',
     onCorrupt: (r) => log('error', 'snapshot file does not match its sha256; it is not served', { ...r }),
     onRefuse: (reason) => log('error', 'snapshot refused; the current one keeps serving', { reason }),
     onSwitch: (next, previous) =>

@@ -1,5 +1,6 @@
+import { SEARCH_CHUNKS_PATH } from '../contract/search-chunks.ts';
 import { LAYOUT } from '../contract/snapshot.ts';
-import { warmSearch } from '../operations/search.ts';
+import { searchFromChunks, warmSearch, type ChunkCache } from '../operations/search.ts';
 import { InvalidSnapshot, Snapshot, type SnapshotOptions, toHex, type SnapshotStorage } from '../snapshot/index.ts';
 
 export type ManifestWatchOptions = SnapshotOptions & {
@@ -7,6 +8,10 @@ export type ManifestWatchOptions = SnapshotOptions & {
   checkEveryMs: number;
   /** Told when a published manifest is refused (the snapshot before it, if any, keeps serving). */
   onRefuse?: (reason: string) => void;
+  /** The isolate's cache of the chunked search index's files, which every snapshot's searches read through. */
+  searchCache: ChunkCache;
+  /** Searches read the whole index by sections (read ahead at each switch), as before the chunked index: for comparison. */
+  searchWhole?: boolean;
   /** Told when a new snapshot starts serving. */
   onSwitch?: (next: Snapshot, previous: Snapshot | null) => void;
 };
@@ -62,8 +67,10 @@ export class ManifestWatch {
     if (previous && toHex(this.storage.sha256(bytes)) === previous.manifestSha256) return previous;
     try {
       const next = await Snapshot.fromStorage(this.storage, bytes, this.options);
-      // The search index is read ahead, as on Node, so the first search on the new snapshot does not wait for it.
-      await warmSearch(next).catch(() => undefined);
+      // Searches read the chunked index, a request's files when it comes: only its directory is read now. A snapshot
+      // built before the chunked index has its whole index's common sections read ahead, as on Node.
+      if (next.fileEntry(SEARCH_CHUNKS_PATH) && !this.options.searchWhole) await searchFromChunks(next, this.options.searchCache).catch(() => undefined);
+      else await warmSearch(next).catch(() => undefined);
       this.snapshot = next;
       this.options.onSwitch?.(next, previous);
       return next;

@@ -7,7 +7,8 @@ import { startServer } from '../server/helpers.ts';
  * Worker under workerd (Miniflare from node_modules: no account, no network). A suite loops over TARGETS and starts
  * one host per target in its beforeAll, so every test of the file shares it.
  *
- * CONTRACT_TARGETS=node (or worker) narrows a run to one of them.
+ * CONTRACT_TARGETS=node (or worker) narrows a run to one of them. CONTRACT_WORKER_SEARCH_CACHE_BYTES sets the Worker's
+ * search cache (0: every search reads its chunks again).
  */
 export type TargetName = 'node' | 'worker';
 
@@ -36,6 +37,8 @@ export async function startTarget(name: TargetName, options: { snapshotPath: str
     return { name, url: server.url, close: server.close };
   }
   const vars: Record<string, string> = options.cursorSecret ? { CURSOR_SECRET: options.cursorSecret } : {};
+  const searchCache = process.env.CONTRACT_WORKER_SEARCH_CACHE_BYTES;
+  if (searchCache) vars.SEARCH_CACHE_BYTES = searchCache;
   const worker = options.snapshotPath
     ? await startWorker({ storage: 'assets', snapshotPath: options.snapshotPath, vars })
     : await startWorker({ storage: 'r2', vars });

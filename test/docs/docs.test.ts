@@ -208,6 +208,21 @@ describe('run history lives in CHANGELOG.md and bench/results.json', () => {
     expect(dated('Measured 2026-11-23 on two cores.\n`decided:2024-01-01..2024-03-31`\n')).toEqual(['Measured 2026-11-23 on two cores.']);
   });
 
+  /** The changelog's lines under its headings that are not one change of under 300 characters on a line of its own. */
+  const notOneLine = (markdown: string): string[] => {
+    const body = markdown.slice(markdown.indexOf('\n## ') + 1);
+    return body.split('\n').filter((line) => line !== '' && !/^#{2,3} /.test(line) && !(/^- \S/.test(line) && line.length < 300));
+  };
+
+  it('finds a change written on more than one line, or too long', () => {
+    const text = `# Changelog\n\nIntro.\n\n## Unreleased\n\n- One line, 2 ms.\n- Two\n  lines.\n- ${'x'.repeat(300)}\n`;
+    expect(notOneLine(text)).toEqual(['  lines.', `- ${'x'.repeat(300)}`]);
+  });
+
+  it('CHANGELOG.md has one line per change, each under 300 characters (the lab notes are in bench/results.json)', () => {
+    expect(notOneLine(readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8'))).toEqual([]);
+  });
+
   it.each(PAGES.filter((p) => p !== 'CHANGELOG.md'))('%s names no dated run', (page) => {
     expect(dated(readFileSync(join(ROOT, page), 'utf8'))).toEqual([]);
   });

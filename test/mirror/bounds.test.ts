@@ -9,6 +9,7 @@ import { runMirror, type MirrorOptions } from '../../build/mirror/run.ts';
 import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { buildFixture, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { PMN, writeEditedPmn } from '../sync/edit-fixture.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * The mirror against an origin that sends more than its manifest lists: a gzip bomb in place of a file, and a body
@@ -168,8 +169,7 @@ describe('the mirror under hostile downloads', () => {
     );
     expect(await readlink(join(work, 'endless', 'snapshot'))).toBe(before);
     // The mirror hung up: the origin did not get to send its 256 MiB.
-    const deadline = Date.now() + 5_000;
-    while (!sent.has(path) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => sent.has(path), 'the origin to count what it sent', 5_000);
     expect(sent.get(path) ?? Infinity).toBeLessThan(64 * MiB);
   });
 });

@@ -20,7 +20,7 @@ describe('npm run predicates -- extract', () => {
     const { mkdirSync } = await import('node:fs');
     mkdirSync(inDir);
     writeFileSync(join(inDir, 'K050278.md'), PREDICATE_TEXT);
-    writeFileSync(join(inDir, 'K060001.txt'), 'The device is substantially equivalent to the Acme Glucose Meter (K 05 063 2) and the Acme Strip (DEN150058).');
+    writeFileSync(join(inDir, 'K060001.txt'), 'The device is substantially equivalent to the following devices: the Acme Glucose Meter (K 05 063 2) and the Acme Strip (DEN150058).');
     writeFileSync(join(inDir, 'k070001.pdf'), await summaryPdf('Predicate Devices:\nBD ProbeTec ET CT/GC Amplified DNA Assay (K984631), APTIMA Combo 2 Assay (K003395)'));
     const blank = await PDFDocument.create();
     blank.addPage();
@@ -31,7 +31,7 @@ describe('npm run predicates -- extract', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes the edges and a report saying, per device, whether its text was read and why nothing was found', () => {
+  it('writes the edges and a report saying, per device, whether its text was read and why nothing was found', { timeout: 120_000 }, () => {
     const r = run('extract', '--in', inDir, '--out', join(dir, 'edges.csv'), '--report', join(dir, 'report.csv'), '--quiet');
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/skipped notes\.txt/);
@@ -49,7 +49,7 @@ describe('npm run predicates -- extract', () => {
     expect(byDevice.get('K100001')).toMatch(/^K100001,read,,none of the 2 numbers named stands where a predicate is named$/);
   });
 
-  it('writes an edge input folder for the build with --edges', () => {
+  it('writes an edge input folder for the build with --edges', { timeout: 120_000 }, () => {
     const out = join(dir, 'edges');
     const r = run('extract', '--in', inDir, '--edges', out, '--quiet');
     expect(r.status, r.stderr).toBe(0);
@@ -58,7 +58,7 @@ describe('npm run predicates -- extract', () => {
     expect(readFileSync(join(out, 'report.csv'), 'utf8')).toBe(readFileSync(join(dir, 'report.csv'), 'utf8'));
   });
 
-  it('refuses a wrong use with one line and exit 2', () => {
+  it('refuses a wrong use with one line and exit 2', { timeout: 120_000 }, () => {
     const none = run('extract', '--out', join(dir, 'x.csv'));
     expect(none.status).toBe(2);
     expect(none.stderr).toBe('predicates extract: --in is required (see --help)\n');

@@ -99,6 +99,24 @@ const CASES: Case[] = [
     predicates: ['K071041'],
   },
   {
+    rule: 'one predicate device named, two devices listed: the first is the predicate',
+    device: 'K091168',
+    text: '3. Predicate Device:\n\nGlucoPackTM Blood Glucose Monitoring System(HealthPia America Corp.)\nK052469\nGlucoLabTM Blood Glucose Monitoring System(Infopia co., Ltd.)\nK051285\n\n4. Description:\n\nThe GlucophoneTM Meter device combined with Cell Phone',
+    predicates: ['K052469'],
+  },
+  {
+    rule: 'a statement that speaks of several predicate devices keeps them all',
+    device: 'K062285',
+    text: 'The assay is substantially equivalent to the Dade Behring Syva EMIT II Plus Benzodiazepine Assay (K993985) and BIO-RAD Liquichek Urine Toxicology Controls (K022707) (predicate devices) which were cleared by the FDA for in vitro diagnostic use.',
+    predicates: ['K993985', 'K022707'],
+  },
+  {
+    rule: 'two bare numbers after "Predicate Device:" are both predicates',
+    device: 'K173212',
+    text: 'Classification: Class II\nProduct Code: KHE\n\nPredicate Device: K070660 and K021423\n\nDevice Description: This device is a Driven Flow chromatographic immunoassay',
+    predicates: ['K070660', 'K021423'],
+  },
+  {
     rule: 'with no statement at all, the one number a summary names besides its own',
     device: 'K050283',
     text: '510(k) Summary\n\nThe new reagent is identical in formulation to the currently marketed reagent, K941837, except for the packaging.',

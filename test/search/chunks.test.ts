@@ -11,8 +11,9 @@ import type { SearchIndexData } from '../../src/search/codec.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
-import { chunksOfPrefix, parseChunkDirectory, SparseIndex } from '../../src/search/sparse.ts';
+import { chunksOfPrefix, parseChunkDirectory, ChunkedIndex } from '../../src/search/chunked.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { until } from '../helpers/until.ts';
 
 const BASE = { applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 20 };
 const PAGE_FACETS = [
@@ -74,11 +75,11 @@ function reader(files: ChunkFiles) {
   return { read, fetched };
 }
 
-async function sparseOutcome(files: ChunkFiles, req: SearchRequest, whole: boolean): Promise<unknown> {
-  const sparse = new SparseIndex(parseChunkDirectory(structuredClone(files.directory)), reader(files).read);
+async function chunkedOutcome(files: ChunkFiles, req: SearchRequest, whole: boolean): Promise<unknown> {
+  const chunked = new ChunkedIndex(parseChunkDirectory(structuredClone(files.directory)), reader(files).read);
   try {
-    if (!whole) return await sparse.firstPage(req);
-    return await sparse.answer(req);
+    if (!whole) return await chunked.firstPage(req);
+    return await chunked.answer(req);
   } catch (err) {
     return { error: String(err) };
   }
@@ -127,9 +128,9 @@ describe('the search index in chunks', () => {
         let nonEmpty = 0;
         for (const req of reqs) {
           const want = outcome(index, req) as { total?: number; kNumbers?: string[]; error?: string };
-          const first = await sparseOutcome(files, req, false);
+          const first = await chunkedOutcome(files, req, false);
           expect([req, first]).toEqual([req, want.error ? want : { total: want.total, kNumbers: want.kNumbers }]);
-          expect([req, await sparseOutcome(files, req, true)]).toEqual([req, want]);
+          expect([req, await chunkedOutcome(files, req, true)]).toEqual([req, want]);
           if (want.total) nonEmpty++;
         }
         expect(nonEmpty).toBeGreaterThan(reqs.length / 2);
@@ -162,8 +163,8 @@ describe('the search index in chunks', () => {
       it('fetches only the chunks of the words of a query, and reuses them for the next query', async () => {
         const word = data.terms[Math.floor(data.terms.length / 2)]!;
         const { read, fetched } = reader(files);
-        const sparse = new SparseIndex(files.directory, read);
-        await sparse.firstPage({ ...BASE, query: word });
+        const chunked = new ChunkedIndex(files.directory, read);
+        await chunked.firstPage({ ...BASE, query: word });
         const termFiles = new Set(files.directory.termChunks.map((c) => c.file.path));
         const wanted = new Set(chunksOfPrefix(files.directory, word).map((i) => files.directory.termChunks[i]!.file.path));
         expect(fetched.filter((p) => termFiles.has(p)).sort()).toEqual([...wanted].sort());
@@ -171,7 +172,7 @@ describe('the search index in chunks', () => {
           expect([f, fetched.includes(files.directory.files[f].path)]).toEqual([f, false]);
         }
         const before = fetched.length;
-        await sparse.firstPage({ ...BASE, query: word, page: 1, pageSize: 1 });
+        await chunked.firstPage({ ...BASE, query: word, page: 1, pageSize: 1 });
         expect(fetched.length).toBe(before);
       });
 
@@ -183,26 +184,25 @@ describe('the search index in chunks', () => {
         const released = new Promise<void>((r) => (release = r));
         const termFiles = new Set(files.directory.termChunks.map((c) => c.file.path));
         const asked: string[] = [];
-        const sparse = new SparseIndex(files.directory, async (path) => {
+        const chunked = new ChunkedIndex(files.directory, async (path) => {
           asked.push(path);
           if (termFiles.has(path)) await released;
           return read(path);
         });
-        const answer = sparse.firstPage({ ...BASE, query: word });
-        for (let i = 0; i < 100 && !asked.some((p) => termFiles.has(p)); i++) await new Promise((r) => setTimeout(r, 0));
-        expect(asked.some((p) => termFiles.has(p))).toBe(true);
+        const answer = chunked.firstPage({ ...BASE, query: word });
+        await until(() => asked.some((p) => termFiles.has(p)), 'a term file to be asked for');
         const before = [...asked];
         release();
         const first = await answer;
         expect(before).toContain(files.directory.kBlocks[0]!.path);
-        expect(first).toEqual(await sparseOutcome(files, { ...BASE, query: word }, false));
+        expect(first).toEqual(await chunkedOutcome(files, { ...BASE, query: word }, false));
       });
 
       it('answers the landing page from the directory alone', async () => {
         const { read, fetched } = reader(files);
-        const sparse = new SparseIndex(files.directory, read);
+        const chunked = new ChunkedIndex(files.directory, read);
         const req = { ...BASE, query: '', pageSize: 20, facets: files.directory.landing.facets as SearchRequest['facets'] };
-        expect(await sparse.answer(req)).toEqual(runSearch(index, req));
+        expect(await chunked.answer(req)).toEqual(runSearch(index, req));
         expect(fetched).toEqual([]);
       });
     });

@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { LAYOUT, RECORD_TABLE, ResponseSchemas, ShardIndex, recordTablePartPath,
 import { JsonBytes, type Operation } from '../../src/operations/index.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { flipByte, snapshotCopy } from '../helpers/damage.ts';
+import { loopTurns, until } from '../helpers/until.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectError, startServer, type Answer, type Running } from './helpers.ts';
 
@@ -194,13 +195,18 @@ for (const fastLane of [true, false]) describe(`pipelined requests of a client t
     const one = `POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     // Within the bound: 4 answered at once and 32 waiting.
     const sent = 30;
+    // The server's end of the connection: its writes back up once the kernel holds all it takes of the answers.
+    let served: Socket | null = null;
+    heavy.app.server.on('connection', (s: Socket) => (served ??= s));
     const socket = connect(Number(port), '127.0.0.1');
     try {
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
       socket.pause();
       socket.write(one.repeat(sent));
-      // Let the server take in what it can; without the bound it would start all 200 at once.
-      for (let i = 0; i < 40 && started < sent; i++) await new Promise((r) => setTimeout(r, 25));
+      await until(() => started > 0 && served?.writableNeedDrain, "the server's answers to back up");
+      // From here only the bound holds requests back: an unbounded server starts every request it has read within a
+      // few turns of the event loop (the requests came in one write), and so fails below.
+      await loopTurns(200);
       const whileStalled = started;
       expect(whileStalled).toBeGreaterThan(0);
       expect(whileStalled).toBeLessThan(10);
@@ -216,8 +222,7 @@ for (const fastLane of [true, false]) describe(`pipelined requests of a client t
       });
       socket.resume();
       const need = sent * big.bytes.length;
-      for (let i = 0; i < 400 && received < need; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(received).toBeGreaterThan(need);
+      await until(() => received > need, 'every answer to arrive', 20_000);
       expect(started).toBe(sent);
     } finally {
       socket.destroy();
@@ -246,8 +251,7 @@ for (const fastLane of [true, false]) describe(`pipelined requests of a client t
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
       socket.pause();
       socket.write(one.repeat(200));
-      for (let i = 0; i < 200 && !closed; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(closed).toBe(true);
+      await until(() => closed, 'the server to close the connection');
       // Two answered at once, five waiting: the eighth closed the connection, and none of those waiting ran.
       expect(started).toBeLessThanOrEqual(2);
       expect(guarded.logger.infos.filter((m) => m.includes('too many pipelined requests waiting'))).toHaveLength(1);

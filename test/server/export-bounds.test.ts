@@ -7,6 +7,7 @@ import { ErrorBody } from '../../src/contract/index.ts';
 import { newExportFlow, pumpExport, SLICE_BYTES } from '../../src/server/export-stream.ts';
 import type { ExportFlow } from '../../src/server/export-stream.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { until } from '../helpers/until.ts';
 import { allRecords, startServer, type Running } from './helpers.ts';
 
 /** A GET with the body's bytes as they came over the wire (fetch would decode them). */
@@ -21,15 +22,6 @@ function rawGet(url: string, headers: Record<string, string> = {}, method = 'GET
     req.on('error', reject);
     req.end();
   });
-}
-
-/** Waits for `condition`, checking every few milliseconds, failing after `ms`. */
-async function until(condition: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('GET /v1/export within bounds', () => {
@@ -62,7 +54,7 @@ describe('GET /v1/export within bounds', () => {
     expect(served.status).toBe(200);
     expect(served.body.toString('utf8').split('\n').filter(Boolean).length).toBe(count);
     // The export gave its slot back: one is free again, the test's other one still held.
-    await until(() => server.app.exports.active === 1);
+    await until(() => server.app.exports.active === 1, 'the export to hold its slot');
     held[1]!();
     expect(server.app.exports.active).toBe(0);
   });
@@ -155,7 +147,7 @@ describe('an export to a client that stops reading', () => {
     const counter = { pulled: 0 };
     const flow = newExportFlow();
     const pumping = pumpExport(endless(counter), res, encoding, flow);
-    await until(() => client.withheld > 0);
+    await until(() => client.withheld > 0, 'the client to withhold bytes');
     // Give the pump, the thread pool's compression and the pipe every chance to go on: none may take it further.
     for (let i = 0; i < 40; i++) await new Promise((r) => setTimeout(r, 2));
     const pulledWhenStalled = counter.pulled;

@@ -3,6 +3,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { until } from '../helpers/until.ts';
 import { allRecords, envelope, startServer, type Running } from './helpers.ts';
 import { BATCHED_ANSWER_BYTES, AnswerBuffers } from '../../src/server/fast-lane.ts';
 import { OPERATIONS } from '../../src/contract/index.ts';
@@ -328,13 +329,6 @@ describe('the fast lane', () => {
     // The moment is the lane's setTimeout, faked here: the rest of the request comes before it ends, or after it has
     // ended (the clock moved on by hand), whatever the machine's load. Sockets and every other timer stay real.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    // Polls on setImmediate, bounded by the real clock: the faked setTimeout would never fire.
-    const until = async (what: string, condition: () => boolean, deadlineMs = 10_000): Promise<void> => {
-      for (const ends = Date.now() + deadlineMs; !condition(); ) {
-        if (Date.now() > ends) throw new Error(`timed out waiting until ${what}`);
-        await new Promise((r) => setImmediate(r));
-      }
-    };
     try {
       const request = post(META);
       const cut = request.length - 10;
@@ -347,11 +341,11 @@ describe('the fast lane', () => {
         const timers = vi.getTimerCount();
         socket.write(request.slice(0, cut));
         // The lane has read the first part and started its moment.
-        await until('the lane waits for the rest', () => vi.getTimerCount() > timers);
+        await until(() => vi.getTimerCount() > timers, 'the lane to wait for the rest');
         if (late) vi.advanceTimersByTime(60_000);
         socket.write(request.slice(cut) + (late ? request : ''));
         const count = late ? 2 : 1;
-        await until(`${count} answers`, () => replies(Buffer.concat(chunks)).length >= count);
+        await until(() => replies(Buffer.concat(chunks)).length >= count, `${count} answers`);
         socket.destroy();
         return replies(Buffer.concat(chunks)).map((r) => r.status);
       };
@@ -412,17 +406,12 @@ describe('the fast lane', () => {
     // The lane keeps its idle and stall clocks with one interval timer and performance.now(): both faked here, so the
     // seconds below are the lane's own, whatever the machine's load; sockets and every other timer stay real.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
-    // Polls on the real setTimeout: vi.waitFor would move the faked clock on as it waits.
-    const until = async (condition: () => boolean, deadlineMs = 10_000): Promise<boolean> => {
-      for (const ends = Date.now() + deadlineMs; !condition() && Date.now() < ends; ) await new Promise((r) => setTimeout(r, 5));
-      return condition();
-    };
     const server = await startServer({ snapshotPath, now: () => NOW });
     try {
       const open = async () => {
         const { socket, chunks, closed } = await connectCollecting(server.url);
         const answered = async (n: number) => {
-          await until(() => replies(Buffer.concat(chunks)).length >= n);
+          await until(() => replies(Buffer.concat(chunks)).length >= n, `${n} answers`);
           return replies(Buffer.concat(chunks));
         };
         return { socket, answered, closed };
@@ -444,7 +433,7 @@ describe('the fast lane', () => {
       expect(idle.closed()).toBe(false);
       // Past five seconds and one look of the lane's watch (every 1.25 s here), the idle one is closed.
       for (let i = 0; i < 3; i++) await second();
-      expect(await until(() => idle.closed())).toBe(true);
+      expect(await until(() => idle.closed(), 'the idle connection to close')).toBe(true);
       expect(busy.closed()).toBe(false);
       busy.socket.destroy();
     } finally {

@@ -6,16 +6,7 @@ import { ErrorBody } from '../../src/contract/index.ts';
 import { buildFirstSnapshot, firstBuildCommand, needsFirstBuild } from '../../src/server/bootstrap.ts';
 import type { Logger } from '../../src/server/log.ts';
 import { MainProcess } from '../helpers/main-process.ts';
-
-async function waitFor<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const found = probe();
-    if (found !== undefined) return found;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { until } from '../helpers/until.ts';
 
 let running: MainProcess | null = null;
 const dirs: string[] = [];
@@ -39,10 +30,10 @@ describe('the first start', () => {
     dirs.push(cwd);
     running = new MainProcess({}, { cwd, detached: true });
     // The log is JSON lines; the build's progress lines between them are not.
-    const url = await waitFor('the listening line', () => running?.lines.map((l) => /"msg":"listening","url":"([^"]+)"/.exec(l)?.[1]).find((u) => u !== undefined));
+    const url = await until(() => running?.lines.map((l) => /"msg":"listening","url":"([^"]+)"/.exec(l)?.[1]).find((u) => u !== undefined), 'the listening line', 60_000);
     const built = () => running?.lines.some((l) => l.includes('snapshot built'));
     // The build starts once the build's modules are loaded, after the server listens.
-    await waitFor('the build to start', () => (running?.lines.some((l) => l.includes('no snapshot yet: building one')) ? true : undefined));
+    await until(() => running?.lines.some((l) => l.includes('no snapshot yet: building one')), 'the build to start', 60_000);
 
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(503);

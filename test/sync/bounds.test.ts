@@ -9,6 +9,7 @@ import { DOWNLOAD_LIMITS, limitsFor, type SyncOptions } from '../../build/sync/c
 import { runSync } from '../../build/sync/run.ts';
 import { LAYOUT } from '../../src/contract/index.ts';
 import { fixtureText, ORIGIN_FILE_NAMES, startOrigin, type Origin } from './origin.ts';
+import { until } from '../helpers/until.ts';
 
 /** The sync against an origin that sends more than it should: every download and every entry read has a limit. */
 
@@ -144,8 +145,7 @@ describe('the sync under hostile downloads', () => {
         new RegExp(`^pmn96cur\\.zip: could not be downloaded from ${origin.url}pmn96cur\\.zip: more than 1,048,576 bytes were sent, past the limit \\(--max-download-bytes\\); reading stopped there$`),
       );
       // The client hung up: the origin did not get to send its 256 MiB.
-      const deadline = Date.now() + 5_000;
-      while (!origin.requests.some((r) => r.path === '/ftparea/pmn96cur.zip') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await until(() => origin.requests.some((r) => r.path === '/ftparea/pmn96cur.zip'), 'the origin to log the request', 5_000);
       const sent = origin.requests.find((r) => r.path === '/ftparea/pmn96cur.zip')?.bytes ?? Infinity;
       expect(sent).toBeLessThan(64 * MiB);
     } finally {

@@ -10,6 +10,7 @@ import {
 import { isoOfDay, NO_APPLICANT, NO_CODE, type SearchSectionName } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { BundleFormatError, decodeBundle, valueOf, type Decoded } from './bundle.ts';
+import { bundleBytes, ChunkCache } from './chunk-cache.ts';
 import { invertRows, type Rows } from './csr.ts';
 import type { FacetOut } from './facet-fields.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
@@ -20,9 +21,11 @@ import { orderPage, orderRange } from './sort.ts';
 import { kNumberRange, queryWords } from './tokenize.ts';
 
 /**
- * The search index read in parts (src/contract/search-chunks.ts), for a browser: a request first says what it needs
- * (`missing`), the caller fetches that, and the same synchronous engine runs over an index that holds only those
- * parts. Answers are the whole index's answers: every part a request can read is loaded before it runs.
+ * The search index read in parts (src/contract/search-chunks.ts), for the static page and for the Worker: a request
+ * first says what it needs (`missing`), the caller fetches that, and the same synchronous engine runs over an index
+ * that holds only those parts. Answers are the whole index's answers: every part a request can read is loaded before
+ * it runs. The parts are kept in a ChunkCache: unbounded on the page, bounded by bytes in a Worker, where a request
+ * holds a Lease that keeps its parts in until it is answered.
  *
  * Two steps per request. The first page (`firstPage`) needs the chunks of the query's words, the documents of the
  * product codes and applicants those words reach, the decision dates (a few thousand runs), the small dictionaries,
@@ -110,23 +113,78 @@ type Plan = {
 
 const FACETS_OFF = { facets: undefined, stats: false };
 
-export class SparseIndex {
-  readonly directory: SearchChunks;
-  private readonly read: ReadChunk;
-  private readonly bundles = new Map<string, Map<string, Decoded>>();
-  private readonly loads = new Map<string, Promise<void>>();
-  private readonly arrays = new Map<string, unknown>();
-  private current: SearchIndex | null = null;
-  /** Bytes of the files loaded (compressed, as fetched), for progress and measurements. */
-  loadedBytes = 0;
+/** The files one request reads, kept in the cache until it is answered (`release`). */
+export class Lease {
+  private readonly cache: ChunkCache;
+  private readonly held = new Set<string>();
 
-  constructor(directory: SearchChunks, read: ReadChunk) {
+  constructor(cache: ChunkCache) {
+    this.cache = cache;
+  }
+
+  /** Keeps a file in (once per lease). */
+  hold(path: string): void {
+    if (this.held.has(path) || !this.cache.has(path)) return;
+    this.held.add(path);
+    this.cache.pin(path);
+  }
+
+  /** Lets the files go, and the cache back down to its budget. */
+  release(): void {
+    for (const path of this.held) this.cache.unpin(path);
+    this.held.clear();
+    this.cache.trim();
+  }
+}
+
+export class ChunkedIndex {
+  readonly directory: SearchChunks;
+  readonly cache: ChunkCache;
+  private readonly read: ReadChunk;
+  private readonly loads = new Map<string, Promise<void>>();
+  /** The leases waiting for each file being read: each holds it the moment it arrives. */
+  private readonly waiting = new Map<string, Set<Lease>>();
+  /** Paths of the K number blocks: read for a page's K numbers only, never by the view. */
+  private readonly kBlockPaths: Set<string>;
+  private current: SearchIndex | null = null;
+  /** Bytes of the files loaded (as read, before inflating), for progress and measurements. */
+  loadedBytes = 0;
+  /** Files read, one count per read (a file let go of and read again counts twice), for measurements and tests. */
+  reads = 0;
+
+  constructor(directory: SearchChunks, read: ReadChunk, cache: ChunkCache = new ChunkCache(Number.POSITIVE_INFINITY)) {
     this.directory = directory;
     this.read = read;
+    this.cache = cache;
+    this.kBlockPaths = new Set(directory.kBlocks.map((b) => b.path));
+    const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path)]);
+    // A file of this index let go of: the view over it goes too (it is made again over what is left).
+    cache.watch((path) => {
+      if (own.has(path)) this.dropView();
+    });
   }
 
   private has(path: string): boolean {
-    return this.bundles.has(path);
+    return this.cache.has(path);
+  }
+
+  private bundle(path: string): Map<string, Decoded> | undefined {
+    return this.cache.get(path)?.bundle;
+  }
+
+  /** A value made once from a file and kept with it (let go of when the file is). */
+  private derivedOf<T>(path: string, name: string, make: () => T, bytes: (value: T) => number): T {
+    const entry = this.cache.get(path)!;
+    if (entry.derived.has(name)) return entry.derived.get(name) as T;
+    const value = make();
+    entry.derived.set(name, value);
+    this.cache.grow(path, entry, bytes(value));
+    return value;
+  }
+
+  private dropView(): void {
+    this.current = null;
+    this.cache.setExtra(this, 0);
   }
 
   private plan(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean): Plan | null {
@@ -162,12 +220,13 @@ export class SparseIndex {
    * with facet counts and statistics (`whole` true). Which product codes and applicants a word reaches is known once
    * the word's chunks are in, so a request may name more files after those arrive: call until it names none.
    */
-  missing(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean): string[] {
+  missing(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, lease?: Lease): string[] {
     const dir = this.directory;
     const files = dir.files;
     const out = new Set<string>();
     const need = (path: string) => {
       if (!this.has(path)) out.add(path);
+      else lease?.hold(path);
     };
     need(files.dicts.path);
     const plan = this.plan(req, whole);
@@ -195,6 +254,7 @@ export class SparseIndex {
     for (const [section, file] of columns) if (s.has(section)) need(files[file].path);
     // Short words match product codes by their letters: those codes' documents, from the code chunks.
     if (!plan.wholeCodes && !this.has(files.docCode.path) && this.has(files.dicts.path)) {
+      lease?.hold(files.dicts.path);
       const lower = this.codesLower();
       for (const word of plan.words) {
         if (word.length > 3) continue;
@@ -208,18 +268,31 @@ export class SparseIndex {
 
   /** The product codes in lower case, from the dictionaries (loaded). */
   private codesLower(): string[] {
-    let lower = this.arrays.get('codesLower') as string[] | undefined;
-    if (!lower) {
-      const lists = valueOf(this.bundles.get(this.directory.files.dicts.path)!, 'lists', 'json') as { codes: string[] };
-      this.arrays.set('codesLower', (lower = lists.codes.map((c) => c.toLowerCase())));
-    }
-    return lower;
+    const path = this.directory.files.dicts.path;
+    return this.derivedOf(
+      path,
+      'codesLower',
+      () => (valueOf(this.bundle(path)!, 'lists', 'json') as { codes: string[] }).codes.map((c) => c.toLowerCase()),
+      (lower) => lower.length * 32,
+    );
   }
 
-  /** Loads files (each once; a failed read is tried again by a later call). */
-  async load(paths: readonly string[]): Promise<void> {
+  /**
+   * Loads files (each once, all at once; a failed read is tried again by a later call). With a lease, each is held
+   * for it as it arrives.
+   */
+  async load(paths: readonly string[], lease?: Lease): Promise<void> {
     await Promise.all(
       paths.map((path) => {
+        if (this.has(path)) {
+          lease?.hold(path);
+          return null;
+        }
+        if (lease) {
+          let leases = this.waiting.get(path);
+          if (!leases) this.waiting.set(path, (leases = new Set()));
+          leases.add(lease);
+        }
         let loading = this.loads.get(path);
         if (!loading) {
           loading = this.read(path).then((bytes) => {
@@ -229,27 +302,44 @@ export class SparseIndex {
             } catch (err) {
               throw err instanceof BundleFormatError ? new ChunkFormatError(`${path}: ${err.message}`) : err;
             }
-            this.bundles.set(path, bundle);
+            this.cache.set(path, bundle, bundleBytes(bytes, bundle));
+            for (const l of this.waiting.get(path) ?? []) l.hold(path);
+            this.waiting.delete(path);
             this.loadedBytes += bytes.byteLength;
-            this.current = null;
+            this.reads++;
+            if (!this.kBlockPaths.has(path)) this.dropView();
           });
           this.loads.set(path, loading);
-          loading.catch(() => this.loads.delete(path));
+          void loading.then(
+            () => this.loads.delete(path),
+            () => {
+              this.loads.delete(path);
+              this.waiting.delete(path);
+            },
+          );
         }
         return loading;
       }),
     );
   }
 
-  /** Loads what a request needs, in as many rounds as it takes (at most three: words, then what they reach). */
-  async ensure(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, onProgress?: (bytes: number) => void): Promise<SearchIndex> {
+  /**
+   * Loads what a request needs, in as many rounds as it takes (at most three: words, then what they reach). With a
+   * lease, every file the request reads is held for it, so none goes before the request is answered.
+   */
+  async ensure(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, onProgress?: (bytes: number) => void, lease?: Lease): Promise<SearchIndex> {
     for (let round = 0; round < 4; round++) {
-      const missing = this.missing(req, whole);
+      const missing = this.missing(req, whole, lease);
       if (missing.length === 0) return this.view();
-      await this.load(missing);
+      await this.load(missing, lease);
       onProgress?.(this.loadedBytes);
     }
     throw new Error('search chunks: a request kept asking for more files');
+  }
+
+  /** A lease on this index's cache, for one request. */
+  lease(): Lease {
+    return new Lease(this.cache);
   }
 
   /** The first page of a request: exact total and K numbers, without facet counts. */
@@ -300,19 +390,21 @@ export class SparseIndex {
     return l.kNumbers.slice(offset, end);
   }
 
-  private async kNumbers(page: Uint32Array): Promise<string[]> {
+  /** The K numbers of these documents: from the whole column when it is in, else from their blocks (read now). */
+  async kNumbers(page: Uint32Array, lease?: Lease): Promise<string[]> {
     const dir = this.directory;
-    if (!this.has(dir.files.docKNumber.path)) {
+    if (this.has(dir.files.docKNumber.path)) lease?.hold(dir.files.docKNumber.path);
+    else {
       const blocks = new Set<string>();
       for (const d of page) blocks.add(dir.kBlocks[Math.floor(d / dir.kBlockDocs)]!.path);
-      await this.load([...blocks]);
+      await this.load([...blocks], lease);
     }
     const whole = this.has(dir.files.docKNumber.path) ? (this.column('docKNumber') as Uint32Array) : null;
     const out: string[] = [];
     for (const d of page) {
       if (whole) out.push(kNumberText(whole[d]!));
       else {
-        const block = this.bundles.get(dir.kBlocks[Math.floor(d / dir.kBlockDocs)]!.path)!;
+        const block = this.bundle(dir.kBlocks[Math.floor(d / dir.kBlockDocs)]!.path)!;
         out.push(kNumberText(valueOf(block, 'values', 'u32')[d % dir.kBlockDocs]!));
       }
     }
@@ -321,9 +413,12 @@ export class SparseIndex {
 
   /** A whole column, widened back to the engine's type, decoded once. */
   private column(name: ChunkFile): Uint8Array | Uint16Array | Uint32Array {
-    const known = this.arrays.get(name);
-    if (known) return known as Uint8Array;
-    const bundle = this.bundles.get(this.directory.files[name].path)!;
+    const path = this.directory.files[name].path;
+    return this.derivedOf(path, 'column', () => this.widen(name, path), (out) => (out.buffer === (this.bundle(path)!.get('values') as { buffer?: unknown }).buffer ? 0 : out.byteLength));
+  }
+
+  private widen(name: ChunkFile, path: string): Uint8Array | Uint16Array | Uint32Array {
+    const bundle = this.bundle(path)!;
     const meta = valueOf(bundle, 'meta', 'json') as { type: 'u8' | 'u16' | 'u32'; none: number | null };
     const raw = bundle.get('values') as Record<string, Uint8Array | Uint16Array | Uint32Array>;
     const stored = raw.u8 ?? raw.u16 ?? raw.u32;
@@ -336,15 +431,17 @@ export class SparseIndex {
       out = meta.type === 'u16' ? new Uint16Array(stored.length) : new Uint32Array(stored.length);
       for (let i = 0; i < stored.length; i++) out[i] = meta.none !== null && stored[i] === storedNone ? meta.none : stored[i]!;
     }
-    this.arrays.set(name, out);
     return out;
   }
 
   /** The decision dates and years of every document, from their runs, made once. */
   private decided(): { days: Uint32Array; years: Uint16Array } {
-    const known = this.arrays.get('decided');
-    if (known) return known as { days: Uint32Array; years: Uint16Array };
-    const bundle = this.bundles.get(this.directory.files.decided.path)!;
+    const path = this.directory.files.decided.path;
+    return this.derivedOf(path, 'decided', () => this.decidedOf(path), (d) => d.days.byteLength + d.years.byteLength);
+  }
+
+  private decidedOf(path: string): { days: Uint32Array; years: Uint16Array } {
+    const bundle = this.bundle(path)!;
     const ends = valueOf(bundle, 'runs', 'rows').values;
     const values = valueOf(bundle, 'days', 'u32');
     const n = this.directory.counts.docs;
@@ -359,9 +456,7 @@ export class SparseIndex {
       years.fill(year, at, ends[r]);
       at = ends[r]!;
     }
-    const out = { days, years };
-    this.arrays.set('decided', out);
-    return out;
+    return { days, years };
   }
 
   /** The index over what is loaded now (made again only after a load). */
@@ -372,7 +467,7 @@ export class SparseIndex {
     const n = dir.counts.docs;
     const ix = emptySearchIndex(n);
 
-    const dicts = this.bundles.get(files.dicts.path);
+    const dicts = this.bundle(files.dicts.path);
     if (dicts) {
       const lists = valueOf(dicts, 'lists', 'json') as Record<string, string[]>;
       for (const name of ['codes', 'panels', 'decisions', 'decisionNames', 'types', 'countries', 'states', 'classes'] as const) setSection(ix, name, lists[name]!);
@@ -397,7 +492,7 @@ export class SparseIndex {
     let appAt = 0;
     let codeAt = 0;
     for (const c of dir.termChunks) {
-      const bundle = this.bundles.get(c.file.path);
+      const bundle = this.bundle(c.file.path);
       if (!bundle) {
         terms.fill(c.first, c.from, c.from + c.count);
         docOffsets.fill(docAt, c.from + 1, c.from + c.count + 1);
@@ -435,8 +530,8 @@ export class SparseIndex {
     // Each document's words: the whole forward lists for phrases, else those of the loaded words only (a word checks
     // a document against its own term range, which is loaded).
     if (this.has(files.docTerms.path) && this.has(files.docSeq.path)) {
-      const rows = valueOf(this.bundles.get(files.docTerms.path)!, 'rows', 'rows');
-      const seq = this.bundles.get(files.docSeq.path)!;
+      const rows = valueOf(this.bundle(files.docTerms.path)!, 'rows', 'rows');
+      const seq = this.bundle(files.docSeq.path)!;
       setSection(ix, 'docTermOffsets', rows.offsets);
       setSection(ix, 'docTermIds', rows.values);
       setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
@@ -450,7 +545,7 @@ export class SparseIndex {
     for (const name of ['docPanel', 'docDecision', 'docType', 'docFlags', 'docCountry', 'docState', 'docReceived'] as const) {
       if (this.has(files[name].path)) setSection(ix, name, this.column(name) as never);
     }
-    if (this.has(files.codeTypes.path)) setSection(ix, 'codeTypes', valueOf(this.bundles.get(files.codeTypes.path)!, 'codeTypes', 'json') as string[]);
+    if (this.has(files.codeTypes.path)) setSection(ix, 'codeTypes', valueOf(this.bundle(files.codeTypes.path)!, 'codeTypes', 'json') as string[]);
 
     if (this.has(files.docCode.path)) setSection(ix, 'docCode', this.column('docCode') as Uint16Array);
     else {
@@ -460,7 +555,7 @@ export class SparseIndex {
     }
     if (this.has(files.docApplicant.path) && this.has(files.applicants.path)) {
       setSection(ix, 'docApplicant', this.column('docApplicant') as Uint32Array);
-      const names = this.bundles.get(files.applicants.path)!;
+      const names = this.bundle(files.applicants.path)!;
       setSection(ix, 'applicants', valueOf(names, 'applicants', 'json') as string[]);
       setSection(ix, 'applicantsByKey', valueOf(names, 'applicantsByKey', 'u32'));
     } else {
@@ -472,16 +567,14 @@ export class SparseIndex {
 
     if (this.has(files.docKNumber.path)) setSection(ix, 'docKNumber', this.column('docKNumber') as Uint32Array);
     else {
-      // The page's K numbers come from blocks; with the whole column absent, nothing may read K numbers at large.
-      const k = new Uint32Array(n).fill(0xffffffff);
-      dir.kBlocks.forEach((b, i) => {
-        const bundle = this.bundles.get(b.path);
-        if (bundle) k.set(valueOf(bundle, 'values', 'u32'), i * dir.kBlockDocs);
-      });
-      setSection(ix, 'docKNumber', k);
+      // A page's K numbers come from their blocks (`kNumbers`), which the view does not hold: with the whole column
+      // absent, nothing reads K numbers at large, and the engine's own reading of a page's is replaced by the caller.
+      setSection(ix, 'docKNumber', new Uint32Array(0));
       // Read only for a K number word, which declares the whole column (scanWord takes it in a local all the same).
       setDerived(ix, 'byKNumber', new Uint32Array(0));
     }
+    // What the view holds beyond the cached files: its word list and offsets, and rows copied together.
+    this.cache.setExtra(this, dir.counts.terms * 20 + (docRows.length > 1 ? termDocs.byteLength : 0) + (appRows.length > 1 ? appAt * 4 : 0) + codeAt * 2);
     this.current = ix;
     return ix;
   }
@@ -509,11 +602,11 @@ export class SparseIndex {
       if (keep.length > 0) loaded.push({ ids: Uint32Array.from(keep, (i) => idList[i]!), rows: pickRows(rows, Uint32Array.from(keep)) });
     };
     for (const c of this.directory.termChunks) {
-      const bundle = this.bundles.get(c.file.path);
+      const bundle = this.bundle(c.file.path);
       if (bundle) take(valueOf(bundle, idsName, 'u32'), valueOf(bundle, rowsName, 'rows'), c.file.path);
     }
     for (const c of chunks) {
-      const bundle = this.bundles.get(c.file.path);
+      const bundle = this.bundle(c.file.path);
       if (!bundle) continue;
       const idList = valueOf(bundle, 'ids', 'u32');
       if (idList.length !== c.count) throw new ChunkFormatError(`${c.file.path}: not the chunk the directory names`);

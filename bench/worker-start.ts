@@ -1,0 +1,169 @@
+/**
+ * The Worker from a cold start over one built snapshot: for a fresh workerd each run, the time to listening and the
+ * own time of its first meta, detail, search and all-facet search, workerd's RSS and the isolate's memory (V8 heap
+ * plus ArrayBuffers) after each; then warm search throughput of the Worker over the chunked index against the same
+ * Worker reading the whole index (SEARCH_INDEX=whole), side by side in one run; and the bytes each kind of request
+ * reads from the snapshot's storage, counted in-process through the same operations the Worker runs.
+ *
+ *   npx tsx bench/worker-start.ts --snapshot DIR [--runs 2] [--seconds 5] [--connections 8] [--budget BYTES]
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { prepareAssets } from '../build/worker/assets.ts';
+import { startWorker } from '../build/worker/local.ts';
+import { parseCommandLine } from '../src/cli/args.ts';
+import { FACET_FIELDS, type SearchInput } from '../src/contract/index.ts';
+import { NodeStorage } from '../src/node/files.ts';
+import { CursorCodec } from '../src/operations/cursor.ts';
+import { detail } from '../src/operations/detail.ts';
+import { meta } from '../src/operations/meta.ts';
+import { prepareSearch, search, searchFromChunks } from '../src/operations/search.ts';
+import type { OperationContext } from '../src/operations/types.ts';
+import { ChunkCache } from '../src/search/chunk-cache.ts';
+import { Snapshot } from '../src/snapshot/index.ts';
+import { freePort, memoryOf } from './lib/procs.ts';
+import { makeQueries, sampleRecords } from './lib/queries.ts';
+import { heapOf, workerdPid, type IsolateMemory } from './lib/worker.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES]
+
+The Worker from a cold start (fresh workerd each run): time to listening, first meta, detail, search and all-facet
+search, with workerd's RSS and the isolate's memory after each; warm search throughput over the chunked index
+against the whole index in one run; bytes read per kind of request. Prints figures; asserts nothing about time.
+
+  --snapshot DIR     the snapshot (only read; its files are copied into a temporary assets folder)
+  --runs N           fresh starts per way of reading the index (default 2; 0: only the bytes read)
+  --seconds N        seconds of warm search load per side (default 5)
+  --connections N    concurrent requests of the warm load (default 8)
+  --budget BYTES     the Worker's SEARCH_CACHE_BYTES (default: the Worker's own)`;
+const values = parseCommandLine('worker-start', USAGE, {
+  snapshot: { type: 'string', default: 'snapshot' },
+  runs: { type: 'string', default: '2' },
+  seconds: { type: 'string', default: '5' },
+  connections: { type: 'string', default: '8' },
+  budget: { type: 'string' },
+});
+const dir = resolve(values.snapshot);
+const MiB = 1024 * 1024;
+const load = () => loadavg()[0]!.toFixed(1);
+const mib = (n: number) => (n / MiB).toFixed(1);
+const isolate = (m: IsolateMemory | null) => (m ? `${mib(m.usedBytes + m.arrayBufferBytes)} MiB (heap ${mib(m.usedBytes)}, ArrayBuffers ${mib(m.arrayBufferBytes)})` : 'n/a');
+
+const records = await sampleRecords(dir, 200);
+const queries = makeQueries(records, 200, 510);
+const BASE: SearchInput = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 };
+const typical: SearchInput = { ...BASE, query: 'catheter' };
+const allFacets: SearchInput = { ...BASE, query: 'system', facets: FACET_FIELDS.map((field) => ({ field, size: null, order: 'count' as const })) };
+const body = (operation: string, input: unknown) => JSON.stringify({ version: 1, operation: `device-510k.${operation}`, input });
+const steps: { name: string; body: string }[] = [
+  { name: 'meta', body: body('meta', {}) },
+  { name: 'detail', body: body('detail', { id: records[0]!.kNumber }) },
+  { name: 'search', body: body('search', typical) },
+  { name: 'all-facet search', body: body('search', allFacets) },
+];
+
+async function post(url: string, text: string): Promise<void> {
+  const res = await fetch(`${url}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+  const answer = await res.text();
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${answer.slice(0, 200)}`);
+}
+
+/** Answers a second over `seconds`, `connections` requests at a time, cycling through the queries. */
+async function throughput(url: string, seconds: number, connections: number): Promise<number> {
+  const bodies = queries.map((q) => body('search', q.input));
+  let next = 0;
+  let done = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        await post(url, bodies[next++ % bodies.length]!);
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+const tmp = await mkdtemp(join(tmpdir(), 'device-510k-worker-start-'));
+try {
+  const assetsDir = join(tmp, 'assets');
+  const copyStart = performance.now();
+  await prepareAssets({ snapshotPath: dir, publicDir: join(ROOT, 'public'), out: assetsDir });
+  const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as { counts: { records: number } };
+  console.log(`${manifest.counts.records.toLocaleString('en-US')} records; assets copied in ${((performance.now() - copyStart) / 1000).toFixed(1)} s; load ${load()}\n`);
+
+  const warm: Record<string, number> = {};
+  for (const mode of ['chunks', 'whole'] as const) {
+    for (let run = 1; run <= Number(values.runs); run++) {
+      const inspectorPort = await freePort();
+      const vars: Record<string, string> = { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}) };
+      const t0 = performance.now();
+      const worker = await startWorker({ storage: 'assets', assetsDir, assetsReady: true, inspectorPort, vars });
+      try {
+        const listening = performance.now() - t0;
+        const pid = await workerdPid();
+        console.log(`${mode} run ${run}: listening after ${listening.toFixed(0)} ms, RSS ${mib(memoryOf(pid)?.rss ?? NaN)} MiB (load ${load()})`);
+        for (const step of steps) {
+          const t = performance.now();
+          await post(worker.url, step.body);
+          const own = performance.now() - t;
+          const rss = memoryOf(pid)?.rss ?? NaN;
+          console.log(`  first ${step.name}: own ${own.toFixed(0)} ms, since start ${(performance.now() - t0).toFixed(0)} ms; workerd RSS ${mib(rss)} MiB; isolate ${isolate(await heapOf(inspectorPort, console.log))} (load ${load()})`);
+        }
+        if (run === 1) {
+          await throughput(worker.url, 1, Number(values.connections));
+          warm[mode] = await throughput(worker.url, Number(values.seconds), Number(values.connections));
+          console.log(`  warm search: ${warm[mode]!.toFixed(1)} answers/s at ${values.connections} at a time; RSS ${mib(memoryOf(pid)?.rss ?? NaN)} MiB; isolate ${isolate(await heapOf(inspectorPort, console.log))} (load ${load()})`);
+        }
+      } finally {
+        await worker.close();
+      }
+    }
+  }
+  if (warm.chunks !== undefined && warm.whole !== undefined) {
+    console.log(`\nWarm search, chunked index / whole index: ${(warm.chunks / warm.whole).toFixed(2)} (${warm.chunks.toFixed(1)} vs ${warm.whole.toFixed(1)} answers/s, one after the other in this run)\n`);
+  }
+
+  // Bytes read per kind of request, in-process: the operations the Worker runs, over the snapshot's files.
+  const reads: { path: string; bytes: number }[] = [];
+  const storage = new Proxy(new NodeStorage(dir), {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (!String(key).startsWith('read')) return (value as (...a: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        const out = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as unknown;
+        if (typeof args[0] === 'string' && String(key).startsWith('read')) reads.push({ path: args[0], bytes: out instanceof Uint8Array ? out.byteLength : typeof out === 'number' ? out : 0 });
+        return out;
+      };
+    },
+  });
+  const snapshot = await Snapshot.fromStorage(storage, await readFile(join(dir, 'manifest.json')));
+  const cache = new ChunkCache(values.budget ? Number(values.budget) : 24 * MiB);
+  await searchFromChunks(snapshot, cache);
+  const sum = (filter: (p: string) => boolean) => reads.filter((r) => filter(r.path)).reduce((n, r) => n + r.bytes, 0);
+  const searchFile = (p: string) => p.startsWith('search/');
+  console.log(`start (manifest aside): ${mib(sum(() => true))} MiB read, of which search ${mib(sum(searchFile))} MiB`);
+  const ctx: OperationContext = { snapshot, servedAt: new Date(), cursors: new CursorCodec('b'.repeat(32)) };
+  const kinds: [string, () => Promise<unknown>][] = [
+    ['meta', async () => meta({}, ctx)],
+    ['detail', () => detail({ id: records[1]!.kNumber }, ctx)],
+    ['search', () => search(prepareSearch(typical), ctx)],
+    ['search again', () => search(prepareSearch(typical), ctx)],
+    ['all-facet search', () => search(prepareSearch(allFacets), ctx)],
+    ['another search', () => search(prepareSearch({ ...typical, query: 'pump' }), ctx)],
+  ];
+  for (const [name, run] of kinds) {
+    reads.length = 0;
+    await run();
+    console.log(`${name}: ${reads.length} reads, ${(sum(() => true) / 1024).toFixed(0)} KiB, of which search files ${reads.filter((r) => searchFile(r.path)).length} (${(sum(searchFile) / 1024).toFixed(0)} KiB); chunk cache after it ${mib(cache.bytes)} MiB`);
+  }
+} finally {
+  await rm(tmp, { recursive: true, force: true });
+}

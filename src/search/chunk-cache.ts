@@ -1,0 +1,122 @@
+import type { Decoded } from './bundle.ts';
+
+/** A file of the chunked index, decoded, with what was made from it (a widened column, the decision years). */
+export type CachedChunk = {
+  readonly bundle: Map<string, Decoded>;
+  /** Values made from the bundle, kept and let go of with it. */
+  readonly derived: Map<string, unknown>;
+  /** The bundle's bytes plus those of its derived values. */
+  bytes: number;
+  pins: number;
+};
+
+/**
+ * The decoded files of the chunked index (src/search/chunked.ts), bounded by bytes, shared by every index that reads
+ * through it (in a Worker, one per isolate). A file's name is its content's hash, so the same path always holds the
+ * same bytes, whatever snapshot names it. The least recently used files go first, but never a pinned one: a request
+ * pins the files it reads until it is answered, so that a budget smaller than one request's files makes that request
+ * read each once (and go over the budget while it runs), never read them in a loop. `budget` Infinity keeps all.
+ */
+export class ChunkCache {
+  readonly budget: number;
+  private readonly map = new Map<string, CachedChunk>();
+  private total = 0;
+  /** Bytes held outside the entries by the indexes' views (concatenated rows), counted against the budget. */
+  private readonly extras = new Map<object, number>();
+  private readonly onEvict = new Set<(path: string) => void>();
+
+  constructor(budget: number) {
+    if (!(budget >= 0)) throw new RangeError(`Expected \`budget\` to be a number of bytes from 0 and up, got ${String(budget)}`);
+    this.budget = budget;
+  }
+
+  /** Bytes held now: files, what was made from them, and the views over them. */
+  get bytes(): number {
+    let extra = 0;
+    for (const n of this.extras.values()) extra += n;
+    return this.total + extra;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(path: string): CachedChunk | undefined {
+    const entry = this.map.get(path);
+    if (!entry) return undefined;
+    this.map.delete(path);
+    this.map.set(path, entry);
+    return entry;
+  }
+
+  has(path: string): boolean {
+    return this.map.has(path);
+  }
+
+  /** Keeps a decoded file (replacing none: a path's bytes never change); the caller trims when its request is done. */
+  set(path: string, bundle: Map<string, Decoded>, bytes: number): CachedChunk {
+    const known = this.map.get(path);
+    if (known) return known;
+    const entry: CachedChunk = { bundle, derived: new Map(), bytes, pins: 0 };
+    this.map.set(path, entry);
+    this.total += bytes;
+    return entry;
+  }
+
+  /** Counts a value made from a file against the budget. */
+  grow(path: string, entry: CachedChunk, bytes: number): void {
+    entry.bytes += bytes;
+    if (this.map.get(path) === entry) this.total += bytes;
+  }
+
+  /** Bytes an index's view holds beyond the files (0 lets go of the count). */
+  setExtra(owner: object, bytes: number): void {
+    if (bytes > 0) this.extras.set(owner, bytes);
+    else this.extras.delete(owner);
+  }
+
+  pin(path: string): void {
+    const entry = this.map.get(path);
+    if (entry) entry.pins++;
+  }
+
+  unpin(path: string): void {
+    const entry = this.map.get(path);
+    if (entry && entry.pins > 0) entry.pins--;
+  }
+
+  /** Told of each file let go of (an index drops its view over it). */
+  watch(listener: (path: string) => void): () => void {
+    this.onEvict.add(listener);
+    return () => this.onEvict.delete(listener);
+  }
+
+  /** Lets go of the least recently used unpinned files until what is held fits the budget (or only pinned ones are left). */
+  trim(): void {
+    if (this.bytes <= this.budget) return;
+    for (const [path, entry] of this.map) {
+      if (this.bytes <= this.budget) break;
+      if (entry.pins > 0) continue;
+      this.map.delete(path);
+      this.total -= entry.bytes;
+      for (const listener of this.onEvict) listener(path);
+    }
+  }
+}
+
+/** Bytes a decoded file holds: its buffer (typed arrays are views into it), decoded rows, and JSON at two bytes a character. */
+export function bundleBytes(raw: Uint8Array, bundle: Map<string, Decoded>): number {
+  let n = raw.buffer.byteLength;
+  for (const v of bundle.values()) {
+    if ('rows' in v) n += v.rows.offsets.byteLength + v.rows.values.byteLength;
+    else if ('json' in v) n += jsonBytes(v.json);
+  }
+  return n;
+}
+
+function jsonBytes(value: unknown): number {
+  if (typeof value === 'string') return 16 + value.length * 2;
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + 8 + jsonBytes(v), 16);
+  if (typeof value === 'object' && value !== null) return Object.entries(value).reduce((n, [k, v]) => n + 8 + k.length * 2 + jsonBytes(v), 16);
+  return 8;
+}
