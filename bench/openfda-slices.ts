@@ -5,15 +5,22 @@
  *
  *   npx tsx bench/openfda-slices.ts --snapshot DIR
  */
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../src/cli/args.ts';
 import { sourceStateOf } from '../src/api/source-state.ts';
 import { answerOpenFda } from '../src/openfda/answer.ts';
 import { openSnapshotDirectory } from '../src/node/index.ts';
 import type { Snapshot } from '../src/snapshot/index.ts';
 import { HOSTILE_OPENFDA_CASES } from './lib/hostile-search.ts';
 
-const { values } = parseArgs({ options: { snapshot: { type: 'string' } } });
-if (!values.snapshot) throw new Error('Expected `--snapshot DIR`');
+const USAGE = `Usage: npx tsx bench/openfda-slices.ts --snapshot DIR
+
+Runs the openFDA path's hostile requests in process over a built snapshot and prints, for each, the time to its
+answer, the longest run between two turns, its turns and the RSS after it.`;
+const values = parseCommandLine('openfda-slices', USAGE, { snapshot: { type: 'string' } });
+if (!values.snapshot) {
+  console.error('openfda-slices: Expected `--snapshot DIR` (see --help)');
+  process.exit(2);
+}
 const snapshot = await openSnapshotDirectory(values.snapshot);
 const deps = { now: () => new Date(), sourceState: (s: Snapshot | null, now: Date) => sourceStateOf({ manifest: s?.manifest ?? null, sync: null, now, maxAgeHours: 48 }) };
 const MiB = 1024 * 1024;

@@ -20,7 +20,7 @@ import { plainText } from '../build/predicates/text.ts';
 import { readTruth, summariesDir, summaryPdf } from '../test/helpers/summary-pdf.ts';
 
 const USAGE = `Usage: npx tsx bench/predicates.ts [--pdf yes|no] [--disagreements]`;
-const args = parseCommandLine('bench/predicates', USAGE, { pdf: { type: 'string' }, disagreements: { type: 'boolean' } });
+const args = parseCommandLine('predicates-bench', USAGE, { pdf: { type: 'string' }, disagreements: { type: 'boolean' } });
 
 const dir = summariesDir();
 if (!dir) {

@@ -142,7 +142,8 @@ if (command === undefined || command === '--help' || command === '-h') {
 }
 const run = COMMANDS[command];
 if (!run) {
-  console.error(`predicates: unknown command '${command}' (see --help)`);
+  // An option before any command is read as every command reads an unknown option.
+  console.error(command.startsWith('-') ? `predicates: Unknown option '${command}' (see --help)` : `predicates: unknown command '${command}' (see --help)`);
   process.exit(2);
 }
 runCommand(`predicates ${command}`, () => run(rest));

@@ -45,6 +45,12 @@ const COMMANDS = [
   ['bench/page-agreement.ts', 'page-agreement'],
   ['build/search-chunks.ts', 'search-chunks'],
   ['bench/downloads.ts', 'downloads'],
+  ['bench/lineage.ts', 'lineage'],
+  ['bench/mirror-bytes.ts', 'mirror-bytes'],
+  ['bench/openfda-slices.ts', 'openfda-slices'],
+  ['bench/predicates.ts', 'predicates-bench'],
+  ['bench/worker-start.ts', 'worker-start'],
+  ['build/predicates/cli.ts', 'predicates'],
 ] as const;
 
 /**
