@@ -141,7 +141,11 @@ export type ProductCodeShard = z.infer<typeof ProductCodeShard>;
 export const TopProductCodesFile = z.strictObject({ codes: z.array(ProductCodeCount) });
 export type TopProductCodesFile = z.infer<typeof TopProductCodesFile>;
 
-export const MetaFile = MetaData;
+/**
+ * A snapshot built before the bulk downloads has no `downloads` member: it is still served as it is (its meta answer
+ * lists none), so that upgrading the server never refuses the snapshot it was serving.
+ */
+export const MetaFile = MetaData.extend({ downloads: MetaData.shape.downloads.optional() });
 export type MetaFile = z.infer<typeof MetaFile>;
 
 export const ReportRow = z.strictObject({
