@@ -43,9 +43,14 @@ describe('stats', () => {
 describe('wrk script', () => {
   it('quotes every body in a Lua long string that its text cannot close', () => {
     const body = '{"a":"]]","b":"]=]"}';
-    const script = wrkScript([{ method: 'POST', path: '/v1/query', body }, { method: 'GET', path: '/meta.json' }]);
+    const script = wrkScript([
+      { method: 'POST', path: '/v1/query', body },
+      { method: 'GET', path: '/meta.json' },
+      { method: 'GET', path: '/v1/feed', headers: { 'Accept-Encoding': 'gzip' } },
+    ]);
     expect(script).toContain(`[==[${body}]==]`);
-    expect(script).toContain('{ [[GET]], [[/meta.json]], nil }');
+    expect(script).toContain('{ [[GET]], [[/meta.json]], nil, {  } }');
+    expect(script).toContain('{ [[GET]], [[/v1/feed]], nil, { [[[Accept-Encoding]]] = [[gzip]] } }');
     expect(script).toContain('math.random(#formatted)');
   });
 });
