@@ -104,10 +104,6 @@ for (const target of TARGETS) {
       expect(tooMany.status).toBe(400);
       expect(((await tooMany.json()) as any).error.code).toBe(-32600);
 
-      const big = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_clearances', arguments: { query: 'x'.repeat(70_000) } } }));
-      expect(big.status).toBe(413);
-      expect(((await big.json()) as any).error.code).toBe(-32600);
-
       const get = await fetch(`${host.url}/mcp`, { headers: { accept: 'text/event-stream' } });
       expect(get.status).toBe(405);
       expect(get.headers.get('allow')).toBe('POST, OPTIONS');
@@ -116,6 +112,11 @@ for (const target of TARGETS) {
 
       const notAccepting = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { accept: 'application/json' });
       expect(notAccepting.status).toBe(406);
+
+      // Last: a host may close the connection after refusing a body it did not read to its end.
+      const big = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_clearances', arguments: { query: 'x'.repeat(70_000) } } }));
+      expect(big.status).toBe(413);
+      expect(((await big.json()) as any).error.code).toBe(-32600);
     });
   });
 
