@@ -12,7 +12,9 @@ import { headerOf, parse } from '../../src/server/request-parser.ts';
  * - `request`: the lane takes it, and llhttp reads the same method, target, header values, body and keep-alive;
  * - `refused`: llhttp refuses it (Node answers 400), and the lane hands it to Node;
  * - `node`: llhttp reads a request the lane does not take (another shape), and the lane hands it to Node;
- * - `more`: the request is not all there; llhttp waits for the rest, and so does the lane.
+ * - `more`: the request is not all there; llhttp waits for the rest, and so does the lane;
+ * - `varies`: Node versions read it differently (llhttp refuses it in one, reads it in another), so the lane hands it
+ *   to Node, which answers it as the running version reads it.
  * A case changed to disagree with llhttp fails on llhttp's side, one changed to disagree with the lane on the lane's.
  * Add a case with a line in the table.
  */
@@ -21,6 +23,7 @@ type Reading =
   | { kind: 'request'; method: string; url: string; close: boolean; body: string; headers: Readonly<Record<string, string>> }
   | { kind: 'refused' }
   | { kind: 'node' }
+  | { kind: 'varies' }
   | { kind: 'more' };
 
 const META = JSON.stringify({ version: 1, operation: 'device-510k.meta', input: {} });
@@ -77,7 +80,7 @@ const CASES: readonly [string, string, Reading][] = [
   ['a GET with a byte over 0x7f in a header value', get(OPENFDA, [HOST, 'X-Latin: caf\u00e9']), taken('GET', OPENFDA, { 'x-latin': 'caf\u00e9' })],
 
   // What Node refuses (400): the lane hands it to Node, which answers.
-  ['a tab after the Content-Length digits', post([HOST, TYPE, `Content-Length: ${META.length}\t`]), { kind: 'refused' }],
+  ['a tab after the Content-Length digits (read differently by Node versions)', post([HOST, TYPE, `Content-Length: ${META.length}\t`]), { kind: 'varies' }],
   ['a no-break space after the Content-Length digits', post([HOST, TYPE, `Content-Length: ${META.length}\u00a0`]), { kind: 'refused' }],
   ['Content-Length given twice', post([HOST, TYPE, 'Content-Length: 2', 'Content-Length: 3'], '{}'), { kind: 'refused' }],
   ['Content-Length given twice, the same', post([HOST, TYPE, `Content-Length: ${META.length}`, `Content-Length: ${META.length}`]), { kind: 'refused' }],
@@ -126,7 +129,7 @@ function laneReads(text: string, expected: Reading): Reading {
   const parsed = parse(bytes, MAX_BODY_BYTES, LANE_PATHS);
   if (parsed === 'more') return { kind: 'more' };
   // The lane cannot tell a request Node refuses from one of another shape: both are Node's to read.
-  if (parsed === 'node') return expected.kind === 'refused' ? expected : { kind: 'node' };
+  if (parsed === 'node') return expected.kind === 'refused' || expected.kind === 'varies' ? expected : { kind: 'node' };
   const { request, used } = parsed;
   expect(used).toBe(bytes.length);
   const names = expected.kind === 'request' ? Object.keys(expected.headers) : [];
@@ -214,20 +217,23 @@ const headerNames = (reading: Reading) => (reading.kind === 'request' ? Object.k
 /** Whether llhttp's reading is the case's: the same request, the same refusal or wait, or (`node`) any whole request. */
 function llhttpAgrees(theirs: Reading, expected: Reading): boolean {
   if (expected.kind === 'node') return theirs.kind === 'request';
+  if (expected.kind === 'varies') return theirs.kind === 'request' || theirs.kind === 'refused';
   return JSON.stringify(theirs) === JSON.stringify(expected);
 }
 
 describe("the fast lane's request parser reads requests as llhttp does", () => {
   it.each(CASES)('%s', async (_name, text, expected) => {
     const theirs = await llhttpReads(text, headerNames(expected));
-    expect({ llhttp: theirs, agrees: llhttpAgrees(theirs, expected) }).toEqual({ llhttp: expected.kind === 'node' ? theirs : expected, agrees: true });
+    const anyOf = expected.kind === 'node' || expected.kind === 'varies';
+    expect({ llhttp: theirs, agrees: llhttpAgrees(theirs, expected) }).toEqual({ llhttp: anyOf ? theirs : expected, agrees: true });
     expect(laneReads(text, expected)).toEqual(expected);
   });
 
   it('tells a case that disagrees with llhttp (so the table can fail)', async () => {
     const wrong: [string, Reading][] = [
       [post([HOST, TYPE, 'Connection: x close']), takenPost({}, true)],
-      [post([HOST, TYPE, `Content-Length: ${META.length}\t`]), takenPost({ 'content-type': JSON_TYPE })],
+      [post([HOST, TYPE, `Content-Length: ${META.length}\u00a0`]), takenPost({ 'content-type': JSON_TYPE })],
+      [post([HOST, TYPE]).slice(0, -1), { kind: 'varies' }],
       [get(OPENFDA, [HOST, 'Cookie: a=1', 'Cookie: b=2']), taken('GET', OPENFDA, { cookie: 'a=1, b=2' })],
       [get('/healthz'), { kind: 'refused' }],
       [post([HOST, TYPE]).slice(0, -1), { kind: 'node' }],
