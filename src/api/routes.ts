@@ -4,7 +4,7 @@ import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFdaAt, type Endpoint } from '../openfda/answer.ts';
-import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, MCP_REQUEST_HEADERS, tooLarge } from './mcp/index.ts';
+import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, tooLarge, type McpAnswer } from './mcp/index.ts';
 import { answerQuery, type QueryDeps } from './query-answer.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -166,25 +166,15 @@ const mcp: RouteHandler = async (request, context) => {
     },
     onFailure: (f) => (failure ??= f),
   });
-  const headers = new Headers();
-  for (const name of MCP_REQUEST_HEADERS) {
-    const value = request.header(name);
-    if (value !== undefined) headers.set(name, value);
-  }
   const options = { backend, budgetBytes: context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES, onBug: (_tool: string, cause: unknown) => (failure ??= { cause, bug: true }) };
-  const response = await answerMcpPost(options, request.origin + request.url, headers, body);
+  const answer = await answerMcpPost((name) => request.header(name), body, options);
   if (gone) return { kind: 'gone' };
-  return mcpAnswer(response, failure);
+  return mcpAnswer(answer, failure);
 };
 
-async function mcpAnswer(response: Response, failure: { cause: unknown; bug: boolean } | undefined): Promise<RouteAnswer> {
-  const body = new Uint8Array(await response.arrayBuffer());
-  // The JSON headers are the host's; what the transport adds of its own (Allow, Connection) is kept.
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    if (name !== 'content-type' && name !== 'access-control-allow-origin') headers[name] = value;
-  });
-  return { kind: 'bytes', status: response.status, body, headers, ...(failure && { failure }) };
+/** An MCP answer as the route's: a 202 has no body (and no JSON headers but CORS'). */
+function mcpAnswer(answer: McpAnswer, failure: { cause: unknown; bug: boolean } | undefined): RouteAnswer {
+  return { kind: 'bytes', status: answer.status, body: answer.body ?? new Uint8Array(0), headers: answer.headers, ...(failure && { failure }) };
 }
 
 /** GET /healthz: 200 with the source state while a snapshot serves, else 503 saying why. */
