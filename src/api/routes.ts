@@ -118,7 +118,10 @@ export type Route = {
   readonly handler: RouteHandler | 'host';
   /** A host may answer it with its own code instead of the handler (Node's export, which it bounds its own way). */
   readonly hostMayOwn?: true;
-  /** Node's fast lane answers its GET and HEAD too, from the socket's bytes (its answers are always bytes). */
+  /**
+   * Node's fast lane answers it too, from the socket's bytes (its answers are always bytes): a GET route's GET and
+   * HEAD, a POST route's POST (`POST <path> HTTP/1.1` exactly, with its body).
+   */
   readonly lane?: true;
 };
 
@@ -229,6 +232,7 @@ export const ROUTES = [
     refuseOtherMethods: true,
     preflight: { allowHeaders: 'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID', maxAgeSeconds: 86400 },
     handler: mcp,
+    lane: true,
   },
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
@@ -240,10 +244,11 @@ export const ROUTES = [
   { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
 ] as const satisfies readonly Route[];
 
-/** The routes marked `lane` by path: Node's fast lane answers their GET and HEAD with these handlers. */
-export const LANE_ROUTES: ReadonlyMap<string, RouteHandler> = new Map(
-  ROUTES.flatMap((r): [string, RouteHandler][] => ('lane' in r && r.lane ? [[r.path, r.handler]] : [])),
-);
+/** The routes marked `lane` by path and method: Node's fast lane answers their GET and HEAD, or POST, with these handlers. */
+const laneRoutes = (method: RouteMethod): ReadonlyMap<string, RouteHandler> =>
+  new Map(ROUTES.flatMap((r): [string, RouteHandler][] => ('lane' in r && r.lane && (r.methods as readonly RouteMethod[]).includes(method) ? [[r.path, r.handler]] : [])));
+export const LANE_ROUTES: ReadonlyMap<string, RouteHandler> = laneRoutes('GET');
+export const LANE_POST_ROUTES: ReadonlyMap<string, RouteHandler> = laneRoutes('POST');
 
 /** A route of the table, with its own literal id and handler. */
 export type TableRoute = (typeof ROUTES)[number];
