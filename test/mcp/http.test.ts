@@ -7,7 +7,7 @@ import { MAX_BATCH } from '../../src/api/mcp/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, startServer } from '../server/helpers.ts';
 import { TARGETS, hostFor, type TargetName } from '../contract/targets.ts';
-import { call, checkErrors, checkListing, checkResources, checkTools, query } from './suite.ts';
+import { call, checkErrors, checkListing, checkResources, checkTools, query, TOOL_NAMES } from './suite.ts';
 
 /**
  * POST /mcp on every host (the Node server, the Worker under workerd), driven by the official SDK's client over
@@ -91,7 +91,7 @@ for (const target of TARGETS) {
       expect(list.status).toBe(200);
       expect(list.headers.get('content-type')).toMatch(/^application\/json/);
       expect(list.headers.get('mcp-session-id')).toBeNull();
-      expect(((await list.json()) as any).result.tools.length).toBe(6);
+      expect(((await list.json()) as any).result.tools.length).toBe(TOOL_NAMES.length);
     });
 
     it('bounds a request: batch size, body size; GET and DELETE are 405 (no stream, no session)', async () => {

@@ -9,7 +9,7 @@ import { post } from '../server/helpers.ts';
  * asked. Used over Streamable HTTP (Node, Worker) and stdio (remote and local snapshot).
  */
 
-export const TOOL_NAMES = ['search_clearances', 'count_by', 'get_clearance', 'get_classification', 'review_time_stats', 'changes_since'];
+export const TOOL_NAMES = ['search_clearances', 'count_by', 'get_clearance', 'get_classification', 'review_time_stats', 'changes_since', 'lineage'];
 
 type Json = Record<string, any>;
 
