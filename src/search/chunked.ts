@@ -9,7 +9,6 @@ import type { SearchIndex } from './model.ts';
 import { kNumberText, matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './engine.ts';
 import { orderPage, orderRange } from './sort.ts';
 
-
 /**
  * The search index read in parts (src/contract/search-chunks.ts), for the static page and for the Worker: a request
  * first says what it needs (`missing`), the caller fetches that, and the same synchronous engine runs over an index
@@ -31,7 +30,6 @@ import { orderPage, orderRange } from './sort.ts';
  * The directory and its check are in chunk-directory.ts, which files a request reads in chunk-needs.ts, the index over
  * the loaded files in chunk-view.ts, and the cache and the leases on it in chunk-cache.ts.
  */
-
 
 /** What the first step answers: the exact total and the page's K numbers in answer order. */
 export type FirstPage = { total: number; kNumbers: string[] };
