@@ -14,8 +14,10 @@ import { bundleBytes, ChunkCache } from './chunk-cache.ts';
 import { invertRows, type Rows } from './csr.ts';
 import type { FacetOut } from './facet-fields.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
-import { emptySearchIndex, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
+import { emptySearchIndex, setDerived, setSection, type SearchIndex } from './model.ts';
 import { sectionsFor } from './needs.ts';
+import { ChunkFormatError, concat, lengthOnly, pickRows } from './chunk-rows.ts';
+import { checkPredicateDirectory, predicateFilePaths, predicatePaths, setPredicateSections } from './chunked-predicates.ts';
 import { kNumberText, matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './engine.ts';
 import { orderPage, orderRange } from './sort.ts';
 import { kNumberRange, queryWords } from './tokenize.ts';
@@ -45,9 +47,7 @@ export type ReadChunk = (path: string) => Promise<Uint8Array>;
 /** What the first step answers: the exact total and the page's K numbers in answer order. */
 export type FirstPage = { total: number; kNumbers: string[] };
 
-export class ChunkFormatError extends Error {
-  override name = 'ChunkFormatError';
-}
+export { ChunkFormatError };
 
 /** Checks the directory's shape (the build validated it with its schema; a browser carries no schema library). */
 export function parseChunkDirectory(value: unknown): SearchChunks {
@@ -72,6 +72,7 @@ export function parseChunkDirectory(value: unknown): SearchChunks {
     if (list.reduce((n, c) => n + (okRef(c.file) ? c.count : NaN), 0) !== total) fail('id chunks do not cover the ids');
   }
   if (!(d.kBlockDocs > 0) || d.kBlocks.length !== Math.ceil(d.counts.docs / d.kBlockDocs) || !d.kBlocks.every(okRef)) fail('K number blocks do not cover the documents');
+  checkPredicateDirectory(d, fail);
   return d;
 }
 
@@ -103,6 +104,7 @@ function wordsOf(query: string, parsed: ParsedQuery): string[] {
 
 /** What the first step or the whole answer of a request reads. */
 type Plan = {
+  parsed: ParsedQuery;
   words: string[];
   sections: Set<SearchSectionName>;
   /** The whole code (applicant) column: a filter, a qualifier or a facet reads it, not only words. */
@@ -157,7 +159,7 @@ export class ChunkedIndex {
     this.read = read;
     this.cache = cache;
     this.kBlockPaths = new Set(directory.kBlocks.map((b) => b.path));
-    const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path)]);
+    const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path), ...predicateFilePaths(directory)]);
     // A file of this index let go of: the view over it goes too (it is made again over what is left).
     cache.watch((path) => {
       if (own.has(path)) this.dropView();
@@ -207,6 +209,7 @@ export class ChunkedIndex {
     const countsCodes = counted === null || counted.includes('productCode') || counted.includes('deviceClass');
     const countsApplicants = counted === null || counted.includes('applicant');
     return {
+      parsed,
       words,
       sections,
       wholeCodes: countsCodes || byCode,
@@ -252,6 +255,7 @@ export class ChunkedIndex {
       ['docCountry', 'docCountry'], ['docState', 'docState'], ['docReceived', 'docReceived'], ['codeTypes', 'codeTypes'],
     ];
     for (const [section, file] of columns) if (s.has(section)) need(files[file].path);
+    for (const path of predicatePaths(dir, plan.parsed, s)) need(path);
     // Short words match product codes by their letters: those codes' documents, from the code chunks.
     if (!plan.wholeCodes && !this.has(files.docCode.path) && this.has(files.dicts.path)) {
       lease?.hold(files.dicts.path);
@@ -565,6 +569,7 @@ export class ChunkedIndex {
       setSection(ix, 'applicants', lengthOnly(dir.counts.applicants, 'applicants'));
     }
 
+    setPredicateSections(ix, dir, (path) => this.bundle(path));
     if (this.has(files.docKNumber.path)) setSection(ix, 'docKNumber', this.column('docKNumber') as Uint32Array);
     else {
       // A page's K numbers come from their blocks (`kNumbers`), which the view does not hold: with the whole column
@@ -634,37 +639,6 @@ export class ChunkedIndex {
 function lazyColumn(ix: SearchIndex, name: 'docCode' | 'docApplicant', make: () => Uint16Array | Uint32Array): void {
   let made: Uint16Array | Uint32Array | null = null;
   Object.defineProperty(ix, name, { get: () => (made ??= make()) });
-}
-
-/** The rows at positions `at`, in that order. */
-function pickRows(rows: Rows, at: Uint32Array): Rows {
-  const offsets = new Uint32Array(at.length + 1);
-  for (let i = 0; i < at.length; i++) offsets[i + 1] = offsets[i]! + rows.offsets[at[i]! + 1]! - rows.offsets[at[i]!]!;
-  const values = new Uint32Array(offsets[at.length]!);
-  for (let i = 0; i < at.length; i++) values.set(rows.values.subarray(rows.offsets[at[i]!]!, rows.offsets[at[i]! + 1]!), offsets[i]!);
-  return { offsets, values };
-}
-
-function concat(pieces: readonly Uint32Array[], total: number): Uint32Array {
-  if (pieces.length === 1) return pieces[0]!;
-  const out = new Uint32Array(total);
-  let at = 0;
-  for (const p of pieces) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-/** A list whose length is known and whose entries are not loaded: reading one throws, so nothing reads it unawares. */
-function lengthOnly(length: number, section: SearchSectionName): string[] {
-  return new Proxy([] as string[], {
-    get(target, key, receiver) {
-      if (key === 'length') return length;
-      if (typeof key === 'string' && /^\d+$/.test(key)) throw new SectionNotLoaded(section);
-      return Reflect.get(target, key, receiver) as unknown;
-    },
-  });
 }
 
 function sameFacets(a: unknown, b: unknown): boolean {
