@@ -1,9 +1,9 @@
-import { CHUNK_PATH_PATTERN, type SearchChunks } from '../contract/search-chunks.ts';
+import type { SearchChunks } from '../contract/search-chunks.ts';
 import { lineageCode } from '../contract/lineage.ts';
 import { isPredicateSection, type SearchSectionName } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { valueOf, type Decoded } from './bundle.ts';
-import { ChunkFormatError } from './chunk-rows.ts';
+import { ChunkFormatError } from './chunk-directory.ts';
 import type { ParsedQuery } from './grammar.ts';
 import { markPredicatesAbsent, PredicatesNotIndexed, setSection, type SearchIndex } from './model.ts';
 
@@ -19,22 +19,6 @@ type Bundle = (path: string) => Map<string, Decoded> | undefined;
 export function predicateFilePaths(dir: SearchChunks): string[] {
   const p = dir.predicates;
   return p ? [p.codes.path, p.docPreds.path, p.docEdgeKinds.path, ...p.chunks.map((c) => c.file.path)] : [];
-}
-
-/** Checks the directory's `predicates` member, when it has one (a browser carries no schema library). */
-export function checkPredicateDirectory(dir: SearchChunks, fail: (what: string) => never): void {
-  const p = dir.predicates;
-  if (p === undefined) return;
-  const ok = (r: unknown) => typeof r === 'object' && r !== null && CHUNK_PATH_PATTERN.test(String((r as { path?: unknown }).path));
-  if (typeof p !== 'object' || p === null || !ok(p.codes) || !ok(p.docPreds) || !ok(p.docEdgeKinds) || !Array.isArray(p.chunks)) fail('predicates is not a predicate directory');
-  let next = 0;
-  let last = -1;
-  for (const c of p.chunks) {
-    if (c.from !== next || !(c.count > 0) || !ok(c.file) || !(c.first > last) || !(c.last >= c.first)) fail('predicate chunks do not cover the devices in order');
-    next += c.count;
-    last = c.last;
-  }
-  if (next !== p.count) fail('predicate chunks do not cover the devices in order');
 }
 
 /**
