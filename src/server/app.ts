@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { AnswerCache } from '../operations/answer-cache.ts';
+import { AnswerCache } from '../utils/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult } from '../node/index.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
@@ -90,6 +90,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           dispatcher.answer(LANE_ROUTES.get(get.path)!, {
             method: get.method,
             url: get.url,
+            path: get.path,
             origin: originOf(get.host),
             header: (name) => laneHeader(get.fields, name),
           }),
