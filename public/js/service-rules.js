@@ -35,7 +35,9 @@ var QUALIFIERS = {
   state: "the applicant's state or province code, two letters (state:MN)",
   decided: "a decision date or range: 2024, 2024-03, 2024-03-31, 2024-01-01..2024-03-31, >=2023-06, <2020, 2019..",
   received: "a receipt date or range, in the same forms as decided",
-  reviewdays: "days from receipt to decision: 90, >180, <=30, 90..180"
+  reviewdays: "days from receipt to decision: 90, >180, <=30, 90..180",
+  predicate: "a K or De Novo number the clearance names as a predicate (predicate:K123456), by an edge of any kind unless kind: narrows it",
+  kind: "the kind of edge: predicate (its own 510(k) summary says so) or named (the number appears in its documents); narrows predicate: and the predicate facet, and alone finds the clearances with such an edge"
 };
 var QUALIFIER_NAMES = Object.keys(QUALIFIERS);
 export {

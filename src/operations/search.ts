@@ -5,6 +5,7 @@ import { ChunkedIndex } from '../search/chunked.ts';
 import { ChunkCache } from '../search/chunk-cache.ts';
 import { BundleFormatError } from '../search/bundle.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
+import { PredicatesNotIndexed } from '../search/model.ts';
 import { DAMAGED, searchIndexOf } from '../search/snapshot-index.ts';
 import { sectionsFor } from '../search/needs.ts';
 import { runSearchSliced, type SearchOutcome } from '../search/engine.ts';
@@ -108,6 +109,7 @@ async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slic
     return { ...outcome, kNumbers: await chunked.kNumbers(page, lease) };
   } catch (err) {
     if (err instanceof ChunkFormatError || err instanceof BundleFormatError) throw new SearchUnavailable(DAMAGED);
+    if (err instanceof PredicatesNotIndexed) throw new SearchUnavailable(err.message);
     throw err;
   } finally {
     lease.release();

@@ -3,7 +3,7 @@ import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
 import { SearchIndexFormatError } from './codec.ts';
 import { LazySearchIndex, OlderSearchIndex, type BlockSource } from './load.ts';
-import type { SearchIndex } from './model.ts';
+import { PredicatesNotIndexed, type SearchIndex } from './model.ts';
 
 /**
  * A snapshot's search index, read from its files by 64 KiB blocks (load.ts) a section at a time as requests need
@@ -71,6 +71,7 @@ export async function searchIndexOf(snapshot: Snapshot, sections?: Iterable<Sear
     return { index: await (sections ? opened.lazy.ensure(sections) : opened.lazy.ensureAll()) };
   } catch (err) {
     if (err instanceof SearchIndexFormatError) return { unavailable: DAMAGED };
+    if (err instanceof PredicatesNotIndexed) return { unavailable: err.message };
     throw err;
   }
 }
