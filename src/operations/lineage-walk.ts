@@ -73,7 +73,7 @@ export class LineageFiles {
   private readonly present = new Uint8Array(SHARD_COUNT);
   /** Keyed by direction offset + shard number. */
   private readonly cache: LruCache<number, Promise<LineageShard>>;
-  /** Each shard's file size, from the header: a shard is weighed before its bytes are read. */
+  /** Each shard's weight, from the header: its file's size and its positions table (a shard is weighed before its bytes are read). */
   private readonly sizes = new Map<number, number>();
   private readonly weights = new WeakMap<Promise<LineageShard>, number>();
 
@@ -82,7 +82,7 @@ export class LineageFiles {
     this.read = read;
     for (const s of index.shards.predicates) this.present[shardNumberOfId(s.id)] = 1;
     for (const direction of LINEAGE_DIRECTIONS) {
-      for (const s of index.shards[direction]) this.sizes.set(DIRECTION_OFFSET[direction] + shardNumberOfId(s.id), 8 + 10 * s.nodes + 4 * s.edges + 2 * (s.nodes % 2));
+      for (const s of index.shards[direction]) this.sizes.set(DIRECTION_OFFSET[direction] + shardNumberOfId(s.id), 8 + 10 * s.nodes + 4 * s.edges + 2 * (s.nodes % 2) + 2 * SHARD_SPAN);
     }
     this.cache = new LruCache<number, Promise<LineageShard>>(cacheBytes, (p) => this.weights.get(p) ?? 64);
   }
@@ -116,17 +116,22 @@ export class LineageFiles {
   }
 }
 
-/** Position of `code` in a shard's devices, or -1. */
-function find(shard: LineageShard, code: number): number {
-  const nodes = shard.nodes;
-  let lo = 0;
-  let hi = nodes.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((nodes[mid] as number) < code) lo = mid + 1;
-    else hi = mid;
+/**
+ * Each shard's devices by their last three digits (a shard holds 1,000 consecutive numbers): the position of a device
+ * in the shard, or ABSENT. Made on a shard's first use by a walk and kept as long as the shard is: a walk looks up
+ * every device it meets, and one read of this table costs less than a binary search over the shard.
+ */
+const ABSENT = 0xffff;
+const positions = new WeakMap<LineageShard, Uint16Array>();
+function positionsOf(shard: LineageShard): Uint16Array {
+  let table = positions.get(shard);
+  if (!table) {
+    table = new Uint16Array(SHARD_SPAN).fill(ABSENT);
+    const nodes = shard.nodes;
+    for (let i = 0; i < nodes.length; i++) table[(nodes[i] as number) % SHARD_SPAN] = i;
+    positions.set(shard, table);
   }
-  return lo < nodes.length && nodes[lo] === code ? lo : -1;
+  return table;
 }
 
 /**
@@ -134,9 +139,10 @@ function find(shard: LineageShard, code: number): number {
  * held by the walk until it ends, whatever the cache evicts meanwhile.
  */
 class WalkShards {
-  private readonly held: (LineageShard | null | undefined)[] = [];
+  private readonly held: (LineageShard | null | undefined)[] = new Array<undefined>(SHARD_COUNT).fill(undefined);
+  private readonly tables: (Uint16Array | undefined)[] = new Array<undefined>(SHARD_COUNT).fill(undefined);
   constructor(
-    private readonly files: LineageFiles,
+    readonly files: LineageFiles,
     private readonly direction: LineageDirection,
   ) {}
 
@@ -155,32 +161,32 @@ class WalkShards {
     }
     if (loading.length === 0) return;
     const loaded = await Promise.all(loading);
-    wanted.forEach((n, i) => (this.held[n] = loaded[i]));
+    wanted.forEach((n, i) => {
+      const shard = loaded[i] as LineageShard;
+      this.held[n] = shard;
+      this.tables[n] = positionsOf(shard);
+    });
   }
 
   /** The held shard of a code, or null when its shard has no device with edges. */
   of(code: number): LineageShard | null {
     return this.held[shardNumberOf(code)] ?? null;
   }
+
+  /** The position of a code in its held shard, or -1. */
+  at(code: number): number {
+    const table = this.tables[shardNumberOf(code)];
+    const at = table === undefined ? ABSENT : (table[code % SHARD_SPAN] as number);
+    return at === ABSENT ? -1 : at;
+  }
 }
 
 /**
- * Per code, the device's place in the walk while one walk runs (-1: not met). A table over every code (2^21 of them,
- * 8 MiB) rather than a Map: looked up once per edge, it costs an array read and makes no garbage. A walk takes a table
- * from the pool and gives it back with every entry it set returned to -1; walks that overlap (each waits on shard
- * reads) take different tables.
+ * Per code, its place in the walk (0 for the start, i + 1 for walk.codes[i]) while the cycle search runs: a table over
+ * every code (2^21 of them, 8 MiB) rather than a Map, read once per walked edge with no garbage made. The search runs
+ * with no await, so one table serves every walk; each entry set is returned to 0 (unset) before the search ends.
  */
-const UNSEEN = -1;
-const tables: Int32Array[] = [];
-const POOLED_TABLES = 2;
-function takeTable(): Int32Array {
-  return tables.pop() ?? new Int32Array(1 << CODE_BITS).fill(UNSEEN);
-}
-function giveBack(table: Int32Array, codes: readonly number[], start: number): void {
-  table[start] = UNSEEN;
-  for (const code of codes) table[code] = UNSEEN;
-  if (tables.length < POOLED_TABLES) tables.push(table);
-}
+let places: Int32Array | null = null;
 
 /**
  * Breadth first from the start: each level's devices in ascending order, each device reached once, at the depth
@@ -190,113 +196,148 @@ function giveBack(table: Int32Array, codes: readonly number[], start: number): v
  */
 export async function walkLineage(files: LineageFiles, question: LineageQuestion): Promise<LineageWalk> {
   const { direction } = question;
-  const follows = files.index.origins.map((o) => question.kinds === null || question.kinds.includes(o.kind));
   const start = lineageCode(question.id);
   const walk: LineageWalk = { known: false, codes: [], depths: [], vias: [], origins: [], infos: [], cycles: [] };
   const shards = new WalkShards(files, direction);
   await shards.load([start]);
-  const startShard = shards.of(start);
-  if (!startShard || find(startShard, start) < 0) return walk;
+  if (shards.at(start) < 0) return walk;
   walk.known = true;
 
-  // Each device's place: 0 for the start, i + 1 for walk.codes[i]; while a level is gathered, a device first met in
-  // it holds -2 - (its place among the level's new devices).
-  const place = takeTable();
-  let clean = false;
-  try {
-    place[start] = 0;
-    /** The followed edges (tree and back) of each expanded device, in place order: targets, and each one's end. */
-    const targets: number[] = [];
-    const ends: number[] = [];
-    /** Edges into devices already met: from, to, origin, flat. */
-    const back: number[] = [];
-    let level: ArrayLike<number> = [start];
-    let depth = 0;
-    while (level.length > 0 && (question.depth === null || depth < question.depth)) {
-      await shards.load(level);
-      const newCodes: number[] = [];
-      const newVias: number[] = [];
-      const newOrigins: number[] = [];
-      // Devices of the level before are expanded in place order (ascending within the level), so `ends` is indexed
-      // by place; a device's info is read here from the shard its edges come from.
-      for (let l = 0; l < level.length; l++) {
-        const from = level[l] as number;
-        const shard = shards.of(from);
-        const at = shard ? find(shard, from) : -1;
-        if (!shard || at < 0) {
-          ends.push(targets.length);
-          continue;
-        }
-        if (from !== start) walk.infos[(place[from] as number) - 1] = shard.info[at] as number;
-        const edges = shard.edges;
-        const begin = at === 0 ? 0 : (shard.ends[at - 1] as number);
-        const end = shard.ends[at] as number;
-        let last = -1;
-        for (let e = begin; e < end; e++) {
-          const edge = edges[e] as number;
-          const to = edgeCode(edge);
-          const origin = edgeOrigin(edge);
-          // A pair's origins are consecutive, the strongest first: the first followed one stands for the pair.
-          if (to === last || !follows[origin]) continue;
-          last = to;
-          targets.push(to);
-          if (place[to] !== UNSEEN) back.push(from, to, origin);
-          else {
-            place[to] = -2 - newCodes.length;
-            newCodes.push(to);
-            newVias.push(from);
-            newOrigins.push(origin);
-          }
-        }
-        ends.push(targets.length);
-      }
-      depth++;
-      const next = Int32Array.from(newCodes).sort();
-      for (let i = 0; i < next.length; i++) {
-        const code = next[i] as number;
-        const found = -2 - (place[code] as number);
-        place[code] = walk.codes.length + 1;
-        walk.codes.push(code);
-        walk.depths.push(depth);
-        walk.vias.push(newVias[found] as number);
-        walk.origins.push(newOrigins[found] as number);
-        walk.infos.push(0);
-      }
-      level = next;
-    }
-    // The info of the devices not expanded (the last level of a walk cut by its depth): their shards may not be read.
-    const rest = walk.codes.slice(ends.length - 1);
-    await shards.load(rest);
-    for (let i = ends.length - 1; i < walk.codes.length; i++) {
-      const code = walk.codes[i] as number;
-      const shard = shards.of(code);
-      const at = shard ? find(shard, code) : -1;
-      if (shard && at >= 0) walk.infos[i] = shard.info[at] as number;
-    }
-    // A back edge from a device reached within the same level as its target (a second path of equal length) was met
-    // before the target entered the answer: it is a back edge all the same. With no back edge there is no cycle.
-    if (back.length > 0) {
-      const component = components(walk.codes.length + 1, ends, targets.map((code) => place[code] as number));
-      for (let b = 0; b < back.length; b += 3) {
-        const from = back[b] as number;
-        const to = back[b + 1] as number;
-        if (component[place[from] as number] === component[place[to] as number]) walk.cycles.push({ code: to, via: from, origin: back[b + 2] as number });
-      }
-      walk.cycles.sort((a, b) => a.via - b.via || a.code - b.code);
-    }
-    clean = true;
-  } finally {
-    // A walk that failed part way may have left marks the reset does not know of: its table is dropped.
-    if (clean) giveBack(place, walk.codes, start);
-  }
+  const seen = takeBits();
+  seen[start >>> 5] = 1 << (start & 31);
+  // A walk that fails (a shard that cannot be read) does not give its table back: the bits of the level it was
+  // gathering are in no list, so the table is dropped.
+  await expand(shards, question, walk, start, seen);
+  giveBack(seen, walk, start);
   return walk;
+}
+
+/**
+ * One bit per code: met by the walk (256 KiB). Each walk takes a table of its own, so walks that overlap while they
+ * wait on shard reads never meet; a walk that ends gives its table back with the bits it set cleared.
+ */
+const bitTables: Uint32Array[] = [];
+const POOLED_BIT_TABLES = 4;
+function takeBits(): Uint32Array {
+  return bitTables.pop() ?? new Uint32Array((1 << CODE_BITS) >>> 5);
+}
+function giveBack(seen: Uint32Array, walk: LineageWalk, start: number): void {
+  seen[start >>> 5] = 0;
+  for (const code of walk.codes) seen[code >>> 5] = 0;
+  if (bitTables.length < POOLED_BIT_TABLES) bitTables.push(seen);
+}
+
+/** The walk itself, into `walk`, marking each device met in `seen`. */
+async function expand(shards: WalkShards, question: LineageQuestion, walk: LineageWalk, start: number, seen: Uint32Array): Promise<void> {
+  const follows = shards.files.index.origins.map((o) => question.kinds === null || question.kinds.includes(o.kind));
+  /** The followed edges (tree and back) of each expanded device, in place order: targets, and each one's end. */
+  const targets: number[] = [];
+  const ends: number[] = [];
+  /** Edges into devices already met: from, to, origin, flat. */
+  const back: number[] = [];
+  let level: ArrayLike<number> = [start];
+  /** Index in walk.codes of the level's first device (the start has none). */
+  let levelBase = -1;
+  let depth = 0;
+  while (level.length > 0 && (question.depth === null || depth < question.depth)) {
+    await shards.load(level);
+    const newVias: number[] = [];
+    const newOrigins: number[] = [];
+    /** Each device first met in this level: code × 2^22 + the order it was met in, so one numeric sort puts the
+     * level in code order and still finds each one's via and origin. */
+    const keys: number[] = [];
+    // Devices of the level are expanded in place order (ascending within the level), so `ends` is indexed by place;
+    // a device's info is read here from the shard its edges come from.
+    for (let l = 0; l < level.length; l++) {
+      const from = level[l] as number;
+      const shard = shards.of(from);
+      const at = shards.at(from);
+      if (!shard || at < 0) {
+        ends.push(targets.length);
+        continue;
+      }
+      if (levelBase >= 0) walk.infos[levelBase + l] = shard.info[at] as number;
+      const edges = shard.edges;
+      const begin = at === 0 ? 0 : (shard.ends[at - 1] as number);
+      const end = shard.ends[at] as number;
+      let last = -1;
+      for (let e = begin; e < end; e++) {
+        const edge = edges[e] as number;
+        const to = edgeCode(edge);
+        const origin = edgeOrigin(edge);
+        // A pair's origins are consecutive, the strongest first: the first followed one stands for the pair.
+        if (to === last || !follows[origin]) continue;
+        last = to;
+        targets.push(to);
+        const word = to >>> 5;
+        const bit = 1 << (to & 31);
+        if ((seen[word] as number) & bit) back.push(from, to, origin);
+        else {
+          seen[word] = (seen[word] as number) | bit;
+          keys.push(to * NEW_SPAN + newVias.length);
+          newVias.push(from);
+          newOrigins.push(origin);
+        }
+      }
+      ends.push(targets.length);
+    }
+    depth++;
+    const sorted = Float64Array.from(keys).sort();
+    const next = new Int32Array(sorted.length);
+    levelBase = walk.codes.length;
+    for (let i = 0; i < sorted.length; i++) {
+      const key = sorted[i] as number;
+      const code = Math.floor(key / NEW_SPAN);
+      const found = key - code * NEW_SPAN;
+      next[i] = code;
+      walk.codes.push(code);
+      walk.depths.push(depth);
+      walk.vias.push(newVias[found] as number);
+      walk.origins.push(newOrigins[found] as number);
+      walk.infos.push(0);
+    }
+    level = next;
+  }
+  // The info of the devices not expanded (the last level of a walk cut by its depth): their shards may not be read.
+  const rest = walk.codes.slice(ends.length - 1);
+  await shards.load(rest);
+  for (let i = ends.length - 1; i < walk.codes.length; i++) {
+    const code = walk.codes[i] as number;
+    const shard = shards.of(code);
+    const at = shards.at(code);
+    if (shard && at >= 0) walk.infos[i] = shard.info[at] as number;
+  }
+  // A back edge from a device reached within the same level as its target (a second path of equal length) was met
+  // before the target entered the answer: it is a back edge all the same. With no back edge there is no cycle.
+  if (back.length > 0) cyclesOf(walk, start, ends, targets, back);
+}
+
+/** Devices a level can meet for the first time: more than there are codes. */
+const NEW_SPAN = 2 ** 22;
+
+/** The back edges whose ends lie in one strongly connected component of the walked edges, sorted, into walk.cycles. */
+function cyclesOf(walk: LineageWalk, start: number, ends: readonly number[], targets: readonly number[], back: readonly number[]): void {
+  const place = (places ??= new Int32Array(1 << CODE_BITS));
+  place[start] = 1;
+  for (let i = 0; i < walk.codes.length; i++) place[walk.codes[i] as number] = i + 2;
+  const placed = new Int32Array(targets.length);
+  for (let i = 0; i < targets.length; i++) placed[i] = (place[targets[i] as number] as number) - 1;
+  const component = components(walk.codes.length + 1, ends, placed);
+  for (let b = 0; b < back.length; b += 3) {
+    const from = back[b] as number;
+    const to = back[b + 1] as number;
+    if (component[(place[from] as number) - 1] === component[(place[to] as number) - 1]) walk.cycles.push({ code: to, via: from, origin: back[b + 2] as number });
+  }
+  place[start] = 0;
+  for (let i = 0; i < walk.codes.length; i++) place[walk.codes[i] as number] = 0;
+  walk.cycles.sort((a, b) => a.via - b.via || a.code - b.code);
 }
 
 /**
  * The strongly connected component of each place of the walk (iterative Tarjan over the followed edges, roots in
  * place order): `ends[v]` closes place v's targets in `targets` (places past `ends` have none).
  */
-function components(n: number, ends: readonly number[], targets: readonly number[]): Int32Array {
+function components(n: number, ends: readonly number[], targets: Int32Array): Int32Array {
   const index = new Int32Array(n).fill(-1);
   const low = new Int32Array(n);
   const comp = new Int32Array(n);
