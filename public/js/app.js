@@ -249,10 +249,12 @@ async function runSearch(state, focusKey, previous) {
     if (err?.name === 'AbortError' || seq !== searchSeq) return;
     $('search-loading').replaceChildren();
     lastKey = null;
-    $('status').textContent = 'The search failed.';
+    // A query the service refuses (a field name that is not a qualifier, a malformed value) is the query's mistake,
+    // not a failure: say so, with the service's reason, and offer what it may mean.
+    const refused = err?.code === 'invalid_input' || err?.name === 'QueryError';
+    $('status').textContent = refused ? 'Not searched: the query has a mistake (see above).' : 'The search failed.';
     showAlert(err?.message ?? String(err));
-    // A query the service refuses (a field name that is not a qualifier, a malformed value): offer what it may mean.
-    if (err?.code === 'invalid_input' || err?.name === 'QueryError') void showSuggestions(state, seq);
+    if (refused) void showSuggestions(state, seq);
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
     firstAnswered();
@@ -357,8 +359,9 @@ function showFollow(state) {
     link.href = feedUrlOf(new URL('feed', endpoint), searchInput(state, source.caps)).href;
     link.textContent = 'Follow this search';
   } else {
+    // A static host has no feed per search: the one feed it has covers every search, and the link says so.
     link.href = new URL('feeds/new.atom', snapshotBase).href;
-    link.textContent = 'Follow new clearances';
+    link.textContent = 'Follow all new clearances (this host has no feed per search)';
   }
   link.hidden = false;
 }
