@@ -408,14 +408,15 @@ async function showRecord(state, previous) {
     }
     return;
   }
-  if (previous?.record === state.record && !section.hidden) return;
+  if (previous?.record === state.record && previous?.lineage === state.lineage && !section.hidden) return;
   const seq = ++recordSeq;
   const k = state.record;
   // On a phone an open filters panel would push the record below the fold.
   if (!isWide()) $('filters-panel').open = false;
-  const backHref = toHash({ ...state, record: null });
+  const backHref = toHash({ ...state, record: null, lineage: null });
   section.hidden = false;
   results.hidden = true;
+  if (state.lineage) return showLineage(state, seq, 'showLineageView');
   view.renderRecordLoading(section, k, backHref);
   $('record-heading').focus();
   try {
@@ -424,6 +425,7 @@ async function showRecord(state, previous) {
     if (!record) {
       view.renderRecordMissing(section, k, backHref);
       $('record-heading').focus();
+      void showLineage(state, seq, 'showLineageSummary');
       return;
     }
     const fresh = { q: '', productCode: null, applicant: null, from: null, to: null, quals: {}, page: 1, size: state.size, sort: null, record: null };
@@ -434,6 +436,7 @@ async function showRecord(state, previous) {
     $('record-heading').focus();
     void showRelated(record, fresh, seq);
     void showHistory(record.kNumber, seq);
+    void showLineage(state, seq, 'showLineageSummary');
     if (record.productCode) {
       const c = await classification;
       if (seq !== recordSeq) return;
@@ -447,6 +450,12 @@ async function showRecord(state, previous) {
     if (seq !== recordSeq) return;
     section.replaceChildren(h('p', {}, h('a', { class: 'back', href: backHref }, '← Back to results')), h('p', { role: 'alert' }, err?.message ?? String(err)));
   }
+}
+
+/** The record view's lineage part, or the lineage view (lineage.js, loaded when first needed). */
+async function showLineage(state, seq, part) {
+  const lineage = source.lineage ? await import('./lineage.js') : null;
+  if (lineage && seq === recordSeq) await lineage[part]($('record'), { state, source, endpoint, snapshotBase, current: () => seq === recordSeq });
 }
 
 /** Record histories from the snapshot's history files (the same files in server and static mode). */
