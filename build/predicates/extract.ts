@@ -39,7 +39,13 @@ const MANY = /\b(?:predicates|devices|assays|calibrators|systems|tests|kits|prod
 const HEADING_START =
   /^(?:(?:[0-9]{1,2}(?:\.[0-9]{1,2})*|[A-Za-z]|[IVX]{1,5})[.)]\s|[A-Z][.)](?=[A-Z][a-z])|807\.92|(?:predicate|device|proposed|subject|new|intended|indications?|description|comparison|substantial|technolog|performance|conclusion|applicant|submitter|contact|classification|regulat|proprietary|trade|common|date|summary|reference|similarities|differences|analytical|clinical|manufacturer|establishment|product|identification|legally)\b)/i;
 
-type Heading = { start: number; text: string; predicate: boolean };
+/**
+ * A heading that opens a section of its own: numbered or lettered (`3.`, `C.`, `(6)`, `IV)`) or in capitals. Other
+ * heading-like lines (`Manufacturer TaiDoc`, `Regulations: ABL90`, `Device Trade Name:`) may be a section's fields.
+ */
+const NUMBERED = /^(?:\(?(?:[0-9]{1,2}(?:\.[0-9]{1,2})*|[A-Za-z]|[IVX]{1,5})[.)]\s|[A-Z][.)](?=[A-Z][a-z]))/;
+
+type Heading = { start: number; text: string; predicate: boolean; numbered: boolean };
 
 function headingsOf(text: string): Heading[] {
   const out: Heading[] = [];
@@ -50,7 +56,7 @@ function headingsOf(text: string): Heading[] {
     if (t.length > 0 && t.length <= 90 && (HEADING_START.test(t) || caps) && !/[.;]\s*$/.test(t.replace(/\b(?:No|Nos|Inc|Co|Ltd)\.$/i, ''))) {
       // A heading line with a number on it is data (`Predicate 510(k) No: K123456`), read by the sentence rule.
       PREDICATE_CUE.lastIndex = 0;
-      out.push({ start: at, text: t, predicate: PREDICATE_CUE.test(t) && !/^(?:table|figure)\b/i.test(t) });
+      out.push({ start: at, text: t, predicate: PREDICATE_CUE.test(t) && !/^(?:table|figure)\b/i.test(t), numbered: caps || NUMBERED.test(t) });
     }
     at += line.length + 1;
   }
@@ -118,11 +124,19 @@ function roleOf(text: string, hit: NumberHit, headings: readonly Heading[]): Rol
   const before = text.slice(start, hit.start);
   const after = text.slice(hit.end, sentenceEnd(text, hit.end, 160));
   const near = text.slice(Math.max(start, hit.start - 40), hit.start);
-  if (OWN_NUMBER_CUE.test(near) && !/predicate/i.test(near)) return { kind: 'other', reason: 'the form names the device itself' };
+  // A bare `510(k) number:` line is the device's own on FDA's form, the predicate's among a predicate section's fields.
+  const own = OWN_NUMBER_CUE.exec(near);
+  const inPredicateSection = (heading?.predicate === true && hit.start - heading.start < 1200) || fieldSection(text, hit, headings) !== null;
+  if (own && !/predicate/i.test(near) && !(/^510/.test(own[0]) && inPredicateSection)) return { kind: 'other', reason: 'the form names the device itself' };
 
   const cue = lastMatch(PREDICATE_CUE, before);
   const other = lastMatch(OTHER_CUE, before);
+  // "The predicate device … is the X Method for Use on the Y System (K…)": what follows the verb is the predicate's
+  // name, and a part it runs on named there is part of that name ("is run on the Y" names no predicate).
+  const subject = other ? /\bthe\s+predicate\b[^;]*?\b(is|are|was|were)\s+(?:\S+\s+){2}/i.exec(before) : null;
+  const named = subject !== null && other !== null && subject.index + subject[0].length <= other.index;
   if (cue && (!other || other.index < cue.index)) return { kind: 'predicate', reason: `sentence: ${quote(cue.text)}`, at: start + cue.index, from: start };
+  if (subject && named) return { kind: 'predicate', reason: `sentence: "the predicate … ${subject[1]?.toLowerCase()}"`, at: start + subject.index, from: start };
   if (other) return { kind: 'other', reason: `sentence: ${quote(other.text)}` };
   const earlier = lastMatch(EARLIER_CUE, before);
 
@@ -140,8 +154,28 @@ function roleOf(text: string, hit: NumberHit, headings: readonly Heading[]): Rol
 
   // The section's heading.
   if (heading && heading.predicate && hit.start - heading.start < 1200) return { kind: 'predicate', reason: `section: ${quote(heading.text)}`, at: heading.start, from: heading.start };
+  // The first number of a predicate section laid out as fields (`Predicate Device` / `Manufacturer …` / `510(k)
+  // number K…`): field lines that look like headings do not end the section; a numbered heading does.
+  const section = fieldSection(text, hit, headings);
+  if (section) return { kind: 'predicate', reason: `section: ${quote(section.text)}`, at: section.start, from: section.start };
   if (earlier) return { kind: 'other', reason: `sentence: ${quote(earlier.text)}` };
   return { kind: 'plain' };
+}
+
+/** How far past a predicate heading its fields may run. */
+const FIELDS_CHARS = 600;
+
+function fieldSection(text: string, hit: NumberHit, headings: readonly Heading[]): Heading | null {
+  let found: Heading | null = null;
+  for (const h of headings) {
+    if (h.start > hit.start) break;
+    // A heading naming the predicate; one on equivalence opens a comparison of both devices.
+    if (h.predicate && /predicate|legally\s+marketed/i.test(h.text)) found = h;
+    else if (h.numbered) found = null;
+  }
+  if (!found || hit.start - found.start > FIELDS_CHARS) return null;
+  const between = text.slice(found.start + found.text.length, hit.start);
+  return findNumbers(between).length === 0 ? found : null;
 }
 
 /** The characters of a summary's opening that name what it covers (its title and trade name come first). */

@@ -1,7 +1,8 @@
 import type { SearchInput } from '../contract/index.ts';
 import { SEARCH_INDEX_PATH, type SearchSectionName } from '../contract/search-index.ts';
 import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../contract/search-chunks.ts';
-import { ChunkFormatError, ChunkedIndex } from '../search/chunked.ts';
+import { ChunkFormatError } from '../search/chunk-directory.ts';
+import { ChunkedIndex } from '../search/chunked.ts';
 import { ChunkCache } from '../search/chunk-cache.ts';
 import { BundleFormatError } from '../search/bundle.ts';
 import { SearchIndexFormatError } from '../search/codec.ts';

@@ -6,4 +6,5 @@ export { loadSearchIndex, type ReadSnapshotFile } from './load.ts';
 export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './engine.ts';
 export type { SearchIndex } from './model.ts';
 export { yearCounts } from './years.ts';
-export { ChunkedIndex, parseChunkDirectory, ChunkFormatError, type FirstPage, type ReadChunk } from './chunked.ts';
+export { ChunkedIndex, type FirstPage } from './chunked.ts';
+export { parseChunkDirectory, ChunkFormatError, type ReadChunk } from './chunk-directory.ts';

@@ -69,6 +69,16 @@ export class ChunkCache {
     if (this.map.get(path) === entry) this.total += bytes;
   }
 
+  /** A value made once from a file that is held, and kept with it (let go of when the file is). */
+  derive<T>(path: string, name: string, make: () => T, bytes: (value: T) => number): T {
+    const entry = this.get(path)!;
+    if (entry.derived.has(name)) return entry.derived.get(name) as T;
+    const value = make();
+    entry.derived.set(name, value);
+    this.grow(path, entry, bytes(value));
+    return value;
+  }
+
   /** Bytes an index's view holds beyond the files (0 lets go of the count). */
   setExtra(owner: object, bytes: number): void {
     if (bytes > 0) this.extras.set(owner, bytes);
@@ -101,6 +111,30 @@ export class ChunkCache {
       this.total -= entry.bytes;
       for (const listener of this.onEvict) listener(path);
     }
+  }
+}
+
+/** The files one request reads, kept in the cache until it is answered (`release`). */
+export class Lease {
+  private readonly cache: ChunkCache;
+  private readonly held = new Set<string>();
+
+  constructor(cache: ChunkCache) {
+    this.cache = cache;
+  }
+
+  /** Keeps a file in (once per lease). */
+  hold(path: string): void {
+    if (this.held.has(path) || !this.cache.has(path)) return;
+    this.held.add(path);
+    this.cache.pin(path);
+  }
+
+  /** Lets the files go, and the cache back down to its budget. */
+  release(): void {
+    for (const path of this.held) this.cache.unpin(path);
+    this.held.clear();
+    this.cache.trim();
   }
 }
 

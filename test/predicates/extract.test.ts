@@ -117,6 +117,33 @@ const CASES: Case[] = [
     predicates: ['K070660', 'K021423'],
   },
   {
+    rule: '"the predicate device … is X for use on Y (K…)": a part named after the verb belongs to the predicate’s name',
+    device: 'K132638',
+    text:
+      '5.6 Predicate Device\n\nThe predicate device used to demonstrate substantial equivalence to the Dimension@ Creatinine (CRE2) Flex $\\textcircled{8}$ reagent cartridge is the Creatinine Method for Use on the Dimension® Clinical Chemistry System (CREA) previously cleared under k925668.\n\n5.7 Device Description / Test Principle\n\nThe CRE2 method uses a modified kinetic Jaffe technique.\n\n' +
+      FILLER +
+      '\n\nCalibration Chem 1 Calibrator (K860021) 3 levels (n=3) Same (K860021)',
+    predicates: ['K925668'],
+  },
+  {
+    rule: 'a predicate section laid out as fields: field lines that look like headings do not end it',
+    device: 'K241037',
+    text: '510(k) Summary – K240137\n\nThe information provided in this 510(k) summary are in accordance with 21 CFR 807.92\n\nProduct Codes: Device Class: Classification Panel:\n\nPredicate Device\n\nDevice Trade Name:\nCommon Name:\n510(k)\nRegulations: ABL90 FLEX\nBlood Gas Analyzer\nK092686\n\nDevice Description',
+    predicates: ['K092686'],
+  },
+  {
+    rule: 'a "510(k) number" field in a predicate section is the predicate’s number, not the device’s own',
+    device: 'K173505',
+    text: 'Regulation Number 21 CFR §862.1345\n\nDevice Class 2\n\n3. Predicate Device Information\n\nProprietary Name FORA GD43 Blood Glucose Monitoring System\n\nRegulation Description Glucose test system\n\nManufacturer TaiDoc Technology Corporation\n\n510(k) number K143467\n\n4. Intended Use:\n\nThe FORA GTel Blood Glucose Monitoring System consists of the FORA GTel Blood Glucose Test Strip.\n\n510(k) Number (if known) K173505',
+    predicates: ['K143467'],
+  },
+  {
+    rule: 'in a comparison of both devices, the candidate’s column holds its own earlier number: only the predicate’s counts',
+    device: 'K201217',
+    text: '2. Device information\n\nProprietary name: HemoCue® Hb 301 System\nCommon name: Hemoglobin analyzing system\n510(k) number: K061047\nProduct code: GKR\n\n5. Substantial Equivalence\n\nCandidate device Predicate device\n\nProprietary name: HemoCue® Hb 301 System HemoCue® Hb 801 System\n\nCommon name: Hemoglobin analyzing system Hemoglobin analyzing system\n\n510(k) number K061047 K181751\n\nProduct code GKR GKR',
+    predicates: ['K181751'],
+  },
+  {
     rule: 'with no statement at all, the one number a summary names besides its own',
     device: 'K050283',
     text: '510(k) Summary\n\nThe new reagent is identical in formulation to the currently marketed reagent, K941837, except for the packaging.',

@@ -11,7 +11,8 @@ import type { SearchIndexData } from '../../src/search/codec.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
-import { chunksOfPrefix, parseChunkDirectory, ChunkedIndex } from '../../src/search/chunked.ts';
+import { chunksOfPrefix, parseChunkDirectory } from '../../src/search/chunk-directory.ts';
+import { ChunkedIndex } from '../../src/search/chunked.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { until } from '../helpers/until.ts';
 

@@ -1,0 +1,129 @@
+import type { ChunkFile, SearchChunks } from '../contract/search-chunks.ts';
+import type { SearchSectionName } from '../contract/search-index.ts';
+import { partitionPoint } from '../utils/bisect.ts';
+import { valueOf } from './bundle.ts';
+import type { ChunkCache, Lease } from './chunk-cache.ts';
+import { chunksOfPrefix } from './chunk-directory.ts';
+import type { SearchRequest } from './engine.ts';
+import { parseQuery, type ParsedQuery } from './grammar.ts';
+import { sectionsFor } from './needs.ts';
+import { kNumberRange, queryWords } from './tokenize.ts';
+
+/**
+ * Which files of the chunked index a request reads (src/search/chunked.ts): for its first page, or for its whole
+ * answer with facet counts and statistics.
+ */
+
+/** Every word a parsed query looks up in the word list (as a prefix; a whole word is one of its own prefixes). */
+function wordsOf(query: string, parsed: ParsedQuery): string[] {
+  if (parsed.plain) return queryWords(query);
+  const out = new Set<string>();
+  for (const clause of parsed.clauses) {
+    for (const term of clause) {
+      if (term.kind !== 'field') for (const w of term.words) out.add(w);
+      else if ('words' in term.qualifier) for (const w of term.qualifier.words) out.add(w);
+    }
+  }
+  return [...out];
+}
+
+/** What the first step or the whole answer of a request reads. */
+type Plan = {
+  words: string[];
+  sections: Set<SearchSectionName>;
+  /** The whole code (applicant) column: a filter, a qualifier or a facet reads it, not only words. */
+  wholeCodes: boolean;
+  wholeApplicants: boolean;
+  wholeKNumbers: boolean;
+};
+
+const FACETS_OFF = { facets: undefined, stats: false };
+
+function planOf(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean): Plan | null {
+  let parsed: ParsedQuery;
+  try {
+    parsed = req.parsed ?? parseQuery(req.query);
+  } catch {
+    return null; // the engine refuses the query before reading anything
+  }
+  const sections = sectionsFor(whole ? { ...req, parsed } : { ...req, ...FACETS_OFF, parsed });
+  const words = wordsOf(req.query, parsed);
+  const fields = new Set<string>();
+  for (const clause of parsed.clauses) for (const t of clause) if (t.kind === 'field') fields.add(t.qualifier.field);
+  const byCode = req.productCode !== null || fields.has('code') || fields.has('class');
+  const byApplicant = req.applicant !== null || fields.has('applicant');
+  // The counts of product codes (and of device classes, folded from them) read the whole code column, those of
+  // applicants the whole applicant column; the default facets (no `facets` input) count both. Other facets and the
+  // review statistics read neither, so that each facet can be counted as soon as its own column is in.
+  const counted = whole ? (req.facets?.map((f) => f.field) ?? null) : [];
+  const countsCodes = counted === null || counted.includes('productCode') || counted.includes('deviceClass');
+  const countsApplicants = counted === null || counted.includes('applicant');
+  return {
+    words,
+    sections,
+    wholeCodes: countsCodes || byCode,
+    wholeApplicants: countsApplicants || byApplicant,
+    wholeKNumbers: words.some((w) => kNumberRange(w) !== null) || req.sort === 'kNumber:asc',
+  };
+}
+
+/**
+ * The files a request still lacks, given what is loaded: for its first page (`whole` false) or its whole answer
+ * with facet counts and statistics (`whole` true). Which product codes and applicants a word reaches is known once
+ * the word's chunks are in, so a request may name more files after those arrive: call until it names none.
+ */
+export function missingFiles(dir: SearchChunks, cache: ChunkCache, req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, lease?: Lease): string[] {
+  const files = dir.files;
+  const out = new Set<string>();
+  const need = (path: string) => {
+    if (!cache.has(path)) out.add(path);
+    else lease?.hold(path);
+  };
+  need(files.dicts.path);
+  const plan = planOf(req, whole);
+  if (!plan) return [...out];
+  const s = plan.sections;
+  // Decision dates and years: for a year range, a date qualifier or sort, and facets; not for words alone.
+  if (whole || req.yearFrom !== null || req.yearTo !== null || s.has('docDecided') || s.has('docReceived')) need(files.decided.path);
+  const termChunks = new Set<number>();
+  for (const w of plan.words) for (const c of chunksOfPrefix(dir, w)) termChunks.add(c);
+  for (const c of termChunks) need(dir.termChunks[c]!.file.path);
+  if (plan.wholeCodes) need(files.docCode.path);
+  if (plan.wholeApplicants) {
+    need(files.docApplicant.path);
+    need(files.applicants.path);
+  }
+  if (plan.wholeKNumbers) need(files.docKNumber.path);
+  if (s.has('docSeq')) {
+    need(files.docTerms.path);
+    need(files.docSeq.path);
+  }
+  const columns: [SearchSectionName, ChunkFile][] = [
+    ['docPanel', 'docPanel'], ['docDecision', 'docDecision'], ['docType', 'docType'], ['docFlags', 'docFlags'],
+    ['docCountry', 'docCountry'], ['docState', 'docState'], ['docReceived', 'docReceived'], ['codeTypes', 'codeTypes'],
+  ];
+  for (const [section, file] of columns) if (s.has(section)) need(files[file].path);
+  // Short words match product codes by their letters: those codes' documents, from the code chunks.
+  if (!plan.wholeCodes && !cache.has(files.docCode.path) && cache.has(files.dicts.path)) {
+    lease?.hold(files.dicts.path);
+    const lower = codesLower(dir, cache);
+    for (const word of plan.words) {
+      if (word.length > 3) continue;
+      for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
+        need(dir.codeChunks[dir.codeChunkOf[c]!]!.file.path);
+      }
+    }
+  }
+  return [...out];
+}
+
+/** The product codes in lower case, from the dictionaries (loaded). */
+function codesLower(dir: SearchChunks, cache: ChunkCache): string[] {
+  const path = dir.files.dicts.path;
+  return cache.derive(
+    path,
+    'codesLower',
+    () => (valueOf(cache.get(path)!.bundle, 'lists', 'json') as { codes: string[] }).codes.map((c) => c.toLowerCase()),
+    (lower) => lower.length * 32,
+  );
+}
