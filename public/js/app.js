@@ -358,10 +358,13 @@ function showFollow(state) {
   if (source.mode === 'server') {
     link.href = feedUrlOf(new URL('feed', endpoint), searchInput(state, source.caps)).href;
     link.textContent = 'Follow this search';
+    link.removeAttribute('title');
   } else {
-    // A static host has no feed per search: the one feed it has covers every search, and the link says so.
+    // A static host has no feed per search: the one feed it has covers every search, and the link says so (in one
+    // line on a phone, so the results stay on the first screen; its title says it in full).
     link.href = new URL('feeds/new.atom', snapshotBase).href;
-    link.textContent = 'Follow all new clearances (this host has no feed per search)';
+    link.textContent = 'Follow all new clearances (no search feed)';
+    link.title = 'This host has no feed per search: this feed has every new clearance, so it covers this search.';
   }
   link.hidden = false;
 }

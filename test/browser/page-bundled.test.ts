@@ -105,6 +105,28 @@ describe.skipIf(skip !== null)('the page over the bundled data, server and stati
     }
   }, 120_000);
 
+  test('"Follow": the feed of exactly the search in server mode; in static mode the feed of all new clearances, saying so', async () => {
+    for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
+      await page.goto(`${url}#q=catheter&code=DQY`);
+      await waitForStatus(page, /clearances? match/);
+      const link = page.locator('#follow');
+      await link.waitFor({ timeout: 20_000 });
+      const href = new URL((await link.getAttribute('href'))!);
+      if (page === a) {
+        expect(await link.innerText()).toBe('Follow this search');
+        expect(href.pathname).toMatch(/\/v1\/feed$/);
+        expect(href.searchParams.get('query')).toBe('catheter');
+        expect(href.searchParams.get('productCode')).toBe('DQY');
+      } else {
+        // No feed per search on a static host: the link says it follows every new clearance, and that there is none.
+        expect(await link.innerText()).toBe('Follow all new clearances (no search feed)');
+        expect(await link.getAttribute('title')).toMatch(/no feed per search/);
+        expect(href.pathname).toMatch(/\/feeds\/new\.atom$/);
+        expect((await fetch(href)).status).toBe(200);
+      }
+    }
+  }, 120_000);
+
   afterAll(() => {
     // The 400 of the refused query is logged by the browser as a failed resource in server mode.
     expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
