@@ -8,7 +8,7 @@ import { BundleFormatError } from '../search/bundle.ts';
 import { SearchIndexFormatError } from '../search/codec.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
 import { LazySearchIndex, OlderSearchIndex, type BlockSource } from '../search/load.ts';
-import type { SearchIndex } from '../search/model.ts';
+import { PredicatesNotIndexed, type SearchIndex } from '../search/model.ts';
 import { sectionsFor } from '../search/needs.ts';
 import { runSearchSliced, type SearchOutcome } from '../search/engine.ts';
 import { platformPause, type Slicing } from '../search/slices.ts';
@@ -79,6 +79,7 @@ export async function searchIndexOf(snapshot: Snapshot, sections?: Iterable<Sear
     return { index: await (sections ? opened.lazy.ensure(sections) : opened.lazy.ensureAll()) };
   } catch (err) {
     if (err instanceof SearchIndexFormatError) return { unavailable: DAMAGED };
+    if (err instanceof PredicatesNotIndexed) return { unavailable: err.message };
     throw err;
   }
 }
@@ -177,6 +178,7 @@ async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slic
     return { ...outcome, kNumbers: await chunked.kNumbers(page, lease) };
   } catch (err) {
     if (err instanceof ChunkFormatError || err instanceof BundleFormatError) throw new SearchUnavailable(DAMAGED);
+    if (err instanceof PredicatesNotIndexed) throw new SearchUnavailable(err.message);
     throw err;
   } finally {
     lease.release();

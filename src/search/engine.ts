@@ -226,7 +226,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
     kNumbers: kNumbersOf(index, page),
     facets:
       req.facets !== undefined
-        ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs)
+        ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs, req.parsed.edgeKinds)
         : everything
           ? structuredClone(facetsOfEverything(index))
           : countFacets(index, set),
