@@ -1,8 +1,9 @@
 import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
 import { ApiError, SearchUnavailable } from '../operations/errors.ts';
-import { searchIndexOf } from '../operations/search.ts';
+import { searchIndexOf } from '../search/snapshot-index.ts';
 import type { SearchIndex } from '../search/model.ts';
-import { kNumberText, matchesOf, matchList } from '../search/engine.ts';
+import { matchesOf, matchList } from '../search/engine.ts';
+import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { atomFeed, jsonFeed, type FeedKind, type FeedRecord } from '../feeds/render.ts';

@@ -1,5 +1,5 @@
 import type { OperationName, SourceState } from '../contract/index.ts';
-import { AnswerCache, type AnswerParts } from '../operations/answer-cache.ts';
+import { AnswerCache, type AnswerParts } from '../utils/answer-cache.ts';
 import type { CursorCodec } from '../operations/cursor.ts';
 import type { OperationRegistry } from '../operations/registry.ts';
 import { JsonBytes, type OperationResult } from '../operations/types.ts';

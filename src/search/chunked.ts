@@ -7,7 +7,8 @@ import { predicateFilePaths } from './chunked-predicates.ts';
 import { LoadedChunks } from './chunk-view.ts';
 import type { FacetOut } from './facet-fields.ts';
 import type { SearchIndex } from './model.ts';
-import { kNumberText, matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './engine.ts';
+import { matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './engine.ts';
+import { kNumberText } from './k-number.ts';
 import { orderPage, orderRange } from './sort.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { bundleEngine, ENGINE_BUNDLE } from '../../build/page/bundle.ts';
+import { bundleEngine, bundleRules, ENGINE_BUNDLE, RULES_BUNDLE } from '../../build/page/bundle.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import type { SearchIndex } from '../../src/search/model.ts';
 import { runSearch } from '../../src/search/engine.ts';
@@ -26,6 +26,12 @@ describe('the browser bundle of the search engine', () => {
 
   test('is what the sources give today (run npm run build:page after changing src/search)', async () => {
     expect(await readFile(ENGINE_BUNDLE, 'utf8')).toBe(await bundleEngine());
+  });
+
+  test("the page's copy of the service's rules is what the sources give today, and carries no schema library", async () => {
+    const text = await readFile(RULES_BUNDLE, 'utf8');
+    expect(text).toBe(await bundleRules());
+    expect(text).not.toMatch(/zod/);
   });
 
   test('answers exactly as the engine the API runs', async () => {
