@@ -4,7 +4,7 @@
  * functions with the most self time, grouped by source file. Read it before changing the request path for speed.
  *
  *   npx tsx bench/profile.ts --snapshot DIR [--operation detail|detail-hot|classification|meta|catalog|search]
- *                            [--get PATH] [--seconds 10] [--connections 50] [--top 25] [--out DIR]
+ *                            [--get PATH] [--mcp] [--seconds 10] [--connections 50] [--top 25] [--out DIR]
  *
  * A script, not a test: it prints figures and asserts nothing.
  */
@@ -29,6 +29,8 @@ const USAGE = `Usage: npx tsx bench/profile.ts --snapshot DIR [options]
   --operation NAME   ${KINDS.join(', ')} (detail)
   --get PATH         instead of an operation, GET this one path and query string (an openFDA-style URL:
                      '/device/510k.json?search=product_code:DQY&limit=10')
+  --mcp              the same questions as MCP tool calls (POST /mcp): detail as get_clearance, classification
+                     as get_classification, search as search_clearances
   --seconds N        seconds of load (10)
   --connections N    connections of the load generator (50)
   --top N            functions to list (25)
@@ -38,6 +40,7 @@ const values = parseCommandLine('profile', USAGE, {
   snapshot: { type: 'string' },
   operation: { type: 'string', default: 'detail' },
   get: { type: 'string' },
+  mcp: { type: 'boolean', default: false },
   seconds: { type: 'string', default: '10' },
   connections: { type: 'string', default: '50' },
   top: { type: 'string', default: '25' },
@@ -66,7 +69,24 @@ async function requestsFor(k: Kind): Promise<LoadRequest[]> {
 }
 
 if (values.get !== undefined && !values.get.startsWith('/')) usageFailure('profile', new Error(`Expected \`--get\` to be a path starting with /, got "${values.get}"`));
-const requests: LoadRequest[] = values.get !== undefined ? [{ method: 'GET', path: values.get }] : await requestsFor(kind);
+const TOOLS: Partial<Record<string, string>> = { 'device-510k.detail': 'get_clearance', 'device-510k.classification': 'get_classification', 'device-510k.search': 'search_clearances' };
+
+/** A /v1/query request as the tool call that asks the same question (the envelope's nulls left out, as a model would). */
+function asToolCall(request: LoadRequest): LoadRequest {
+  const { operation, input } = JSON.parse(request.body ?? '{}') as { operation: string; input: Record<string, unknown> };
+  const name = TOOLS[operation];
+  if (!name) usageFailure('profile', new Error(`Expected \`--operation\` with --mcp to be detail, detail-hot, classification or search, got "${kind}"`));
+  const args = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
+  return {
+    method: 'POST',
+    path: '/mcp',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+  };
+}
+
+const asked: LoadRequest[] = values.get !== undefined ? [{ method: 'GET', path: values.get }] : await requestsFor(kind);
+const requests = values.mcp ? asked.map(asToolCall) : asked;
 const port = await freePort();
 // The request log goes to a file, as in a deployment and in the benchmark.
 const log = openSync(join(outDir, 'server.log'), 'w');
@@ -91,7 +111,7 @@ const { generator } = await findGenerator('auto', ROOT);
 const seconds = Number(values.seconds);
 const result = await runLoad(generator, url, requests, { connections: Number(values.connections), seconds, tmp: outDir, tag: `profile-${kind}` });
 await stop(child, 20_000);
-console.log(`${values.get ?? kind}: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.failures} failures (${generator.name}, ${requests.length} distinct requests)`);
+console.log(`${values.get ?? kind}${values.mcp ? ' as tool calls' : ''}: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.failures} failures (${generator.name}, ${requests.length} distinct requests)`);
 
 const written = (await readdir(outDir)).filter((f) => f.endsWith('.cpuprofile') && !before.has(f));
 if (written.length === 0) throw new Error('the server wrote no profile');

@@ -5,7 +5,7 @@ import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '.
 import { operationDeadline } from './api/deadline.ts';
 import type { QueryDeps } from './api/query-answer.ts';
 import { SourceStateJson, sourceStateOf } from './api/source-state.ts';
-import { createMcpServer, DEFAULT_BUDGET_BYTES, localBackend, mcpOptions, remoteBackend, type McpBackend } from './api/mcp/index.ts';
+import { createMcpServer, DEFAULT_BUDGET_BYTES, localBackend, mcpOptions, mcpScope, remoteBackend, type McpBackend } from './api/mcp/index.ts';
 import { SnapshotSource } from './node/index.ts';
 import { AnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from './operations/answer-cache.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec, OPERATION_REGISTRY, warmSearch } from './operations/index.ts';
@@ -62,7 +62,9 @@ async function snapshotBackend(path: string): Promise<McpBackend> {
 try {
   const backend = values.snapshot !== undefined ? await snapshotBackend(values.snapshot) : remoteBackend(values['base-url'] as string);
   const options = mcpOptions(backend, budget, (tool, err) => log('internal error', { tool, stack: err instanceof Error ? err.stack : String(err) }));
-  const server = createMcpServer(options);
+  // One connection: every request runs in its one scope.
+  const scope = mcpScope(options);
+  const server = createMcpServer(() => scope);
   const transport = new StdioServerTransport();
   transport.onclose = () => sourceToClose?.close();
   await server.connect(transport);

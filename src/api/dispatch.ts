@@ -86,9 +86,10 @@ export type Dispatcher<N, T> = {
   dispatch(native: N, request: HostRequest): Promise<T>;
   /**
    * A table route's answer as bytes, for a host that sends it its own way (Node's fast lane, for routes marked
-   * `lane`, which read no body); a failure, or an answer that is not bytes, is made the error answer and logged.
+   * `lane`); `io` is how the request reads its body and waits for its turn (none: no body, and at once). A failure,
+   * or an answer that is not bytes, is made the error answer and logged.
    */
-  answer(handler: RouteHandler, request: HostRequest): Promise<{ snapshot: Snapshot | null; answer: BytesAnswer }>;
+  answer(handler: RouteHandler, request: HostRequest, io?: RequestIo): Promise<{ snapshot: Snapshot | null; answer: BytesAnswer }>;
 };
 
 const NOT_FOUND = 'Nothing is served at this path.';
@@ -152,19 +153,19 @@ export function createDispatcher<N, T>(host: Host<N, T>): Dispatcher<N, T> {
     }
   };
 
-  const contextOf = (native: N | null, snapshot: Snapshot | null): RouteContext => ({
+  const contextOf = (native: N | null, snapshot: Snapshot | null, io: RequestIo = NO_IO): RouteContext => ({
     snapshot,
     problem: host.problem(),
     deps,
     lendsChunks: host.lendsChunks,
-    ...(native === null ? NO_IO : host.io(native)),
+    ...(native === null ? io : host.io(native)),
   });
 
   /** Runs a handler; one that throws at once fails as one whose promise rejects. */
-  const run = (handler: RouteHandler, native: N | null, request: HostRequest, rest: string, path: string, snapshot: Snapshot | null): Promise<RouteAnswer> => {
+  const run = (handler: RouteHandler, native: N | null, request: HostRequest, rest: string, path: string, snapshot: Snapshot | null, io?: RequestIo): Promise<RouteAnswer> => {
     try {
       const routed = routeRequest(request.method, withoutFragment(request.url), rest, request.header, request.origin, path);
-      return Promise.resolve(handler(routed, contextOf(native, snapshot)));
+      return Promise.resolve(handler(routed, contextOf(native, snapshot, io)));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -213,13 +214,13 @@ export function createDispatcher<N, T>(host: Host<N, T>): Dispatcher<N, T> {
     }
   };
 
-  const answer = async (handler: RouteHandler, request: HostRequest) => {
+  const answer = async (handler: RouteHandler, request: HostRequest, io?: RequestIo) => {
     let snapshot: Snapshot | null = null;
     let made: BytesAnswer;
     try {
       snapshot = await host.snapshot();
       const path = pathOf(request.url);
-      const routedAnswer = await run(handler, null, request, '', path, snapshot);
+      const routedAnswer = await run(handler, null, request, '', path, snapshot, io);
       if (routedAnswer.kind !== 'bytes') throw new Error(`${path} answered a ${routedAnswer.kind}, which only the dispatcher sends`);
       made = routedAnswer;
     } catch (err) {

@@ -4,7 +4,7 @@ import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFdaAt, type Endpoint } from '../openfda/answer.ts';
-import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, MCP_REQUEST_HEADERS, tooLarge } from './mcp/index.ts';
+import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, tooLarge, type McpAnswer } from './mcp/index.ts';
 import { answerQuery, type QueryDeps } from './query-answer.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -118,7 +118,10 @@ export type Route = {
   readonly handler: RouteHandler | 'host';
   /** A host may answer it with its own code instead of the handler (Node's export, which it bounds its own way). */
   readonly hostMayOwn?: true;
-  /** Node's fast lane answers its GET and HEAD too, from the socket's bytes (its answers are always bytes). */
+  /**
+   * Node's fast lane answers it too, from the socket's bytes (its answers are always bytes): a GET route's GET and
+   * HEAD, a POST route's POST (`POST <path> HTTP/1.1` exactly, with its body).
+   */
   readonly lane?: true;
 };
 
@@ -166,25 +169,15 @@ const mcp: RouteHandler = async (request, context) => {
     },
     onFailure: (f) => (failure ??= f),
   });
-  const headers = new Headers();
-  for (const name of MCP_REQUEST_HEADERS) {
-    const value = request.header(name);
-    if (value !== undefined) headers.set(name, value);
-  }
   const options = { backend, budgetBytes: context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES, onBug: (_tool: string, cause: unknown) => (failure ??= { cause, bug: true }) };
-  const response = await answerMcpPost(options, request.origin + request.url, headers, body);
+  const answer = await answerMcpPost((name) => request.header(name), body, options);
   if (gone) return { kind: 'gone' };
-  return mcpAnswer(response, failure);
+  return mcpAnswer(answer, failure);
 };
 
-async function mcpAnswer(response: Response, failure: { cause: unknown; bug: boolean } | undefined): Promise<RouteAnswer> {
-  const body = new Uint8Array(await response.arrayBuffer());
-  // The JSON headers are the host's; what the transport adds of its own (Allow, Connection) is kept.
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    if (name !== 'content-type' && name !== 'access-control-allow-origin') headers[name] = value;
-  });
-  return { kind: 'bytes', status: response.status, body, headers, ...(failure && { failure }) };
+/** An MCP answer as the route's: a 202 has no body (and no JSON headers but CORS'). */
+function mcpAnswer(answer: McpAnswer, failure: { cause: unknown; bug: boolean } | undefined): RouteAnswer {
+  return { kind: 'bytes', status: answer.status, body: answer.body ?? new Uint8Array(0), headers: answer.headers, ...(failure && { failure }) };
 }
 
 /** GET /healthz: 200 with the source state while a snapshot serves, else 503 saying why. */
@@ -239,6 +232,7 @@ export const ROUTES = [
     refuseOtherMethods: true,
     preflight: { allowHeaders: 'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID', maxAgeSeconds: 86400 },
     handler: mcp,
+    lane: true,
   },
   { id: 'health', path: '/healthz', methods: ['GET'], refuseOtherMethods: false, handler: health },
   { id: 'openapi', path: '/v1/openapi.json', methods: ['GET'], refuseOtherMethods: false, handler: openApi },
@@ -250,10 +244,11 @@ export const ROUTES = [
   { id: 'snapshot-files', path: '/snapshot/*', methods: ['GET'], refuseOtherMethods: false, handler: 'host' },
 ] as const satisfies readonly Route[];
 
-/** The routes marked `lane` by path: Node's fast lane answers their GET and HEAD with these handlers. */
-export const LANE_ROUTES: ReadonlyMap<string, RouteHandler> = new Map(
-  ROUTES.flatMap((r): [string, RouteHandler][] => ('lane' in r && r.lane ? [[r.path, r.handler]] : [])),
-);
+/** The routes marked `lane` by path and method: Node's fast lane answers their GET and HEAD, or POST, with these handlers. */
+const laneRoutes = (method: RouteMethod): ReadonlyMap<string, RouteHandler> =>
+  new Map(ROUTES.flatMap((r): [string, RouteHandler][] => ('lane' in r && r.lane && (r.methods as readonly RouteMethod[]).includes(method) ? [[r.path, r.handler]] : [])));
+export const LANE_ROUTES: ReadonlyMap<string, RouteHandler> = laneRoutes('GET');
+export const LANE_POST_ROUTES: ReadonlyMap<string, RouteHandler> = laneRoutes('POST');
 
 /** A route of the table, with its own literal id and handler. */
 export type TableRoute = (typeof ROUTES)[number];

@@ -18,7 +18,7 @@ import { ExportTables } from '../operations/export-tables.ts';
 import { precompressedCopy } from './public-dir.ts';
 import { queryRunner, type QueryDeps } from './query-handler.ts';
 import { mountRoutes, originOf } from './routes.ts';
-import { LANE_ROUTES } from '../api/routes.ts';
+import { GONE, LANE_POST_ROUTES, LANE_ROUTES } from '../api/routes.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
 import { publicFiles } from './static.ts';
 
@@ -86,13 +86,17 @@ export async function createApp(options: AppOptions): Promise<App> {
         bufferBytes: settings.pipelineBufferBytes,
         requestTimeoutMs: settings.requestTimeoutMs,
         getPaths: new Set(LANE_ROUTES.keys()),
-        answerGet: (get) =>
-          dispatcher.answer(LANE_ROUTES.get(get.path)!, {
-            method: get.method,
-            url: get.url,
-            origin: originOf(get.host),
-            header: (name) => laneHeader(get.fields, name),
-          }),
+        postPaths: new Set(LANE_POST_ROUTES.keys()),
+        answerRoute: (route, body, socket) => {
+          const request = { method: route.method, url: route.url, origin: originOf(route.host), header: (name: string) => laneHeader(route.fields, name) };
+          if (route.method !== 'POST') return dispatcher.answer(LANE_ROUTES.get(route.path)!, request);
+          // A POST's work waits for its connection's turn, as /v1/query's on the lane and every route's on Node's path.
+          return dispatcher.answer(LANE_POST_ROUTES.get(route.path)!, request, {
+            body: () => Promise.resolve(body),
+            turn: <T,>(work: (pause?: () => Promise<void>) => Promise<T>) => deps.turns.run<T | typeof GONE>(socket, (pause) => (socket.destroyed ? Promise.resolve(GONE) : work(pause))),
+            onOperation: () => {},
+          });
+        },
       })
     : null;
 

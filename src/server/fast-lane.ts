@@ -8,7 +8,7 @@ import { MAX_HEAD_BYTES } from './request-parser.ts';
 export type { FastLane } from './lane-connection.ts';
 export { AnswerBuffers } from './answer-buffers.ts';
 export { BATCHED_ANSWER_BYTES } from './lane-connection.ts';
-export { headerOf, MAX_HEAD_BYTES, type GetRequest } from './request-parser.ts';
+export { headerOf, MAX_HEAD_BYTES, type TableRequest } from './request-parser.ts';
 
 /**
  * The fast lane: POST /v1/query (and GET of openFDA's device endpoints) answered straight from the socket's bytes,

@@ -8,7 +8,7 @@ import { answerBytes, withHead, wireBytes, type AnswerBuffers, type Out } from '
 import type { Logger } from './log.ts';
 import { HELD, logBug, type QueryRun } from './query-handler.ts';
 import { encodeAnswer, type EncodedAnswer } from './respond.ts';
-import { MAX_HEAD_BYTES, NO_PATHS, parse, type GetRequest, type LaneRequest } from './request-parser.ts';
+import { MAX_HEAD_BYTES, NO_PATHS, parse, type LaneRequest, type TableRequest } from './request-parser.ts';
 
 /** What the lane is told by the server (fast-lane.ts says what the lane does). */
 export type FastLane = {
@@ -31,13 +31,16 @@ export type FastLane = {
    */
   bufferBytes: number;
   requestTimeoutMs: number;
-  /** Paths whose GET and HEAD the lane answers too (with `answerGet`, each with no body); none when absent. */
+  /** Paths whose GET and HEAD the lane answers too (with `answerRoute`, each with no body); none when absent. */
   getPaths?: ReadonlySet<string>;
+  /** Paths whose POST the lane answers too (with `answerRoute`, with its body); none when absent. */
+  postPaths?: ReadonlySet<string>;
   /**
-   * A GET's answer by its route's handler, run by the dispatcher as for Node's route (a failure is already its error
-   * answer), and the snapshot it started on. The lane encodes it as Node's route does (`encodeAnswer`).
+   * The answer of a route of the table by its handler, run by the dispatcher as for Node's route (a failure is already
+   * its error answer), and the snapshot it started on; `body` is a POST's, and `socket` the connection whose turn its
+   * work waits for. The lane encodes it as Node's route does (`encodeAnswer`).
    */
-  answerGet?: (request: GetRequest) => Promise<{ snapshot: Snapshot | null; answer: BytesAnswer }>;
+  answerRoute?: (request: TableRequest, body: Uint8Array, socket: Socket) => Promise<{ snapshot: Snapshot | null; answer: BytesAnswer }>;
 };
 
 /** How long a request cut between two reads may wait for its rest before Node's parser (and its timeouts) take it. */
@@ -46,9 +49,9 @@ const PARTIAL_WAIT_MS = 100;
 /** What Node's HTTP server writes for a request it cannot read (its `badRequestResponse`). */
 const BAD_REQUEST = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1');
 
-/** Bytes a waiting request keeps alive: the buffer its body is a view of, or its URL. */
+/** Bytes a waiting request keeps alive: the buffer its body is a view of, or a GET's URL. */
 function heldBy(request: LaneRequest): number {
-  return request.get === null ? request.body.buffer.byteLength : request.get.url.length;
+  return request.route === null || request.route.method === 'POST' ? request.body.buffer.byteLength : request.route.url.length;
 }
 
 
@@ -128,8 +131,9 @@ export class Connection {
   /** Bytes moved either way when the watch last saw them change (-1: busy since), and when that was. */
   private moved = -1;
   private movedAt = 0;
-  /** The paths of the GETs answered here. */
+  /** The paths of the GETs and of the table's POSTs answered here. */
   private readonly getPaths: ReadonlySet<string>;
+  private readonly postPaths: ReadonlySet<string>;
 
   constructor(
     readonly socket: Socket,
@@ -141,7 +145,8 @@ export class Connection {
     private readonly forget: (c: Connection) => void,
     private readonly batch: WriteBatch,
   ) {
-    this.getPaths = lane.answerGet ? (lane.getPaths ?? NO_PATHS) : NO_PATHS;
+    this.getPaths = lane.answerRoute ? (lane.getPaths ?? NO_PATHS) : NO_PATHS;
+    this.postPaths = lane.answerRoute ? (lane.postPaths ?? NO_PATHS) : NO_PATHS;
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', noop);
@@ -191,7 +196,7 @@ export class Connection {
 
   private parseAll(): void {
     while (this.buf !== null && !this.handingOver && !this.socket.destroyed) {
-      const parsed = parse(this.buf, this.lane.maxBodyBytes, this.getPaths);
+      const parsed = parse(this.buf, this.lane.maxBodyBytes, this.getPaths, this.postPaths);
       if (parsed === 'node') return this.handOver();
       if (parsed === 'more') {
         // A request cut between two reads usually has its rest in the next one; a client that takes longer is slow
@@ -245,7 +250,7 @@ export class Connection {
   private start(request: LaneRequest): void {
     const bytes = heldBy(request);
     this.startedBytes += bytes;
-    if (request.get !== null) return this.startGet(request, request.get, bytes);
+    if (request.route !== null) return this.startRoute(request, request.route, bytes);
     const slot: Slot = { request, bytes, held: 'no', snapshot: this.lane.current(), started: performance.now(), operation: null, out: null };
     this.slots.push(slot);
     this.runSlot(slot);
@@ -293,17 +298,18 @@ export class Connection {
   }
 
   /**
-   * A GET or HEAD: its route's answer, encoded as Node's route encodes it, in one write. A failure (the handler threw,
-   * or compressing failed) becomes the error Node's route sends for it.
+   * A request of a route of the table (a GET or HEAD, a POST to /mcp): its route's answer, encoded as Node's route
+   * encodes it, in one write. A failure (the handler threw, or compressing failed) becomes the error Node's route
+   * sends for it.
    */
-  private startGet(request: LaneRequest, get: GetRequest, bytes: number): void {
-    // A GET's answer is made at once (never held): it is a kept answer's shared pieces or a small error, and its URL,
-    // counted in the budget until then, is all the request holds.
+  private startRoute(request: LaneRequest, get: TableRequest, bytes: number): void {
+    // Its answer is made at once (never held): a GET's is a kept answer's shared pieces or a small error, a POST's is
+    // within the MCP byte budget; what the request holds (a GET's URL, a POST's body) counts until then.
     const slot: Slot = { request, bytes, held: 'no', snapshot: null, started: performance.now(), operation: null, out: null };
     this.slots.push(slot);
     const lane = this.lane;
     const made = async (): Promise<{ out: Out; status: number }> => {
-      const { snapshot, answer } = await lane.answerGet!(get);
+      const { snapshot, answer } = await lane.answerRoute!(get, request.body, this.socket);
       let status = answer.status;
       let encoded: EncodedAnswer;
       try {
@@ -321,6 +327,7 @@ export class Connection {
       ({ out, status }) => {
         this.startedBytes -= slot.bytes;
         slot.bytes = 0;
+        request.body = SPENT;
         this.ready(slot, out, status);
       },
       (err: unknown) => {
@@ -401,7 +408,7 @@ export class Connection {
       const aborted = socket.destroyed;
       if (!aborted) {
         this.counts.answered++;
-        if (slot.request.get !== null) this.counts.answeredGets++;
+        if (slot.request.route !== null && slot.request.route.method !== 'POST') this.counts.answeredGets++;
         // A lent buffer comes back at once when the kernel took all of it. A large answer often waits in the stream
         // for part of it (a burst of catalog pages fills the socket's buffer): its buffer comes back when the rest has
         // gone, or the write failed, instead of being left to the collector while the next answer takes a new one. A
@@ -422,8 +429,8 @@ export class Connection {
         }
       }
       this.lane.logger.request({
-        method: slot.request.get?.method ?? 'POST',
-        path: slot.request.get ? logPath(slot.request.get.path) : '/v1/query',
+        method: slot.request.route?.method ?? 'POST',
+        path: slot.request.route ? logPath(slot.request.route.path) : '/v1/query',
         operation: slot.operation,
         status: out.status,
         ms: Math.round((performance.now() - slot.started) * 100) / 100,

@@ -6,7 +6,7 @@ import { rememberFirst } from '../utils/remember.ts';
  * `POST /v1/query HTTP/1.1` with a Host and a Content-Length within the body limit; a GET or HEAD of the lane's paths
  * with no body) and every header line Node would take in the same way; anything else, or anything read differently
  * by versions of Node, is 'node'. It touches no socket: test/server/request-parser.test.ts feeds it bytes and
- * compares its reading with llhttp's, case by case.
+ * compares its reading with llhttp's, case by case. A POST of the table's lane routes (`/mcp`) is read as /v1/query's.
  */
 
 /** Node's limit on a request's head (`--max-http-header-size`): a longer head goes to Node, which answers 431. */
@@ -22,17 +22,18 @@ const OWS = /^[ \t]+|[ \t]+$/g;
 
 
 /**
- * A request read on the lane: a POST /v1/query with its body, or (`get` set) a GET or HEAD of one of `getPaths`,
- * with no body, its URL as received and its header fields for the route's handler.
+ * A request read on the lane: a POST /v1/query with its body, or (`route` set) a request a route of the table answers:
+ * a GET or HEAD of one of `getPaths` with no body, or a POST of one of `postPaths` with its body, its URL as received
+ * and its header fields for the route's handler.
  */
 export type LaneRequest = {
   body: Buffer;
   contentType: string | undefined;
   acceptEncoding: string | undefined;
   close: boolean;
-  get: GetRequest | null;
+  route: TableRequest | null;
 };
-export type GetRequest = { method: 'GET' | 'HEAD'; url: string; path: string; host: string; fields: readonly Field[] };
+export type TableRequest = { method: 'GET' | 'HEAD' | 'POST'; url: string; path: string; host: string; fields: readonly Field[] };
 
 const NO_BODY = Buffer.alloc(0);
 const GET_START = Buffer.from('GET /', 'latin1');
@@ -42,25 +43,53 @@ const HTTP_11 = ' HTTP/1.1';
 
 /**
  * One request from the start of `buf`: the request and the bytes it took, 'more' when it is not all there yet, or
- * 'node' when it is not the lane's to answer. `getPaths`: the paths answered on the lane to a GET or HEAD.
+ * 'node' when it is not the lane's to answer. `getPaths`: the paths answered on the lane to a GET or HEAD;
+ * `postPaths`: those answered to a POST (besides /v1/query), each as `POST <path> HTTP/1.1` exactly.
  */
-export function parse(buf: Buffer, maxBodyBytes: number, getPaths: ReadonlySet<string> = NO_PATHS): { request: LaneRequest; used: number } | 'more' | 'node' {
+export function parse(
+  buf: Buffer,
+  maxBodyBytes: number,
+  getPaths: ReadonlySet<string> = NO_PATHS,
+  postPaths: ReadonlySet<string> = NO_PATHS,
+): { request: LaneRequest; used: number } | 'more' | 'node' {
   if (buf[0] !== 0x50 /* P */ && getPaths.size > 0) return parseGet(buf, getPaths);
-  const lineEnd = REQUEST_LINE.length;
-  if (buf.length < lineEnd) return REQUEST_LINE.subarray(0, buf.length).equals(buf) ? 'more' : 'node';
-  if (buf.compare(REQUEST_LINE, 0, lineEnd, 0, lineEnd) !== 0) return 'node';
+  let line: Buffer = REQUEST_LINE;
+  let path: string | null = null;
+  if (postPaths.size > 0 && !startsAlike(buf, REQUEST_LINE)) {
+    const other = postLines(postPaths).find(([l]) => startsAlike(buf, l));
+    if (!other) return 'node';
+    [line, path] = other;
+  }
+  const lineEnd = line.length;
+  if (buf.length < lineEnd) return line.subarray(0, buf.length).equals(buf) ? 'more' : 'node';
+  if (buf.compare(line, 0, lineEnd, 0, lineEnd) !== 0) return 'node';
   const headEnd = buf.indexOf(HEAD_END, lineEnd - 2);
   if (headEnd < 0) return buf.length > MAX_HEAD_BYTES ? 'node' : 'more';
   if (headEnd + 4 > MAX_HEAD_BYTES) return 'node';
-  const head = readHead(buf, lineEnd, headEnd, false);
+  const head = readHead(buf, lineEnd, headEnd, path !== null);
   if (head === null || head.host === undefined || head.length < 0 || head.length > maxBodyBytes) return 'node';
   const length = head.length;
   const bodyStart = headEnd + 4;
   if (buf.length < bodyStart + length) return 'more';
+  const route: TableRequest | null = path === null ? null : { method: 'POST', url: path, path, host: head.host, fields: head.fields! };
   return {
-    request: { body: buf.subarray(bodyStart, bodyStart + length), contentType: head.contentType, acceptEncoding: head.acceptEncoding, close: head.close, get: null },
+    request: { body: buf.subarray(bodyStart, bodyStart + length), contentType: head.contentType, acceptEncoding: head.acceptEncoding, close: head.close, route },
     used: bodyStart + length,
   };
+}
+
+/** Whether `buf` and `line` agree on the bytes both have (the request may still be arriving). */
+function startsAlike(buf: Buffer, line: Buffer): boolean {
+  const n = Math.min(buf.length, line.length);
+  return buf.compare(line, 0, n, 0, n) === 0;
+}
+
+const postLinesOf = new WeakMap<ReadonlySet<string>, [Buffer, string][]>();
+/** The request line of a POST to each of `paths`, made once per set. */
+function postLines(paths: ReadonlySet<string>): [Buffer, string][] {
+  let lines = postLinesOf.get(paths);
+  if (!lines) postLinesOf.set(paths, (lines = [...paths].map((p) => [Buffer.from(`POST ${p} HTTP/1.1\r\n`, 'latin1'), p])));
+  return lines;
 }
 
 export const NO_PATHS: ReadonlySet<string> = new Set();
@@ -98,8 +127,8 @@ function parseGet(buf: Buffer, paths: ReadonlySet<string>): { request: LaneReque
   if (headEnd + 4 > MAX_HEAD_BYTES) return 'node';
   const head = readHead(buf, lineEnd + 2, headEnd, true);
   if (head === null || head.length > 0 || head.host === undefined) return 'node';
-  const get: GetRequest = { method: start === GET_START ? 'GET' : 'HEAD', url, path, host: head.host, fields: head.fields! };
-  return { request: { body: NO_BODY, contentType: head.contentType, acceptEncoding: head.acceptEncoding, close: head.close, get }, used: headEnd + 4 };
+  const route: TableRequest = { method: start === GET_START ? 'GET' : 'HEAD', url, path, host: head.host, fields: head.fields! };
+  return { request: { body: NO_BODY, contentType: head.contentType, acceptEncoding: head.acceptEncoding, close: head.close, route }, used: headEnd + 4 };
 }
 
 type Head = { length: number; host: string | undefined; contentType: string | undefined; acceptEncoding: string | undefined; close: boolean; fields: Field[] | null };

@@ -1,4 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../build/worker/local.ts';
@@ -7,7 +7,7 @@ import { MAX_BATCH } from '../../src/api/mcp/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, startServer } from '../server/helpers.ts';
 import { TARGETS, hostFor, type TargetName } from '../contract/targets.ts';
-import { call, checkErrors, checkListing, checkResources, checkTools, query } from './suite.ts';
+import { call, connectClient, mcpChecks, query, TOOL_NAMES } from './suite.ts';
 
 /**
  * POST /mcp on every host (the Node server, the Worker under workerd), driven by the official SDK's client over
@@ -22,11 +22,7 @@ beforeAll(async () => {
   records = await allRecords(snapshotPath);
 }, 120_000);
 
-async function connect(url: string): Promise<Client> {
-  const client = new Client({ name: 'device-510k-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-  return client;
-}
+const overHttp = (url: string) => new StreamableHTTPClientTransport(new URL(`${url}/mcp`));
 
 const ACCEPT = 'application/json, text/event-stream';
 const rpc = (url: string, body: string, headers: Record<string, string> = {}) =>
@@ -41,29 +37,7 @@ async function smallBudgetHost(name: TargetName, budget: number): Promise<{ url:
 for (const target of TARGETS) {
   describe(`MCP over Streamable HTTP on ${target}`, () => {
     const host = hostFor(target, () => snapshotPath);
-    let client: Client;
-    beforeAll(async () => {
-      client = await connect(host.url);
-    });
-    afterAll(async () => {
-      await client?.close();
-    });
-
-    it('initializes and lists the tools (read-only, schemas from the contract) and the resources', async () => {
-      await checkListing(client);
-    });
-
-    it('reads the resources: the query syntax, the fields as meta gives them, the source state', async () => {
-      await checkResources(client, host.url);
-    });
-
-    it('answers every tool as /v1/query answers the same question', async () => {
-      await checkTools(client, host.url, records);
-    });
-
-    it('answers a failure as a tool result with the error table message', async () => {
-      await checkErrors(client, host.url);
-    });
+    mcpChecks(async () => overHttp(host.url), { apiUrl: () => host.url, records: () => records });
 
     it('answers malformed JSON-RPC with the protocol error codes, and keeps no session', async () => {
       const notJson = await rpc(host.url, '{"jsonrpc":');
@@ -91,7 +65,7 @@ for (const target of TARGETS) {
       expect(list.status).toBe(200);
       expect(list.headers.get('content-type')).toMatch(/^application\/json/);
       expect(list.headers.get('mcp-session-id')).toBeNull();
-      expect(((await list.json()) as any).result.tools.length).toBe(6);
+      expect(((await list.json()) as any).result.tools.length).toBe(TOOL_NAMES.length);
     });
 
     it('bounds a request: batch size, body size; GET and DELETE are 405 (no stream, no session)', async () => {
@@ -125,7 +99,7 @@ for (const target of TARGETS) {
     let client: Client;
     beforeAll(async () => {
       small = await smallBudgetHost(target, 4096);
-      client = await connect(small.url);
+      client = await connectClient(overHttp(small.url));
     });
     afterAll(async () => {
       await client?.close();

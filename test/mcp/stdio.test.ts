@@ -3,13 +3,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { ADDED, CHANGED, REMOVED, truthOf, twoBuilds } from '../feeds/two-builds.ts';
 import { startServer, type Running } from '../server/helpers.ts';
-import { call, checkErrors, checkListing, checkResources, checkTools } from './suite.ts';
+import { call, mcpChecks } from './suite.ts';
 
 /**
  * The stdio command (`npm run mcp`, `npx device-510k-mcp`) driven by the official SDK's client: over a snapshot on
@@ -36,52 +35,26 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-async function connect(command: string, args: string[]): Promise<Client> {
-  const client = new Client({ name: 'device-510k-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' }));
-  return client;
-}
+const overStdio = (command: string, args: string[]) => new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' });
 
-const sides: { name: string; start: () => Promise<Client> }[] = [
-  { name: 'a local snapshot (node bin/device-510k-mcp.js --snapshot)', start: () => connect(process.execPath, [BIN, '--snapshot', out]) },
+const sides: { name: string; start: () => StdioClientTransport }[] = [
+  { name: 'a local snapshot (node bin/device-510k-mcp.js --snapshot)', start: () => overStdio(process.execPath, [BIN, '--snapshot', out]) },
   // npm's banner goes to stdout, which is the protocol's: --silent keeps it off (docs/mcp.md says so).
-  { name: 'a base URL (npm run mcp --silent -- --base-url)', start: () => connect('npm', ['run', 'mcp', '--silent', '--', '--base-url', server.url]) },
+  { name: 'a base URL (npm run mcp --silent -- --base-url)', start: () => overStdio('npm', ['run', 'mcp', '--silent', '--', '--base-url', server.url]) },
 ];
 
 for (const side of sides) {
   describe(`MCP over stdio from ${side.name}`, () => {
-    let client: Client;
-    beforeAll(async () => {
-      client = await side.start();
-    }, 60_000);
-    afterAll(async () => {
-      await client?.close();
-    });
-
-    it('initializes and lists the tools and resources', async () => {
-      await checkListing(client);
-    });
-
-    it('reads the resources', async () => {
-      await checkResources(client, server.url);
-    });
-
-    it('answers every tool as /v1/query answers the same question', async () => {
-      await checkTools(client, server.url, [...after.values()]);
-    });
+    const s = mcpChecks(async () => side.start(), { apiUrl: () => server.url, records: () => [...after.values()] });
 
     it('names exactly the records the second build added, changed and removed', async () => {
       const truth = truthOf(before, after);
       expect(truth).toEqual({ added: [ADDED], removed: [REMOVED], changed: [{ kNumber: CHANGED, fields: ['applicant'] }] });
-      const changes = await call(client, 'changes_since', { since: '2026-01-01' });
+      const changes = await call(s.client(), 'changes_since', { since: '2026-01-01' });
       expect(changes.structured.changes.map((c: any) => `${c.kind} ${c.kNumber} ${c.fields.join(',')}`).sort()).toEqual(
         [`added ${ADDED} `, `changed ${CHANGED} applicant`, `removed ${REMOVED} `].sort(),
       );
       expect(changes.text).toContain(`${CHANGED} changed: applicant`);
-    });
-
-    it('answers failures as tool results with the error table message', async () => {
-      await checkErrors(client, server.url);
     });
   });
 }

@@ -1,15 +1,65 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { expect } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SourceState, type ClearanceRecord } from '../../src/contract/index.ts';
+import { modelWalk, readModel } from '../helpers/lineage-model.ts';
 import { post } from '../server/helpers.ts';
 
 /**
  * What every MCP host must answer the same: the tools and resources listed, and each tool's answer equal to the
  * same question asked through /v1/query (or /v1/changes) of `apiUrl`, and to a scan of the records where a count is
- * asked. Used over Streamable HTTP (Node, Worker) and stdio (remote and local snapshot).
+ * asked. Used over Streamable HTTP (Node, Worker) and stdio (remote and local snapshot), each through `describeMcp`.
  */
 
-export const TOOL_NAMES = ['search_clearances', 'count_by', 'get_clearance', 'get_classification', 'review_time_stats', 'changes_since'];
+/** The official SDK's client, connected over `transport`. */
+export async function connectClient(transport: Transport): Promise<Client> {
+  const client = new Client({ name: 'device-510k-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+/** What a host under test gives the shared checks: its client, the URL asked the same questions, and the records. */
+export type McpSide = { client: () => Client; apiUrl: () => string; records: () => readonly ClearanceRecord[] };
+
+/**
+ * The checks every host passes, registered in the describe block that calls this: a client is connected before them
+ * (over the transport `connect` gives) and closed after. Returns the side, for the block's own tests.
+ */
+export function mcpChecks(connect: () => Promise<Transport>, side: Omit<McpSide, 'client'>): McpSide {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connectClient(await connect());
+  }, 60_000);
+  afterAll(async () => {
+    await client?.close();
+  });
+  const s: McpSide = { ...side, client: () => client };
+
+  it('initializes and lists the tools (read-only, schemas from the contract) and the resources', async () => {
+    await checkListing(client);
+  });
+
+  it('reads the resources: the query syntax, the fields as meta gives them, the source state', async () => {
+    await checkResources(client, s.apiUrl());
+  });
+
+  it('answers every tool as /v1/query answers the same question', async () => {
+    await checkTools(client, s.apiUrl(), s.records());
+  });
+
+  it('answers lineage as /v1/query and an independent walk of the edge files do, and pages on by its next', async () => {
+    await checkLineage(client, s.apiUrl());
+  });
+
+  it('answers a failure as a tool result with the error table message', async () => {
+    await checkErrors(client, s.apiUrl());
+  });
+
+  return s;
+}
+
+export const TOOL_NAMES = ['search_clearances', 'count_by', 'get_clearance', 'get_classification', 'review_time_stats', 'changes_since', 'lineage'];
 
 type Json = Record<string, any>;
 
@@ -26,7 +76,7 @@ export async function call(client: Client, name: string, args: Json): Promise<{ 
   return { structured: result.structuredContent ?? {}, text: result.content.map((c) => c.text).join('\n'), isError: result.isError === true };
 }
 
-export async function checkListing(client: Client): Promise<void> {
+async function checkListing(client: Client): Promise<void> {
   expect(client.getServerVersion()?.name).toBe('device-510k');
   const caps = client.getServerCapabilities();
   expect(caps?.tools).toBeDefined();
@@ -43,6 +93,8 @@ export async function checkListing(client: Client): Promise<void> {
   expect(byName.get('search_clearances')?.inputSchema.required).toEqual(['query']);
   expect(byName.get('count_by')?.inputSchema.required).toEqual(['field']);
   expect(byName.get('get_clearance')?.inputSchema.required).toEqual(['id']);
+  expect(byName.get('lineage')?.inputSchema.required).toEqual(['id']);
+  expect(Object.keys(byName.get('lineage')?.inputSchema.properties ?? {}).sort()).toEqual(['cursor', 'depth', 'direction', 'id', 'kinds', 'limit']);
   expect(Object.keys(byName.get('search_clearances')?.inputSchema.properties ?? {}).sort()).toEqual(
     ['applicant', 'page', 'pageSize', 'productCode', 'query', 'sort', 'yearFrom', 'yearTo'].sort(),
   );
@@ -57,7 +109,7 @@ async function read(client: Client, uri: string): Promise<string> {
   return String(first?.text);
 }
 
-export async function checkResources(client: Client, apiUrl: string): Promise<void> {
+async function checkResources(client: Client, apiUrl: string): Promise<void> {
   const meta = await query(apiUrl, 'device-510k.meta', {});
   expect(await read(client, 'device-510k://docs/query-syntax')).toContain('decided:2024');
   const fields = JSON.parse(await read(client, 'device-510k://fields'));
@@ -75,7 +127,7 @@ const COMPACT = ['kNumber', 'deviceName', 'applicant', 'productCode', 'decisionD
 const compact = (r: Json) => Object.fromEntries(COMPACT.map((m) => [m, r[m]]));
 
 /** Every tool, each answer compared with /v1/query's and with a scan of `records`. */
-export async function checkTools(client: Client, apiUrl: string, records: readonly ClearanceRecord[]): Promise<void> {
+async function checkTools(client: Client, apiUrl: string, records: readonly ClearanceRecord[]): Promise<void> {
   // search_clearances
   const q = { query: 'catheter', pageSize: 5, page: 2, sort: 'decisionDate:desc' };
   const s = await call(client, 'search_clearances', q);
@@ -136,7 +188,7 @@ export async function checkTools(client: Client, apiUrl: string, records: readon
 }
 
 /** Failures as tool results with the error table's message; protocol mistakes as JSON-RPC errors. */
-export async function checkErrors(client: Client, apiUrl: string): Promise<void> {
+async function checkErrors(client: Client, apiUrl: string): Promise<void> {
   const missing = await call(client, 'get_clearance', { id: 'K000000' });
   const mq = await query(apiUrl, 'device-510k.detail', { id: 'K000000' });
   expect(missing.isError).toBe(true);
@@ -169,4 +221,65 @@ export async function checkErrors(client: Client, apiUrl: string): Promise<void>
   expect(notADay.text).toBe('invalid_input: arguments.since is malformed.');
 
   await expect(client.callTool({ name: 'drop_tables', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: drop_tables/);
+}
+
+const EDGES = fileURLToPath(new URL('../fixtures/fda/predicates', import.meta.url));
+const lineageInput = (input: Json) => ({ direction: 'predicates', depth: null, kinds: null, limit: 25, cursor: null, ...input });
+
+/**
+ * lineage: the defaults, each member given, and a walk paged through by `next`, each answer compared with
+ * device-510k.lineage asked of /v1/query and with an independent walk of the fixture's edge files.
+ */
+async function checkLineage(client: Client, apiUrl: string): Promise<void> {
+  const model = readModel(EDGES);
+  // The device named by the most clearances: a walk with several depths, more devices than a page, and records.
+  const hub = [...model.reverse.entries()].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1))[0]![0];
+  const walk = modelWalk(model, hub, 'descendants', null, null);
+  expect(walk.items.length).toBeGreaterThan(25);
+
+  // Defaults: predicates, the whole chain, both kinds, 25 a page.
+  const up = await call(client, 'lineage', { id: hub.toLowerCase() });
+  const upq = await query(apiUrl, 'device-510k.lineage', lineageInput({ id: hub }));
+  expect(up.isError).toBe(false);
+  expect(up.structured.id).toBe(hub);
+  expect(up.structured.direction).toBe('predicates');
+  expect(up.structured.total).toBe(upq.json.page.total);
+  expect(up.structured.total).toBe(modelWalk(model, hub, 'predicates', null, null).items.length);
+
+  // Descendants, paged through by `next` until the end: every device once, in the model's order, with its record.
+  const devices: Json[] = [];
+  let args: Json | null = { id: hub, direction: 'descendants', limit: 10 };
+  let pages = 0;
+  while (args) {
+    const page = await call(client, 'lineage', args);
+    expect(page.isError).toBe(false);
+    const asked = await query(apiUrl, 'device-510k.lineage', lineageInput({ ...args, limit: args.limit ?? 25 }));
+    expect(page.structured.items).toEqual(asked.json.data.items.map((i: Json) => ({ ...i, record: i.record && compact(i.record) })));
+    expect(page.structured.byDepth).toEqual(asked.json.data.byDepth);
+    expect(page.structured.byYear).toEqual(asked.json.data.byYear);
+    expect(page.structured.cyclesTotal).toBe(asked.json.data.cycles.length);
+    expect(page.structured.total).toBe(walk.items.length);
+    devices.push(...page.structured.items);
+    args = page.structured.next;
+    pages++;
+  }
+  expect(pages).toBe(Math.ceil(walk.items.length / 10));
+  expect(devices.map(({ kNumber, depth, via, kind, source }) => ({ kNumber, depth, via, kind, source }))).toEqual(walk.items);
+
+  // Depth and kinds as given.
+  const near = await call(client, 'lineage', { id: hub, direction: 'descendants', depth: 1, kinds: ['named'], limit: 500 });
+  const nearModel = modelWalk(model, hub, 'descendants', 1, ['named']);
+  expect(near.structured.items.map((i: Json) => i.kNumber)).toEqual(nearModel.items.map((i) => i.kNumber));
+  expect(near.structured.next).toBeNull();
+  expect(near.text).toContain(`Descendants of ${hub}`);
+
+  // Errors: a number nothing knows, and arguments the tool refuses.
+  const missing = await call(client, 'lineage', { id: 'K000001' });
+  const mq = await query(apiUrl, 'device-510k.lineage', lineageInput({ id: 'K000001' }));
+  expect(missing.isError).toBe(true);
+  expect(missing.text).toBe(`record_not_found: ${mq.json.error.message}`);
+  const bad = await call(client, 'lineage', { id: hub, direction: 'sideways', limit: 501 });
+  expect(bad.isError).toBe(true);
+  expect(bad.text).toContain('- arguments.direction must be "predicates" or "descendants"');
+  expect(bad.text).toContain('- arguments.limit must be at most 500');
 }

@@ -267,6 +267,35 @@ describe('the fast lane', () => {
     expect(lane.app.fastLane!.handedOver - before.handed).toBe(0);
   });
 
+  it('answers POST /mcp itself, byte for byte as Node\'s route does, pipelined with /v1/query', async () => {
+    const mcp = (body: string, extra = 'Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n') =>
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const call = (id: number, name: string, args: object) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    const requests = [
+      mcp(call(1, 'get_clearance', { id: kNumbers[0] })),
+      mcp(call(1, 'get_clearance', { id: 'K000000' })),
+      mcp(call(2, 'search_clearances', { query: 'catheter', pageSize: 5 }), 'Accept: application/json, text/event-stream\r\nAccept-Encoding: gzip\r\n'),
+      mcp(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }), 'Accept: application/json, text/event-stream\r\nAccept-Encoding: br\r\n'),
+      mcp(JSON.stringify([JSON.parse(call(4, 'get_classification', { productCode: 'DXY' })), JSON.parse(call(5, 'count_by', { field: 'decisionYear' }))])),
+      mcp(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })),
+      mcp('{"jsonrpc":'),
+      mcp(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/list' }), 'Accept: application/json\r\n'),
+      post(META),
+    ];
+    const before = { answered: lane.app.fastLane!.answered, handed: lane.app.fastLane!.handedOver };
+    const text = requests.join('');
+    const [ours, theirs] = await Promise.all([exchange(lane.url, [text], requests.length), exchange(node.url, [text], requests.length)]);
+    expect(theirs.replies).toHaveLength(requests.length);
+    expect(ours.replies.map(comparable)).toEqual(theirs.replies.map(comparable));
+    // What the comparison covered: answers, a tool error, a 202, the protocol's errors, and compressed answers.
+    expect(ours.replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 202, 400, 406, 200]);
+    const heads = ours.replies.map((r) => r.head.join('\n'));
+    for (const want of ['Content-Encoding: gzip', 'Content-Encoding: br']) expect(heads.some((h) => h.includes(want))).toBe(true);
+    expect(ours.replies[1]!.body.toString('latin1')).toContain('record_not_found');
+    expect(lane.app.fastLane!.answered - before.answered).toBe(requests.length);
+    expect(lane.app.fastLane!.handedOver - before.handed).toBe(0);
+  });
+
   it('answers a GET and a POST cut at every byte boundary as Node does', async () => {
     const stream = get('GET', '/device/510k.json?search=device_name:catheter&limit=1&skip=1', 'Accept-Encoding: gzip\r\n') + post(META) + get('HEAD', '/device/510k.json?count=decision_date') + lastRequest();
     const gets = lane.app.fastLane!.answeredGets;

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/api/body.ts';
-import { LANE_ROUTES } from '../../src/api/routes.ts';
+import { LANE_POST_ROUTES, LANE_ROUTES } from '../../src/api/routes.ts';
 import { headerOf, parse } from '../../src/server/request-parser.ts';
 
 /**
@@ -34,6 +34,11 @@ function post(lines: readonly string[], body = META): string {
   const length = lines.some((l) => /^content-length/i.test(l)) ? [] : [`Content-Length: ${Buffer.byteLength(body)}`];
   return `POST /v1/query HTTP/1.1\r\n${[...lines, ...length].join('\r\n')}\r\n\r\n${body}`;
 }
+
+const TOOLS_LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+const MCP_ACCEPT = 'application/json, text/event-stream';
+/** A POST /mcp with these header lines and a Content-Length for its body. */
+const mcpPost = (lines: readonly string[], body = TOOLS_LIST) => `POST /mcp HTTP/1.1\r\n${[...lines, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`;
 
 const get = (target: string, lines: readonly string[] = ['Host: 127.0.0.1'], method = 'GET') => `${method} ${target} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
 
@@ -78,6 +83,12 @@ const CASES: readonly [string, string, Reading][] = [
   ],
   ['a GET with Connection: close', get(OPENFDA, [HOST, 'Connection: close']), taken('GET', OPENFDA, { connection: 'close' }, { close: true })],
   ['a GET with a byte over 0x7f in a header value', get(OPENFDA, [HOST, 'X-Latin: caf\u00e9']), taken('GET', OPENFDA, { 'x-latin': 'caf\u00e9' })],
+  [
+    'a POST to /mcp, its headers kept for the route',
+    mcpPost([HOST, TYPE, `Accept: ${MCP_ACCEPT}`, 'MCP-Protocol-Version: 2025-06-18']),
+    taken('POST', '/mcp', { accept: MCP_ACCEPT, 'mcp-protocol-version': '2025-06-18', 'content-type': JSON_TYPE }, { body: TOOLS_LIST }),
+  ],
+  ['a POST to /mcp with Connection: close', mcpPost([HOST, TYPE, 'Connection: close']), taken('POST', '/mcp', { connection: 'close' }, { close: true, body: TOOLS_LIST })],
 
   // What Node refuses (400): the lane hands it to Node, which answers.
   ['a tab after the Content-Length digits (read differently by Node versions)', post([HOST, TYPE, `Content-Length: ${META.length}\t`]), { kind: 'varies' }],
@@ -113,20 +124,28 @@ const CASES: readonly [string, string, Reading][] = [
   ['a GET with two Hosts', get(OPENFDA, [HOST, 'Host: b']), { kind: 'node' }],
   ['a GET of HTTP/1.0', `GET ${OPENFDA} HTTP/1.0\r\n${HOST}\r\n\r\n`, { kind: 'node' }],
   ['a PUT of /v1/query', `PUT /v1/query HTTP/1.1\r\n${HOST}\r\nContent-Length: 2\r\n\r\n{}`, { kind: 'node' }],
+  ['a POST to /mcp with a query string', `POST /mcp?x HTTP/1.1\r\n${HOST}\r\nContent-Length: 2\r\n\r\n{}`, { kind: 'node' }],
+  ['a POST to a path next to /mcp', `POST /mcpx HTTP/1.1\r\n${HOST}\r\nContent-Length: 2\r\n\r\n{}`, { kind: 'node' }],
+  ['a GET of /mcp', get('/mcp'), { kind: 'node' }],
+  ['a POST to /mcp with a chunked body', `POST /mcp HTTP/1.1\r\n${HOST}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, { kind: 'node' }],
+  ['a POST to /mcp with no Host', mcpPost([TYPE]), { kind: 'refused' }],
 
   // Not all there yet.
   ['a request line cut short', 'POST /v1/qu', { kind: 'more' }],
+  ['a request line to /mcp cut short', 'POST /mc', { kind: 'more' }],
+  ['a POST to /mcp with its body cut short', mcpPost([HOST, TYPE]).slice(0, -5), { kind: 'more' }],
   ['a head cut short', `POST /v1/query HTTP/1.1\r\n${HOST}\r\nContent-Ty`, { kind: 'more' }],
   ['a body cut short', post([HOST, TYPE]).slice(0, -10), { kind: 'more' }],
   ['a GET head with no blank line yet', `GET ${OPENFDA} HTTP/1.1\r\n${HOST}\r\n`, { kind: 'more' }],
 ];
 
 const LANE_PATHS = new Set(LANE_ROUTES.keys());
+const LANE_POST_PATHS = new Set(LANE_POST_ROUTES.keys());
 
 /** How the lane's parser reads `text`. */
 function laneReads(text: string, expected: Reading): Reading {
   const bytes = Buffer.from(text, 'latin1');
-  const parsed = parse(bytes, MAX_BODY_BYTES, LANE_PATHS);
+  const parsed = parse(bytes, MAX_BODY_BYTES, LANE_PATHS, LANE_POST_PATHS);
   if (parsed === 'more') return { kind: 'more' };
   // The lane cannot tell a request Node refuses from one of another shape: both are Node's to read.
   if (parsed === 'node') return expected.kind === 'refused' || expected.kind === 'varies' ? expected : { kind: 'node' };
@@ -135,8 +154,8 @@ function laneReads(text: string, expected: Reading): Reading {
   const names = expected.kind === 'request' ? Object.keys(expected.headers) : [];
   const headers: Record<string, string> = {};
   for (const name of names) {
-    const value = request.get
-      ? headerOf(request.get.fields, name)
+    const value = request.route
+      ? headerOf(request.route.fields, name)
       : name === 'content-type'
         ? request.contentType
         : name === 'accept-encoding'
@@ -146,8 +165,8 @@ function laneReads(text: string, expected: Reading): Reading {
   }
   return {
     kind: 'request',
-    method: request.get?.method ?? 'POST',
-    url: request.get?.url ?? '/v1/query',
+    method: request.route?.method ?? 'POST',
+    url: request.route?.url ?? '/v1/query',
     close: request.close,
     body: request.body.toString('latin1'),
     headers,

@@ -21,27 +21,27 @@ export function checkBudget(bytes: number, name = 'budgetBytes'): number {
 }
 
 /**
- * How many of `entries` to keep so that `render(kept)` fits `budget` in both forms. `render` builds the answer from
- * the first `k` entries; every entry adds bytes, so the count that fits is found by bisection over k, each render
- * checked in full rather than estimated. An entry is an object of at least 8 bytes of JSON, so no more than
- * budget / 8 can fit: a list of 100,000 facet values is never rendered whole.
+ * The longest run of a list's first entries whose rendering fits `budget` in both forms: `render(k)` builds the answer
+ * from the first `k` of `total` entries, and every entry adds bytes, so the count that fits is found by bisection over
+ * k, each render checked in full rather than estimated. An entry is an object of at least 8 bytes of JSON, so no more
+ * than budget / 8 can fit: a list of 100,000 facet values is never rendered whole. Returns the rendering kept.
  */
-export function fitCount(total: number, budget: number, render: (k: number) => { json: string; text: string }): number {
-  const fits = (k: number) => {
-    const r = render(k);
-    return byteLength(r.json) <= budget && byteLength(r.text) <= budget;
-  };
+export function fitToBudget<R extends { json: string; text: string }>(total: number, budget: number, render: (k: number) => R): { k: number; rendered: R } {
+  const fits = (r: R) => byteLength(r.json) <= budget && byteLength(r.text) <= budget;
   const most = Math.min(total, Math.floor(budget / 8));
-  if (fits(most)) return most;
+  const whole = render(most);
+  if (fits(whole)) return { k: most, rendered: whole };
+  // Invariant: lo fits (0 is assumed to: the head alone is well under the smallest budget), hi does not.
   let lo = 0;
   let hi = most;
-  // Invariant: lo fits (0 is assumed to: the head alone is well under the smallest budget), hi does not.
+  let kept: R | null = null;
   while (hi - lo > 1) {
     const mid = (lo + hi) >>> 1;
-    if (fits(mid)) lo = mid;
+    const r = render(mid);
+    if (fits(r)) [lo, kept] = [mid, r];
     else hi = mid;
   }
-  return lo;
+  return { k: lo, rendered: kept ?? render(lo) };
 }
 
 /**

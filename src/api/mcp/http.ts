@@ -1,74 +1,174 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpServer, type McpOptions } from './server.ts';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  isInitializeRequest,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '../media.ts';
+import { createMcpServer, mcpScope, type McpOptions, type McpScope } from './server.ts';
 
 /**
- * POST /mcp, the Streamable HTTP transport without sessions, for any host with Web Requests (the Node server, the
- * Worker): a body in, a Response out. Each request gets a server and a transport of its own, answered with JSON
- * (never an SSE stream), and both are let go with the answer: nothing is kept between requests, so any instance can
- * answer any request. The host reads the body with its own bound first (64 KiB, the same as /v1/query).
+ * POST /mcp, the Streamable HTTP transport without sessions, for any host (the Node server and its fast lane, the
+ * Worker): a body and the request's headers in, the status, headers and body of the answer out. Every POST is
+ * answered with JSON (never an SSE stream) and nothing is kept between POSTs, so any instance can answer any request.
+ * The host reads the body with its own bound first (64 KiB, the same as /v1/query).
+ *
+ * One SDK server answers every POST of the process: made per POST, its setup (the server, its handlers, a transport,
+ * Web Request and Response objects) cost several times the tool call itself. Each POST's messages reach it through
+ * one shared transport under ids of the transport's own, so that two clients' `"id": 1` never meet, and go back to
+ * their POST under their own ids. The checks the SDK's transport makes of a POST (Accept, Content-Type,
+ * MCP-Protocol-Version, one initialize alone) are made here the same way, with its status codes and error codes.
  */
 
 /** At most this many JSON-RPC messages in one POST; each tool call of a batch runs after the one before. */
 export const MAX_BATCH = 16;
 
-const HEADERS = { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' };
+/** The request headers read (the rest are no part of the protocol). */
+export const MCP_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'] as const;
 
-/** The request headers the transport reads (the rest are no part of the protocol). */
-export const MCP_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
+/** An answer to a POST: its status, the headers of its own, and its JSON body (none for 202). */
+export type McpAnswer = { status: number; headers: Readonly<Record<string, string>>; body: Uint8Array | null };
+
+const encoder = new TextEncoder();
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A JSON-RPC error that answers the whole POST (no request of it could be read), with the HTTP status for it. */
-export function jsonRpcError(status: number, code: number, message: string, headers: Readonly<Record<string, string>> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { ...HEADERS, ...headers } });
+export function jsonRpcError(status: number, code: number, message: string, headers: Readonly<Record<string, string>> = {}): McpAnswer {
+  return { status, headers, body: encoder.encode(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null })) };
 }
 
 /** The answer to a body over the host's bound: 413, the connection closed, as for /v1/query. */
-export function tooLarge(limit: number): Response {
+export function tooLarge(limit: number): McpAnswer {
   return jsonRpcError(413, -32600, `Invalid Request: the request body is larger than ${limit / 1024} KiB`, { Connection: 'close' });
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** What the POST's body parses to, or the error that answers it (-32700 for bytes that are not JSON). */
-function parseBody(body: Uint8Array): { value: unknown } | { error: Response } {
+/** The POST's messages, or the error that answers it (-32700 for bytes that are not JSON, -32600 for the rest). */
+function messagesOf(body: Uint8Array): { messages: JSONRPCMessage[]; batch: boolean } | { error: McpAnswer } {
   let value: unknown;
   try {
     value = JSON.parse(strictUtf8.decode(body));
   } catch {
     return { error: jsonRpcError(400, -32700, 'Parse error: the body is not JSON (UTF-8)') };
   }
-  const messages = Array.isArray(value) ? value : [value];
-  if (messages.length === 0) return { error: jsonRpcError(400, -32600, 'Invalid Request: an empty batch') };
-  if (messages.length > MAX_BATCH) return { error: jsonRpcError(400, -32600, `Invalid Request: a batch must have at most ${MAX_BATCH} messages`) };
+  const batch = Array.isArray(value);
+  const raw: unknown[] = batch ? (value as unknown[]) : [value];
+  if (raw.length === 0) return { error: jsonRpcError(400, -32600, 'Invalid Request: an empty batch') };
+  if (raw.length > MAX_BATCH) return { error: jsonRpcError(400, -32600, `Invalid Request: a batch must have at most ${MAX_BATCH} messages`) };
+  const messages: JSONRPCMessage[] = [];
   // JSON that is not a JSON-RPC 2.0 message is an invalid request (-32600), not a parse error.
-  for (const message of messages) {
-    if (!JSONRPCMessageSchema.safeParse(message).success) return { error: jsonRpcError(400, -32600, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response') };
+  for (const message of raw) {
+    const parsed = JSONRPCMessageSchema.safeParse(message);
+    if (!parsed.success) return { error: jsonRpcError(400, -32600, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response') };
+    messages.push(parsed.data);
   }
-  return { value };
+  return { messages, batch };
+}
+
+/** The checks of a POST's headers the SDK's transport makes, with its answers (406, 415, 400). */
+function headerError(header: (name: string) => string | undefined, messages: readonly JSONRPCMessage[]): McpAnswer | null {
+  const accept = header('accept');
+  // Accept is a list: a substring check is what the SDK's transport makes.
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+    return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+  }
+  if (!isJsonContentType(header('content-type'))) return jsonRpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+  if (messages.some(isInitializeRequest)) {
+    if (messages.length > 1) return jsonRpcError(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    return null;
+  }
+  const version = header('mcp-protocol-version');
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return jsonRpcError(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+  }
+  return null;
 }
 
 /**
- * Answers one POST. `url` and `headers` are the request's (the transport checks Accept, Content-Type and
- * MCP-Protocol-Version, and answers 406, 415 or 400 as the spec says).
+ * The transport between the one server and every POST under way: a request goes in under an id of its own (a number
+ * never used before in this process) and its response comes back to the POST that sent it, under the client's id.
  */
-export async function answerMcpPost(options: McpOptions, url: string, headers: Headers, body: Uint8Array): Promise<Response> {
-  const parsed = parseBody(body);
-  if ('error' in parsed) return parsed.error;
-  const server = createMcpServer(options);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  try {
-    await server.connect(transport);
-    // The body is already read and parsed: the request the transport sees has none, so no length of one.
-    const seen = new Headers();
-    for (const name of MCP_REQUEST_HEADERS) {
-      const value = headers.get(name);
-      if (value !== null) seen.set(name, value);
-    }
-    const response = await transport.handleRequest(new Request(url, { method: 'POST', headers: seen }), { parsedBody: parsed.value });
-    const out = new Headers(response.headers);
-    out.set('Access-Control-Allow-Origin', '*');
-    return new Response(response.body, { status: response.status, headers: out });
-  } finally {
-    void server.close();
+class SharedTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private lastId = 0;
+  private readonly waiting = new Map<RequestId, { resolve: (message: JSONRPCMessage) => void; scope: McpScope }>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
   }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    // Only a request's response has somewhere to go: the server sends nothing else (no logging, progress or requests).
+    if (!('id' in message) || message.id === undefined) return;
+    const entry = this.waiting.get(message.id);
+    if (!entry) return;
+    this.waiting.delete(message.id);
+    entry.resolve(message);
+  }
+
+  /** The scope of the request the server knows by `id`. */
+  scopeOf(id: RequestId): McpScope | undefined {
+    return this.waiting.get(id)?.scope;
+  }
+
+  /** Hands `request` to the server under an id of the transport's; resolves with its response, under the client's id. */
+  ask(request: JSONRPCMessage & { id: RequestId }, scope: McpScope): Promise<JSONRPCMessage> {
+    const id = ++this.lastId;
+    const answered = new Promise<JSONRPCMessage>((resolve) => this.waiting.set(id, { resolve, scope }));
+    this.onmessage?.({ ...request, id });
+    return answered.then((response) => ({ ...response, id: request.id }) as JSONRPCMessage);
+  }
+
+  /** Hands a notification to the server (nothing is answered). */
+  tell(notification: JSONRPCMessage): void {
+    this.onmessage?.(notification);
+  }
+}
+
+let shared: { transport: SharedTransport } | null = null;
+
+/** The process's one server and transport, connected at the first POST. */
+function sharedTransport(): SharedTransport {
+  if (!shared) {
+    const transport = new SharedTransport();
+    const server = createMcpServer((id) => transport.scopeOf(id));
+    // Connecting this transport settles at once (its start does nothing); the server lives as long as the process.
+    void server.connect(transport);
+    shared = { transport };
+  }
+  return shared.transport;
+}
+
+const JSON_HEADERS: Readonly<Record<string, string>> = {};
+
+/**
+ * Answers one POST. The checks are made in the SDK transport's order: the body, Accept, Content-Type, then the
+ * protocol version (not for an initialize).
+ */
+export async function answerMcpPost(header: (name: string) => string | undefined, body: Uint8Array, options: McpOptions): Promise<McpAnswer> {
+  const read = messagesOf(body);
+  if ('error' in read) return read.error;
+  const refused = headerError(header, read.messages);
+  if (refused) return refused;
+  const transport = sharedTransport();
+  const scope = mcpScope(options);
+  const asked: Promise<JSONRPCMessage>[] = [];
+  for (const message of read.messages) {
+    if (isJSONRPCRequest(message)) asked.push(transport.ask(message, scope));
+    // A cancellation names a request by the client's id, which no request of the server has: it is not passed on,
+    // and every request of a POST is answered in full (a client that wants none of it closes the connection).
+    else if (isJSONRPCNotification(message) && message.method !== 'notifications/cancelled') transport.tell(message);
+    // A response (to a request the server never sends) has nothing to answer.
+  }
+  if (asked.length === 0) return { status: 202, headers: JSON_HEADERS, body: null };
+  const answers = await Promise.all(asked);
+  const out = read.batch ? answers : answers[0];
+  return { status: 200, headers: JSON_HEADERS, body: encoder.encode(JSON.stringify(out)) };
 }

@@ -3,6 +3,7 @@ import type { ErrorDetail } from '../../contract/index.ts';
 import { issuesToDetails, ruleOf } from '../issues.ts';
 import { sentenceOf } from '../../operations/errors.ts';
 import type { Answer } from './backend.ts';
+import { fitToBudget } from './budget.ts';
 
 /** A tool's result as MCP sends it: structured content matching the tool's output schema, and its text. */
 export type ToolResult = {
@@ -48,10 +49,58 @@ export function given(args: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** How an answer says it was cut and how to go on, as the last line of its text. */
-export function cutLine(tool: string, what: string, shown: number, of: number, budget: number, next: Record<string, unknown> | null): string {
-  const more = next ? ` Next: call ${tool} with ${JSON.stringify(next)}.` : '';
-  return `Cut to fit ${budget} bytes: ${shown} of ${of} ${what} shown.${more}`;
+/** How a result was cut to the byte budget: the entries of its list shown, of how many; null when it is whole. */
+export type CutInfo = { shown: number; of: number; budgetBytes: number } | null;
+
+/** What a list result is made from (listResult). */
+/** The structured content of a list result: `next` gives the arguments that go on, or is null at the end. */
+type ListContent = Record<string, unknown> & { next: Record<string, unknown> | null };
+
+export type ListSpec<S extends ListContent> = {
+  tool: string;
+  /** The list's entries, in words: `records of this page`, `values`. */
+  what: string;
+  /** Entries the list has before any cut. */
+  count: number;
+  budgetBytes: number;
+  /** The structured content with the first `k` entries, `cut` as it says, and `next`: the arguments that go on (null at the end). */
+  structuredOf: (k: number, cut: CutInfo) => S;
+  textOf: (structured: S) => string;
+  /** Added to the line that says the result was cut. */
+  cutNote?: string;
+};
+
+/** The structured content and text of a list result with its first `k` entries, and the JSON of its content. */
+function renderList<S extends ListContent>(spec: ListSpec<S>, k: number): { structured: S; json: string; text: string } {
+  const { tool, what, count, budgetBytes } = spec;
+  const cut: CutInfo = k < count ? { shown: k, of: count, budgetBytes } : null;
+  const structured = spec.structuredOf(k, cut);
+  const next = structured.next;
+  let text = spec.textOf(structured);
+  if (cut) text += `\nCut to fit ${budgetBytes} bytes: ${k} of ${count} ${what} shown.${next ? ` Next: call ${tool} with ${JSON.stringify(next)}.` : ''}${spec.cutNote ?? ''}`;
+  else if (next) text += `\nMore: call ${tool} with ${JSON.stringify(next)}.`;
+  return { structured, json: JSON.stringify(structured), text };
+}
+
+/**
+ * A tool's result whose one list is cut to fit the byte budget (JSON and text each within it), keeping its first
+ * entries: the text's last line says that it was cut and gives the next call's arguments, or, whole but with more to
+ * come, gives them too.
+ */
+export function listResult<S extends ListContent>(spec: ListSpec<S>): ToolResult {
+  const { rendered } = fitToBudget(spec.count, spec.budgetBytes, (k) => renderList(spec, k));
+  return textResult(rendered.structured, rendered.text);
+}
+
+/** How many entries of the list fit (listResult keeps as many), for a tool that must ask for something before it answers. */
+export function listFit<S extends ListContent>(spec: ListSpec<S>): number {
+  return fitToBudget(spec.count, spec.budgetBytes, (k) => renderList(spec, k)).k;
+}
+
+/** The list result with its first `k` entries (`k` from listFit, rendered again with what the tool then asked for). */
+export function listResultOf<S extends ListContent>(spec: ListSpec<S>, k: number): ToolResult {
+  const rendered = renderList(spec, k);
+  return textResult(rendered.structured, rendered.text);
 }
 
 export function textResult(structured: Record<string, unknown>, text: string): ToolResult {

@@ -7,6 +7,10 @@ import {
   Facet,
   FacetField,
   IsoDate,
+  LINEAGE_DIRECTIONS,
+  LineageData,
+  LineageInput,
+  LineageItem,
   MAX_FACET_SIZE,
   RequestedFacetValue,
   SearchInput,
@@ -151,3 +155,46 @@ export const ChangesSinceOutput = z.strictObject({
   next: Next,
 });
 export type ChangesSinceOutput = z.infer<typeof ChangesSinceOutput>;
+
+const L = LineageInput.shape;
+
+/** Devices a lineage page shows when the call gives no limit. */
+export const DEFAULT_LINEAGE_LIMIT = 25;
+
+export const LineageArgs = z.strictObject({
+  id: L.id.describe('The K or DEN number to start from, for example "K860894".'),
+  direction: L.direction
+    .optional()
+    .describe('"predicates" (default): the devices it was compared to, then theirs, up the chain; "descendants": every clearance that names it, then those that name them.'),
+  depth: L.depth.optional().describe('How many steps to follow, 1 to 50; null or omitted for the whole chain.'),
+  kinds: L.kinds
+    .optional()
+    .describe('Only edges of these kinds: ["predicate"] (a summary read says so) or ["named"] (the number appears in its documents); null or omitted for both.'),
+  limit: L.limit.optional().describe(`Devices a page, 1 to 500 (default ${DEFAULT_LINEAGE_LIMIT}).`),
+  cursor: L.cursor.optional().describe('Omitted for the first page; then the cursor an answer\'s `next` gives, with the same id, direction, depth and kinds.'),
+});
+export type LineageArgs = z.output<typeof LineageArgs>;
+
+/** Cycles a lineage result lists at most; `cyclesTotal` counts them all. */
+export const MAX_CYCLES_SHOWN = 20;
+
+const D = LineageData.shape;
+
+export const LineageOutput = z.strictObject({
+  id: z.string().describe('The device the walk starts from.'),
+  direction: z.enum(LINEAGE_DIRECTIONS),
+  depth: L.depth,
+  kinds: L.kinds,
+  total: z.int().min(0).describe('Devices in the whole answer (every page), counted exactly.'),
+  items: z
+    .array(LineageItem.extend({ record: CompactClearance.nullable().describe('The clearance in short (get_clearance gives it whole), or null when this snapshot has no record of the number.') }))
+    .describe('Breadth first: by depth, then by number. via is the device one step nearer the start; kind and source are those of the edge between them.'),
+  byDepth: D.byDepth.describe('Devices at each depth, over the whole answer.'),
+  byYear: D.byYear.describe('Devices by their decision year, over the whole answer; null for those without a record or a date.'),
+  cycles: D.cycles.describe(`Edges that lead back into the walk (from via to kNumber), the first ${MAX_CYCLES_SHOWN}.`),
+  cyclesTotal: z.int().min(0),
+  hasNextPage: z.boolean(),
+  cut: Cut,
+  next: Next,
+});
+export type LineageOutput = z.infer<typeof LineageOutput>;

@@ -8,6 +8,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { INTERNAL_ERROR_MESSAGE } from '../errors.ts';
@@ -80,31 +81,49 @@ const NO_CLIENT_SCHEMAS: jsonSchemaValidator = {
 };
 
 /**
- * One MCP server over the SDK's protocol layer, for one connection (stdio) or one HTTP request (stateless). Tool
- * calls of one server run one after another, so a batch of calls in one request is bounded like that many requests.
+ * What tool calls run with: the options of one stdio connection or of one HTTP POST, and a queue that runs its calls
+ * one after another, so that a batch of calls in one POST is bounded like that many requests.
  */
-export function createMcpServer(options: McpOptions): Server {
+export type McpScope = { readonly options: McpOptions; oneAtATime<T>(work: () => Promise<T>): Promise<T> };
+
+export function mcpScope(options: McpOptions): McpScope {
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    options,
+    oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+      const run = queue.then(work, work);
+      queue = run.catch(() => undefined);
+      return run;
+    },
+  };
+}
+
+/**
+ * One MCP server over the SDK's protocol layer. `scopeOf` names the scope a request runs in, by its JSON-RPC id as
+ * the server's transport gave it: for stdio one scope for the connection, for HTTP one per POST (a server made once
+ * per process answers every POST, http.ts). The server keeps no state between requests that an answer depends on.
+ */
+export function createMcpServer(scopeOf: (requestId: RequestId) => McpScope | undefined): Server {
   const server = new Server(
     { name: SERVER_NAME, title: 'FDA 510(k) clearances', version: SERVER_VERSION },
     { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: NO_CLIENT_SCHEMAS },
   );
-  const context = { backend: options.backend, budgetBytes: options.budgetBytes };
-  let queue: Promise<unknown> = Promise.resolve();
-  const oneAtATime = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work, work);
-    queue = run.catch(() => undefined);
-    return run;
+  const scopeFor = (requestId: RequestId): McpScope => {
+    const scope = scopeOf(requestId);
+    if (!scope) throw new McpError(ErrorCode.InternalError, 'The request is no longer being answered.');
+    return scope;
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }) as never);
-  server.setRequestHandler(LOOSE_CALL, (raw) => {
+  server.setRequestHandler(LOOSE_CALL, (raw, extra) => {
     // The SDK's wrapper of tools/call has checked the params (-32602 when they are not a call) before this runs.
     const request = raw as unknown as z.infer<typeof CallToolRequestSchema>;
     const tool = TOOL_BY_NAME.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}; tools/list names the tools.`);
+    const { options, oneAtATime } = scopeFor(extra.requestId);
     return oneAtATime(async () => {
       try {
-        return await tool.run(request.params.arguments ?? {}, context);
+        return await tool.run(request.params.arguments ?? {}, options);
       } catch (err) {
         options.onBug?.(tool.name, err);
         return errorResult({ code: 'internal_error', message: INTERNAL_ERROR_MESSAGE, details: [] });
@@ -113,10 +132,11 @@ export function createMcpServer(options: McpOptions): Server {
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [...RESOURCES] }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(LOOSE_READ, async (raw) => {
+  server.setRequestHandler(LOOSE_READ, async (raw, extra) => {
     const request = ReadResourceRequestSchema.safeParse(raw);
     if (!request.success) throw new McpError(ErrorCode.InvalidParams, 'Invalid resources/read request: params.uri must be a string');
     const uri = request.data.params.uri;
+    const { options, oneAtATime } = scopeFor(extra.requestId);
     const read = await oneAtATime(() => readResource(uri, options.backend));
     // -32002 is the spec's code for a resource that does not exist.
     if (read === null) throw new McpError(-32002, `Resource not found: ${uri}; resources/list names the resources.`, { uri });

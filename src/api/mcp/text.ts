@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ChangesSinceOutput, CountByOutput, ReviewTimeOutput, SearchOutput } from './schemas.ts';
+import type { ChangesSinceOutput, CountByOutput, LineageOutput, ReviewTimeOutput, SearchOutput } from './schemas.ts';
 
 /**
  * The short text beside each structured result: what a model reads first, one line a record or value, with the
@@ -58,5 +58,23 @@ export function renderClearance(r: Json): string {
 export function renderClassification(c: Json): string {
   const lines = [`${c.productCode}: ${show(c.deviceType)}`];
   for (const [k, v] of Object.entries(c)) if (k !== 'productCode' && k !== 'deviceType' && v !== null) lines.push(`${k}: ${String(v)}`);
+  return lines.join('\n');
+}
+
+export function renderLineage(r: z.infer<typeof LineageOutput>): string {
+  const what = r.direction === 'predicates' ? `Predicates of ${r.id} (what it was compared to, then theirs)` : `Descendants of ${r.id} (the clearances that name it, then those that name them)`;
+  const reach = r.depth === null ? 'the whole chain' : `up to ${r.depth} step${r.depth === 1 ? '' : 's'}`;
+  const kinds = r.kinds === null ? '' : `, ${r.kinds.join(' and ')} edges only`;
+  const lines = [`${what}, ${reach}${kinds}: ${n(r.total)} devices (exact)${r.cyclesTotal > 0 ? `, ${n(r.cyclesTotal)} edges back into a cycle` : ''}.`];
+  if (r.byDepth.length > 0) lines.push(`By depth: ${r.byDepth.map((d) => `${d.depth}: ${n(d.count)}`).join(', ')}`);
+  if (r.items.length > 0) {
+    lines.push('K number | depth | via | kind (source) | decided | product code | device | applicant');
+    for (const i of r.items) {
+      const c = i.record;
+      const record = c ? `${show(c.decisionDate)} | ${show(c.productCode)} | ${c.deviceName} | ${show(c.applicant)}` : 'no record in this snapshot';
+      lines.push(`${i.kNumber} | ${i.depth} | ${i.via} | ${i.kind} (${i.source}) | ${record}`);
+    }
+  }
+  for (const c of r.cycles) lines.push(`Cycle: ${c.via} names ${c.kNumber}, already in the walk (${c.kind}, ${c.source}).`);
   return lines.join('\n');
 }

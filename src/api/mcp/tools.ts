@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import { MAX_FACET_SIZE } from '../../contract/index.ts';
 import type { McpBackend } from './backend.ts';
-import { fitCount, nextPageAfter } from './budget.ts';
-import { answerError, cutLine, given, parseArgs, textResult, type ToolResult } from './results.ts';
+import { nextPageAfter } from './budget.ts';
+import { answerError, given, listFit, listResult, listResultOf, parseArgs, textResult, type ListSpec, type ToolResult } from './results.ts';
 import {
   ChangesSinceArgs,
   ChangesSinceOutput,
@@ -13,13 +13,17 @@ import {
   GetClassificationOutput,
   GetClearanceArgs,
   GetClearanceOutput,
+  DEFAULT_LINEAGE_LIMIT,
+  LineageArgs,
+  LineageOutput,
+  MAX_CYCLES_SHOWN,
   ReviewTimeArgs,
   ReviewTimeOutput,
   SearchArgs,
   SearchOutput,
   type CompactClearance,
 } from './schemas.ts';
-import { renderChanges, renderClassification, renderClearance, renderCounts, renderReviewTimes, renderSearch } from './text.ts';
+import { renderChanges, renderClassification, renderClearance, renderCounts, renderLineage, renderReviewTimes, renderSearch } from './text.ts';
 
 /** What a tool runs with: where answers come from, and the byte budget of one result. */
 export type ToolContext = { backend: McpBackend; budgetBytes: number };
@@ -51,8 +55,6 @@ function compact(record: Json): CompactClearance {
   return out as CompactClearance;
 }
 
-const json = (value: unknown) => JSON.stringify(value);
-
 const searchClearances: Tool = {
   name: 'search_clearances',
   title: 'Search 510(k) clearances',
@@ -74,27 +76,24 @@ const searchClearances: Tool = {
     const body = answer.body as SearchBody;
     const items = body.data.items.map(compact);
     const base = given(a);
-    const render = (k: number) => {
-      const cut = k < items.length;
-      const next = cut ? { ...base, ...nextPageAfter(page, pageSize, k) } : body.page.hasNextPage ? { ...base, page: page + 1, pageSize } : null;
-      const structured = {
-        total: body.page.total,
-        page,
-        pageSize,
-        hasNextPage: body.page.hasNextPage || cut,
-        items: items.slice(0, k),
-        facets: body.facets as z.infer<typeof SearchOutput>['facets'],
-        cut: cut ? { shown: k, of: items.length, budgetBytes } : null,
-        next,
-      } satisfies z.infer<typeof SearchOutput>;
-      let text = renderSearch(a.query, structured);
-      if (cut) text += `\n${cutLine('search_clearances', 'records of this page', k, items.length, budgetBytes, next)}`;
-      else if (next) text += `\nMore: call search_clearances with ${json(next)}.`;
-      return { structured, json: json(structured), text };
-    };
-    const k = fitCount(items.length, budgetBytes, render);
-    const r = render(k);
-    return textResult(r.structured, r.text);
+    return listResult({
+      tool: 'search_clearances',
+      what: 'records of this page',
+      count: items.length,
+      budgetBytes,
+      structuredOf: (k, cut) =>
+        ({
+          total: body.page.total,
+          page,
+          pageSize,
+          hasNextPage: body.page.hasNextPage || cut !== null,
+          items: items.slice(0, k),
+          facets: body.facets as SearchOutput['facets'],
+          cut,
+          next: cut ? { ...base, ...nextPageAfter(page, pageSize, k) } : body.page.hasNextPage ? { ...base, page: page + 1, pageSize } : null,
+        }) satisfies SearchOutput,
+      textOf: (structured) => renderSearch(a.query, structured),
+    });
   },
 };
 
@@ -159,27 +158,24 @@ const countBy: Tool = {
     const window = all.slice(offset, size === null ? undefined : offset + size);
     const after = all.length > offset + window.length;
     const base = given(a);
-    const render = (k: number) => {
-      const cut = k < window.length;
-      const next = cut || after ? { ...base, offset: offset + k } : null;
-      const structured = {
-        field: a.field,
-        order,
-        total: body.page.total,
-        offset,
-        values: window.slice(0, k),
-        hasMore: cut || after,
-        cut: cut ? { shown: k, of: window.length, budgetBytes } : null,
-        next,
-      } satisfies z.infer<typeof CountByOutput>;
-      let text = renderCounts(a.query ?? '', structured);
-      if (cut) text += `\n${cutLine('count_by', 'values', k, window.length, budgetBytes, next)}`;
-      else if (next) text += `\nMore values: call count_by with ${json(next)}.`;
-      return { structured, json: json(structured), text };
-    };
-    const k = fitCount(window.length, budgetBytes, render);
-    const r = render(k);
-    return textResult(r.structured, r.text);
+    return listResult({
+      tool: 'count_by',
+      what: 'values',
+      count: window.length,
+      budgetBytes,
+      structuredOf: (k, cut) =>
+        ({
+          field: a.field,
+          order,
+          total: body.page.total,
+          offset,
+          values: window.slice(0, k),
+          hasMore: cut !== null || after,
+          cut,
+          next: cut || after ? { ...base, offset: offset + k } : null,
+        }) satisfies CountByOutput,
+      textOf: (structured) => renderCounts(a.query ?? '', structured),
+    });
   },
 };
 
@@ -200,23 +196,22 @@ const reviewTimeStats: Tool = {
     const stats = body.data.stats?.reviewDays ?? null;
     const years = stats?.byDecisionYear ?? [];
     const base = given(a);
-    const render = (k: number) => {
-      const cut = k < years.length;
-      // The years not shown, asked on their own: the figures of that answer are over those years only.
-      const next = cut ? { ...base, yearFrom: (years[k] as { year: number }).year } : null;
-      const structured = {
-        total: body.page.total,
-        reviewDays: stats && { ...stats, byDecisionYear: years.slice(0, k) },
-        cut: cut ? { shown: k, of: years.length, budgetBytes } : null,
-        next,
-      } satisfies z.infer<typeof ReviewTimeOutput>;
-      let text = renderReviewTimes(a.query ?? '', structured);
-      if (cut) text += `\n${cutLine('review_time_stats', 'decision years', k, years.length, budgetBytes, next)} (its figures cover only those years)`;
-      return { structured, json: json(structured), text };
-    };
-    const k = fitCount(years.length, budgetBytes, render);
-    const r = render(k);
-    return textResult(r.structured, r.text);
+    return listResult({
+      tool: 'review_time_stats',
+      what: 'decision years',
+      count: years.length,
+      budgetBytes,
+      structuredOf: (k, cut) =>
+        ({
+          total: body.page.total,
+          reviewDays: stats && { ...stats, byDecisionYear: years.slice(0, k) },
+          cut,
+          // The years not shown, asked on their own: the figures of that answer are over those years only.
+          next: cut ? { ...base, yearFrom: (years[k] as { year: number }).year } : null,
+        }) satisfies ReviewTimeOutput,
+      textOf: (structured) => renderReviewTimes(a.query ?? '', structured),
+      cutNote: ' (its figures cover only those years)',
+    });
   },
 };
 
@@ -240,30 +235,91 @@ const changesSince: Tool = {
     const all = body.sets.flatMap((s) => s.changes.map((c) => ({ at: s.at, ...c })));
     const window = all.slice(offset);
     const sets = body.sets.map(({ changes: _changes, ...set }) => set);
-    const render = (k: number) => {
-      const cut = k < window.length;
-      const next = cut ? { since: a.since, offset: offset + k } : null;
-      const structured = {
-        since: body.since,
-        completeSince: body.completeSince,
-        historyStartsAfterSince: body.historyStartsAfterSince === true,
-        snapshot: body.snapshot,
-        sets,
-        totalChanges: all.length,
-        offset,
-        changes: window.slice(0, k) as z.infer<typeof ChangesSinceOutput>['changes'],
-        cut: cut ? { shown: k, of: window.length, budgetBytes } : null,
-        next,
-      } satisfies z.infer<typeof ChangesSinceOutput>;
-      let text = renderChanges(structured);
-      if (cut) text += `\n${cutLine('changes_since', 'changes', k, window.length, budgetBytes, next)}`;
-      return { structured, json: json(structured), text };
+    return listResult({
+      tool: 'changes_since',
+      what: 'changes',
+      count: window.length,
+      budgetBytes,
+      structuredOf: (k, cut) =>
+        ({
+          since: body.since,
+          completeSince: body.completeSince,
+          historyStartsAfterSince: body.historyStartsAfterSince === true,
+          snapshot: body.snapshot,
+          sets,
+          totalChanges: all.length,
+          offset,
+          changes: window.slice(0, k) as ChangesSinceOutput['changes'],
+          cut,
+          next: cut ? { since: a.since, offset: offset + k } : null,
+        }) satisfies ChangesSinceOutput,
+      textOf: renderChanges,
+    });
+  },
+};
+
+type LineageBody = {
+  data: { items: (Omit<LineageOutput['items'][number], 'record'> & { record: Json | null })[] } & Pick<LineageOutput, 'byDepth' | 'byYear' | 'cycles'>;
+  page: { total: number; hasNextPage: boolean; nextCursor: string | null };
+};
+
+/**
+ * Room kept for a cursor in `next` while a cut lineage page is fitted to the budget: the cursor that goes on after the
+ * last device shown is asked for once the count is known, and is shorter than this.
+ */
+const CURSOR_ROOM = 'x'.repeat(400);
+
+const lineage: Tool = {
+  name: 'lineage',
+  title: 'A clearance\'s predicates and descendants',
+  description: [
+    'Follows the predicate chain of a 510(k): the devices it was compared to (its predicates), then their predicates, up to the oldest; or the other way, every clearance that names it, then those that name them. Answers breadth first, each device once with the device one step nearer the start (via), the kind of edge (predicate: read from its 510(k) summary; named: its number appears in the documents) and a short record; exact totals by depth and by decision year; edges that loop back (cycles) are listed, never followed twice.',
+    'Example: {"id":"K860894","direction":"descendants","depth":2}. direction defaults to predicates, depth to the whole chain, kinds to both, limit to 25 devices a page; pass `next` back for the next page. A number that is neither a record nor in any edge is an error (record_not_found).',
+  ].join('\n'),
+  input: LineageArgs,
+  output: LineageOutput,
+  async run(args, { backend, budgetBytes }) {
+    const parsed = parseArgs(LineageArgs, args, 'lineage');
+    if (!parsed.ok) return parsed.result;
+    const a = parsed.value;
+    const input = { id: a.id, direction: a.direction ?? 'predicates', depth: a.depth ?? null, kinds: a.kinds ?? null, limit: a.limit ?? DEFAULT_LINEAGE_LIMIT, cursor: a.cursor ?? null };
+    const answer = await backend.query('device-510k.lineage', input);
+    if (answer.status !== 200) return answerError(answer);
+    const body = answer.body as LineageBody;
+    const items = body.data.items.map((i) => ({ ...i, record: i.record && compact(i.record) }));
+    const base = given(a);
+    let cursorAfterCut: string = CURSOR_ROOM;
+    const spec: ListSpec<LineageOutput> = {
+      tool: 'lineage',
+      what: 'devices of this page',
+      count: items.length,
+      budgetBytes,
+      structuredOf: (k, cut) => ({
+        id: input.id,
+        direction: input.direction,
+        depth: input.depth,
+        kinds: input.kinds,
+        total: body.page.total,
+        items: items.slice(0, k),
+        byDepth: body.data.byDepth,
+        byYear: body.data.byYear,
+        cycles: body.data.cycles.slice(0, MAX_CYCLES_SHOWN),
+        cyclesTotal: body.data.cycles.length,
+        hasNextPage: body.page.hasNextPage || cut !== null,
+        cut,
+        next: cut ? { ...base, cursor: cursorAfterCut } : body.page.hasNextPage ? { ...base, cursor: body.page.nextCursor } : null,
+      }),
+      textOf: renderLineage,
     };
-    const k = fitCount(window.length, budgetBytes, render);
-    const r = render(k);
-    return textResult(r.structured, r.text);
+    const k = listFit(spec);
+    if (k === items.length) return listResultOf(spec, k);
+    // Cut: the cursor after the k-th device is the one the same question with a limit of k ends with.
+    const again = await backend.query('device-510k.lineage', { ...input, limit: Math.max(1, k) });
+    if (again.status !== 200) return answerError(again);
+    cursorAfterCut = (again.body as LineageBody).page.nextCursor ?? CURSOR_ROOM;
+    return listResultOf(spec, k);
   },
 };
 
 /** Every tool, in the order tools/list gives them. */
-export const TOOLS: readonly Tool[] = [searchClearances, countBy, getClearance, getClassification, reviewTimeStats, changesSince];
+export const TOOLS: readonly Tool[] = [searchClearances, countBy, getClearance, getClassification, reviewTimeStats, changesSince, lineage];
