@@ -306,7 +306,7 @@ describe('the nightly sync against a local origin', () => {
     expect(failed?.stdout).toMatch(/the published snapshot, if any, was left as it was/);
   });
 
-  it('prints its closing line once, and build --fetch takes the same options and environment', async () => {
+  it('prints its closing line once, and build --fetch takes the same options and environment', { timeout: 90_000 }, async () => {
     const files = ORIGIN_FILE_NAMES.flatMap((f) => ['--file', f]);
     const common = ['--dir', dir, '--out', out, '--timeout', '5000', '--retries', '0', '--skip-summaries'];
     const closing = /unchanged: All 3 files are unchanged at the origin/g;
