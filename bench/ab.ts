@@ -24,8 +24,9 @@ const USAGE = `Usage: npx tsx bench/ab.ts --a DIR --b DIR --snapshot DIR [option
 
   --a DIR, --b DIR     two checkouts of the project (each one's server bundle is built and started)
   --snapshot DIR       the snapshot both serve
-  --operations LIST    some of detail, detail-hot, classification, meta, catalog, search (meta,catalog); search
-                       is the bench's 400 queries (give ANSWER_CACHE_BYTES=0 to both sides for each one asked anew)
+  --operations LIST    some of detail, detail-hot, classification, meta, catalog, search, openfda (meta,catalog);
+                       search is the bench's 400 queries (give ANSWER_CACHE_BYTES=0 to both sides for each one asked
+                       anew); openfda is GET /device/510k.json by K number and by product code, from sampled records
   --rounds N           alternating rounds per operation, the median is kept (3)
   --seconds N          seconds per round (5)
   --connections N      connections of the load generator (50)
@@ -60,6 +61,14 @@ const targets: { name: string; ours: LoadRequest[] }[] = (await lookupTargets(re
 if (wanted.includes('search')) {
   const queries = makeQueries(await sampleRecords(resolve(values.snapshot), 200), 400, 510);
   targets.push({ name: 'search', ours: queries.map((q) => ({ method: 'POST', path: '/v1/query', body: JSON.stringify({ version: 1, operation: 'device-510k.search', input: q.input }) })) });
+}
+if (wanted.includes('openfda')) {
+  const records = (await sampleRecords(resolve(values.snapshot), 200)).slice(0, Number(values.sample));
+  const paths = records.flatMap((r) => [
+    `/device/510k.json?search=k_number:${r.kNumber}`,
+    ...(r.productCode ? [`/device/510k.json?search=product_code:${r.productCode}&limit=5`] : []),
+  ]);
+  targets.push({ name: 'openfda', ours: paths.map((path) => ({ method: 'GET', path })) });
 }
 const options = { connections: Number(values.connections), seconds: Number(values.seconds), tmp, tag: 'ab' };
 try {

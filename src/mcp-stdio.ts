@@ -7,7 +7,7 @@ import type { QueryDeps } from './api/query-answer.ts';
 import { SourceStateJson, sourceStateOf } from './api/source-state.ts';
 import { createMcpServer, DEFAULT_BUDGET_BYTES, localBackend, mcpOptions, mcpScope, remoteBackend, type McpBackend } from './api/mcp/index.ts';
 import { SnapshotSource } from './node/index.ts';
-import { AnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from './operations/answer-cache.ts';
+import { AnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from './utils/answer-cache.ts';
 import { BUILT_IN_CURSOR_SECRET, CursorCodec, OPERATION_REGISTRY, warmSearch } from './operations/index.ts';
 
 const USAGE = `Usage: npm run mcp --silent -- (--base-url URL | --snapshot DIR) [--budget-bytes N]

@@ -14,6 +14,7 @@ import {
   type ChunkFile,
   type FileRef,
   type IdChunk,
+  type PredicateChunks,
 } from '../../src/contract/search-chunks.ts';
 import { encodeBundle, type BundleValue } from '../../src/search/bundle.ts';
 import type { SearchIndexData } from '../../src/search/codec.ts';
@@ -21,7 +22,8 @@ import type { Rows } from '../../src/search/csr.ts';
 import type { FacetRequest } from '../../src/search/facet-fields.ts';
 import { FACET_FIELDS } from '../../src/search/facet-fields.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { kNumberText, runSearch } from '../../src/search/engine.ts';
+import { runSearch } from '../../src/search/engine.ts';
+import { kNumberText } from '../../src/search/k-number.ts';
 import { yearCounts } from '../../src/search/years.ts';
 import { compressTo } from '../write/compress.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
@@ -242,6 +244,8 @@ export async function buildSearchChunks(
     docSeq: add(await packed('docSeq', { offsets: { u32: data.docSeqOffsets }, values: { u8: data.docSeq } })),
   };
 
+  const predicates = data.predCodes === undefined ? undefined : await predicateChunks(data, sizes.targetBytes, async (kind, values) => add(await packed(kind, values)));
+
   const landing = runSearch(index, { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 1, facets: LANDING_FACETS });
   const kNumbers: string[] = [];
   for (let d = 0; d < Math.min(docs, LANDING_KNUMBERS); d++) kNumbers.push(kNumberText(data.docKNumber[d]!));
@@ -258,8 +262,36 @@ export async function buildSearchChunks(
     kBlocks,
     landing: { facets: LANDING_FACETS, kNumbers, facetCounts: landing.facets },
     years: yearCounts(index),
+    ...(predicates && { predicates }),
   };
   return { directory, files };
+}
+
+/**
+ * The predicate part of the directory: each device's documents (and kinds) in chunks cut by code, and the whole
+ * files the facet and `kind:` read. `write` packs a bundle and gives its reference.
+ */
+async function predicateChunks(data: SearchIndexData, target: number, write: (kind: string, values: Record<string, BundleValue>) => Promise<FileRef>): Promise<PredicateChunks> {
+  const docs = data.docKNumber.length;
+  const rows: Rows = { offsets: data.predDocOffsets, values: data.predDocs };
+  const w = rowWeight(rows, docs);
+  const chunks: PredicateChunks['chunks'] = [];
+  for (const run of cutRuns(data.predCodes.length, (p) => w(p) + 4, target)) {
+    const to = run.from + run.count;
+    const file = await write('preds', {
+      codes: { u32: data.predCodes.slice(run.from, to) },
+      docs: { rows: sliceRows(rows, run.from, to) },
+      kinds: { u8: data.predDocKinds.slice(data.predDocOffsets[run.from]!, data.predDocOffsets[to]!) },
+    });
+    chunks.push({ first: data.predCodes[run.from]!, last: data.predCodes[to - 1]!, from: run.from, count: run.count, file });
+  }
+  return {
+    count: data.predCodes.length,
+    chunks,
+    codes: await write('predCodes', { codes: { u32: data.predCodes } }),
+    docPreds: await write('docPreds', { rows: { rows: { offsets: data.docPredOffsets, values: data.docPreds } }, kinds: { u8: data.docPredKinds } }),
+    docEdgeKinds: await write('docEdgeKinds', { values: { u8: data.docEdgeKinds } }),
+  };
 }
 
 /** Run lengths as the ends of each run: ascending, so they travel as rows (gaps are the lengths). */

@@ -19,18 +19,21 @@ import { jsonBytes } from '../write/json.ts';
 import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { writeSearchChunks } from './chunks.ts';
 import { partitionPoint } from '../../src/utils/bisect.ts';
+import { predicateSections, type SearchEdges } from './predicates.ts';
 
 /**
  * Writes the API's search index under `search/` of the snapshot being built (format: src/contract/search-index.ts).
- * `records` are every clearance in kNumber ascending order; `deviceTypes` maps a product code to its device type.
+ * `records` are every clearance in kNumber ascending order; `deviceTypes` maps a product code to its device type;
+ * `edges` are the merged predicate edges the lineage files hold (null: none).
  */
 export async function writeSearchIndex(
   records: readonly ClearanceRecord[],
   deviceTypes: ReadonlyMap<string, string | null>,
   writer: SnapshotWriter,
   deviceClasses: ReadonlyMap<string, string | null> = new Map(),
+  edges: SearchEdges | null = null,
 ): Promise<void> {
-  const data = buildSearchIndexData(records, deviceTypes, deviceClasses);
+  const data = buildSearchIndexData(records, deviceTypes, deviceClasses, edges);
   const { header, parts, blob } = encodeSearchIndex(data, SEARCH_PART_BYTES);
   for (const [n, bytes] of parts.entries()) writer.writeBytes(header.parts[n]!.path, bytes);
   writer.writeBytes(SEARCH_BLOCKS_PATH, blockTable(blob, header.blockBytes, (b) => createHash('sha256').update(b).digest()));
@@ -46,6 +49,7 @@ export function buildSearchIndexData(
   records: readonly ClearanceRecord[],
   deviceTypes: ReadonlyMap<string, string | null>,
   deviceClasses: ReadonlyMap<string, string | null> = new Map(),
+  edges: SearchEdges | null = null,
 ): SearchIndexData {
   const docs = documentOrder(records);
   const n = docs.length;
@@ -139,6 +143,7 @@ export function buildSearchIndexData(
     states: states.values,
     classes: classes.values,
     codeTypes: codes.map((c) => deviceTypes.get(c) ?? ''),
+    ...predicateSections(docKNumber, edges),
   };
 }
 

@@ -13,7 +13,7 @@ import {
   type LineageDirection,
 } from '../../src/contract/index.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
-import { distinctPairs, keyFrom, keyOrigin, keyTo, mergeEdges, type EdgeKeys } from './merge.ts';
+import { distinctPairs, keyFrom, keyOrigin, keyTo, mergeEdges, type EdgeKeys, type MergedEdges } from './merge.ts';
 import type { EdgeInput } from './read.ts';
 
 /** What a device's entry says of it: its decision year, and whether the snapshot has its record. */
@@ -72,10 +72,10 @@ function writeDirection(
 
 /**
  * The lineage files of the snapshot (src/contract/lineage.ts): the header, and each direction's shards. With no
- * edge input the header says so and no shard is written.
+ * edge input the header says so and no shard is written. `merged` is the inputs' merge, when the caller made it (the
+ * search index reads the same edges).
  */
-export function writeLineage(inputs: readonly EdgeInput[], records: readonly ClearanceRecord[], writer: SnapshotWriter): LineageIndex {
-  const merged = mergeEdges(inputs);
+export function writeLineage(inputs: readonly EdgeInput[], records: readonly ClearanceRecord[], writer: SnapshotWriter, merged: MergedEdges = mergeEdges(inputs)): LineageIndex {
   const info = infoByCode(records);
   const index: LineageIndex = {
     format: LINEAGE_FORMAT,

@@ -49,6 +49,10 @@ class Schema {
     }
     return null;
   }
+  /** Absent (undefined) passes; anything else is checked as before. */
+  optional(): Schema {
+    return lenient(new Schema([(v, p) => (v === undefined ? null : this.check(v, p))]));
+  }
   safeParse(value: unknown): Result {
     const problem = this.check(value, 'header');
     return problem ? { success: false, error: { issues: [{ message: problem }] } } : { success: true, data: value };

@@ -18,6 +18,7 @@ import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { SnapshotWriter } from '../write/writer.ts';
 import { findEdgeFolders, readEdgeFolder } from '../lineage/read.ts';
 import { writeLineage } from '../lineage/write.ts';
+import { mergeEdges } from '../lineage/merge.ts';
 
 export type BuildOptions = {
   /** Source files, folders or zips, in precedence order (a later one overrides an earlier one). */
@@ -197,7 +198,10 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     reporter.stage('lineage');
     const edgeFolders: string[] = [];
     for (const root of [...options.sources, ...(options.edges ?? [])]) edgeFolders.push(...(await findEdgeFolders(root)));
-    const lineage = writeLineage(await Promise.all(edgeFolders.map(readEdgeFolder)), records, writer);
+    const edgeInputs = await Promise.all(edgeFolders.map(readEdgeFolder));
+    // One merge for the lineage files and the search index's predicates, so both hold the same edges.
+    const edges = mergeEdges(edgeInputs);
+    const lineage = writeLineage(edgeInputs, records, writer, edges);
     await writer.flush();
     reporter.end(`${lineage.edges.toLocaleString('en-US')} edges from ${lineage.sources.map((s) => s.source).join(', ') || 'no source'}`);
 
@@ -217,7 +221,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     reporter.end(`${feeds.files} feeds`);
 
     reporter.stage('search index');
-    await writeSearchIndex(records, deviceTypes, writer, new Map(entries.map((e) => [e.productCode, e.deviceClass])));
+    await writeSearchIndex(records, deviceTypes, writer, new Map(entries.map((e) => [e.productCode, e.deviceClass])), edges);
     await writer.flush();
     reporter.end();
     memory.sample();

@@ -1,6 +1,9 @@
 // The page's whole state lives in the location hash, so links, reloads and back/forward all work without a server
 // that knows about routes. Pure functions only: no DOM, no fetch.
 
+// The service's own rules (npm run build:page bundles them from its modules): the page keeps no copy of them.
+import { freshnessOf as serviceFreshnessOf, QUALIFIERS, reviewDaysOf } from './service-rules.js';
+
 export const PAGE_SIZES = [10, 25, 50];
 export const PAGE_SIZE = PAGE_SIZES[0];
 
@@ -16,7 +19,8 @@ export const EMPTY_STATE = Object.freeze({ q: '', productCode: null, applicant: 
 
 /**
  * The facet fields that filter through a qualifier: the field the service counts, the qualifier that selects one of
- * its values, how a value is written in the query, and how a person reads it.
+ * its values, how a value is written in the query, and how a person reads it. Only qualifiers of the service's own
+ * table (QUALIFIERS) are kept.
  */
 export const QUALIFIER_FACETS = [
   { field: 'advisoryCommittee', qualifier: 'panel', title: 'Review committee', term: (v) => quoted(v) },
@@ -28,7 +32,7 @@ export const QUALIFIER_FACETS = [
   { field: 'statementOrSummary', qualifier: 'summary', title: '510(k) summary or statement', term: (v) => (/summary|yes/i.test(String(v)) ? 'yes' : 'no'), label: (v) => (/summary|yes/i.test(String(v)) ? 'Summary' : 'Statement') },
   { field: 'countryCode', qualifier: 'country', title: 'Applicant country', term: (v) => String(v) },
   { field: 'state', qualifier: 'state', title: 'Applicant state', term: (v) => String(v) },
-];
+].filter((f) => Object.hasOwn(QUALIFIERS, f.qualifier));
 function quoted(v) {
   const s = String(v).replace(/"/g, '');
   return /[\s:]/.test(s) ? `"${s}"` : s;
@@ -266,17 +270,17 @@ export function yearsBetween(from, to, minYear, maxYear) {
   return years;
 }
 
-/** freshness as the server's sourceState computes it (docs/contract.md section 7), for the static page's footer. */
-export function freshnessOf(lastSuccessfulSyncAt, now, maxAgeHours = 48) {
-  if (!lastSuccessfulSyncAt) return 'unknown';
-  const age = now - Date.parse(lastSuccessfulSyncAt);
-  return age <= maxAgeHours * 3_600_000 ? 'current' : 'stale';
+/**
+ * freshness as the server's sourceState computes it (docs/contract.md section 7), for the static page's footer: the
+ * service's own function; no sync time (absent or empty) is none.
+ */
+export function freshnessOf(lastSuccessfulSyncAt, now, maxAgeHours) {
+  return serviceFreshnessOf(lastSuccessfulSyncAt || null, now, maxAgeHours);
 }
 
-/** Whole days from `received` to `decided` (YYYY-MM-DD each), or null when either is missing. */
+/** Whole days from `received` to `decided` (YYYY-MM-DD each), or null when either is missing: the records' own. */
 export function reviewDays(received, decided) {
-  if (!received || !decided) return null;
-  return Math.round((Date.parse(`${decided}T00:00:00Z`) - Date.parse(`${received}T00:00:00Z`)) / 86_400_000);
+  return reviewDaysOf(received || null, decided || null);
 }
 
 /**

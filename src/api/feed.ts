@@ -1,13 +1,15 @@
 import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
 import { ApiError, SearchUnavailable } from '../operations/errors.ts';
-import { searchIndexOf } from '../operations/search.ts';
+import { searchIndexOf } from '../search/snapshot-index.ts';
 import type { SearchIndex } from '../search/model.ts';
-import { kNumberText, matchesOf, matchList } from '../search/engine.ts';
+import { matchesOf, matchList } from '../search/engine.ts';
+import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { atomFeed, jsonFeed, type FeedKind, type FeedRecord } from '../feeds/render.ts';
 import { badParam, oneParam, type BytesAnswer, type GetRequest } from './changes.ts';
 import { checkedExportInput, exportInputOf } from './export-answer.ts';
+import { parseSearchQuery } from '../operations/search-query.ts';
 import { historyOf, type LoadedHistory } from './history.ts';
 import { codedTag } from './json-headers.ts';
 import { encodingWeights } from './media.ts';
@@ -23,14 +25,18 @@ import { sha256 } from '../operations/sha256.ts';
 export const FEED_LIMIT = { default: 50, max: 500 } as const;
 
 /** Parameters of the feed itself, taken out before the rest is checked as an export's input. */
-const FEED_ONLY = ['format', 'limit', 'kind'];
+const FEED_ONLY = ['format', 'limit', 'kind', 'predicate'];
 /** Export parameters that make no sense for a feed (it has its own order and no parts). */
 const NOT_FOR_FEEDS = ['sort', 'cursor', 'after'];
 
 const FORMATS = { atom: 'application/atom+xml; charset=utf-8', json: 'application/feed+json; charset=utf-8' } as const;
 type Format = keyof typeof FORMATS;
 
-export type FeedRequest = { input: ExportInput; format: Format; limit: number; kind: FeedKind };
+/**
+ * `predicate`: the device whose new citing clearances the feed watches (`predicate=K123456`), added to the search as
+ * its `predicate:` qualifier; `query` stays the query as asked, for the title.
+ */
+export type FeedRequest = { input: ExportInput; format: Format; limit: number; kind: FeedKind; predicate: string | null; query: string };
 
 export function feedRequestOf(request: GetRequest): FeedRequest {
   const { query } = request;
@@ -50,11 +56,22 @@ export function feedRequestOf(request: GetRequest): FeedRequest {
   // The whole set is searched; the feed's own limit cuts it after ordering.
   raw.format = 'ndjson';
   raw.limit = null;
-  const input = checkedExportInput(raw, 'GET /v1/feed');
+  let input = checkedExportInput(raw, 'GET /v1/feed');
   if (kind === 'removed' && input.query.trim() !== '') {
     throw badParam('query', 'cannot be given with kind=removed (removed records are no longer searchable); filter them by productCode, applicant or years');
   }
-  return { input, format, limit, kind };
+  const asked = input.query;
+  const predicateText = oneParam(query, 'predicate');
+  let predicate: string | null = null;
+  if (predicateText !== null) {
+    if (!/^\s*([Kk]|[Dd][Ee][Nn])\d{6}\s*$/.test(predicateText)) throw badParam('predicate', 'must be a K or De Novo number (K123456, DEN200012)');
+    if (kind === 'removed') throw badParam('predicate', 'cannot be given with kind=removed (removed records are no longer searchable)');
+    predicate = predicateText.trim().toUpperCase();
+    // The feed of the search with the qualifier: the page's link and the engine read the same query.
+    const withPredicate = `${asked.trim()} predicate:${predicate}`.trim();
+    input = { ...input, query: withPredicate, parsed: parseSearchQuery(withPredicate, 'query') };
+  }
+  return { input, format, limit, kind, predicate, query: asked };
 }
 
 /** Documents first seen after the baseline, newest first (then by id, which is decision date descending). */
@@ -152,8 +169,10 @@ async function removedRecords(snapshot: Snapshot, history: LoadedHistory, req: F
 
 /** What the feed watches, in a few words: "DQY · Catheter, Percutaneous", "Medtronic, Inc. · stent". */
 async function titleOf(snapshot: Snapshot, req: FeedRequest): Promise<string> {
-  const { query, applicant, productCode, yearFrom, yearTo } = req.input;
+  const { applicant, productCode, yearFrom, yearTo } = req.input;
+  const query = req.query;
   const parts: string[] = [];
+  if (req.predicate !== null) parts.push(`naming ${req.predicate}`);
   if (productCode !== null) {
     const code = productCode.toUpperCase();
     const type = (await snapshot.getProductCode(code))?.deviceType;

@@ -1,5 +1,5 @@
 import type { OperationName, SourceState } from '../contract/index.ts';
-import { AnswerCache, type AnswerParts } from '../operations/answer-cache.ts';
+import { AnswerCache, type AnswerParts } from '../utils/answer-cache.ts';
 import type { CursorCodec } from '../operations/cursor.ts';
 import type { OperationRegistry } from '../operations/registry.ts';
 import { JsonBytes, type OperationResult } from '../operations/types.ts';
@@ -76,29 +76,88 @@ export async function answerQuery(
     if (!snapshot) {
       throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
     }
-    const cache = op.cacheable ? deps.answerCache : undefined;
-    // Keyed by the checked input: what `prepare` adds (a query's parse) follows from it.
-    const key = cache ? AnswerCache.keyOf(envelope.operation, input) : '';
-    let parts = cache?.get(snapshot, key);
-    if (!parts) {
-      const servedAt = deps.now();
-      // An answer that is kept must not live in memory the host reuses.
-      const allocate = op.cacheable ? undefined : deps.allocate;
-      // Aborted when the deadline rejects the answer: the operation's work stops too, at its next yield point.
-      const cancel: { aborted: boolean; reason?: unknown } = { aborted: false };
-      const work = op.handler(prepared, { snapshot, servedAt, cursors: deps.cursors, cancel, ...(allocate && { allocate }), ...(pause && { pause }) });
-      // An answer at hand cannot be late.
-      const bounded = work instanceof Promise && deps.deadline ? deps.deadline(work, envelope.operation) : work;
-      const result = bounded instanceof Promise ? await bounded.catch((err: unknown) => cancelled(cancel, err)) : bounded;
-      parts = answerParts(result);
-      // Kept parts are shared by later answers, so none is written in place.
-      if (cache) parts = { ...parts, spare: undefined };
-      cache?.set(snapshot, key, parts);
-    }
+    const { parts } = (await run(deps, snapshot, envelope.operation, input, prepared, pause)) as { parts: AnswerParts };
     const answer = assemble(envelope.operation, parts, deps.sourceStateJson(snapshot, deps.now(), parts.warnings), deps.allocate);
     return { status: 200, body: answer, headers: {}, operation: envelope.operation };
   } catch (err) {
     return errorAnswer(deps, err, operation, snapshot);
+  }
+}
+
+/**
+ * Runs a checked operation over `snapshot`, or takes its answer from the cache: its answer's parts (bytes), and the
+ * operation's result when it was run here (not taken from the cache).
+ */
+async function run(
+  deps: QueryDeps,
+  snapshot: Snapshot,
+  operation: OperationName,
+  input: unknown,
+  prepared: unknown,
+  pause: (() => Promise<void>) | undefined,
+  values = false,
+): Promise<{ parts: AnswerParts; result?: OperationResult } | { parts?: undefined; result: OperationResult }> {
+  const op = deps.operations[operation];
+  const cache = op.cacheable ? deps.answerCache : undefined;
+  // Keyed by the checked input: what `prepare` adds (a query's parse) follows from it.
+  const key = cache ? AnswerCache.keyOf(operation, input) : '';
+  const kept = cache?.get(snapshot, key);
+  if (kept) return { parts: kept };
+  const servedAt = deps.now();
+  // An answer that is kept, or read as values, must not live in memory the host reuses.
+  const allocate = op.cacheable || values ? undefined : deps.allocate;
+  // Aborted when the deadline rejects the answer: the operation's work stops too, at its next yield point.
+  const cancel: { aborted: boolean; reason?: unknown } = { aborted: false };
+  const work = op.handler(prepared as never, { snapshot, servedAt, cursors: deps.cursors, cancel, ...(allocate && { allocate }), ...(pause && { pause }) });
+  // An answer at hand cannot be late.
+  const bounded = work instanceof Promise && deps.deadline ? deps.deadline(work, operation) : work;
+  const result = bounded instanceof Promise ? await bounded.catch((err: unknown) => cancelled(cancel, err)) : bounded;
+  // Read as values and not kept: no bytes are made of it.
+  if (values && !cache) return { result };
+  let parts = answerParts(result);
+  if (cache) {
+    // Kept parts are shared by later answers, so none is written in place.
+    parts = { ...parts, spare: undefined };
+    cache.set(snapshot, key, parts);
+  }
+  return { parts, result };
+}
+
+/** An answer as values: its status, and the body as JSON.parse of the answer's bytes would give it. */
+export type ValuesAnswer = { status: number; body: Record<string, unknown>; failure?: { cause: unknown; bug: boolean } };
+
+const decoder = new TextDecoder();
+const valueOf = (part: unknown): unknown => (part instanceof JsonBytes ? JSON.parse(decoder.decode(part.bytes)) : part);
+
+/**
+ * An operation asked by code in this process (the MCP tools), with its input as values: the checks answerQuery makes
+ * from the input on (input, cursor, snapshot), the same cache, deadline and turns, and the same answer, as values
+ * rather than bytes: no envelope is written and read again. The body's `sourceState` is made only when read.
+ */
+export async function answerValues(
+  deps: QueryDeps,
+  snapshot: Snapshot | null,
+  operation: OperationName,
+  rawInput: unknown,
+  pause?: () => Promise<void>,
+): Promise<ValuesAnswer> {
+  try {
+    const op = deps.operations[operation];
+    const input = parseInput(op.input, rawInput, operation);
+    const prepared = op.prepare ? op.prepare(input, { cursors: deps.cursors }) : input;
+    if (!snapshot) throw new ApiError('source_unavailable', 'No valid snapshot is loaded yet; try again once one has been built.');
+    const { parts, result } = await run(deps, snapshot, operation, input, prepared, pause, true);
+    // A kept answer is bytes: its data, page and facets are read back from them.
+    const members: Record<string, unknown> = result
+      ? { data: valueOf(result.data), ...(result.page && { page: result.page }), ...(result.facets && { facets: valueOf(result.facets) }) }
+      : (JSON.parse(`{"data":${decoder.decode(parts!.data)}${decoder.decode(parts!.tail)}`) as Record<string, unknown>);
+    const body: Record<string, unknown> = { version: 1, operation, ...members };
+    const warnings = result ? result.warnings : parts!.warnings;
+    Object.defineProperty(body, 'sourceState', { enumerable: true, get: () => deps.sourceState(snapshot, deps.now(), warnings) });
+    return { status: 200, body };
+  } catch (err) {
+    const made = errorAnswer(deps, err, operation, snapshot);
+    return { status: made.status, body: JSON.parse(decoder.decode(made.body)) as Record<string, unknown>, ...(made.failure && { failure: made.failure }) };
   }
 }
 

@@ -3,7 +3,7 @@ import { answerChanges } from './changes.ts';
 import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { answerOpenFdaAt, type Endpoint } from '../openfda/answer.ts';
+import { answerOpenFdaRequest, type Endpoint } from '../openfda/answer.ts';
 import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, tooLarge, type McpAnswer } from './mcp/index.ts';
 import { answerQuery, type QueryDeps } from './query-answer.ts';
 import { MAX_BODY_BYTES } from './body.ts';
@@ -204,11 +204,11 @@ const exportAll: RouteHandler = async (request, { snapshot, lendsChunks, deps })
 const openFda =
   (endpoint: Endpoint): RouteHandler =>
   async (request, { snapshot, deps, turn }) => {
-    // An origin-form target (the path and query, as every client sends) follows the origin as it is.
-    const href = request.url.startsWith('/') && !request.url.startsWith('//') ? request.origin + request.url : new URL(request.url, request.origin).href;
-    // Its work is counted and sliced (src/openfda/plan.ts's Budget), each slice in the request's turn; without the
-    // host's pause (the Worker), a slice ends with the platform's yield.
-    const answer = await turn((pause) => answerOpenFdaAt(deps, snapshot, endpoint, href, pause ? { pause } : {}));
+    // The URL as the route read it: its query parsed once, here (src/openfda reads no URL of its own). Its work is
+    // counted and sliced (src/openfda/plan.ts's Budget), each slice in the request's turn; without the host's pause
+    // (the Worker), a slice ends with the platform's yield.
+    const from = { origin: request.origin, path: request.path, target: request.url, query: request.query };
+    const answer = await turn((pause) => answerOpenFdaRequest(deps, snapshot, endpoint, from, pause ? { pause } : {}));
     if (answer === GONE) return { kind: 'gone' };
     // A bug: the host logs it and answers 500 as for any route.
     if (answer.failure !== undefined) throw answer.failure;
@@ -334,16 +334,15 @@ export function pathOf(url: string): string {
 
 /** The request a portable handler sees, from what every host has: the method, the URL as received, and its headers. */
 export function routeRequest(method: string, url: string, rest: string, header: (name: string) => string | undefined, origin: string, path = pathOf(url)): RouteRequest {
-  const q = url.indexOf('?');
   let query: URLSearchParams | null = null;
   return {
     method,
     origin,
     path,
     url,
-    // Parsed when a handler asks (openFDA's parse the URL whole): not on every request.
+    // Parsed once, when a handler first asks: not on every request. The query string follows the path and its `?`.
     get query() {
-      return (query ??= new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
+      return (query ??= new URLSearchParams(url.length > path.length ? url.slice(path.length + 1) : ''));
     },
     rest,
     header,

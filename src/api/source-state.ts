@@ -1,6 +1,7 @@
 import type { Manifest, SourceState } from '../contract/index.ts';
 import type { SyncStatus } from '../contract/sync-status.ts';
 import { isoTime } from '../utils/iso-time.ts';
+import { DEFAULT_FRESHNESS_MAX_AGE_HOURS } from './defaults.ts';
 
 /** docs/contract.md section 7, as a pure function of what is loaded, what the sync recorded, and the time. */
 export type SourceStateInputs = {
@@ -42,6 +43,15 @@ function hoursAgo(ms: number): string {
 
 const sentence = (s: string): string => s.trim().replace(/[.!?]*$/, '');
 
+/**
+ * Whether data last synced at `lastSuccessfulSyncAt` is current at `nowMs` (synced within `maxAgeHours`), stale, or
+ * unknown (never synced). The static page reports the same (bundled for it by build/page/bundle.ts).
+ */
+export function freshnessOf(lastSuccessfulSyncAt: string | null, nowMs: number, maxAgeHours: number = DEFAULT_FRESHNESS_MAX_AGE_HOURS): SourceState['freshness'] {
+  if (lastSuccessfulSyncAt === null) return 'unknown';
+  return nowMs - Date.parse(lastSuccessfulSyncAt) <= maxAgeHours * HOUR_MS ? 'current' : 'stale';
+}
+
 export function sourceStateOf(inputs: SourceStateInputs): SourceState {
   const { manifest, sync, now, maxAgeHours } = inputs;
   const warnings: string[] = [];
@@ -66,7 +76,7 @@ export function sourceStateOf(inputs: SourceStateInputs): SourceState {
 
   const lastSync = newest(manifest.lastSuccessfulSyncAt, sync?.lastSuccessfulSyncAt);
   const ageMs = lastSync === null ? null : now.getTime() - Date.parse(lastSync);
-  const freshness = ageMs === null ? 'unknown' : ageMs <= maxAgeHours * HOUR_MS ? 'current' : 'stale';
+  const freshness = freshnessOf(lastSync, now.getTime(), maxAgeHours);
   const newestDecision = manifest.decisionDateMax ? `newest decision ${manifest.decisionDateMax}` : 'no decision dates';
 
   const evidence: string[] = [];

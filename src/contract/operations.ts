@@ -42,7 +42,8 @@ export const SortInput = z.enum(SORTS, { error: `must be one of ${SORTS.map((s) 
 
 /**
  * Every field `search.facets` can count, by its record member's name (receivedYear: the year of receivedDate;
- * decisionDate and receivedDate: the day, as the record writes it).
+ * decisionDate and receivedDate: the day, as the record writes it; predicate: the devices the matches name, a match
+ * counting once under each device it names).
  */
 export const FACET_FIELDS = [
   'productCode',
@@ -60,6 +61,7 @@ export const FACET_FIELDS = [
   'statementOrSummary',
   'countryCode',
   'state',
+  'predicate',
 ] as const;
 export const FacetField = z.enum(FACET_FIELDS, { error: `must be one of ${FACET_FIELDS.map((f) => `"${f}"`).join(', ')}` });
 export const MAX_FACET_SIZE = 100_000;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reviewDaysOf } from './review-days.ts';
 
 export const COLLECTION = 'device-510k';
 
@@ -122,8 +123,4 @@ export function toClearanceRecord(kNumber: string, f: ClearanceFields): Clearanc
   };
 }
 
-/** Whole days from `received` to `decided` (ISO dates); null when either is missing. */
-export function reviewDaysOf(received: string | null, decided: string | null): number | null {
-  if (received === null || decided === null) return null;
-  return (Date.parse(`${decided}T00:00:00Z`) - Date.parse(`${received}T00:00:00Z`)) / 86_400_000;
-}
+export { reviewDaysOf } from './review-days.ts';

@@ -23,6 +23,10 @@ import { z } from 'zod';
  *   so the column is a few thousand runs; the decision years follow from it), and one file per document column that
  *   filters, sorts and facet counts read (`docCode`, `docApplicant`, `docPanel`, …, the forward word lists and word
  *   sequences for phrases). A column is stored in the narrowest of u8, u16, u32 that holds it.
+ * - Predicates (`predicates`, absent from a directory written before them): the documents that name each device
+ *   (`predDocs` rows and their edges' kinds) in chunks cut by device code (`chunks` names each one's first and last
+ *   code), so that `predicate:K123456` reads one chunk; and whole files for the facet (`codes`: every device named,
+ *   `docPreds`: each document's devices and kinds) and for `kind:` (`docEdgeKinds`).
  * - `landing`: the answer with no query, no filter and the page's facet requests (the counts of everything), and the
  *   first LANDING_KNUMBERS K numbers, so that the first visit reads no index file at all; `years`: documents per
  *   decision year.
@@ -62,6 +66,15 @@ export type FileRef = z.infer<typeof FileRef>;
 const IdChunk = z.strictObject({ count: z.int().min(1), file: FileRef });
 export type IdChunk = z.infer<typeof IdChunk>;
 
+export const PredicateChunks = z.strictObject({
+  count: z.int().min(0),
+  chunks: z.array(z.strictObject({ first: z.int().min(0), last: z.int().min(0), from: z.int().min(0), count: z.int().min(1), file: FileRef })),
+  codes: FileRef,
+  docPreds: FileRef,
+  docEdgeKinds: FileRef,
+});
+export type PredicateChunks = z.infer<typeof PredicateChunks>;
+
 export const SearchChunks = z.strictObject({
   format: z.literal(SEARCH_CHUNKS_FORMAT),
   version: z.literal(SEARCH_CHUNKS_VERSION),
@@ -81,5 +94,6 @@ export const SearchChunks = z.strictObject({
     facetCounts: z.array(z.unknown()),
   }),
   years: z.array(z.strictObject({ year: z.int().nullable(), count: z.int().min(0) })),
+  predicates: PredicateChunks.optional(),
 });
 export type SearchChunks = z.infer<typeof SearchChunks>;

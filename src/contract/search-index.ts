@@ -122,9 +122,25 @@ export const SEARCH_SECTIONS = {
   states: 'json',
   classes: 'json',
   codeTypes: 'json',
+  predCodes: 'u32',
+  predDocOffsets: 'u32',
+  predDocs: 'u32',
+  predDocKinds: 'u8',
+  docPredOffsets: 'u32',
+  docPreds: 'u32',
+  docPredKinds: 'u8',
+  docEdgeKinds: 'u8',
 } as const satisfies Record<string, SectionType>;
 export type SearchSectionName = keyof typeof SEARCH_SECTIONS;
 export const SEARCH_SECTION_NAMES = Object.keys(SEARCH_SECTIONS) as SearchSectionName[];
+/** Sections an index written before predicates were indexed lacks (see above). */
+export const PREDICATE_SECTIONS = [
+  'predCodes', 'predDocOffsets', 'predDocs', 'predDocKinds', 'docPredOffsets', 'docPreds', 'docPredKinds', 'docEdgeKinds',
+] as const satisfies readonly SearchSectionName[];
+export const isPredicateSection = (name: SearchSectionName): boolean => (PREDICATE_SECTIONS as readonly string[]).includes(name);
+/** A kind of edge as a bit (`predicate` 1, `named` 2), so that the kinds of several sources OR into one byte. */
+export const EDGE_KIND_BITS = { predicate: 1, named: 2 } as const;
+export const ANY_EDGE_KIND = 3;
 
 export const SearchSection = z.strictObject({
   name: z.enum(SEARCH_SECTION_NAMES as [SearchSectionName, ...SearchSectionName[]]),
@@ -150,6 +166,8 @@ export const SearchIndexHeader = z.strictObject({
     countries: z.int().min(0),
     states: z.int().min(0),
     classes: z.int().min(0),
+    /** Absent from an index written before predicates were indexed. */
+    predicates: z.int().min(0).optional(),
   }),
   blobBytes: z.int().min(0),
   partBytes: z.int().min(8).multipleOf(8),

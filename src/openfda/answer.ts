@@ -1,7 +1,7 @@
-import { AnswerCache, type NextPage } from '../operations/answer-cache.ts';
+import { AnswerCache, type NextPage } from '../utils/answer-cache.ts';
 import type { ClearanceRecord } from '../contract/record.ts';
-import { searchIndexOf } from '../operations/search.ts';
-import { kNumberText } from '../search/engine.ts';
+import { searchIndexOf } from '../search/snapshot-index.ts';
+import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { catalogOf } from './catalog.ts';
 import { classificationAnswer } from './classification.ts';
@@ -12,9 +12,9 @@ import { afterKeyOf, pageOf, parseSearchAfter, type Order } from './order.ts';
 import { parseParams, type OpenFdaParams } from './params.ts';
 import { BadQuery, Budget, checkCost, evaluate, LIMITS, planOf, type Limits } from './plan.ts';
 import { platformPause } from '../search/slices.ts';
+import { LruCache } from '../utils/lru.ts';
 import { toOpenFda510k } from './record.ts';
 import { assemble, countBody, fieldRefOf, json, metaOf, nextLink, notFound, OpenFdaError, partsOf, type OpenFdaAnswer, type OpenFdaDeps, type OpenFdaParts } from './envelope.ts';
-import { rememberRecent } from '../utils/remember.ts';
 
 export { DISCLAIMER, OpenFdaError, type OpenFdaAnswer, type OpenFdaDeps } from './envelope.ts';
 /**
@@ -36,17 +36,26 @@ const decoder = new TextDecoder();
  */
 export type OpenFdaPacing = { pause?: () => Promise<void>; limits?: Limits };
 
+/**
+ * A request as the route gives it, its URL read once where it entered: the origin it was sent to, its path, the path
+ * and query string as received (`target`), and the query's parameters.
+ */
+export type OpenFdaRequest = { readonly origin: string; readonly path: string; readonly target: string; readonly query: URLSearchParams };
+
+/** The same, for a URL (tests, and callers that hold one). */
 export function answerOpenFda(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, url: URL, pacing: OpenFdaPacing = {}): Promise<OpenFdaAnswer> {
-  return answerOpenFdaAt(deps, snapshot, endpoint, url.href, pacing);
+  return answerOpenFdaRequest(deps, snapshot, endpoint, { origin: url.origin, path: url.pathname, target: `${url.pathname}${url.search}`, query: url.searchParams }, pacing);
 }
 
 /**
- * A request's URL as read once: the URL, its parameters checked (or why they are refused), its search parsed (or why
- * it is refused) and its cache key, and the Link header last written for it. All are pure functions of the URL, so
- * a URL asked again (a client polling the same question) is not parsed again.
+ * A request's URL as read once: its parameters checked (or why they are refused), its search parsed (or why it is
+ * refused) and its cache key, and the Link header last written for it. All are pure functions of the URL, so a URL
+ * asked again (a client polling the same question) is not read again.
  */
 type Prepared = {
-  readonly url: URL;
+  readonly origin: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
   readonly params: OpenFdaParams | { refused: unknown };
   readonly tree: Node | { refused: unknown } | null;
   readonly key: string;
@@ -55,10 +64,19 @@ type Prepared = {
 
 /** URLs longer than this are read for each request: a stream of long new ones costs no memory. */
 const PREPARED_MAX_URL = 2048;
-const prepared = rememberRecent(256, (key: string): Prepared => prepare(key.slice(0, key.indexOf(' ')) as Endpoint, key.slice(key.indexOf(' ') + 1)));
+/** The URLs read most recently, by their text. */
+const prepared = new LruCache<string, Prepared>(256);
 
-function prepare(endpoint: Endpoint, href: string): Prepared {
-  const url = new URL(href);
+/** The request's URL read, or as it was read before. */
+function preparedOf(endpoint: Endpoint, request: OpenFdaRequest): Prepared {
+  if (request.origin.length + request.target.length > PREPARED_MAX_URL) return prepare(endpoint, request);
+  const key = `${endpoint} ${request.origin}${request.target}`;
+  let known = prepared.get(key);
+  if (!known) prepared.set(key, (known = prepare(endpoint, request)));
+  return known;
+}
+
+function prepare(endpoint: Endpoint, request: OpenFdaRequest): Prepared {
   const refusal = (f: () => unknown) => {
     try {
       return f();
@@ -66,16 +84,16 @@ function prepare(endpoint: Endpoint, href: string): Prepared {
       return { refused: err };
     }
   };
-  const params = refusal(() => parseParams(url.searchParams)) as Prepared['params'];
+  const params = refusal(() => parseParams(request.query)) as Prepared['params'];
   const tree = 'refused' in params ? null : (refusal(() => parseTree(params.search)) as Node | { refused: unknown });
   const key = 'refused' in params || tree === null || 'refused' in tree ? '' : keyOf(endpoint, tree, params);
-  return { url, params, tree, key, link: null };
+  return { origin: request.origin, path: request.path, query: request.query, params, tree, key, link: null };
 }
 
-/** The same, for the URL as text (`href`: the origin, the path and the query string). */
-export async function answerOpenFdaAt(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, href: string, pacing: OpenFdaPacing = {}): Promise<OpenFdaAnswer> {
+/** GET /device/510k.json or /device/classification.json, from the request as its route read it. */
+export async function answerOpenFdaRequest(deps: OpenFdaDeps, snapshot: Snapshot | null, endpoint: Endpoint, from: OpenFdaRequest, pacing: OpenFdaPacing = {}): Promise<OpenFdaAnswer> {
   try {
-    const request = href.length <= PREPARED_MAX_URL ? prepared(`${endpoint} ${href}`) : prepare(endpoint, href);
+    const request = preparedOf(endpoint, from);
     const params = request.params;
     if ('refused' in params) throw params.refused;
     if (!snapshot) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', 'No valid snapshot is loaded; try again once one has been published.');
@@ -94,7 +112,7 @@ export async function answerOpenFdaAt(deps: OpenFdaDeps, snapshot: Snapshot | nu
     }
     return assemble(deps, snapshot, parts, (next) => {
       // The Link of the cached answer's next page, written once for the URL while that answer is kept.
-      if (request.link?.next !== next) request.link = { next, text: nextLink(request.url, next.set, next.drop) };
+      if (request.link?.next !== next) request.link = { next, text: nextLink(request.origin, request.path, request.query, next.set, next.drop) };
       return request.link.text;
     });
   } catch (err) {

@@ -1,7 +1,7 @@
 import type { ProductCodeEntry } from '../contract/classification.ts';
-import { searchIndexOf } from '../operations/search.ts';
+import { searchIndexOf } from '../search/snapshot-index.ts';
 import { findCode } from '../search/model.ts';
-import { kNumberText } from '../search/engine.ts';
+import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { catalogOf, type Catalog } from './catalog.ts';
 import { dictPlan, dictTerms, type Dict } from './dict.ts';

@@ -1,4 +1,4 @@
-import type { AnswerCache, NextPage } from '../operations/answer-cache.ts';
+import type { AnswerCache, NextPage } from '../utils/answer-cache.ts';
 import type { SourceState } from '../contract/index.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { CountResult } from './fields.ts';
@@ -87,12 +87,16 @@ export function assemble(deps: OpenFdaDeps, snapshot: Snapshot, parts: OpenFdaPa
   return { status: 200, headers, chunks: [parts.head, encoder.encode(state), parts.tail] };
 }
 
-/** The `Link` header of the next page: every parameter of the request but the page's own, which moves on. */
-export function nextLink(url: URL, set: Record<string, string>, drop: readonly string[]): string {
+/**
+ * The `Link` header of the next page: every parameter of the request (`query`) but the page's own, which moves on, at
+ * the request's origin and path. The origin is written as the URL standard writes one (host in lower case, a default
+ * port left out).
+ */
+export function nextLink(origin: string, path: string, query: URLSearchParams, set: Record<string, string>, drop: readonly string[]): string {
   const next = new URLSearchParams();
-  for (const [k, v] of url.searchParams) if (!drop.includes(k) && !(k in set)) next.append(k, v);
+  for (const [k, v] of query) if (!drop.includes(k) && !(k in set)) next.append(k, v);
   for (const [k, v] of Object.entries(set)) next.set(k, v);
-  return `<${url.origin}${url.pathname}?${next.toString()}>; rel="next"`;
+  return `<${new URL(origin).origin}${path}?${next.toString()}>; rel="next"`;
 }
 
 /** Count answers: terms by count (then term), or a date field's every day with a match, in time order. */

@@ -3,7 +3,7 @@ import { rowsByValue } from '../search/csr.ts';
 import { dayTableSteps, type DayTable } from '../search/days.ts';
 import { runSliced } from '../search/slices.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
-import { kNumberText } from '../search/engine.ts';
+import { kNumberText } from '../search/k-number.ts';
 import { tokenize } from '../search/tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import type { Catalog } from './catalog.ts';

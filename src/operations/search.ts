@@ -1,18 +1,16 @@
 import type { SearchInput } from '../contract/index.ts';
-import { SEARCH_INDEX_PATH, type SearchSectionName } from '../contract/search-index.ts';
 import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../contract/search-chunks.ts';
 import { ChunkFormatError } from '../search/chunk-directory.ts';
 import { ChunkedIndex } from '../search/chunked.ts';
 import { ChunkCache } from '../search/chunk-cache.ts';
 import { BundleFormatError } from '../search/bundle.ts';
-import { SearchIndexFormatError } from '../search/codec.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
-import { LazySearchIndex, OlderSearchIndex, type BlockSource } from '../search/load.ts';
-import type { SearchIndex } from '../search/model.ts';
+import { PredicatesNotIndexed } from '../search/model.ts';
+import { DAMAGED, searchIndexOf } from '../search/snapshot-index.ts';
 import { sectionsFor } from '../search/needs.ts';
 import { runSearchSliced, type SearchOutcome } from '../search/engine.ts';
 import { platformPause, type Slicing } from '../search/slices.ts';
-import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
 import { queryOverLimit, SearchUnavailable } from './errors.ts';
 import { QueryCostError } from '../search/cost.ts';
@@ -20,74 +18,8 @@ import { parseSearchQuery } from './search-query.ts';
 import { FACET_VALUES_AT_ONCE, facetsJson, facetValueCount } from './facets-json.ts';
 import { JsonBytes, type DataOf, type OperationContext, type OperationResult } from './types.ts';
 
-type Opened = { lazy: LazySearchIndex } | { unavailable: string };
-type Loaded = { index: SearchIndex } | { unavailable: string };
-
-const DAMAGED = "This snapshot's search index cannot be read; every other operation is available.";
-const OLDER = "This snapshot's search index is of an older format; build the snapshot again with npm run build. Every other operation is available.";
-
-/** Each snapshot's search index (or why it has none), opened once and kept for the snapshot's life. */
-const indexes = new WeakMap<Snapshot, Promise<Opened>>();
-
-/** The snapshot's files as the lazy index reads them: whole checked files, ranges of parts, the storage's hash. */
-function blockSource(snapshot: Snapshot): BlockSource {
-  return {
-    readFile: (path) => snapshot.readFile(path),
-    readRange: (path, offset, length) => snapshot.storage.readRange(path, offset, length).catch(() => snapshot.reportCorrupt(path, UNREADABLE)),
-    sha256: (bytes) => (snapshot.storage.sha256Async ? snapshot.storage.sha256Async(bytes) : snapshot.storage.sha256(bytes)),
-    // Reported as the whole part against the manifest, as every damaged file is (the log line names its sha256 now).
-    corrupt: async (path) => {
-      const bytes = await snapshot.storage.read(path).catch(() => null);
-      const digest = bytes === null ? null : await (snapshot.storage.sha256Async ? snapshot.storage.sha256Async(bytes) : snapshot.storage.sha256(bytes));
-      return snapshot.reportCorrupt(path, digest === null ? UNREADABLE : toHex(digest));
-    },
-  };
-}
-
-function openIndex(snapshot: Snapshot): Promise<Opened> {
-  const known = indexes.get(snapshot);
-  if (known) return known;
-  const opening = (async (): Promise<Opened> => {
-    if (!snapshot.fileEntry(SEARCH_INDEX_PATH)) {
-      return { unavailable: 'This snapshot was built without a search index; every other operation is available.' };
-    }
-    try {
-      return { lazy: await LazySearchIndex.open(blockSource(snapshot)) };
-    } catch (err) {
-      if (err instanceof OlderSearchIndex) return { unavailable: OLDER };
-      if (err instanceof SearchIndexFormatError) return { unavailable: DAMAGED };
-      throw err;
-    }
-  })();
-  indexes.set(snapshot, opening);
-  opening.catch(() => {
-    if (indexes.get(snapshot) === opening) indexes.delete(snapshot);
-  });
-  return opening;
-}
-
-/**
- * The snapshot's search index with `sections` loaded (every section when not given), each read on first need and
- * kept for the snapshot's life. A snapshot without an index, or with a damaged header or section, answers 503 at
- * once and keeps doing so (it will not get better); a read error or a block that does not match its digest is not
- * remembered, and the next request reads again.
- */
-export async function searchIndexOf(snapshot: Snapshot, sections?: Iterable<SearchSectionName>): Promise<Loaded> {
-  const opened = await openIndex(snapshot);
-  if ('unavailable' in opened) return opened;
-  try {
-    return { index: await (sections ? opened.lazy.ensure(sections) : opened.lazy.ensureAll()) };
-  } catch (err) {
-    if (err instanceof SearchIndexFormatError) return { unavailable: DAMAGED };
-    throw err;
-  }
-}
-
-/** Bytes of the snapshot's index sections loaded so far (for measurements). */
-export async function searchIndexBytes(snapshot: Snapshot): Promise<number> {
-  const opened = await openIndex(snapshot);
-  return 'lazy' in opened ? opened.lazy.loadedBytes : 0;
-}
+/** The whole index of a snapshot, as the operations read it (src/search/snapshot-index.ts). */
+export { searchIndexBytes, searchIndexOf } from '../search/snapshot-index.ts';
 
 /**
  * Reads the index ahead of the first search (for example right after a snapshot switch): its header and block table,
@@ -177,6 +109,7 @@ async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slic
     return { ...outcome, kNumbers: await chunked.kNumbers(page, lease) };
   } catch (err) {
     if (err instanceof ChunkFormatError || err instanceof BundleFormatError) throw new SearchUnavailable(DAMAGED);
+    if (err instanceof PredicatesNotIndexed) throw new SearchUnavailable(err.message);
     throw err;
   } finally {
     lease.release();

@@ -140,7 +140,7 @@ export type Operation<S extends z.ZodType = z.ZodType, P = z.output<S>, D = unkn
   prepare?: (input: z.output<S>, ctx: PrepareContext) => P;
   /**
    * The answer is a pure function of the snapshot and the input (no cursor, no clock), and costly enough to compute
-   * that keeping it as bytes pays (src/api/answer-cache.ts).
+   * that keeping it as bytes pays (src/utils/answer-cache.ts).
    */
   cacheable?: boolean;
   /** An answer at hand (meta's) is returned as it is: it needs no deadline and no wait for the microtask queue. */

@@ -3,7 +3,8 @@
  * static page answers with the same code, the same index and therefore the same totals and order as the API.
  */
 export { loadSearchIndex, type ReadSnapshotFile } from './load.ts';
-export { runSearch, kNumberText, type SearchRequest, type SearchOutcome } from './engine.ts';
+export { runSearch, type SearchRequest, type SearchOutcome } from './engine.ts';
+export { kNumberText } from './k-number.ts';
 export type { SearchIndex } from './model.ts';
 export { yearCounts } from './years.ts';
 export { ChunkedIndex, type FirstPage } from './chunked.ts';

@@ -33,7 +33,24 @@ export function parseChunkDirectory(value: unknown): SearchChunks {
     if (list.reduce((n, c) => n + (okRef(c.file) ? c.count : NaN), 0) !== total) fail('id chunks do not cover the ids');
   }
   if (!(d.kBlockDocs > 0) || d.kBlocks.length !== Math.ceil(d.counts.docs / d.kBlockDocs) || !d.kBlocks.every(okRef)) fail('K number blocks do not cover the documents');
+  checkPredicateDirectory(d, fail);
   return d;
+}
+
+/** Checks the directory's `predicates` member, when it has one (a browser carries no schema library). */
+function checkPredicateDirectory(dir: SearchChunks, fail: (what: string) => never): void {
+  const p = dir.predicates;
+  if (p === undefined) return;
+  const ok = (r: unknown) => typeof r === 'object' && r !== null && CHUNK_PATH_PATTERN.test(String((r as { path?: unknown }).path));
+  if (typeof p !== 'object' || p === null || !ok(p.codes) || !ok(p.docPreds) || !ok(p.docEdgeKinds) || !Array.isArray(p.chunks)) fail('predicates is not a predicate directory');
+  let next = 0;
+  let last = -1;
+  for (const c of p.chunks) {
+    if (c.from !== next || !(c.count > 0) || !ok(c.file) || !(c.first > last) || !(c.last >= c.first)) fail('predicate chunks do not cover the devices in order');
+    next += c.count;
+    last = c.last;
+  }
+  if (next !== p.count) fail('predicate chunks do not cover the devices in order');
 }
 
 /** The term chunks a word's prefix range can reach: those whose [first, last] meets the words starting with it. */

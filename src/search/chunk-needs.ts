@@ -7,6 +7,7 @@ import { chunksOfPrefix } from './chunk-directory.ts';
 import type { SearchRequest } from './engine.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
 import { sectionsFor } from './needs.ts';
+import { predicatePaths } from './chunked-predicates.ts';
 import { kNumberRange, queryWords } from './tokenize.ts';
 
 /**
@@ -29,6 +30,7 @@ function wordsOf(query: string, parsed: ParsedQuery): string[] {
 
 /** What the first step or the whole answer of a request reads. */
 type Plan = {
+  parsed: ParsedQuery;
   words: string[];
   sections: Set<SearchSectionName>;
   /** The whole code (applicant) column: a filter, a qualifier or a facet reads it, not only words. */
@@ -59,6 +61,7 @@ function planOf(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean): 
   const countsCodes = counted === null || counted.includes('productCode') || counted.includes('deviceClass');
   const countsApplicants = counted === null || counted.includes('applicant');
   return {
+    parsed,
     words,
     sections,
     wholeCodes: countsCodes || byCode,
@@ -103,6 +106,7 @@ export function missingFiles(dir: SearchChunks, cache: ChunkCache, req: Omit<Sea
     ['docCountry', 'docCountry'], ['docState', 'docState'], ['docReceived', 'docReceived'], ['codeTypes', 'codeTypes'],
   ];
   for (const [section, file] of columns) if (s.has(section)) need(files[file].path);
+  for (const path of predicatePaths(dir, plan.parsed, s)) need(path);
   // Short words match product codes by their letters: those codes' documents, from the code chunks.
   if (!plan.wholeCodes && !cache.has(files.docCode.path) && cache.has(files.dicts.path)) {
     lease?.hold(files.dicts.path);

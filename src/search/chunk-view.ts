@@ -4,6 +4,7 @@ import { valueOf, type Decoded } from './bundle.ts';
 import type { ChunkCache } from './chunk-cache.ts';
 import { ChunkFormatError } from './chunk-directory.ts';
 import { invertRows, type Rows } from './csr.ts';
+import { setPredicateSections } from './chunked-predicates.ts';
 import { emptySearchIndex, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
 
 /**
@@ -186,6 +187,7 @@ export class LoadedChunks {
       setSection(ix, 'applicants', lengthOnly(dir.counts.applicants, 'applicants'));
     }
 
+    setPredicateSections(ix, dir, (path) => this.bundle(path));
     if (this.has(files.docKNumber.path)) setSection(ix, 'docKNumber', this.column('docKNumber') as Uint32Array);
     else {
       // A page's K numbers come from their blocks (`kNumbers`), which the view does not hold: with the whole column

@@ -3,10 +3,12 @@ import { BundleFormatError, decodeBundle, valueOf, type Decoded } from './bundle
 import { bundleBytes, ChunkCache, Lease } from './chunk-cache.ts';
 import { ChunkFormatError, type ReadChunk } from './chunk-directory.ts';
 import { missingFiles } from './chunk-needs.ts';
+import { predicateFilePaths } from './chunked-predicates.ts';
 import { LoadedChunks } from './chunk-view.ts';
 import type { FacetOut } from './facet-fields.ts';
 import type { SearchIndex } from './model.ts';
-import { kNumberText, matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './engine.ts';
+import { matchesOf, runSearch, type SearchOutcome, type SearchRequest } from './engine.ts';
+import { kNumberText } from './k-number.ts';
 import { orderPage, orderRange } from './sort.ts';
 
 /**
@@ -56,7 +58,7 @@ export class ChunkedIndex {
     this.cache = cache;
     this.loaded = new LoadedChunks(directory, cache);
     this.kBlockPaths = new Set(directory.kBlocks.map((b) => b.path));
-    const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path)]);
+    const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path), ...predicateFilePaths(directory)]);
     // A file of this index let go of: the view over it goes too (it is made again over what is left).
     cache.watch((path) => {
       if (own.has(path)) this.dropView();

@@ -10,6 +10,8 @@ import {
   SEARCH_SECTION_NAMES,
   SEARCH_SECTIONS,
   SearchIndexHeader,
+  isPredicateSection,
+  PREDICATE_SECTIONS,
   searchPartPath,
   type SearchSection,
   type SearchSectionName,
@@ -52,6 +54,14 @@ export type SearchIndexData = {
   states: string[];
   classes: string[];
   codeTypes: string[];
+  predCodes: Uint32Array;
+  predDocOffsets: Uint32Array;
+  predDocs: Uint32Array;
+  predDocKinds: Uint8Array;
+  docPredOffsets: Uint32Array;
+  docPreds: Uint32Array;
+  docPredKinds: Uint8Array;
+  docEdgeKinds: Uint8Array;
 };
 
 export class SearchIndexFormatError extends Error {
@@ -104,6 +114,7 @@ export function encodeSearchIndex(
       countries: data.countries.length,
       states: data.states.length,
       classes: data.classes.length,
+      predicates: data.predCodes.length,
     },
     blobBytes: size,
     partBytes,
@@ -155,7 +166,10 @@ export function parseSearchHeader(value: unknown): SearchIndexHeader {
     if (s.type !== SEARCH_SECTIONS[s.name] || s.offset + s.bytes > total) fail(`section ${s.name} is missing or out of bounds`);
     if (s.bytes % ELEMENT_BYTES[s.type] !== 0) fail(`section ${s.name} has a partial element`);
   }
-  for (const name of SEARCH_SECTION_NAMES) if (!seen.has(name)) fail(`section ${name} is missing or out of bounds`);
+  // The predicate sections come all together, with their count, or (an index written before them) not at all.
+  const predicates = PREDICATE_SECTIONS.filter((name) => seen.has(name)).length;
+  if (predicates !== 0 && (predicates !== PREDICATE_SECTIONS.length || header.counts.predicates === undefined)) fail('the predicate sections are incomplete');
+  for (const name of SEARCH_SECTION_NAMES) if (!seen.has(name) && !(predicates === 0 && isPredicateSection(name))) fail(`section ${name} is missing or out of bounds`);
   const c = header.counts;
   if (c.codes >= NO_CODE || c.countries >= NO_CODE || c.states >= NO_CODE) fail('too many values for a u16 column');
   if (c.panels >= NO_SMALL || c.decisions >= NO_SMALL || c.types >= NO_SMALL || c.classes >= NO_SMALL) fail('too many values for a u8 column');
@@ -309,7 +323,26 @@ const SECTION_CHECKS: Partial<Record<SearchSectionName, Check>> = {
   docState: ids('docState', (c) => c.docs, (c) => c.states, NO_CODE),
   codeClass: ids('codeClass', (c) => c.codes, (c) => c.classes, NO_SMALL),
   docSeqOffsets: offsets('docSeq', (c) => c.docs, 'docSeq'),
+  predCodes: (v: Uint32Array, ctx) => {
+    if (v.length !== ctx.header.counts.predicates) ctx.fail('predCodes: counts differ from the header');
+    // A predicate is found by a binary search of its code.
+    for (let i = 1; i < v.length; i++) if (v[i]! <= v[i - 1]!) ctx.fail('predCodes are not ascending');
+  },
+  predDocOffsets: offsets('predDocs', (c) => c.predicates ?? 0, 'predDocs'),
+  predDocs: below('predDocs', (c) => c.docs),
+  predDocKinds: (v: Uint8Array, ctx) => {
+    if (v.length !== lengthOf(ctx.header, 'predDocs')) ctx.fail('predDocKinds differs in length from predDocs');
+  },
+  docPredOffsets: offsets('docPreds', (c) => c.docs, 'docPreds'),
+  docPreds: below('docPreds', (c) => c.predicates ?? 0),
+  docPredKinds: (v: Uint8Array, ctx) => {
+    if (v.length !== lengthOf(ctx.header, 'docPreds')) ctx.fail('docPredKinds differs in length from docPreds');
+  },
+  docEdgeKinds: docLength('docEdgeKinds'),
 };
+
+/** Whether the header lists the predicate sections (an index written before they existed does not). */
+export const hasPredicateSections = (header: SearchIndexHeader): boolean => header.sections.some((s) => s.name === 'predCodes');
 
 /** Checks one decoded section (see SECTION_CHECKS); `get` gives the sections SECTION_REQUIRES names. */
 export function checkSection(
@@ -346,11 +379,12 @@ export function decodeSearchIndex(headerValue: unknown, parts: readonly Uint8Arr
   }
   const data: Partial<Record<SearchSectionName, SectionValue>> = {};
   const get = <K extends SearchSectionName>(name: K): SearchIndexData[K] => data[name] as SearchIndexData[K];
-  for (const name of SEARCH_SECTION_NAMES) {
+  const names = SEARCH_SECTION_NAMES.filter((name) => hasPredicateSections(header) || !isPredicateSection(name));
+  for (const name of names) {
     const s = sectionOf(header, name);
     data[name] = decodeSection(header, name, blob.subarray(s.offset, s.offset + s.bytes));
   }
-  for (const name of SEARCH_SECTION_NAMES) checkSection(header, name, data[name]!, get);
+  for (const name of names) checkSection(header, name, data[name]!, get);
   const full = data as SearchIndexData;
   for (let i = 0; i < full.docYear.length; i++) {
     if ((full.docDecided[i] === 0) !== (full.docYear[i] === 0)) throw new SearchIndexFormatError('search index: docDecided and docYear disagree');

@@ -39,7 +39,7 @@ type Column = Uint8Array | Uint16Array | Uint32Array;
  *   ranges `within` (two, [a, b) and [c, d)) passes, when given;
  * - `review`: docDecided - docReceived, both present, within [lo, hi];
  * - `ids`: the document id is within [lo, hi).
- * Null for the qualifiers that read a document's terms (device:).
+ * Null for the qualifiers that read a document's terms (device:) or its predicates (predicate:).
  */
 export type Test =
   | { kind: 'set'; col: Column; ok: Uint8Array }
@@ -133,6 +133,14 @@ function makeTest(index: SearchIndex, q: Qualifier): Test | null {
       // Day numbers are below 2^22 (see src/search/sort.ts): bounds clamped to small integers keep the kernels in
       // integer arithmetic.
       return { kind: 'range', col: index.docReceived, lo: clamp(q.range.lo, 1, DAY_BOUND), hi: clamp(q.range.hi, 0, DAY_BOUND), within: receivedWithin(index, q.range.lo) };
+    case 'kind': {
+      // Documents with at least one edge of the kind: docEdgeKinds holds the kinds of each one's edges, OR-ed.
+      const ok = new Uint8Array(256);
+      for (let b = 0; b < 256; b++) if ((b & q.kinds) !== 0) ok[b] = 1;
+      return set(index.docEdgeKinds, ok);
+    }
+    case 'predicate':
+      return null;
     case 'reviewdays':
       return { kind: 'review', decided: index.docDecided, received: index.docReceived, lo: clamp(q.range.lo, -DAY_BOUND, DAY_BOUND), hi: clamp(q.range.hi, -DAY_BOUND - 1, DAY_BOUND) };
   }

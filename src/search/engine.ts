@@ -15,6 +15,7 @@ import { runSliced, runSteps, SLICE_DOCS, type Slicing, type Steps } from './sli
 import { reviewStats, type ReviewStats } from './stats.ts';
 import { queryWords } from './tokenize.ts';
 import { idRange } from '../utils/id-range.ts';
+import { kNumberText } from './k-number.ts';
 
 export type SearchRequest = {
   query: string;
@@ -226,7 +227,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
     kNumbers: kNumbersOf(index, page),
     facets:
       req.facets !== undefined
-        ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs)
+        ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs, req.parsed.edgeKinds)
         : everything
           ? structuredClone(facetsOfEverything(index))
           : countFacets(index, set),
@@ -245,8 +246,6 @@ function facetsOfEverything(index: SearchIndex): Facet[] {
   if (!facets) everythingFacets.set(index, (facets = countFacets(index, { lo: 0, hi: index.docCount })));
   return facets;
 }
-
-export const kNumberText = (digits: number): string => `K${String(digits).padStart(6, '0')}`;
 
 /** The page's K numbers (a loop: Array.from over a typed array with a mapping function is many times slower). */
 function kNumbersOf(index: SearchIndex, page: Uint32Array): string[] {

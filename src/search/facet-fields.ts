@@ -1,5 +1,7 @@
 import type { FACET_FIELDS } from '../contract/operations.ts';
-import { MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
+import { ANY_EDGE_KIND, MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
+import { lineageNumber } from '../contract/lineage.ts';
+import { countPredicatesSteps } from './predicates.ts';
 import { dayTableOf, dayTableSteps } from './days.ts';
 import type { DocSet } from './facets.ts';
 import { topIds } from './facets.ts';
@@ -128,7 +130,10 @@ function* deriveColumnSteps(index: SearchIndex, field: FacetField, sliceDocs: nu
   else if (field === 'receivedDate') yield* dayTableSteps(index.docReceived, sliceDocs);
 }
 
-function columnOf(index: SearchIndex, field: FacetField): Column {
+/** Every field but `predicate`, which counts a document once under each device it names (src/search/predicates.ts). */
+type ColumnField = Exclude<FacetField, 'predicate'>;
+
+function columnOf(index: SearchIndex, field: ColumnField): Column {
   const dictionary = (col: Values, values: readonly string[], label?: (id: number) => string | undefined): Column => ({
     col,
     size: values.length,
@@ -216,29 +221,41 @@ function columnOf(index: SearchIndex, field: FacetField): Column {
  * ascending; `order: "value"` lists values ascending (years as numbers, days in time order). Dictionary ids are in
  * value order, so "value ascending" is "id ascending" for every field. `size` null lists every value.
  */
-export function countFacetFields(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[]): FacetOut[] {
-  return runSteps(countFacetFieldsSteps(index, docs, requests, Infinity));
+export function countFacetFields(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[], edgeKinds: number = ANY_EDGE_KIND): FacetOut[] {
+  return runSteps(countFacetFieldsSteps(index, docs, requests, Infinity, edgeKinds));
 }
 
-/** `countFacetFields` with a yield point every `sliceDocs` documents counted and after each field (slices.ts). */
-export function* countFacetFieldsSteps(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[], sliceDocs: number): Steps<FacetOut[]> {
+/**
+ * `countFacetFields` with a yield point every `sliceDocs` documents counted and after each field (slices.ts).
+ * `edgeKinds`: the edge kinds the `predicate` facet counts (the query's `kind:`, else all).
+ */
+export function* countFacetFieldsSteps(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[], sliceDocs: number, edgeKinds: number = ANY_EDGE_KIND): Steps<FacetOut[]> {
   const out: FacetOut[] = [];
   // Fields that count the same column (the three flags, product codes and device classes) count it once; folds
   // never write into what they are given.
   const counted = new Map<Values, Uint32Array>();
   for (const req of requests) {
-    yield* deriveColumnSteps(index, req.field, sliceDocs);
-    const column = columnOf(index, req.field);
-    let stored = counted.get(column.col);
-    if (stored === undefined || stored.length !== column.size) {
-      stored = new Uint32Array(column.size);
-      for (const slice of slicesOf(docs, sliceDocs)) {
-        countInto(column.col, slice, stored);
-        yield;
+    let counts: Uint32Array;
+    let column: Pick<Column, 'value' | 'label'>;
+    if (req.field === 'predicate') {
+      counts = yield* countPredicatesSteps(index, docs, edgeKinds, sliceDocs);
+      // Ids are indexes into predCodes, ascending by number: value order is id order here too.
+      column = { value: (id) => lineageNumber(index.predCodes[id]!) };
+    } else {
+      yield* deriveColumnSteps(index, req.field, sliceDocs);
+      const c = columnOf(index, req.field);
+      let stored = counted.get(c.col);
+      if (stored === undefined || stored.length !== c.size) {
+        stored = new Uint32Array(c.size);
+        for (const slice of slicesOf(docs, sliceDocs)) {
+          countInto(c.col, slice, stored);
+          yield;
+        }
+        counted.set(c.col, stored);
       }
-      counted.set(column.col, stored);
+      counts = c.fold ? c.fold(stored) : stored;
+      column = c;
     }
-    const counts = column.fold ? column.fold(stored) : stored;
     const size = req.size ?? counts.length;
     let ids: Uint32Array;
     if (req.order === 'count') ids = topIds(counts, size);

@@ -1,5 +1,6 @@
-import { dayNumber } from '../contract/search-index.ts';
+import { ANY_EDGE_KIND, dayNumber, EDGE_KIND_BITS } from '../contract/search-index.ts';
 import { applicantKey, foldText, tokenize } from './tokenize.ts';
+import { QUALIFIER_NAMES, QUALIFIERS, type QualifierName } from './qualifiers.ts';
 
 /**
  * The query language inside `search.query` (docs/search.md, "Qualifiers"), in the style of GitHub's and Gmail's
@@ -19,7 +20,10 @@ export type Qualifier =
   | { field: 'class'; deviceClass: string }
   | { field: 'thirdparty' | 'expedited' | 'summary'; yes: boolean }
   | { field: 'country' | 'state'; code: string }
-  | { field: 'decided' | 'received' | 'reviewdays'; range: Range };
+  | { field: 'decided' | 'received' | 'reviewdays'; range: Range }
+  /** `kinds`: the edge kinds that count (EDGE_KIND_BITS OR-ed), all of them unless the query has a `kind:`. */
+  | { field: 'predicate'; number: string; kinds: number }
+  | { field: 'kind'; kinds: number };
 
 export type Term = { negate: boolean } & (
   | { kind: 'words'; words: string[] }
@@ -34,28 +38,11 @@ export type ParsedQuery = {
   clauses: Clause[];
   /** Only plain words: the query means what it meant before qualifiers existed. */
   plain: boolean;
+  /** The edge kinds the `predicate:` terms and the `predicate` facet count: a `kind:`'s, else all (absent). */
+  edgeKinds?: number;
 };
 
-/** The qualifiers, each with the forms its value accepts (for `meta` and for error messages). */
-export const QUALIFIERS = {
-  applicant: 'a company name or the start of its words, legal suffixes ignored (applicant:bard), or "exact name" in quotes',
-  device: 'words of the device name or their starts (device:catheter), or "a phrase" in quotes',
-  code: 'a product code, three letters (code:DQY)',
-  panel: 'the review advisory committee, by name or the start of it (panel:cardiovascular)',
-  class: 'the device class of the product code: 1, 2, 3 (or I, II, III), U, N or F',
-  decision: 'the decision code (decision:SESE) or the start of its name (decision:"substantially equivalent")',
-  type: 'the submission type or the start of it: traditional, special, abbreviated, …',
-  thirdparty: 'yes or no',
-  expedited: 'yes or no',
-  summary: 'yes (a 510(k) summary is on file) or no (a statement)',
-  country: "the applicant's country, two letters (country:DE)",
-  state: "the applicant's state or province code, two letters (state:MN)",
-  decided: 'a decision date or range: 2024, 2024-03, 2024-03-31, 2024-01-01..2024-03-31, >=2023-06, <2020, 2019..',
-  received: 'a receipt date or range, in the same forms as decided',
-  reviewdays: 'days from receipt to decision: 90, >180, <=30, 90..180',
-} as const;
-export type QualifierName = keyof typeof QUALIFIERS;
-export const QUALIFIER_NAMES = Object.keys(QUALIFIERS) as QualifierName[];
+export { QUALIFIER_NAMES, QUALIFIERS, type QualifierName } from './qualifiers.ts';
 
 /** A query that breaks the grammar: the message names the part and the accepted forms. */
 export class QueryError extends Error {
@@ -120,7 +107,27 @@ export function parseQuery(query: string): ParsedQuery {
     joinNext = false;
   }
   const plain = clauses.every((c) => c.length === 1 && c[0]!.kind === 'words' && !c[0]!.negate);
-  return { clauses, plain };
+  const edgeKinds = kindOf(clauses);
+  return edgeKinds === null ? { clauses, plain } : { clauses, plain, edgeKinds };
+}
+
+/**
+ * The query's `kind:`, which narrows every `predicate:` term of the query (and the facet) to edges of that kind, and
+ * stays a clause of its own. It is a setting of the whole query: one kind, not negated, not in an OR group.
+ */
+function kindOf(clauses: readonly Clause[]): number | null {
+  let kinds: number | null = null;
+  for (const clause of clauses) {
+    for (const t of clause) {
+      if (t.kind !== 'field' || t.qualifier.field !== 'kind') continue;
+      if (t.negate || clause.length > 1) throw new QueryError('kind: narrows the whole query and cannot be negated or joined by OR; write kind:predicate or kind:named once.');
+      if (kinds !== null && kinds !== t.qualifier.kinds) throw new QueryError('kind: is given twice with different values; a query has one kind: predicate or named.');
+      kinds = t.qualifier.kinds;
+    }
+  }
+  if (kinds === null) return null;
+  for (const clause of clauses) for (const t of clause) if (t.kind === 'field' && t.qualifier.field === 'predicate') t.qualifier.kinds = kinds;
+  return kinds;
 }
 
 function termOf(token: Token): Term | null {
@@ -182,6 +189,12 @@ function qualifierOf(field: QualifierName, raw: string, quoted: boolean): Qualif
       return { field, range: rangeOf(value, dateBounds) ?? bad() };
     case 'reviewdays':
       return { field, range: rangeOf(value, dayCount) ?? bad() };
+    case 'predicate':
+      return /^([Kk]|[Dd][Ee][Nn])\d{6}$/.test(value) ? { field, number: value.toUpperCase(), kinds: ANY_EDGE_KIND } : bad();
+    case 'kind': {
+      const v = value.toLowerCase();
+      return v === 'predicate' || v === 'named' ? { field, kinds: EDGE_KIND_BITS[v] } : bad();
+    }
   }
 }
 

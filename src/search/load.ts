@@ -1,16 +1,17 @@
-import { BLOCK_DIGEST_BYTES, SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH, SEARCH_INDEX_VERSION, SEARCH_SECTION_NAMES, type SearchIndexHeader, type SearchSectionName } from '../contract/search-index.ts';
+import { BLOCK_DIGEST_BYTES, isPredicateSection, SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH, SEARCH_INDEX_VERSION, SEARCH_SECTION_NAMES, type SearchIndexHeader, type SearchSectionName } from '../contract/search-index.ts';
 import {
   blockCount,
   checkSection,
   decodeSearchIndex,
   decodeSection,
+  hasPredicateSections,
   parseSearchHeader,
   SearchIndexFormatError,
   SECTION_REQUIRES,
   sectionOf,
   type SearchIndexData,
 } from './codec.ts';
-import { emptySearchIndex, hasSection, openSearchIndex, setSection, type SearchIndex } from './model.ts';
+import { emptySearchIndex, hasSection, markPredicatesAbsent, openSearchIndex, PredicatesNotIndexed, setSection, type SearchIndex } from './model.ts';
 
 /** Reads one file of the snapshot by its path relative to the snapshot's root. */
 export type ReadSnapshotFile = (relPath: string) => Promise<Uint8Array>;
@@ -73,6 +74,7 @@ export class LazySearchIndex {
     this.table = table;
     this.source = source;
     this.index = emptySearchIndex(header.counts.docs);
+    if (!hasPredicateSections(header)) markPredicatesAbsent(this.index);
   }
 
   static async open(source: BlockSource): Promise<LazySearchIndex> {
@@ -95,7 +97,7 @@ export class LazySearchIndex {
 
   /** Every section (an operation that reads the index in ways not listed). */
   ensureAll(): Promise<SearchIndex> {
-    return this.ensure(SEARCH_SECTION_NAMES);
+    return this.ensure(SEARCH_SECTION_NAMES.filter((n) => hasPredicateSections(this.header) || !isPredicateSection(n)));
   }
 
   /** Bytes of the sections loaded now (for measurements). */
@@ -106,6 +108,7 @@ export class LazySearchIndex {
   private load(name: SearchSectionName): Promise<void> {
     const known = this.loads.get(name);
     if (known) return known;
+    if (isPredicateSection(name) && !hasPredicateSections(this.header)) return Promise.reject(new PredicatesNotIndexed());
     const loading = (async () => {
       const requires = SECTION_REQUIRES[name] ?? [];
       await Promise.all(requires.map((r) => this.load(r)));

@@ -1,4 +1,4 @@
-import { NO_APPLICANT, NO_CODE, SEARCH_SECTION_NAMES, type SearchSectionName } from '../contract/search-index.ts';
+import { isPredicateSection, NO_APPLICANT, NO_CODE, SEARCH_SECTION_NAMES, type SearchSectionName } from '../contract/search-index.ts';
 import type { SearchIndexData } from './codec.ts';
 import { groupByColumn, type Rows } from './csr.ts';
 import { applicantKey } from './tokenize.ts';
@@ -32,6 +32,17 @@ export class SectionNotLoaded extends Error {
   }
 }
 
+/**
+ * A query needs the predicate sections (`predicate:`, `kind:`, the `predicate` facet) of an index written before they
+ * existed: the snapshot must be built again; every other query answers as before.
+ */
+export class PredicatesNotIndexed extends Error {
+  override readonly name = 'PredicatesNotIndexed';
+  constructor() {
+    super("This snapshot's search index was built before predicates were indexed: predicate:, kind: and the predicate facet need the snapshot built again (npm run build). Every other search is available.");
+  }
+}
+
 export type Derived = { docTerms?: Rows; byKNumber?: Uint32Array; codeDocs?: Rows; applicantDocs?: Rows; codesLower?: string[] };
 
 class IndexObject {
@@ -39,6 +50,8 @@ class IndexObject {
   /** Every section name, undefined until loaded (one shape from the start, so reads stay fast). */
   readonly sections: Record<SearchSectionName, SearchIndexData[SearchSectionName] | undefined>;
   readonly derived: Derived = {};
+  /** The index was written without the predicate sections (see PredicatesNotIndexed). */
+  predicatesAbsent = false;
 
   constructor(docCount: number) {
     this.docCount = docCount;
@@ -68,7 +81,7 @@ for (const name of SEARCH_SECTION_NAMES) {
   Object.defineProperty(IndexObject.prototype, name, {
     get(this: IndexObject) {
       const value = this.sections[name];
-      if (value === undefined) throw new SectionNotLoaded(name);
+      if (value === undefined) throw this.predicatesAbsent && isPredicateSection(name) ? new PredicatesNotIndexed() : new SectionNotLoaded(name);
       return value;
     },
   });
@@ -92,6 +105,11 @@ export function setDerived<K extends keyof Derived>(index: SearchIndex, name: K,
   (index as IndexObject).derived[name] = value;
 }
 
+/** Marks an index written without the predicate sections: reading one throws PredicatesNotIndexed. */
+export function markPredicatesAbsent(index: SearchIndex): void {
+  (index as IndexObject).predicatesAbsent = true;
+}
+
 /** True when the section can be read. */
 export function hasSection(index: SearchIndex, name: SearchSectionName): boolean {
   return (index as IndexObject).sections[name] !== undefined;
@@ -100,7 +118,8 @@ export function hasSection(index: SearchIndex, name: SearchSectionName): boolean
 /** An index with every section loaded. */
 export function openSearchIndex(data: SearchIndexData): SearchIndex {
   const index = emptySearchIndex(data.docKNumber.length);
-  for (const name of SEARCH_SECTION_NAMES) setSection(index, name, data[name]);
+  for (const name of SEARCH_SECTION_NAMES) if (data[name] !== undefined) setSection(index, name, data[name]);
+  if (data.predCodes === undefined) markPredicatesAbsent(index);
   return index;
 }
 

@@ -35,6 +35,8 @@ const QUALIFIER: Record<Qualifier['field'], Need> = {
   decided: ['docDecided'],
   received: ['docDecided', 'docReceived'],
   reviewdays: ['docDecided', 'docReceived'],
+  predicate: ['predCodes', 'predDocOffsets', 'predDocs', 'predDocKinds'],
+  kind: ['docEdgeKinds'],
 };
 
 const SORT: Record<Sort, Need> = {
@@ -62,6 +64,7 @@ const FACET: Record<FacetField, Need> = {
   statementOrSummary: ['docFlags'],
   countryCode: ['docCountry', 'countries'],
   state: ['docState', 'states'],
+  predicate: ['predCodes', 'docPredOffsets', 'docPreds', 'docPredKinds'],
 };
 
 const STATS: Need = ['docDecided', 'docReceived'];

@@ -12,6 +12,7 @@ import type { SearchIndex } from './model.ts';
 import { ascendingIds, idsByBits, rangeSpan } from './sort.ts';
 import { rowsByValue } from './csr.ts';
 import { idRange } from '../utils/id-range.ts';
+import { predicateCondition } from './predicates.ts';
 
 /**
  * A parsed query with qualifiers, phrases, OR or exclusions, turned into conditions for `matchDocuments`:
@@ -277,6 +278,7 @@ const postings = (index: SearchIndex, t: number): number => index.termDocOffsets
 /** Filters only: a qualifier passes (0 points) or fails (-1); it never changes the order. */
 function qualifierCondition(index: SearchIndex, q: Qualifier): Condition {
   if (q.field === 'device') return q.phrase ? phraseCondition(index, q.words, 0) : deviceWords(index, q.words);
+  if (q.field === 'predicate') return predicateCondition(index, q.number, q.kinds);
   const test = qualifierTest(index, q)!;
   const share = shareOf(index, test);
   const condition: Condition = {

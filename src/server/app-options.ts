@@ -18,7 +18,7 @@ import {
   type ServerConfig,
 } from './config.ts';
 import { checkBudget, DEFAULT_BUDGET_BYTES } from '../api/mcp/budget.ts';
-import { DEFAULT_ANSWER_CACHE_BYTES } from '../operations/answer-cache.ts';
+import { DEFAULT_ANSWER_CACHE_BYTES } from '../utils/answer-cache.ts';
 import { DEFAULT_EXPORT_TABLE_BYTES } from '../operations/export-tables.ts';
 import type { ExportFlow } from './export-stream.ts';
 import { jsonLogger, type Logger } from './log.ts';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { AnswerCache } from '../operations/answer-cache.ts';
+import { AnswerCache } from '../utils/answer-cache.ts';
 import { CursorCodec, warmSearch } from '../operations/index.ts';
 import { SnapshotSource, SyncStateReader, type CheckResult } from '../node/index.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
@@ -88,7 +88,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         getPaths: new Set(LANE_ROUTES.keys()),
         postPaths: new Set(LANE_POST_ROUTES.keys()),
         answerRoute: (route, body, socket) => {
-          const request = { method: route.method, url: route.url, origin: originOf(route.host), header: (name: string) => laneHeader(route.fields, name) };
+          const request = { method: route.method, url: route.url, path: route.path, origin: originOf(route.host), header: (name: string) => laneHeader(route.fields, name) };
           if (route.method !== 'POST') return dispatcher.answer(LANE_ROUTES.get(route.path)!, request);
           // A POST's work waits for its connection's turn, as /v1/query's on the lane and every route's on Node's path.
           return dispatcher.answer(LANE_POST_ROUTES.get(route.path)!, request, {

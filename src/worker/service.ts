@@ -1,4 +1,4 @@
-import { AnswerCache } from '../operations/answer-cache.ts';
+import { AnswerCache } from '../utils/answer-cache.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 import { operationDeadline } from '../api/deadline.ts';
 import type { QueryDeps } from '../api/query-answer.ts';

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { parseQuery } from '../../src/search/grammar.ts';
 
 // The page's pure modules are plain JavaScript (no build step); the casts keep the typecheck off them.
 type State = {
@@ -184,6 +185,19 @@ describe('helpers of the page', () => {
     expect(m.freshnessOf(null, now)).toBe('unknown');
     expect(m.freshnessOf('2026-01-01T00:00:00Z', now)).toBe('current');
     expect(m.freshnessOf('2026-01-01T00:00:00Z', now + 1)).toBe('stale');
+  });
+
+  test("each qualifier facet writes a term the service's grammar reads as that qualifier", () => {
+    // A value of each field as the service counts it.
+    const values: Record<string, unknown> = {
+      advisoryCommittee: 'General Hospital', deviceClass: '2', decisionCode: 'SESE', submissionType: 'Traditional', thirdParty: true,
+      expeditedReview: false, statementOrSummary: 'Summary', countryCode: 'DE', state: 'MN',
+    };
+    expect(m.QUALIFIER_FACETS.map((f) => f.field).sort()).toEqual(Object.keys(values).sort());
+    for (const f of m.QUALIFIER_FACETS) {
+      const parsed = parseQuery(`${f.qualifier}:${f.term(values[f.field])}`);
+      expect(parsed.clauses.flat().map((t) => (t.kind === 'field' ? t.qualifier.field : t.kind))).toEqual([f.qualifier]);
+    }
   });
 
   test('review days: decision minus receipt, null when either is missing', () => {

@@ -1,11 +1,12 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { bundleEngine, ENGINE_BUNDLE } from '../../build/page/bundle.ts';
+import { bundleEngine, bundleRules, ENGINE_BUNDLE, RULES_BUNDLE } from '../../build/page/bundle.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import type { SearchIndex } from '../../src/search/model.ts';
 import { runSearch } from '../../src/search/engine.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { lineageNumber } from '../../src/contract/lineage.ts';
 
 type Engine = {
   loadSearchIndex: typeof loadSearchIndex;
@@ -27,11 +28,20 @@ describe('the browser bundle of the search engine', () => {
     expect(await readFile(ENGINE_BUNDLE, 'utf8')).toBe(await bundleEngine());
   });
 
+  test("the page's copy of the service's rules is what the sources give today, and carries no schema library", async () => {
+    const text = await readFile(RULES_BUNDLE, 'utf8');
+    expect(text).toBe(await bundleRules());
+    expect(text).not.toMatch(/zod/);
+  });
+
   test('answers exactly as the engine the API runs', async () => {
     const api = await loadSearchIndex(read);
     const page = await engine.loadSearchIndex(read);
     const base = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 50 };
-    for (const req of [base, { ...base, query: 'catheter' }, { ...base, query: 'pace', page: 2, pageSize: 10 }, { ...base, yearFrom: 1980, yearTo: 1985 }]) {
+    // A device some fixture clearance names, for predicate: and the predicate facet.
+    const cited = lineageNumber(api.predCodes[api.docPreds[0]!]!);
+    const predicates = { ...base, query: `predicate:${cited}`, facets: [{ field: 'predicate' as const, size: null, order: 'count' as const }] };
+    for (const req of [base, { ...base, query: 'catheter' }, { ...base, query: 'pace', page: 2, pageSize: 10 }, { ...base, yearFrom: 1980, yearTo: 1985 }, predicates, { ...base, query: 'kind:named' }]) {
       const want = runSearch(api, req);
       expect(want.total).toBeGreaterThan(0);
       expect(engine.runSearch(page, req)).toEqual(want);
@@ -53,6 +63,7 @@ describe('the browser bundle of the search engine', () => {
     await expect(engine.loadSearchIndex(withHeader({ ...header, version: 99 }))).rejects.toThrow(/header\.version must be/);
     await expect(engine.loadSearchIndex(withHeader({ ...header, partBytes: 12 }))).rejects.toThrow(/partBytes must be a multiple of 8/);
     await expect(engine.loadSearchIndex(withHeader({ ...header, sections: [{ ...header.sections[0], name: 'nope' }] }))).rejects.toThrow(/sections\[0\]\.name must be one of/);
+    await expect(engine.loadSearchIndex(withHeader({ ...header, counts: { ...header.counts, predicates: 'many' } }))).rejects.toThrow(/header\.counts\.predicates must be an integer/);
     await expect(engine.loadSearchIndex(withHeader(header))).resolves.toBeTruthy();
   });
 });

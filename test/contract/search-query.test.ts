@@ -8,10 +8,11 @@ import {
   type ClearanceRecord,
 } from '../../src/contract/index.ts';
 import { CSV_COLUMNS } from '../../src/operations/export.ts';
-import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { buildFixtureSnapshot, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask } from '../server/helpers.ts';
 import { TARGETS, hostFor } from './targets.ts';
-import { naiveExtended, type NaiveExtendedRequest } from '../search/naive-query.ts';
+import { naiveExtended, type NaiveEdges, type NaiveExtendedRequest } from '../search/naive-query.ts';
+import { readModel } from '../helpers/lineage-model.ts';
 
 /**
  * The search extensions (qualifiers, sorts, facets, stats) and the export, against the real server over the fixture
@@ -24,6 +25,10 @@ let url: string;
 let records: ClearanceRecord[];
 const deviceTypes = new Map<string, string | null>();
 const deviceClasses = new Map<string, string | null>();
+/** The fixture's edge files read as text (test/helpers/lineage-model.ts), by device. */
+let edges: NaiveEdges;
+/** The device the most fixture clearances name, by those edges. */
+let mostCited: string;
 const SearchResponse = ResponseSchemas['device-510k.search'];
 const NONE = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null };
 
@@ -37,6 +42,10 @@ beforeAll(async () => {
     deviceTypes.set(e.productCode, e.deviceType);
     deviceClasses.set(e.productCode, e.deviceClass);
   }
+  edges = readModel(FIXTURE_SOURCES[4] as string).forward;
+  const cites = new Map<string, number>();
+  for (const r of records) for (const to of new Set((edges.get(r.kNumber) ?? []).map((e) => e.to))) cites.set(to, (cites.get(to) ?? 0) + 1);
+  mostCited = [...cites].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
 });
 
 /** Questions a regulatory-affairs user asks, with words and values taken from the fixture's records. */
@@ -64,6 +73,12 @@ function questions(): [string, NaiveExtendedRequest][] {
     ['received since mid-2023', { ...NONE, query: 'received:>=2023-06' }],
     ['reviews over 180 days', { ...NONE, query: 'reviewdays:>180' }],
     ['qualifiers with the filters', { ...NONE, query: 'reviewdays:<=90', yearFrom: 1980, yearTo: 1985 }],
+    ['the clearances that name a device', { ...NONE, query: `predicate:${mostCited}` }],
+    ['that name it by a named edge', { ...NONE, query: `predicate:${mostCited.toLowerCase()} kind:named` }],
+    ['that name it as a predicate their summary states', { ...NONE, query: `predicate:${mostCited} kind:predicate` }],
+    ['whose summary states a predicate', { ...NONE, query: 'kind:predicate' }],
+    ['that name a device nobody cites', { ...NONE, query: 'predicate:K000001' }],
+    ['that do not name it, among catheters', { ...NONE, query: `catheter -predicate:${mostCited}` }],
   ];
 }
 
@@ -77,21 +92,24 @@ for (const target of TARGETS) {
     describe('search extensions against the running server', () => {
       it('answers every qualifier question with the plain scan\'s items, order and total', async () => {
         for (const [what, q] of questions()) {
-          const expected = naiveExtended(records, deviceTypes, deviceClasses, q);
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, q, edges);
           const { status, json } = await post({ ...q, page: 1, pageSize: 50 });
           expect(status, `${what}: ${JSON.stringify(json).slice(0, 300)}`).toBe(200);
           const body = SearchResponse.parse(json);
           expect(body.page.total, what).toBe(expected.kNumbers.length);
           expect(body.data.items.map((r) => r.kNumber), what).toEqual(expected.kNumbers.slice(0, 50));
         }
+        // The predicate questions are not vacuous on the fixture.
+        expect(naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: `predicate:${mostCited}` }, edges).kNumbers.length).toBeGreaterThan(1);
+        expect(naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'kind:predicate' }, edges).kNumbers.length).toBeGreaterThan(0);
         // The Q1 2024 question is not vacuous on the fixture.
-        const broad = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'class:2 decided:2024' });
+        const broad = naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: 'class:2 decided:2024' }, edges);
         expect(broad.kNumbers.length).toBeGreaterThan(0);
       });
 
       it.each(SORTS)('sorts by %s with a total order', async (sort) => {
         for (const q of [{ ...NONE }, { ...NONE, query: 'catheter' }, { ...NONE, query: 'summary:yes' }]) {
-          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, sort }).kNumbers;
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, sort }, edges).kNumbers;
           for (const page of [1, 3]) {
             const body = SearchResponse.parse((await post({ ...q, sort, page, pageSize: 50 })).json);
             expect(body.data.items.map((r) => r.kNumber)).toEqual(expected.slice((page - 1) * 50, page * 50));
@@ -101,11 +119,15 @@ for (const target of TARGETS) {
 
       it('counts every requested field exactly, with labels and years in order when asked', async () => {
         const facets = FACET_FIELDS.map((field, i) => ({ field, size: i % 3 === 0 ? null : 5, order: i % 2 === 0 ? ('count' as const) : ('value' as const) }));
-        for (const q of [{ ...NONE }, { ...NONE, query: 'catheter' }, { ...NONE, query: 'decided:2015..' }]) {
-          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, facets });
+        for (const q of [{ ...NONE }, { ...NONE, query: 'catheter' }, { ...NONE, query: 'decided:2015..' }, { ...NONE, query: 'kind:named' }, { ...NONE, query: 'kind:predicate' }]) {
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, facets }, edges);
           const body = SearchResponse.parse((await post({ ...q, facets, page: 1, pageSize: 1 })).json);
           expect(body.facets).toEqual(expected.facets);
         }
+        // The most-cited devices among every clearance, every one of them, by the edge files.
+        const cited = SearchResponse.parse((await post({ ...NONE, facets: [{ field: 'predicate', size: null }], page: 1, pageSize: 1 })).json);
+        expect(cited.facets[0]!.values[0]).toEqual({ value: mostCited, count: naiveExtended(records, deviceTypes, deviceClasses, { ...NONE, query: `predicate:${mostCited}` }, edges).kNumbers.length });
+        expect(cited.facets[0]!.values.length).toBeGreaterThan(10);
         const years = SearchResponse.parse((await post({ ...NONE, facets: [{ field: 'decisionYear', size: null, order: 'value' }], page: 1, pageSize: 1 })).json);
         const values = years.facets[0]!.values.map((v) => v.value as number);
         expect(values).toEqual([...values].sort((a, b) => a - b));
@@ -115,7 +137,7 @@ for (const target of TARGETS) {
 
       it('gives review-time statistics over every match', async () => {
         for (const q of [{ ...NONE }, { ...NONE, query: 'code:DQY' }, { ...NONE, query: 'qqqzzz' }]) {
-          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, stats: true }).stats;
+          const expected = naiveExtended(records, deviceTypes, deviceClasses, { ...q, stats: true }, edges).stats;
           const body = SearchResponse.parse((await post({ ...q, stats: true, page: 1, pageSize: 1 })).json);
           expect(body.data.stats).toEqual(expected);
         }
@@ -131,6 +153,8 @@ for (const target of TARGETS) {
         ['an unknown qualifier', { query: 'colour:red' }, /"colour:" is not a qualifier; the qualifiers are applicant:/],
         ['a malformed date', { query: 'decided:2024-02-30' }, /decided: takes a decision date or range/],
         ['a malformed class', { query: 'catheter class:7' }, /class: takes the device class/],
+        ['a predicate that is not a K or De Novo number', { query: 'predicate:123456' }, /predicate: takes a K or De Novo number/],
+        ['a negated kind', { query: 'predicate:K000001 -kind:named' }, /kind: narrows the whole query and cannot be negated/],
         ['an unknown sort', { sort: 'deviceName:asc' }, /must be one of "relevance"/],
         ['an unknown facet field', { facets: [{ field: 'color' }] }, /must be one of "productCode"/],
         ['a facet asked twice', { facets: [{ field: 'state' }, { field: 'state' }] }, /must name each field once/],
@@ -150,7 +174,7 @@ for (const target of TARGETS) {
 
       it('streams every match as NDJSON, in the search\'s order, equal to the records', async () => {
         const q = { ...NONE, query: 'decided:1976..1990 -catheter', sort: 'receivedDate:desc' };
-        const expected = naiveExtended(records, deviceTypes, deviceClasses, q).kNumbers;
+        const expected = naiveExtended(records, deviceTypes, deviceClasses, q, edges).kNumbers;
         expect(expected.length).toBeGreaterThan(50);
         const res = await fetch(exportUrl({ query: q.query, sort: q.sort, format: 'ndjson' }));
         expect(res.status).toBe(200);

@@ -8,6 +8,7 @@ import { LAYOUT, MetaFile, type ClearanceRecord } from '../../src/contract/index
 import { checkAtom, checkJsonFeed } from '../helpers/feed-check.ts';
 import { buildFixture, FIXTURE_EPOCH, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { startServer, type Running } from '../server/helpers.ts';
+import { readModel } from '../helpers/lineage-model.ts';
 import { ADDED, CHANGED, DAY, iso, NEW_APPLICANT, REMOVED, truthOf, twoBuilds } from './two-builds.ts';
 
 /**
@@ -185,6 +186,33 @@ describe('two builds into one published link', () => {
     expect((await fetch(`${url}/v1/feed?productCode=DQZ`, { headers: { 'If-None-Match': etag! } })).status).toBe(200);
   });
 
+  it.each(['node', 'worker'])('GET /v1/feed?predicate= on %s: the clearances that name the device, by the edge files, newest first', async (name) => {
+    const url = hosts().find((h) => h.name === name)!.url;
+    // The edge files read as text: the records of the second build that name each device, by any kind of edge.
+    const model = readModel(FIXTURE_SOURCES[4] as string);
+    const citing = new Map<string, ClearanceRecord[]>();
+    for (const r of after.values()) {
+      for (const to of new Set((model.forward.get(r.kNumber) ?? []).map((e) => e.to))) citing.set(to, [...(citing.get(to) ?? []), r]);
+    }
+    const [device, records] = [...citing].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1))[0]!;
+    expect(records.length).toBeGreaterThan(1);
+    // None was first seen after the baseline: decision date descending (undated last), then K number descending.
+    const want = [...records]
+      .sort((a, b) => (a.decisionDate === b.decisionDate ? (a.kNumber < b.kNumber ? 1 : -1) : a.decisionDate === null ? 1 : b.decisionDate === null ? -1 : a.decisionDate < b.decisionDate ? 1 : -1))
+      .map((r) => r.kNumber);
+    const res = await fetch(`${url}/v1/feed?predicate=${device.toLowerCase()}`);
+    expect(res.status).toBe(200);
+    const { feed, problems } = checkAtom(await res.text());
+    expect(problems).toEqual([]);
+    expect(feed.title).toBe(`510(k) clearances: naming ${device}`);
+    expect(feed.entries.map((e) => e.id.split('/')[1])).toEqual(want.slice(0, 50));
+    // With a query beside it: both apply, as in any search's feed.
+    const first = after.get(want[0]!)!;
+    const both = (await (await fetch(`${url}/v1/feed?format=json&predicate=${device}&productCode=${first.productCode}`)).json()) as { title: string; items: { id: string }[] };
+    expect(both.items.map((i) => i.id.split('/')[1])).toEqual(want.filter((k) => after.get(k)!.productCode === first.productCode));
+    expect(both.title.startsWith(`510(k) clearances: naming ${device} · ${first.productCode} · `)).toBe(true);
+  });
+
   it.each([
     ['format=rss', 'format'],
     ['limit=501', 'limit'],
@@ -194,6 +222,9 @@ describe('two builds into one published link', () => {
     ['yearFrom=1990&yearTo=1980', 'yearTo'],
     ['kind=removed&query=stent', 'query'],
     ['colour=red', 'colour'],
+    ['predicate=123456', 'predicate'],
+    ['predicate=K000001&predicate=K000002', 'predicate'],
+    ['kind=removed&predicate=K000001', 'predicate'],
   ])('GET /v1/feed?%s is a 400 naming %s', async (qs, path) => {
     for (const { url } of hosts()) {
       const res = await fetch(`${url}/v1/feed?${qs}`);

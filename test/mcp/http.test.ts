@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../build/worker/local.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { MAX_BATCH } from '../../src/api/mcp/index.ts';
+import { fileURLToPath } from 'node:url';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { modelWalk, readModel } from '../helpers/lineage-model.ts';
 import { allRecords, startServer } from '../server/helpers.ts';
 import { TARGETS, hostFor, type TargetName } from '../contract/targets.ts';
 import { call, connectClient, mcpChecks, query, TOOL_NAMES } from './suite.ts';
@@ -27,6 +29,13 @@ const overHttp = (url: string) => new StreamableHTTPClientTransport(new URL(`${u
 const ACCEPT = 'application/json, text/event-stream';
 const rpc = (url: string, body: string, headers: Record<string, string> = {}) =>
   fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '2025-06-18', ...headers }, body });
+
+/** The device with the longest chain of predicates in the fixture's edge files (176 devices), by an independent walk. */
+function longestChain(): string {
+  const model = readModel(fileURLToPath(new URL('../fixtures/fda/predicates', import.meta.url)));
+  const size = (id: string) => modelWalk(model, id, 'predicates', null, null).items.length;
+  return [...model.forward.keys()].map((id) => [id, size(id)] as const).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
+}
 
 /** A small budget's host: Node takes the option, the Worker its variable. */
 async function smallBudgetHost(name: TargetName, budget: number): Promise<{ url: string; close: () => Promise<void> }> {
@@ -129,6 +138,26 @@ for (const target of TARGETS) {
         expected.push(...answer.json.data.items.map((i: any) => i.kNumber));
       }
       expect(seen).toEqual(expected.slice(0, seen.length));
+    });
+
+    it('cuts a lineage page to the budget and its next goes on after the last device shown, to the end', async () => {
+      const start = longestChain();
+      const whole = await query(small.url, 'device-510k.lineage', { id: start, direction: 'predicates', depth: null, kinds: null, limit: 500, cursor: null });
+      expect(whole.json.page.total).toBeGreaterThan(100);
+      const seen: string[] = [];
+      let args: any = { id: start, limit: 500 };
+      let cuts = 0;
+      while (args) {
+        const page = await call(client, 'lineage', args);
+        expect(page.isError).toBe(false);
+        expect(new TextEncoder().encode(JSON.stringify(page.structured)).length).toBeLessThanOrEqual(4096);
+        expect(new TextEncoder().encode(page.text).length).toBeLessThanOrEqual(4096);
+        if (page.structured.cut) cuts++;
+        seen.push(...page.structured.items.map((i: any) => i.kNumber));
+        args = page.structured.next;
+      }
+      expect(cuts).toBeGreaterThan(0);
+      expect(seen).toEqual(whole.json.data.items.map((i: any) => i.kNumber));
     });
 
     it('cuts a long list of counts and pages on through every value', async () => {

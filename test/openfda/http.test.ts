@@ -29,10 +29,10 @@ afterAll(async () => {
 });
 
 type Raw = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
-function raw(method: 'GET' | 'HEAD', path: string, acceptEncoding: string): Promise<Raw> {
+function raw(method: 'GET' | 'HEAD', path: string, acceptEncoding: string, host?: string): Promise<Raw> {
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path, headers: { 'accept-encoding': acceptEncoding } }, (res) => {
+    const req = request({ host: url.hostname, port: url.port, method, path, headers: { 'accept-encoding': acceptEncoding, ...(host && { host }) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -92,5 +92,29 @@ describe('the coding of an answer in pieces', () => {
     const { brotliDecompressSync } = await import('node:zlib');
     const text = (coding === 'gzip' ? gunzipSync(coded.body) : brotliDecompressSync(coded.body)).toString('utf8');
     expect(blank(text)).toBe(blank(plain.body.toString('utf8')));
+  });
+});
+
+describe('the Link header of the next page over HTTP', () => {
+  it.each([
+    // The lane reads this request; one with a fragment is Node's to read (and the fragment no part of the URL asked).
+    ['the fast lane', '', 0],
+    ['Node', '#frag', 1],
+  ])('through %s: the request\'s own parameters at its origin, written as the URL standard writes one', async (_name, fragment, handedOver) => {
+    const url = new URL(server.url);
+    const lane = server.app.fastLane!;
+    const before = lane.handedOver;
+    const link = await new Promise<string | undefined>((resolve, reject) => {
+      const path = `/device/510k.json?search=product_code:%22DTB%22+&limit=2&api_key=a%2Bb${fragment}`;
+      const req = request({ host: url.hostname, port: url.port, path, headers: { host: 'LocalHost:80' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headers.link === undefined ? undefined : String(res.headers.link)));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    // By hand: the host in lower case and the default port left out; every parameter kept, as form encoding writes it.
+    expect(link).toBe('<http://localhost/device/510k.json?search=product_code%3A%22DTB%22+&limit=2&api_key=a%2Bb&skip=2>; rel="next"');
+    expect(lane.handedOver - before).toBe(handedOver);
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AnswerCache } from '../../src/operations/answer-cache.ts';
+import { AnswerCache } from '../../src/utils/answer-cache.ts';
 import { sourceStateOf } from '../../src/api/source-state.ts';
 import type { ClearanceRecord, ProductCodeEntry } from '../../src/contract/index.ts';
 import { answerOpenFda, type Endpoint } from '../../src/openfda/answer.ts';

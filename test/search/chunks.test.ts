@@ -14,6 +14,7 @@ import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { chunksOfPrefix, parseChunkDirectory } from '../../src/search/chunk-directory.ts';
 import { ChunkedIndex } from '../../src/search/chunked.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { lineageNumber } from '../../src/contract/lineage.ts';
 import { until } from '../helpers/until.ts';
 
 const BASE = { applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 20 };
@@ -26,7 +27,7 @@ const PAGE_FACETS = [
 ] as const;
 
 /** Every kind of request the page or the API can make. */
-function requests(word: string, applicant: string, code: string, year: number): SearchRequest[] {
+function requests(word: string, applicant: string, code: string, year: number, preds: readonly string[]): SearchRequest[] {
   const queries = [
     '', word, word.slice(0, 3), word.slice(0, 1), `${word} system`, `${word} a`, 'k0', 'k1', `"${word} system"`, `-${word}`, `${word} OR pump`,
     `applicant:${applicant.split(/\W+/)[0]!.toLowerCase()}`, `applicant:"${applicant}"`, `device:${word}`, `device:"${word} system"`,
@@ -49,6 +50,17 @@ function requests(word: string, applicant: string, code: string, year: number): 
     out.push({ ...BASE, query: '', sort, page: 3, pageSize: 50 });
   }
   for (const field of FACET_FIELDS) out.push({ ...BASE, query: word, facets: [{ field, size: 3, order: 'value' }] });
+  // Predicates: devices cited most, least and not at all, with and without a kind, alone and among other terms.
+  const [most, least] = preds;
+  for (const query of [
+    `predicate:${most}`, `predicate:${least}`, 'predicate:K000001', `predicate:${most} kind:predicate`, `predicate:${most} kind:named`,
+    `predicate:${most} OR predicate:${least}`, `-predicate:${most} kind:named`, 'kind:predicate', 'kind:named', `${word} OR predicate:${least}`,
+  ]) {
+    out.push({ ...BASE, query });
+    out.push({ ...BASE, query, page: 2, pageSize: 3, facets: [{ field: 'predicate', size: null, order: 'count' }, ...PAGE_FACETS] });
+  }
+  out.push({ ...BASE, query: '', facets: [{ field: 'predicate', size: 5, order: 'count' }] });
+  out.push({ ...BASE, query: 'kind:named', facets: [{ field: 'predicate', size: null, order: 'value' }] });
   out.push({ ...BASE, query: `${word} thirdparty:no`, stats: true });
   return out;
 }
@@ -97,7 +109,10 @@ describe('the search index in chunks', () => {
     data = index as unknown as SearchIndexData;
     const d = index.docApplicant.findIndex((a, i) => a !== 0xffffffff && index.docCode[i] !== 0xffff && index.docTermOffsets[i + 1]! > index.docTermOffsets[i]!);
     const word = index.terms[index.docTermIds[index.docTermOffsets[d]!]!]!;
-    reqs = requests(word, index.applicants[index.docApplicant[d]!]!, index.codes[index.docCode[d]!]!, index.docYear[d]!);
+    // The most and the least cited devices the index holds (its own choice of inputs; the answers are compared below).
+    const cites = Array.from(index.predCodes, (code, p) => ({ code, n: index.predDocOffsets[p + 1]! - index.predDocOffsets[p]! })).sort((a, b) => b.n - a.n || a.code - b.code);
+    const preds = [cites[0]!, cites[cites.length - 1]!].map((c) => lineageNumber(c.code));
+    reqs = requests(word, index.applicants[index.docApplicant[d]!]!, index.codes[index.docCode[d]!]!, index.docYear[d]!, preds);
   }, 120_000);
 
   it('is written by the build: a directory whose every file exists under a name that is its content hash', async () => {
@@ -126,6 +141,10 @@ describe('the search index in chunks', () => {
 
       it('answers every kind of request as the whole index does: first page and total first, then facet counts', async () => {
         if (sizes) for (const list of [files.directory.termChunks, files.directory.codeChunks, files.directory.kBlocks]) expect(list.length).toBeGreaterThan(5);
+        if (sizes) expect(files.directory.predicates!.chunks.length).toBeGreaterThan(2);
+        // The predicate requests decide something: the most cited device has several citing clearances here.
+        const most = reqs.find((r) => r.query.startsWith('predicate:') && !r.facets)!;
+        expect((outcome(index, most) as { total: number }).total).toBeGreaterThan(1);
         let nonEmpty = 0;
         for (const req of reqs) {
           const want = outcome(index, req) as { total?: number; kNumbers?: string[]; error?: string };

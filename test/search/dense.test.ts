@@ -5,7 +5,8 @@ import { dayNumber } from '../../src/contract/search-index.ts';
 import { denseSearch } from '../../src/search/dense.ts';
 import { parseQuery } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { kNumberText, runSearch, type SearchRequest } from '../../src/search/engine.ts';
+import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
+import { kNumberText } from '../../src/search/k-number.ts';
 import { ascendingIds, idsByBits } from '../../src/search/sort.ts';
 import { makeRecord } from '../helpers/records.ts';
 

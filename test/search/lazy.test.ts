@@ -4,14 +4,15 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildSearchIndexData } from '../../build/index/search.ts';
 import { FACET_FIELDS, SORTS } from '../../src/contract/index.ts';
-import { SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH, SEARCH_SECTION_NAMES, type SearchSectionName } from '../../src/contract/search-index.ts';
-import { blockTable, encodeSearchIndex, SearchIndexFormatError, sectionOf } from '../../src/search/codec.ts';
+import { PREDICATE_SECTIONS, SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH, SEARCH_SECTION_NAMES, type SearchSectionName } from '../../src/contract/search-index.ts';
+import { blockTable, decodeSearchIndex, encodeSearchIndex, SearchIndexFormatError, sectionOf } from '../../src/search/codec.ts';
 import { LazySearchIndex, loadSearchIndex, type BlockSource } from '../../src/search/load.ts';
-import { emptySearchIndex, hasSection, openSearchIndex, SectionNotLoaded, type SearchIndex } from '../../src/search/model.ts';
+import { emptySearchIndex, hasSection, openSearchIndex, PredicatesNotIndexed, SectionNotLoaded, type SearchIndex } from '../../src/search/model.ts';
 import { sectionsFor } from '../../src/search/needs.ts';
 import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { record } from './naive.ts';
+import { lineageNumber } from '../../src/contract/lineage.ts';
 
 const sha256 = (b: Uint8Array): Uint8Array => createHash('sha256').update(b).digest();
 
@@ -37,13 +38,14 @@ function sourceOf(read: (path: string) => Promise<Uint8Array>) {
 const BASE = { applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 20 };
 
 /** Every kind of request: plain words and filters, each qualifier, phrases, OR and exclusions, each sort and facet, stats. */
-function requests(word: string, applicant: string, code: string, year: number): SearchRequest[] {
+function requests(word: string, applicant: string, code: string, year: number, cited: string): SearchRequest[] {
   const queries = [
     '', word, `${word.slice(0, 3)}`, `${word} system`, 'k0', 'k1', `"${word} system"`, `-${word}`, `${word} OR pump`,
     `applicant:${applicant.split(/\W+/)[0]!.toLowerCase()}`, `applicant:"${applicant}"`, `device:${word}`, `device:"${word} system"`,
     `code:${code}`, 'class:2', 'panel:cardio', 'type:trad', 'decision:SESE', 'decision:substantially', 'thirdparty:yes',
     'expedited:no', 'summary:yes', 'country:US', 'state:ca', 'decided:2020', 'decided:<2000', 'received:>=2020-01', 'reviewdays:>90',
-    `-code:${code} ${word}`, `"${word}" OR code:${code}`,
+    `-code:${code} ${word}`, `"${word}" OR code:${code}`, `predicate:${cited}`, `predicate:${cited} kind:named`, `-predicate:${cited} ${word}`,
+    'kind:predicate', `${word} OR predicate:${cited}`,
   ];
   const out: SearchRequest[] = [];
   for (const query of queries) {
@@ -92,7 +94,9 @@ describe('the search index loaded by sections', () => {
       // Words and values the fixture holds, so that every request decides something.
       const d = eager.docApplicant.findIndex((a, i) => a !== 0xffffffff && eager.docCode[i] !== 0xffff && eager.docTermIds.length > 0);
       const word = eager.terms[eager.docTermIds[eager.docTermOffsets[d]!]!]!;
-      reqs = requests(word, eager.applicants[eager.docApplicant[d]!]!, eager.codes[eager.docCode[d]!]!, eager.docYear[d]!);
+      // A device some clearance of the fixture names.
+      const cited = lineageNumber(eager.predCodes[eager.docPreds[0]!]!);
+      reqs = requests(word, eager.applicants[eager.docApplicant[d]!]!, eager.codes[eager.docCode[d]!]!, eager.docYear[d]!, cited);
     }, 120_000);
 
     it('answers every kind of request as the whole index does, with only the sections the request declares', async () => {
@@ -161,11 +165,32 @@ describe('the search index loaded by sections', () => {
       const index = await lazy.ensure(SEARCH_SECTION_NAMES);
       const whole = openSearchIndex(buildSearchIndexData(RECORDS, TYPES));
       for (const name of SEARCH_SECTION_NAMES) expect([name, Array.from(index[name] as ArrayLike<unknown>)]).toEqual([name, Array.from(whole[name] as ArrayLike<unknown>)]);
-      for (const req of requests('pump', 'Acme', 'FRN', 2012)) expect(outcome(index, req)).toEqual(outcome(whole, req));
+      for (const req of requests('pump', 'Acme', 'FRN', 2012, 'K000001')) expect(outcome(index, req)).toEqual(outcome(whole, req));
       // Loaded once: asking again reads nothing.
       const before = ranges.length;
       await lazy.ensure(SEARCH_SECTION_NAMES);
       expect(ranges.length).toBe(before);
+    });
+
+    it('opens an index written before predicates were indexed: other queries answer as before, predicate ones are told to rebuild', async () => {
+      const { header, map, read } = files();
+      // The same index as an older build wrote it: the header lists no predicate section and no predicate count.
+      const { predicates: _count, ...counts } = header.counts;
+      const older = { ...header, counts, sections: header.sections.filter((x) => !(PREDICATE_SECTIONS as readonly string[]).includes(x.name)) };
+      map.set(SEARCH_INDEX_PATH, new TextEncoder().encode(JSON.stringify(older)));
+      const lazy = await LazySearchIndex.open(sourceOf(read).source);
+      const whole = openSearchIndex(buildSearchIndexData(RECORDS, TYPES));
+      for (const req of requests('pump', 'Acme', 'FRN', 2012, 'K000001')) {
+        const needs = sectionsFor(req);
+        if ([...needs].some((n) => (PREDICATE_SECTIONS as readonly string[]).includes(n))) {
+          await expect(lazy.ensure(needs)).rejects.toThrow(PredicatesNotIndexed);
+          await expect(lazy.ensure(needs)).rejects.toThrow(/built before predicates were indexed.*npm run build/);
+        } else expect([req, outcome(await lazy.ensure(needs), req)]).toEqual([req, outcome(whole, req)]);
+      }
+      // Whole, as the page once read it: the sections are absent, and reading one says why.
+      const decoded = openSearchIndex(decodeSearchIndex(older, header.parts.map((p) => map.get(p.path)!)));
+      expect(() => runSearch(decoded, { ...BASE, query: 'predicate:K000001' })).toThrow(PredicatesNotIndexed);
+      expect(runSearch(decoded, { ...BASE, query: 'pump' })).toEqual(runSearch(whole, { ...BASE, query: 'pump' }));
     });
 
     it('refuses a damaged block for the sections in it, reports the part, and still loads the others', async () => {

@@ -29,7 +29,13 @@ export type NaiveExtendedResult = {
 const folded = (s: string): string => foldText(s).replace(/\s+/g, ' ');
 const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Edges by device, as the edge files give them (one entry per source; the rule between sources applied). */
+export type NaiveEdges = ReadonlyMap<string, readonly { to: string; kind: 'predicate' | 'named' }[]>;
+
 type Context = {
+  /** The query's kind: ("predicate" or "named"), read from the query here, or null for every kind. */
+  kind: string | null;
+  edges: NaiveEdges;
   deviceTypes: ReadonlyMap<string, string | null>;
   deviceClasses: ReadonlyMap<string, string | null>;
   /** Each decision code's most frequent description over every record (ties to the smallest). */
@@ -98,7 +104,22 @@ function qualifierPasses(r: ClearanceRecord, q: Qualifier, ctx: Context): boolea
       return inRange(r.receivedDate === null ? null : dayNumber(r.receivedDate), q.range);
     case 'reviewdays':
       return inRange(r.reviewDays, q.range);
+    case 'predicate':
+      return edgesOf(r, ctx).some((e) => e.to === q.number);
+    case 'kind':
+      return edgesOf(r, ctx).length > 0;
   }
+}
+
+/** The record's edges of the query's kind (every kind without a kind:). */
+function edgesOf(r: ClearanceRecord, ctx: Context): { to: string; kind: string }[] {
+  return (ctx.edges.get(r.kNumber) ?? []).filter((e) => ctx.kind === null || e.kind === ctx.kind);
+}
+
+/** The query's kind: as written (the grammar refuses two different ones). */
+function kindOfQuery(query: string): string | null {
+  const m = /(?:^|\s)kind:"?([A-Za-z]+)/i.exec(query);
+  return m ? m[1]!.toLowerCase() : null;
 }
 
 function hasPhrase(words: readonly string[], phrase: readonly string[]): boolean {
@@ -151,8 +172,9 @@ export function naiveExtended(
   deviceTypes: ReadonlyMap<string, string | null>,
   deviceClasses: ReadonlyMap<string, string | null>,
   req: NaiveExtendedRequest,
+  edges: NaiveEdges = new Map(),
 ): NaiveExtendedResult {
-  const ctx: Context = { deviceTypes, deviceClasses, decisionNames: decisionNamesOf(records) };
+  const ctx: Context = { kind: kindOfQuery(req.query), edges, deviceTypes, deviceClasses, decisionNames: decisionNamesOf(records) };
   const parsed = parseQuery(req.query);
   // Plain positive words count once each; every other clause that can score is one unit.
   const words: string[] = [];
@@ -269,6 +291,10 @@ function facetValues(
   };
   const counts = new Map<string | number | boolean, number>();
   for (const r of matched) {
+    if (f.field === 'predicate') {
+      for (const to of new Set(edgesOf(r, ctx).map((e) => e.to))) counts.set(to, (counts.get(to) ?? 0) + 1);
+      continue;
+    }
     const v = valueOf(r);
     if (v !== null) counts.set(v, (counts.get(v) ?? 0) + 1);
   }

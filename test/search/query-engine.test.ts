@@ -8,14 +8,34 @@ import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, runSearchSliced, type SearchRequest } from '../../src/search/engine.ts';
 import { SearchCancelled } from '../../src/search/slices.ts';
 import { compareKeys, orderPage, orderRange, pickPage, sortKey, type Way } from '../../src/search/sort.ts';
-import { naiveExtended } from './naive-query.ts';
+import { naiveExtended, type NaiveEdges } from './naive-query.ts';
+import { mergeEdges } from '../../build/lineage/merge.ts';
+import type { EdgeInput } from '../../build/lineage/read.ts';
 
-/** Builds, encodes in small parts, decodes and opens, as a server does. */
-function indexOf(records: ClearanceRecord[], types: ReadonlyMap<string, string | null>, classes: ReadonlyMap<string, string | null>): SearchIndex {
+/** An edge as an edge file gives it: a row of a source of one kind. */
+type Edge = { device: string; predicate: string; kind: 'predicate' | 'named' };
+
+/** Builds, encodes in small parts, decodes and opens, as a server does; the edges merged as the build merges them. */
+function indexOf(records: ClearanceRecord[], types: ReadonlyMap<string, string | null>, classes: ReadonlyMap<string, string | null>, edges: readonly Edge[] = []): SearchIndex {
   const sorted = [...records].sort((a, b) => (a.kNumber < b.kNumber ? -1 : 1));
-  const { header, parts } = encodeSearchIndex(buildSearchIndexData(sorted, types, classes), 64);
+  const input = (kind: 'predicate' | 'named'): EdgeInput => {
+    const rows = edges.filter((e) => e.kind === kind).map(({ device, predicate }) => ({ device, predicate }));
+    return { folder: kind, source: kind === 'predicate' ? 'summary' : 'other', kind, sha256: '0'.repeat(64), rows: rows.length, edges: rows, skipped: {}, read: null };
+  };
+  const merged = mergeEdges([input('named'), input('predicate')]);
+  const { header, parts } = encodeSearchIndex(buildSearchIndexData(sorted, types, classes, { forward: merged.forward, origins: merged.origins }), 64);
   return openSearchIndex(decodeSearchIndex(JSON.parse(JSON.stringify(header)), parts.map((p) => p.slice())));
 }
+
+/** The edges by device, from the rows themselves (repeats kept: the plain scan counts a device once all the same). */
+function naiveEdges(edges: readonly Edge[]): NaiveEdges {
+  const out = new Map<string, { to: string; kind: 'predicate' | 'named' }[]>();
+  for (const e of edges) out.set(e.device, [...(out.get(e.device) ?? []), { to: e.predicate, kind: e.kind }]);
+  return out;
+}
+
+/** Devices cited from outside the corpus too (a predicate the snapshot has no record of, a De Novo number). */
+const CITED = ['K000001', 'K000002', 'DEN200012'];
 
 const TYPES = new Map<string, string | null>([
   ['DTB', 'Implantable Pacemaker Pulse Generator'],
@@ -64,6 +84,16 @@ const arbRecord = (k: number) =>
       }),
     );
 const arbCorpus = fc.uniqueArray(fc.integer({ min: 0, max: 999_999 }), { minLength: 1, maxLength: 40 }).chain((ks) => fc.tuple(...ks.map(arbRecord)));
+/** A corpus with edges among its records and to devices outside it, of both kinds, some given twice, some cycles. */
+const arbLinked = arbCorpus.chain((corpus) => {
+  const numbers = [...corpus.map((r) => r.kNumber), ...CITED];
+  const edge = fc.record({
+    device: fc.constantFrom(...corpus.map((r) => r.kNumber), 'K999999'),
+    predicate: fc.constantFrom(...numbers),
+    kind: fc.constantFrom('predicate' as const, 'named' as const),
+  });
+  return fc.tuple(fc.constant(corpus), fc.array(edge, { maxLength: 60 }));
+});
 
 /** Clauses of every kind, each of which decides something on the corpus above. */
 const CLAUSES = [
@@ -74,10 +104,16 @@ const CLAUSES = [
   'type:special', 'type:trad', 'thirdparty:yes', 'thirdparty:no', 'expedited:no', 'summary:yes', 'summary:no', 'country:DE',
   '-country:US', 'state:mn', 'decided:2024-01-01..2024-03-31', 'decided:2024', 'decided:<2024', 'decided:>=2024-02', 'decided:..2023',
   'received:>=2023-06', 'received:2023-06-01', 'reviewdays:>180', 'reviewdays:<=90', 'reviewdays:0..31', 'pacemaker OR code:DQY',
+  'predicate:K000001', 'predicate:k000002', 'predicate:DEN200012', '-predicate:K000001', 'predicate:K000001 OR predicate:DEN200012',
+  'predicate:K000002 OR code:DQY', 'kind:predicate', 'kind:named', 'predicate:K999998',
   'lead OR "infusion pump"', 'kit', 'k0', '-country:US OR thirdparty:yes', 'class:2 OR -state:MN', '-decided:2024 OR received:2023',
   '-reviewdays:<=90', '-received:>=2023-06', 'received:<2023-06-15', 'reviewdays:<0', 'code:dqy OR applicant:cook OR panel:cardio', '-applicant:"c.r. bard, inc."', 'code:ZZZ', '-code:ZZZ',
 ];
-const arbQuery = fc.array(fc.constantFrom(...CLAUSES), { maxLength: 3 }).map((cs) => cs.join(' '));
+// One kind: a query (the grammar refuses two different ones).
+const arbQuery = fc
+  .array(fc.constantFrom(...CLAUSES), { maxLength: 3 })
+  .map((cs) => cs.join(' '))
+  .filter((q) => !(q.includes('kind:predicate') && q.includes('kind:named')));
 const arbFacets = fc.option(
   fc.uniqueArray(fc.constantFrom(...FACET_FIELDS), { minLength: 1, maxLength: 4 }).chain((fields) =>
     fc.tuple(...fields.map((field) => fc.record({ field: fc.constant(field), size: fc.constantFrom(null, 1, 2, 10), order: fc.constantFrom('count' as const, 'value' as const) }))),
@@ -89,16 +125,16 @@ describe('the query language against a plain scan', () => {
   it('gives the same matches, order, total, facets and stats for every qualifier, sort and facet', () => {
     fc.assert(
       fc.property(
-        arbCorpus,
+        arbLinked,
         arbQuery,
         fc.constantFrom(undefined, ...SORTS),
         arbFacets,
         fc.boolean(),
         fc.constantFrom<[string | null, string | null, number | null]>([null, null, null], ['c.r. bard, inc.', null, null], [null, 'DQY', 2024]),
-        (corpus, query, sort, facets, stats, [applicant, productCode, yearFrom]) => {
-          const ix = indexOf(corpus, TYPES, CLASSES);
+        ([corpus, edges], query, sort, facets, stats, [applicant, productCode, yearFrom]) => {
+          const ix = indexOf(corpus, TYPES, CLASSES, edges);
           const req = { query, applicant, productCode, yearFrom, yearTo: null };
-          const expected = naiveExtended(corpus, TYPES, CLASSES, { ...req, sort, facets, stats });
+          const expected = naiveExtended(corpus, TYPES, CLASSES, { ...req, sort, facets, stats }, naiveEdges(edges));
           const got = runSearch(ix, { ...req, page: 1, pageSize: 50, ...(sort && { sort }), ...(facets && { facets }), ...(stats && { stats }) } as SearchRequest);
           expect(got.kNumbers).toEqual(expected.kNumbers);
           expect(got.total).toBe(expected.kNumbers.length);
@@ -220,6 +256,12 @@ describe('the query grammar', () => {
     ['reviewdays:>many', /reviewdays: takes days/],
     ['country:USA', /country: takes/],
     ['code: DQY', /code: is not a valid value/],
+    ['predicate:123456', /predicate:123456 is not a valid value; predicate: takes a K or De Novo number/],
+    ['predicate:K12345', /predicate: takes a K or De Novo number/],
+    ['kind:reference', /kind: takes the kind of edge: predicate .* or named/],
+    ['-kind:named', /kind: narrows the whole query and cannot be negated or joined by OR/],
+    ['kind:named OR code:DQY', /cannot be negated or joined by OR/],
+    ['kind:named kind:predicate', /kind: is given twice with different values/],
   ])('refuses %s, naming it and the accepted forms', (q, message) => {
     expect(() => parseQuery(q)).toThrow(QueryError);
     expect(() => parseQuery(q)).toThrow(message);
@@ -236,6 +278,20 @@ describe('the query grammar', () => {
       ],
     ]);
   });
+
+  it('narrows every predicate: term to the query\'s kind:, and keeps the kind: as a clause of its own', () => {
+    const parsed = parseQuery('predicate:k000001 OR -predicate:DEN200012 kind:named');
+    expect(parsed.edgeKinds).toBe(2);
+    expect(parsed.clauses).toEqual([
+      [
+        { negate: false, kind: 'field', qualifier: { field: 'predicate', number: 'K000001', kinds: 2 } },
+        { negate: true, kind: 'field', qualifier: { field: 'predicate', number: 'DEN200012', kinds: 2 } },
+      ],
+      [{ negate: false, kind: 'field', qualifier: { field: 'kind', kinds: 2 } }],
+    ]);
+    expect(parseQuery('predicate:K000001').edgeKinds).toBeUndefined();
+    expect(parseQuery('predicate:K000001').clauses[0]![0]).toMatchObject({ qualifier: { kinds: 3 } });
+  });
 });
 
 /** The column a facet field counts, where fields share one (src/search/facet-fields.ts). */
@@ -244,10 +300,10 @@ const COLUMN_OF: Partial<Record<string, string>> = { thirdParty: 'flags', expedi
 describe('the query language in slices', () => {
   it('gives what a plain scan gives when run in slices of one to three documents', async () => {
     await fc.assert(
-      fc.asyncProperty(arbCorpus, arbQuery, fc.constantFrom(undefined, ...SORTS), arbFacets, fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), async (corpus, query, sort, facets, stats, sliceDocs, sliceSteps) => {
-        const ix = indexOf(corpus, TYPES, CLASSES);
+      fc.asyncProperty(arbLinked, arbQuery, fc.constantFrom(undefined, ...SORTS), arbFacets, fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), async ([corpus, edges], query, sort, facets, stats, sliceDocs, sliceSteps) => {
+        const ix = indexOf(corpus, TYPES, CLASSES, edges);
         const req = { query, applicant: null, productCode: null, yearFrom: null, yearTo: null };
-        const expected = naiveExtended(corpus, TYPES, CLASSES, { ...req, sort, facets, stats });
+        const expected = naiveExtended(corpus, TYPES, CLASSES, { ...req, sort, facets, stats }, naiveEdges(edges));
         let pauses = 0;
         const got = await runSearchSliced(
           ix,

@@ -2,7 +2,7 @@ import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnswerCache } from '../../src/operations/answer-cache.ts';
+import { AnswerCache } from '../../src/utils/answer-cache.ts';
 import { OPERATION_REGISTRY, SearchUnavailable, type Operation } from '../../src/operations/index.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -11,7 +11,7 @@ import { ask, expectError, expectOk, startServer, VALID_INPUT, type Answer, type
 const search = (input: Record<string, unknown>) => ({ ...VALID_INPUT['device-510k.search'], ...input });
 
 /**
- * Search answers are kept as bytes per snapshot (src/operations/answer-cache.ts): the same search asked again is answered
+ * Search answers are kept as bytes per snapshot (src/utils/answer-cache.ts): the same search asked again is answered
  * without running the engine, with the same bytes apart from `servedAt`, and never across snapshots.
  */
 let snapshotPath: string;

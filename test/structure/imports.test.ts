@@ -86,9 +86,11 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   // Helpers for every layer, and so of none: a file here that uses node: may serve only the Node side (checked below).
   'src/utils': { imports: [], packages: [], node: true },
   'src/snapshot': { imports: ['src/contract', 'src/utils'], packages: 'any', node: false },
-  'src/search': { imports: ['src/contract', 'src/utils'], packages: 'any', node: false },
+  // A snapshot's index is opened over its files (snapshot-index.ts); the engine itself reads plain values.
+  'src/search': { imports: ['src/contract', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
   'src/operations': { imports: ['src/contract', 'src/search', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
-  'src/openfda': { imports: ['src/contract', 'src/operations', 'src/search', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
+  // openFDA's endpoints run on the engine's index and sets, never through an operation of the contract.
+  'src/openfda': { imports: ['src/contract', 'src/search', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
   'src/feeds': { imports: ['src/contract', 'src/utils'], packages: 'any', node: false },
   'src/api': { imports: ['src/contract', 'src/feeds', 'src/openfda', 'src/operations', 'src/search', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
   'src/client': { imports: ['src/contract'], packages: 'any', node: false },
@@ -97,7 +99,7 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   'src/worker': { imports: ['src/api', 'src/contract', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: false },
   'src/server': { imports: ['src/api', 'src/contract', 'src/node', 'src/operations', 'src/snapshot', 'src/utils'], packages: 'any', node: true },
   // src/mcp-stdio.ts, the MCP server on stdio, runs the API's operations over a snapshot it opens itself.
-  src: { imports: ['src/cli', 'src/server', 'src/node', 'src/api', 'src/operations'], packages: 'any', node: true },
+  src: { imports: ['src/cli', 'src/server', 'src/node', 'src/api', 'src/operations', 'src/utils'], packages: 'any', node: true },
   build: { imports: ['src/*'], packages: 'any', node: true },
 };
 /** Folders whose files, and every file they reach, never use node: (a Worker and a browser have none). */
@@ -231,6 +233,18 @@ describe('the checks can fail', () => {
       'src/server/bootstrap.ts → build/snapshot/build.ts (import(): src/server may not import build)',
       'src/worker/y.ts → node:fs (import(): src/worker runs without Node)',
       'src/worker/y.ts → src/node/files.ts (import: src/worker may not import src/node)',
+    ]);
+  });
+
+  it('refuses an operation imported by src/openfda, a type too (its endpoints share the engine, not the operations)', () => {
+    const texts = new Map([
+      ['src/openfda/a.ts', "import { searchIndexOf } from '../operations/search.ts';"],
+      ['src/openfda/b.ts', "import type { OperationContext } from '../operations/types.ts';"],
+      ['src/openfda/c.ts', "import { searchIndexOf } from '../search/snapshot-index.ts';"],
+    ]);
+    expect(layerViolations(texts)).toEqual([
+      'src/openfda/a.ts → src/operations/search.ts (import: src/openfda may not import src/operations)',
+      'src/openfda/b.ts → src/operations/types.ts (import: src/openfda may not import src/operations)',
     ]);
   });
 

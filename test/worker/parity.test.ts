@@ -105,6 +105,13 @@ describe('every operation answers the same bytes on Node and on the Worker', () 
       { ...base, query: 'class:2 catheter', sort: 'reviewDays:desc' },
     ];
     for (const input of inputs) await ok('device-510k.search', input);
+    // Predicates: the most-cited device (as every host counts it), its citers with and without a kind, and kind: alone.
+    const [top] = (await ok('device-510k.search', { ...base, facets: [{ field: 'predicate', size: 1 }] })) as { facets: { values: { value: string; count: number }[] }[] }[];
+    const cited = top!.facets[0]!.values[0]!;
+    expect(cited.count).toBeGreaterThan(0);
+    for (const query of [`predicate:${cited.value}`, `predicate:${cited.value} kind:named`, `-predicate:${cited.value} kind:named`, 'kind:predicate']) {
+      await ok('device-510k.search', { ...base, query, facets: [{ field: 'predicate', size: null }], pageSize: 50 });
+    }
   });
 
   it('catalog: whole walks of both kinds, each cursor of one host accepted by the others', async () => {

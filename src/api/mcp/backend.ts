@@ -1,7 +1,7 @@
 import type { OperationName } from '../../contract/index.ts';
 import { answerChanges } from '../changes.ts';
 import { ApiError, toApiError } from '../errors.ts';
-import { answerQuery, type QueryDeps } from '../query-answer.ts';
+import { answerValues, type QueryDeps } from '../query-answer.ts';
 import type { Snapshot } from '../../snapshot/snapshot.ts';
 
 /**
@@ -19,7 +19,6 @@ export type McpBackend = {
   changes(since: string): Promise<Answer>;
 };
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The answer of an error thrown outside answerQuery (changes), in the same canonical shape. */
@@ -51,10 +50,10 @@ export function localBackend({ deps, current, schedule, onFailure }: LocalBacken
   return {
     async query(operation, input) {
       const snapshot = await current();
-      const body = encoder.encode(JSON.stringify({ version: 1, operation, input }));
-      const answer = await run((pause) => answerQuery(deps, snapshot, body, 'application/json', undefined, pause));
+      // The operation itself, with its input as values: no envelope is written for it, nor its answer read back.
+      const answer = await run((pause) => answerValues(deps, snapshot, operation, input, pause));
       if (answer.failure) onFailure?.(answer.failure);
-      return { status: answer.status, body: JSON.parse(decoder.decode(answer.body)) };
+      return { status: answer.status, body: answer.body };
     },
     async changes(since) {
       try {

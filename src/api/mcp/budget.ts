@@ -14,6 +14,17 @@ export const DEFAULT_BUDGET_BYTES = 16 * 1024;
 const encoder = new TextEncoder();
 export const byteLength = (text: string): number => encoder.encode(text).length;
 
+/**
+ * Whether `text`'s UTF-8 stays within `budget` bytes, encoding it only when its length cannot tell: a UTF-16 unit is
+ * 1 to 3 bytes of UTF-8 (a pair of them, 4), so a text of at most budget / 3 units fits and one of more than budget
+ * units does not.
+ */
+function within(text: string, budget: number): boolean {
+  if (text.length * 3 <= budget) return true;
+  if (text.length > budget) return false;
+  return byteLength(text) <= budget;
+}
+
 /** Checks a budget once, where it is configured: `budgetBytes must be…` names the rule. */
 export function checkBudget(bytes: number, name = 'budgetBytes'): number {
   if (!Number.isInteger(bytes) || bytes < MIN_BUDGET_BYTES) throw new Error(`Expected \`${name}\` to be an integer from ${MIN_BUDGET_BYTES} and up, got ${String(bytes)}`);
@@ -27,7 +38,7 @@ export function checkBudget(bytes: number, name = 'budgetBytes'): number {
  * than budget / 8 can fit: a list of 100,000 facet values is never rendered whole. Returns the rendering kept.
  */
 export function fitToBudget<R extends { json: string; text: string }>(total: number, budget: number, render: (k: number) => R): { k: number; rendered: R } {
-  const fits = (r: R) => byteLength(r.json) <= budget && byteLength(r.text) <= budget;
+  const fits = (r: R) => within(r.json, budget) && within(r.text, budget);
   const most = Math.min(total, Math.floor(budget / 8));
   const whole = render(most);
   if (fits(whole)) return { k: most, rendered: whole };

@@ -1,11 +1,10 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  isInitializeRequest,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from '../media.ts';
@@ -68,6 +67,14 @@ function messagesOf(body: Uint8Array): { messages: JSONRPCMessage[]; batch: bool
   return { messages, batch };
 }
 
+/**
+ * What a message the SDK's schema has read is, by its members: a request has a method and an id, a notification a
+ * method alone, and the rest are responses. (The SDK's own guards parse each message again with a schema apiece.)
+ */
+const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => 'method' in m && 'id' in m;
+const isNotification = (m: JSONRPCMessage): m is JSONRPCNotification => 'method' in m && !('id' in m);
+const isInitialize = (m: JSONRPCMessage) => isRequest(m) && m.method === 'initialize';
+
 /** The checks of a POST's headers the SDK's transport makes, with its answers (406, 415, 400). */
 function headerError(header: (name: string) => string | undefined, messages: readonly JSONRPCMessage[]): McpAnswer | null {
   const accept = header('accept');
@@ -76,7 +83,7 @@ function headerError(header: (name: string) => string | undefined, messages: rea
     return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
   }
   if (!isJsonContentType(header('content-type'))) return jsonRpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-  if (messages.some(isInitializeRequest)) {
+  if (messages.some(isInitialize)) {
     if (messages.length > 1) return jsonRpcError(400, -32600, 'Invalid Request: Only one initialization request is allowed');
     return null;
   }
@@ -161,10 +168,10 @@ export async function answerMcpPost(header: (name: string) => string | undefined
   const scope = mcpScope(options);
   const asked: Promise<JSONRPCMessage>[] = [];
   for (const message of read.messages) {
-    if (isJSONRPCRequest(message)) asked.push(transport.ask(message, scope));
+    if (isRequest(message)) asked.push(transport.ask(message, scope));
     // A cancellation names a request by the client's id, which no request of the server has: it is not passed on,
     // and every request of a POST is answered in full (a client that wants none of it closes the connection).
-    else if (isJSONRPCNotification(message) && message.method !== 'notifications/cancelled') transport.tell(message);
+    else if (isNotification(message) && message.method !== 'notifications/cancelled') transport.tell(message);
     // A response (to a request the server never sends) has nothing to answer.
   }
   if (asked.length === 0) return { status: 202, headers: JSON_HEADERS, body: null };

@@ -56,7 +56,7 @@ export const GetClassificationArgs = z.strictObject({
 });
 
 export const CountByArgs = z.strictObject({
-  field: FacetField.describe('The field to count: productCode, applicant, decisionYear, receivedYear, decisionDate, receivedDate, advisoryCommittee, deviceClass, decisionCode, submissionType, thirdParty, expeditedReview, statementOrSummary, countryCode or state.'),
+  field: FacetField.describe('The field to count: productCode, applicant, decisionYear, receivedYear, decisionDate, receivedDate, advisoryCommittee, deviceClass, decisionCode, submissionType, thirdParty, expeditedReview, statementOrSummary, countryCode, state or predicate (the devices the matches name as predicates).'),
   query: OPTIONAL_QUERY,
   ...SearchFilters,
   size: z

@@ -60,7 +60,7 @@ const searchClearances: Tool = {
   title: 'Search 510(k) clearances',
   description: [
     'Searches every FDA 510(k) clearance since 1976 and answers a page of matching records with the exact total and the top product codes, applicants and decision years over all matches (not an estimate).',
-    'Query language: words must all match (as word prefixes) the device name, K number, product code, applicant or device type; "quoted phrase"; a OR b; -word excludes; qualifiers code:DQY, applicant:medtronic, device:catheter, panel:cardiovascular, class:2, decision:SESE, type:special, thirdparty:yes, country:DE, state:MN, decided:2024 or decided:2024-01-01..2024-03-31, received:>=2023-06, reviewdays:>180.',
+    'Query language: words must all match (as word prefixes) the device name, K number, product code, applicant or device type; "quoted phrase"; a OR b; -word excludes; qualifiers code:DQY, applicant:medtronic, device:catheter, panel:cardiovascular, class:2, decision:SESE, type:special, thirdparty:yes, country:DE, state:MN, decided:2024 or decided:2024-01-01..2024-03-31, received:>=2023-06, reviewdays:>180, predicate:K123456 (clearances that name that device as a predicate), kind:predicate or kind:named (narrows predicate:).',
     'Example: {"query":"pulse oximeter decided:2024","sort":"decisionDate:desc","pageSize":20}. For counts by a field use count_by; for one whole record use get_clearance.',
   ].join('\n'),
   input: SearchArgs,

@@ -1,6 +1,4 @@
-import type { OperationName } from '../contract/index.ts';
-import { LruCache } from '../utils/lru.ts';
-import type { Snapshot } from '../snapshot/snapshot.ts';
+import { LruCache } from './lru.ts';
 
 /**
  * What an answer is made of apart from `sourceState`, as bytes: everything an operation computes from its snapshot and
@@ -29,11 +27,12 @@ export type NextPage = { readonly set: Readonly<Record<string, string>>; readonl
  * bounded by their summed size. A search answer costs the engine a millisecond or more at a million records (and its
  * records' reads); the same search asked again (the page people land on, a link shared, a page reloaded) then costs a
  * map lookup. Keys are the operation and its input as the contract's schema normalized it (defaults filled in, members
- * in schema order), so spellings of one request share an entry. Entries belong to one snapshot: a switch starts empty.
+ * in schema order), so spellings of one request share an entry. Entries belong to one snapshot (the object passed in:
+ * any object, this cache knows nothing of snapshots), so a switch starts empty.
  */
 export class AnswerCache {
   readonly capacityBytes: number;
-  private readonly bySnapshot = new WeakMap<Snapshot, LruCache<string, Entry>>();
+  private readonly bySnapshot = new WeakMap<object, LruCache<string, Entry>>();
 
   /** `capacityBytes` of 0 keeps nothing (every answer is computed). */
   constructor(capacityBytes: number) {
@@ -41,16 +40,16 @@ export class AnswerCache {
     this.capacityBytes = capacityBytes;
   }
 
-  /** `operation` is an operation's name, or another name of the same cache's users (`openfda:510k`). */
-  static keyOf(operation: OperationName | `openfda:${string}`, input: unknown): string {
+  /** `operation` is an operation's name (`device-510k.search`), or another name of the same cache's users (`openfda:510k`). */
+  static keyOf(operation: string, input: unknown): string {
     return `${operation}\u0000${JSON.stringify(input)}`;
   }
 
-  get(snapshot: Snapshot, key: string): AnswerParts | undefined {
+  get(snapshot: object, key: string): AnswerParts | undefined {
     return this.capacityBytes === 0 ? undefined : this.bySnapshot.get(snapshot)?.get(key);
   }
 
-  set(snapshot: Snapshot, key: string, parts: AnswerParts): void {
+  set(snapshot: object, key: string, parts: AnswerParts): void {
     if (this.capacityBytes === 0) return;
     let lru = this.bySnapshot.get(snapshot);
     if (!lru) {
@@ -62,7 +61,7 @@ export class AnswerCache {
   }
 
   /** Bytes held for a snapshot (for tests and measurements). */
-  weightFor(snapshot: Snapshot): number {
+  weightFor(snapshot: object): number {
     return this.bySnapshot.get(snapshot)?.weight ?? 0;
   }
 }
