@@ -4,9 +4,12 @@ import type { GeneratedFile } from './rows.ts';
 /**
  * Predicate edges for generated records, in the shape real ones have: a device names devices of its own product
  * code cleared before it; most name one to three; a few of each large code's first devices are named by a share of
- * all later ones (thousands of times in the largest codes); many name a device cleared just before theirs, so chains
- * run hundreds of steps deep; and a few name a later device, which closes cycles, as OCR errors and devices naming
- * their own later versions do in real data.
+ * all later ones (thousands of times in the largest codes); many name a device cleared just before theirs; some are
+ * the versions of a product line, each naming the version before it and nothing else, so that a line's last version
+ * sits at the end of a chain as long as its line (20 to 40 versions, then the code starts a new line); and a few name
+ * a later device, which closes cycles, as OCR errors and devices naming their own later versions do in real data.
+ * A walk finds a device at its nearest distance, and the other picks make short cuts everywhere: the lines are what
+ * keeps chains 20 and more steps deep.
  */
 export type EdgeShape = {
   /** Share of devices that name no predicate. */
@@ -19,9 +22,12 @@ export type EdgeShape = {
   hubs: number;
   /** How far back, in the code's devices, a recent predicate is. */
   window: number;
+  /** Share of devices that are the next version of their code's product line, and the lengths a line runs to. */
+  line: number;
+  lineLength: readonly [number, number];
 };
 
-export const EDGE_SHAPE: EdgeShape = { none: 0.1, hub: 0.2, recent: 0.4, later: 0.0005, hubs: 5, window: 40 };
+export const EDGE_SHAPE: EdgeShape = { none: 0.1, hub: 0.2, recent: 0.4, later: 0.0005, hubs: 5, window: 40, line: 0.02, lineLength: [20, 40] };
 
 /** How many predicates a device names: 1 (55 %), 2 (30 %) or 3 (15 %). */
 function countOf(random: Random): number {
@@ -59,8 +65,19 @@ export function generateEdges(files: readonly GeneratedFile[], header: string, s
   const out: string[] = ['device,predicate'];
   for (const code of [...byCode.keys()].sort()) {
     const devices = (byCode.get(code) as string[]).sort();
+    /** The code's current product line: its last version, how many versions it has, and how many it will have. */
+    let line = { last: -1, versions: 0, length: 0 };
     for (let i = 1; i < devices.length; i++) {
-      if (random() < shape.none) continue;
+      if (random() < shape.line) {
+        if (line.last >= 0 && line.versions < line.length) {
+          out.push(`${devices[i]},${devices[line.last]}`);
+          line = { ...line, last: i, versions: line.versions + 1 };
+          continue;
+        }
+        // The first version of a new line names its predicates as any device does.
+        const [shortest, longest] = shape.lineLength;
+        line = { last: i, versions: 1, length: shortest + randomIndex(random, longest - shortest + 1) };
+      } else if (random() < shape.none) continue;
       const named = new Set<number>();
       const n = countOf(random);
       for (let j = 0; j < n; j++) {

@@ -1,5 +1,7 @@
 import {
+  CODE_BITS,
   HAS_RECORD,
+  LINEAGE_DIRECTIONS,
   LINEAGE_INDEX_PATH,
   LineageIndex,
   decodeLineageShard,
@@ -52,24 +54,37 @@ const utf8 = new TextDecoder();
 /** 32 MiB of decoded shards: at 1,000,000 records one direction's shards take about 18 MB. */
 export const DEFAULT_LINEAGE_CACHE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Shards by number: a code's number without its last three digits (K123456 → 1123, DEN200012 → 200), so that a walk
+ * finds a device's shard by arithmetic, with no string made per device. K codes start at 1,000,000, so K shards
+ * (1000 up) and DEN shards (below 1000) never meet; the number names the same 1,000 numbers as `lineageShardId`.
+ */
+const SHARD_SPAN = 1000;
+const SHARD_COUNT = Math.ceil((1 << CODE_BITS) / SHARD_SPAN);
+const shardNumberOf = (code: number): number => Math.floor(code / SHARD_SPAN);
+const shardNumberOfId = (id: string): number => shardNumberOf(lineageCode(`${id}000`));
+const DIRECTION_OFFSET = { predicates: 0, descendants: SHARD_COUNT } as const;
+
 /** The lineage files of one snapshot: the header, read once, and shards decoded on first use and kept by weight. */
 export class LineageFiles {
   readonly index: LineageIndex;
   private readonly read: ReadLineageFile;
-  private readonly shardIds: Set<string>;
-  private readonly cache: LruCache<string, Promise<LineageShard>>;
-  /** Each shard's file size, from the header: a shard is weighed before its bytes are read. */
-  private readonly sizes = new Map<string, number>();
+  /** Whether a shard number has devices with edges (the same shards in both directions). */
+  private readonly present = new Uint8Array(SHARD_COUNT);
+  /** Keyed by direction offset + shard number. */
+  private readonly cache: LruCache<number, Promise<LineageShard>>;
+  /** Each shard's weight, from the header: its file's size and its positions table (a shard is weighed before its bytes are read). */
+  private readonly sizes = new Map<number, number>();
   private readonly weights = new WeakMap<Promise<LineageShard>, number>();
 
   private constructor(index: LineageIndex, read: ReadLineageFile, cacheBytes: number) {
     this.index = index;
     this.read = read;
-    this.shardIds = new Set(index.shards.predicates.map((s) => s.id));
-    for (const direction of ['predicates', 'descendants'] as const) {
-      for (const s of index.shards[direction]) this.sizes.set(`${direction}/${s.id}`, 8 + 10 * s.nodes + 4 * s.edges + 2 * (s.nodes % 2));
+    for (const s of index.shards.predicates) this.present[shardNumberOfId(s.id)] = 1;
+    for (const direction of LINEAGE_DIRECTIONS) {
+      for (const s of index.shards[direction]) this.sizes.set(DIRECTION_OFFSET[direction] + shardNumberOfId(s.id), 8 + 10 * s.nodes + 4 * s.edges + 2 * (s.nodes % 2) + 2 * SHARD_SPAN);
     }
-    this.cache = new LruCache<string, Promise<LineageShard>>(cacheBytes, (p) => this.weights.get(p) ?? 64);
+    this.cache = new LruCache<number, Promise<LineageShard>>(cacheBytes, (p) => this.weights.get(p) ?? 64);
   }
 
   /** The lineage files of a snapshot, or null when it has none (one built before lineage was part of snapshots). */
@@ -79,13 +94,18 @@ export class LineageFiles {
     return new LineageFiles(index, read, cacheBytes);
   }
 
-  /** A shard of a direction, decoded, or null when no device of that shard has an edge. */
+  /** A shard of a direction by its id ("K123"), decoded, or null when no device of that shard has an edge. */
   shard(direction: LineageDirection, shardId: string): Promise<LineageShard> | null {
-    if (!this.shardIds.has(shardId)) return null;
-    const key = `${direction}/${shardId}`;
+    return this.shardByNumber(direction, shardNumberOfId(shardId));
+  }
+
+  /** A shard of a direction by its number (`shardNumberOf`), decoded, or null when no device of it has an edge. */
+  shardByNumber(direction: LineageDirection, n: number): Promise<LineageShard> | null {
+    if (!this.present[n]) return null;
+    const key = DIRECTION_OFFSET[direction] + n;
     const held = this.cache.get(key);
     if (held) return held;
-    const loading = this.read(lineageShardPath(direction, shardId)).then(decodeLineageShard);
+    const loading = this.read(lineageShardPath(direction, lineageShardId(lineageNumber(n * SHARD_SPAN)))).then(decodeLineageShard);
     this.weights.set(loading, this.sizes.get(key) ?? 64);
     this.cache.set(key, loading);
     // A failed read is not kept: the next question reads the file again (and reports it again if it is damaged).
@@ -96,26 +116,77 @@ export class LineageFiles {
   }
 }
 
-/** Position of `code` in a shard's devices, or -1. */
-function find(shard: LineageShard, code: number): number {
-  let lo = 0;
-  let hi = shard.nodes.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((shard.nodes[mid] as number) < code) lo = mid + 1;
-    else hi = mid;
+/**
+ * Each shard's devices by their last three digits (a shard holds 1,000 consecutive numbers): the position of a device
+ * in the shard, or ABSENT. Made on a shard's first use by a walk and kept as long as the shard is: a walk looks up
+ * every device it meets, and one read of this table costs less than a binary search over the shard.
+ */
+const ABSENT = 0xffff;
+const positions = new WeakMap<LineageShard, Uint16Array>();
+function positionsOf(shard: LineageShard): Uint16Array {
+  let table = positions.get(shard);
+  if (!table) {
+    table = new Uint16Array(SHARD_SPAN).fill(ABSENT);
+    const nodes = shard.nodes;
+    for (let i = 0; i < nodes.length; i++) table[(nodes[i] as number) % SHARD_SPAN] = i;
+    positions.set(shard, table);
   }
-  return lo < shard.nodes.length && shard.nodes[lo] === code ? lo : -1;
+  return table;
 }
 
-const shardOf = (code: number): string => lineageShardId(lineageNumber(code));
+/**
+ * The shards one walk reads, by number: each is asked of the files (and so marked recently used) once per walk, and
+ * held by the walk until it ends, whatever the cache evicts meanwhile.
+ */
+class WalkShards {
+  private readonly held: (LineageShard | null | undefined)[] = new Array<undefined>(SHARD_COUNT).fill(undefined);
+  private readonly tables: (Uint16Array | undefined)[] = new Array<undefined>(SHARD_COUNT).fill(undefined);
+  constructor(
+    readonly files: LineageFiles,
+    private readonly direction: LineageDirection,
+  ) {}
 
-/** Each code's shard, loaded together: every distinct shard once. */
-async function shardsFor(files: LineageFiles, direction: LineageDirection, codes: readonly number[]): Promise<Map<string, LineageShard | null>> {
-  const ids = [...new Set(codes.map(shardOf))];
-  const loaded = await Promise.all(ids.map((id) => files.shard(direction, id)));
-  return new Map(ids.map((id, i) => [id, loaded[i] ?? null]));
+  /** Loads the shards of `codes` not yet held (every distinct one once, together). */
+  async load(codes: ArrayLike<number>): Promise<void> {
+    const wanted: number[] = [];
+    const loading: Promise<LineageShard>[] = [];
+    for (let i = 0; i < codes.length; i++) {
+      const n = shardNumberOf(codes[i] as number);
+      if (this.held[n] !== undefined) continue;
+      const shard = this.files.shardByNumber(this.direction, n);
+      this.held[n] = null;
+      if (shard === null) continue;
+      wanted.push(n);
+      loading.push(shard);
+    }
+    if (loading.length === 0) return;
+    const loaded = await Promise.all(loading);
+    wanted.forEach((n, i) => {
+      const shard = loaded[i] as LineageShard;
+      this.held[n] = shard;
+      this.tables[n] = positionsOf(shard);
+    });
+  }
+
+  /** The held shard of a code, or null when its shard has no device with edges. */
+  of(code: number): LineageShard | null {
+    return this.held[shardNumberOf(code)] ?? null;
+  }
+
+  /** The position of a code in its held shard, or -1. */
+  at(code: number): number {
+    const table = this.tables[shardNumberOf(code)];
+    const at = table === undefined ? ABSENT : (table[code % SHARD_SPAN] as number);
+    return at === ABSENT ? -1 : at;
+  }
 }
+
+/**
+ * Per code, its place in the walk (0 for the start, i + 1 for walk.codes[i]) while the cycle search runs: a table over
+ * every code (2^21 of them, 8 MiB) rather than a Map, read once per walked edge with no garbage made. The search runs
+ * with no await, so one table serves every walk; each entry set is returned to 0 (unset) before the search ends.
+ */
+let places: Int32Array | null = null;
 
 /**
  * Breadth first from the start: each level's devices in ascending order, each device reached once, at the depth
@@ -125,116 +196,197 @@ async function shardsFor(files: LineageFiles, direction: LineageDirection, codes
  */
 export async function walkLineage(files: LineageFiles, question: LineageQuestion): Promise<LineageWalk> {
   const { direction } = question;
-  const follows = files.index.origins.map((o) => question.kinds === null || question.kinds.includes(o.kind));
   const start = lineageCode(question.id);
   const walk: LineageWalk = { known: false, codes: [], depths: [], vias: [], origins: [], infos: [], cycles: [] };
-  const startShard = await files.shard(direction, shardOf(start));
-  if (!startShard || find(startShard, start) < 0) return walk;
+  const shards = new WalkShards(files, direction);
+  await shards.load([start]);
+  if (shards.at(start) < 0) return walk;
   walk.known = true;
 
-  /** Position in the answer by code; the start is -1. */
-  const reached = new Map<number, number>([[start, -1]]);
-  /** Edges into devices already reached: candidates for cycles. */
-  const back: { from: number; to: number; origin: number }[] = [];
-  /** Each reached device's edges followed (tree and back), for the cycle check. */
-  const out = new Map<number, number[]>();
-  let level = [start];
+  const seen = takeBits();
+  seen[start >>> 5] = 1 << (start & 31);
+  // A walk that fails (a shard that cannot be read) does not give its table back: the bits of the level it was
+  // gathering are in no list, so the table is dropped.
+  await expand(shards, question, walk, start, seen);
+  giveBack(seen, walk, start);
+  return walk;
+}
+
+/**
+ * One bit per code: met by the walk (256 KiB). Each walk takes a table of its own, so walks that overlap while they
+ * wait on shard reads never meet; a walk that ends gives its table back with the bits it set cleared.
+ */
+const bitTables: Uint32Array[] = [];
+const POOLED_BIT_TABLES = 4;
+function takeBits(): Uint32Array {
+  return bitTables.pop() ?? new Uint32Array((1 << CODE_BITS) >>> 5);
+}
+function giveBack(seen: Uint32Array, walk: LineageWalk, start: number): void {
+  seen[start >>> 5] = 0;
+  for (const code of walk.codes) seen[code >>> 5] = 0;
+  if (bitTables.length < POOLED_BIT_TABLES) bitTables.push(seen);
+}
+
+/** The walk itself, into `walk`, marking each device met in `seen`. */
+async function expand(shards: WalkShards, question: LineageQuestion, walk: LineageWalk, start: number, seen: Uint32Array): Promise<void> {
+  const follows = shards.files.index.origins.map((o) => question.kinds === null || question.kinds.includes(o.kind));
+  /** The followed edges (tree and back) of each expanded device, in place order: targets, and each one's end. */
+  const targets: number[] = [];
+  const ends: number[] = [];
+  /** Edges into devices already met: from, to, origin, flat. */
+  const back: number[] = [];
+  let level: ArrayLike<number> = [start];
+  /** Index in walk.codes of the level's first device (the start has none). */
+  let levelBase = -1;
   let depth = 0;
   while (level.length > 0 && (question.depth === null || depth < question.depth)) {
-    const shards = await shardsFor(files, direction, level);
-    const found = new Map<number, { via: number; origin: number }>();
-    for (const from of level) {
-      const shard = shards.get(shardOf(from));
-      const at = shard ? find(shard, from) : -1;
-      if (!shard || at < 0) continue;
+    await shards.load(level);
+    const newVias: number[] = [];
+    const newOrigins: number[] = [];
+    /** Each device first met in this level: code × 2^22 + the order it was met in, so one numeric sort puts the
+     * level in code order and still finds each one's via and origin. */
+    const keys: number[] = [];
+    // Devices of the level are expanded in place order (ascending within the level), so `ends` is indexed by place;
+    // a device's info is read here from the shard its edges come from.
+    for (let l = 0; l < level.length; l++) {
+      const from = level[l] as number;
+      const shard = shards.of(from);
+      const at = shards.at(from);
+      if (!shard || at < 0) {
+        ends.push(targets.length);
+        continue;
+      }
+      if (levelBase >= 0) walk.infos[levelBase + l] = shard.info[at] as number;
+      const edges = shard.edges;
       const begin = at === 0 ? 0 : (shard.ends[at - 1] as number);
       const end = shard.ends[at] as number;
       let last = -1;
-      const followed: number[] = [];
       for (let e = begin; e < end; e++) {
-        const edge = shard.edges[e] as number;
+        const edge = edges[e] as number;
         const to = edgeCode(edge);
         const origin = edgeOrigin(edge);
         // A pair's origins are consecutive, the strongest first: the first followed one stands for the pair.
         if (to === last || !follows[origin]) continue;
         last = to;
-        followed.push(to);
-        if (reached.has(to)) back.push({ from, to, origin });
-        else if (!found.has(to)) found.set(to, { via: from, origin });
-        else back.push({ from, to, origin });
+        targets.push(to);
+        const word = to >>> 5;
+        const bit = 1 << (to & 31);
+        if ((seen[word] as number) & bit) back.push(from, to, origin);
+        else {
+          seen[word] = (seen[word] as number) | bit;
+          keys.push(to * NEW_SPAN + newVias.length);
+          newVias.push(from);
+          newOrigins.push(origin);
+        }
       }
-      out.set(from, followed);
+      ends.push(targets.length);
     }
     depth++;
-    const next = [...found.keys()].sort((a, b) => a - b);
-    for (const code of next) {
-      const { via, origin } = found.get(code) as { via: number; origin: number };
-      reached.set(code, walk.codes.length);
+    const sorted = Float64Array.from(keys).sort();
+    const next = new Int32Array(sorted.length);
+    levelBase = walk.codes.length;
+    for (let i = 0; i < sorted.length; i++) {
+      const key = sorted[i] as number;
+      const code = Math.floor(key / NEW_SPAN);
+      const found = key - code * NEW_SPAN;
+      next[i] = code;
       walk.codes.push(code);
       walk.depths.push(depth);
-      walk.vias.push(via);
-      walk.origins.push(origin);
+      walk.vias.push(newVias[found] as number);
+      walk.origins.push(newOrigins[found] as number);
       walk.infos.push(0);
     }
     level = next;
   }
-  // The info of every device reached (those of the last level were not expanded, so their shards may not be read).
-  const all = await shardsFor(files, direction, walk.codes);
-  walk.codes.forEach((code, i) => {
-    const shard = all.get(shardOf(code));
-    const at = shard ? find(shard, code) : -1;
+  // The info of the devices not expanded (the last level of a walk cut by its depth): their shards may not be read.
+  const rest = walk.codes.slice(ends.length - 1);
+  await shards.load(rest);
+  for (let i = ends.length - 1; i < walk.codes.length; i++) {
+    const code = walk.codes[i] as number;
+    const shard = shards.of(code);
+    const at = shards.at(code);
     if (shard && at >= 0) walk.infos[i] = shard.info[at] as number;
-  });
-  // A back edge from a device reached within the same level as its target (a second path of equal length) was met
-  // before the target entered the answer: it is a back edge all the same.
-  const component = components(start, walk.codes, out);
-  for (const b of back) {
-    if (component.get(b.from) === component.get(b.to)) walk.cycles.push({ code: b.to, via: b.from, origin: b.origin });
   }
-  walk.cycles.sort((a, b) => a.via - b.via || a.code - b.code);
-  return walk;
+  // A back edge from a device reached within the same level as its target (a second path of equal length) was met
+  // before the target entered the answer: it is a back edge all the same. With no back edge there is no cycle.
+  if (back.length > 0) cyclesOf(walk, start, ends, targets, back);
 }
 
-/** The strongly connected component of each device of the walk (iterative Tarjan over the followed edges). */
-function components(start: number, codes: readonly number[], out: ReadonlyMap<number, readonly number[]>): Map<number, number> {
-  const index = new Map<number, number>();
-  const low = new Map<number, number>();
-  const comp = new Map<number, number>();
-  const stack: number[] = [];
-  const onStack = new Set<number>();
+/** Devices a level can meet for the first time: more than there are codes. */
+const NEW_SPAN = 2 ** 22;
+
+/** The back edges whose ends lie in one strongly connected component of the walked edges, sorted, into walk.cycles. */
+function cyclesOf(walk: LineageWalk, start: number, ends: readonly number[], targets: readonly number[], back: readonly number[]): void {
+  const place = (places ??= new Int32Array(1 << CODE_BITS));
+  place[start] = 1;
+  for (let i = 0; i < walk.codes.length; i++) place[walk.codes[i] as number] = i + 2;
+  const placed = new Int32Array(targets.length);
+  for (let i = 0; i < targets.length; i++) placed[i] = (place[targets[i] as number] as number) - 1;
+  const component = components(walk.codes.length + 1, ends, placed);
+  for (let b = 0; b < back.length; b += 3) {
+    const from = back[b] as number;
+    const to = back[b + 1] as number;
+    if (component[(place[from] as number) - 1] === component[(place[to] as number) - 1]) walk.cycles.push({ code: to, via: from, origin: back[b + 2] as number });
+  }
+  place[start] = 0;
+  for (let i = 0; i < walk.codes.length; i++) place[walk.codes[i] as number] = 0;
+  walk.cycles.sort((a, b) => a.via - b.via || a.code - b.code);
+}
+
+/**
+ * The strongly connected component of each place of the walk (iterative Tarjan over the followed edges, roots in
+ * place order): `ends[v]` closes place v's targets in `targets` (places past `ends` have none).
+ */
+function components(n: number, ends: readonly number[], targets: Int32Array): Int32Array {
+  const index = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const comp = new Int32Array(n);
+  const stack = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const frames = new Int32Array(n);
+  const cursor = new Int32Array(n);
+  let top = 0;
+  let depth = 0;
   let counter = 0;
   let next = 0;
-  for (const root of [start, ...codes]) {
-    if (index.has(root)) continue;
-    const work: { v: number; i: number }[] = [{ v: root, i: 0 }];
-    index.set(root, counter);
-    low.set(root, counter++);
-    stack.push(root);
-    onStack.add(root);
-    while (work.length > 0) {
-      const frame = work[work.length - 1] as { v: number; i: number };
-      const edges = out.get(frame.v) ?? [];
-      if (frame.i < edges.length) {
-        const w = edges[frame.i++] as number;
-        if (!index.has(w)) {
-          index.set(w, counter);
-          low.set(w, counter++);
-          stack.push(w);
-          onStack.add(w);
-          work.push({ v: w, i: 0 });
-        } else if (onStack.has(w)) low.set(frame.v, Math.min(low.get(frame.v) as number, index.get(w) as number));
+  const first = (v: number) => (v === 0 ? 0 : v - 1 < ends.length ? (ends[v - 1] as number) : targets.length);
+  const last = (v: number) => (v < ends.length ? (ends[v] as number) : first(v));
+  for (let root = 0; root < n; root++) {
+    if (index[root] !== -1) continue;
+    index[root] = low[root] = counter++;
+    stack[top++] = root;
+    onStack[root] = 1;
+    frames[0] = root;
+    cursor[0] = first(root);
+    depth = 1;
+    while (depth > 0) {
+      const v = frames[depth - 1] as number;
+      const c = cursor[depth - 1] as number;
+      if (c < last(v)) {
+        cursor[depth - 1] = c + 1;
+        const w = targets[c] as number;
+        if (index[w] === -1) {
+          index[w] = low[w] = counter++;
+          stack[top++] = w;
+          onStack[w] = 1;
+          frames[depth] = w;
+          cursor[depth] = first(w);
+          depth++;
+        } else if (onStack[w] && (index[w] as number) < (low[v] as number)) low[v] = index[w] as number;
         continue;
       }
-      work.pop();
-      const parent = work[work.length - 1];
-      if (parent) low.set(parent.v, Math.min(low.get(parent.v) as number, low.get(frame.v) as number));
-      if (low.get(frame.v) === index.get(frame.v)) {
+      depth--;
+      if (depth > 0) {
+        const parent = frames[depth - 1] as number;
+        if ((low[v] as number) < (low[parent] as number)) low[parent] = low[v] as number;
+      }
+      if (low[v] === index[v]) {
         let w: number;
         do {
-          w = stack.pop() as number;
-          onStack.delete(w);
-          comp.set(w, next);
-        } while (w !== frame.v);
+          w = stack[--top] as number;
+          onStack[w] = 0;
+          comp[w] = next;
+        } while (w !== v);
         next++;
       }
     }

@@ -143,6 +143,15 @@ for (const target of TARGETS) {
         }
       });
 
+      it('lists predicate: and kind: among meta\'s qualifiers and predicate among its facet fields, after the others', async () => {
+        const { status, json } = await ask(url, 'device-510k.meta', {});
+        expect(status).toBe(200);
+        const data = (json as { data: { qualifiers: { name: string; accepts: string }[]; facetFields: string[] } }).data;
+        expect(data.qualifiers.slice(-2).map((q) => q.name)).toEqual(['predicate:', 'kind:']);
+        expect(data.qualifiers.at(-2)!.accepts).toMatch(/K or De Novo number/);
+        expect(data.facetFields.at(-1)).toBe('predicate');
+      });
+
       it('answers exactly as before when no extension is used', async () => {
         const body = SearchResponse.parse((await post({ ...NONE, query: 'catheter', page: 1, pageSize: 5 })).json);
         expect(body.facets.map((f) => f.field)).toEqual(['productCode', 'applicant', 'decisionYear']);

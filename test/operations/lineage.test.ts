@@ -1,8 +1,10 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LineageData, LineageInput, type ClearanceRecord } from '../../src/contract/index.ts';
+import { LineageData, LineageInput, lineageNumber, type ClearanceRecord } from '../../src/contract/index.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
-import { ApiError, CursorCodec, lineage, prepareLineage } from '../../src/operations/index.ts';
+import { ApiError, CursorCodec, LineageFiles, lineage, prepareLineage, walkLineage } from '../../src/operations/index.ts';
 import type { Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type Model } from '../helpers/lineage-model.ts';
@@ -15,6 +17,7 @@ import { allRecords } from '../server/helpers.ts';
 const EDGES = fileURLToPath(new URL('../fixtures/fda/predicates', import.meta.url));
 
 let snapshot: Snapshot;
+let snapshotPath: string;
 let model: Model;
 let records: Map<string, ClearanceRecord>;
 /** The most-cited device of the fixture, and the one with the longest chain of predicates. */
@@ -24,6 +27,7 @@ const cursors = new CursorCodec();
 
 beforeAll(async () => {
   const path = await buildFixtureSnapshot();
+  snapshotPath = path;
   snapshot = await openSnapshotDirectory(path);
   model = readModel(EDGES);
   records = new Map((await allRecords(path)).map((r) => [r.kNumber, r]));
@@ -107,6 +111,42 @@ describe('device-510k.lineage against an independent walk of the edge files', ()
     // The fixture's edges reach beyond two steps, so the whole-chain answers differ from depth 2.
     expect(deep).toBeGreaterThan(10);
   }, 300_000);
+
+  it('walks that overlap, over a cache that evicts shards mid-walk, each give the independent walk', async () => {
+    // Every shard read waits a few turns, a different number each time, so the walks' levels interleave; the cache
+    // holds about one shard, so the shards a walk uses are evicted by the others while it runs.
+    let reads = 0;
+    const read = async (path: string) => {
+      const bytes = await readFile(join(snapshotPath, path));
+      for (let i = (reads++ * 7) % 5; i > 0; i--) await new Promise((r) => setImmediate(r));
+      return new Uint8Array(bytes);
+    };
+    const files = (await LineageFiles.open(read, (path) => snapshot.fileEntry(path) !== undefined, 4096))!;
+    const ids = [...model.devices].sort().filter((_, i) => i % 7 === 0);
+    const questions = ids.flatMap((id) => (['predicates', 'descendants'] as const).map((direction) => ({ id, direction, depth: null, kinds: null })));
+    questions.push({ id: cited, direction: 'descendants', depth: null, kinds: null }, { id: chained, direction: 'predicates', depth: null, kinds: null });
+    const walks = await Promise.all(questions.map((q) => walkLineage(files, q)));
+    let nonEmpty = 0;
+    let withCycles = 0;
+    walks.forEach((walk, i) => {
+      const q = questions[i]!;
+      const want = modelWalk(model, q.id, q.direction, null, null);
+      const got = walk.codes.map((code, j) => {
+        const origin = files.index.origins[walk.origins[j]!]!;
+        return { kNumber: lineageNumber(code), depth: walk.depths[j], via: lineageNumber(walk.vias[j]!), kind: origin.kind, source: origin.source };
+      });
+      expect(got, `${q.id} ${q.direction}`).toEqual(want.items);
+      expect(walk.cycles.map((c) => ({ kNumber: lineageNumber(c.code), via: lineageNumber(c.via) })), `${q.id} ${q.direction}`).toEqual(
+        want.cycles.map(({ kNumber, via }) => ({ kNumber, via })),
+      );
+      if (got.length > 0) nonEmpty++;
+      if (want.cycles.length > 0) withCycles++;
+    });
+    expect(nonEmpty).toBeGreaterThan(100);
+    expect(withCycles).toBeGreaterThan(0);
+    // More reads than shards: the small cache did evict shards that walks went on to use.
+    expect(reads).toBeGreaterThan(files.index.shards.predicates.length + files.index.shards.descendants.length);
+  }, 120_000);
 
   it('a record each item has exactly when the snapshot has the clearance, and it is that record', async () => {
     let withRecord = 0;
