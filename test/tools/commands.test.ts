@@ -51,6 +51,7 @@ const COMMANDS = [
   ['bench/predicates.ts', 'predicates-bench'],
   ['bench/worker-start.ts', 'worker-start'],
   ['build/predicates/cli.ts', 'predicates'],
+  ['build/upload.ts', 'publish-snapshot'],
 ] as const;
 
 /**
