@@ -1,7 +1,8 @@
 /**
- * The part of zod the search engine parses with, for the browser bundle only: the page's engine would otherwise ship
- * all of zod (about 90 KB gzipped) to validate one small header. The header's schema (src/contract/search-index.ts)
- * validates for real; the bundle test runs the page's engine over real and damaged headers.
+ * The part of zod the search engine and the lineage walk parse with, for the browser bundles only: the page's engine
+ * would otherwise ship all of zod (about 90 KB gzipped) to validate one small header. The headers' schemas
+ * (src/contract/search-index.ts, src/contract/lineage.ts) validate for real; the bundle test runs the page's engine
+ * over real and damaged headers, and the page's lineage test runs its walk over a snapshot's lineage header.
  *
  * Modules the engine imports for their constants also define other schemas when they load (src/contract/
  * operations.ts). Any method this subset lacks gives an "unsupported" schema, so those definitions load; parsing
@@ -57,6 +58,20 @@ class Schema {
     const problem = this.check(value, 'header');
     return problem ? { success: false, error: { issues: [{ message: problem }] } } : { success: true, data: value };
   }
+  parse(value: unknown): unknown {
+    const problem = this.check(value, 'header');
+    if (problem) throw new Error(problem);
+    return value;
+  }
+  nullable(): Schema {
+    return of((v, p) => (v === null ? null : this.check(v, p)));
+  }
+  max(n: number): this {
+    return this.with((v, p) => ((Array.isArray(v) ? v.length : (v as number)) > n ? `${p} must be at most ${n}` : null));
+  }
+  regex(re: RegExp): this {
+    return this.with((v, p) => (re.test(v as string) ? null : `${p} must match ${re}`));
+  }
 }
 
 class NumberSchema extends Schema {
@@ -89,6 +104,15 @@ export const z = lenient({
       for (const key of Object.keys(v)) if (!Object.hasOwn(shape, key)) return `${p}.${key} is not expected`;
       for (const [key, schema] of Object.entries(shape)) {
         const problem = schema.check((v as Record<string, unknown>)[key], `${p}.${key}`);
+        if (problem) return problem;
+      }
+      return null;
+    }),
+  record: (key: Schema, value: Schema) =>
+    of((v, p) => {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return `${p} must be an object`;
+      for (const [k, x] of Object.entries(v)) {
+        const problem = key.check(k, `${p} key`) ?? value.check(x, `${p}.${k}`);
         if (problem) return problem;
       }
       return null;

@@ -136,6 +136,12 @@ export function apiSource({ endpoint, metaBody, snapshotBase }) {
       }
     },
 
+    /** A page of a lineage (docs/lineage.md): `{ data, page }` of device-510k.lineage. */
+    async lineage(input, signal) {
+      const body = await query(endpoint, 'device-510k.lineage', input, signal);
+      return { data: body.data, page: body.page };
+    },
+
     async classification(productCode, signal) {
       try {
         return (await query(endpoint, 'device-510k.classification', { productCode }, signal)).data;

@@ -249,10 +249,12 @@ async function runSearch(state, focusKey, previous) {
     if (err?.name === 'AbortError' || seq !== searchSeq) return;
     $('search-loading').replaceChildren();
     lastKey = null;
-    $('status').textContent = 'The search failed.';
+    // A query the service refuses (a field name that is not a qualifier, a malformed value) is the query's mistake,
+    // not a failure: say so, with the service's reason, and offer what it may mean.
+    const refused = err?.code === 'invalid_input' || err?.name === 'QueryError';
+    $('status').textContent = refused ? 'Not searched: the query has a mistake (see above).' : 'The search failed.';
     showAlert(err?.message ?? String(err));
-    // A query the service refuses (a field name that is not a qualifier, a malformed value): offer what it may mean.
-    if (err?.code === 'invalid_input' || err?.name === 'QueryError') void showSuggestions(state, seq);
+    if (refused) void showSuggestions(state, seq);
   } finally {
     if (seq === searchSeq) $('main').removeAttribute('aria-busy');
     firstAnswered();
@@ -356,9 +358,13 @@ function showFollow(state) {
   if (source.mode === 'server') {
     link.href = feedUrlOf(new URL('feed', endpoint), searchInput(state, source.caps)).href;
     link.textContent = 'Follow this search';
+    link.removeAttribute('title');
   } else {
+    // A static host has no feed per search: the one feed it has covers every search, and the link says so (in one
+    // line on a phone, so the results stay on the first screen; its title says it in full).
     link.href = new URL('feeds/new.atom', snapshotBase).href;
-    link.textContent = 'Follow new clearances';
+    link.textContent = 'Follow all new clearances (no search feed)';
+    link.title = 'This host has no feed per search: this feed has every new clearance, so it covers this search.';
   }
   link.hidden = false;
 }
@@ -405,14 +411,15 @@ async function showRecord(state, previous) {
     }
     return;
   }
-  if (previous?.record === state.record && !section.hidden) return;
+  if (previous?.record === state.record && previous?.lineage === state.lineage && !section.hidden) return;
   const seq = ++recordSeq;
   const k = state.record;
   // On a phone an open filters panel would push the record below the fold.
   if (!isWide()) $('filters-panel').open = false;
-  const backHref = toHash({ ...state, record: null });
+  const backHref = toHash({ ...state, record: null, lineage: null });
   section.hidden = false;
   results.hidden = true;
+  if (state.lineage) return showLineage(state, seq, 'showLineageView');
   view.renderRecordLoading(section, k, backHref);
   $('record-heading').focus();
   try {
@@ -421,6 +428,7 @@ async function showRecord(state, previous) {
     if (!record) {
       view.renderRecordMissing(section, k, backHref);
       $('record-heading').focus();
+      void showLineage(state, seq, 'showLineageSummary');
       return;
     }
     const fresh = { q: '', productCode: null, applicant: null, from: null, to: null, quals: {}, page: 1, size: state.size, sort: null, record: null };
@@ -431,6 +439,7 @@ async function showRecord(state, previous) {
     $('record-heading').focus();
     void showRelated(record, fresh, seq);
     void showHistory(record.kNumber, seq);
+    void showLineage(state, seq, 'showLineageSummary');
     if (record.productCode) {
       const c = await classification;
       if (seq !== recordSeq) return;
@@ -444,6 +453,12 @@ async function showRecord(state, previous) {
     if (seq !== recordSeq) return;
     section.replaceChildren(h('p', {}, h('a', { class: 'back', href: backHref }, '← Back to results')), h('p', { role: 'alert' }, err?.message ?? String(err)));
   }
+}
+
+/** The record view's lineage part, or the lineage view (lineage.js, loaded when first needed). */
+async function showLineage(state, seq, part) {
+  const lineage = source.lineage ? await import('./lineage.js') : null;
+  if (lineage && seq === recordSeq) await lineage[part]($('record'), { state, source, endpoint, snapshotBase, current: () => seq === recordSeq });
 }
 
 /** Record histories from the snapshot's history files (the same files in server and static mode). */

@@ -9,13 +9,16 @@ export const PAGE_SIZE = PAGE_SIZES[0];
 
 /**
  * @typedef {{ q: string, productCode: string|null, applicant: string|null, from: string|null, to: string|null,
- *   quals: Record<string, string>, page: number, size: number, sort: string|null, record: string|null }} State
+ *   quals: Record<string, string>, page: number, size: number, sort: string|null, record: string|null,
+ *   lineage: 'predicates'|'descendants'|null }} State
  * `from` and `to` bound the decision date, as YYYY-MM-DD, both ends included. `quals` are filters the service takes
  * as qualifiers in the query (panel, class, decision, …), by qualifier name; each also has its own hash key.
  */
 
 /** @type {State} */
-export const EMPTY_STATE = Object.freeze({ q: '', productCode: null, applicant: null, from: null, to: null, quals: Object.freeze({}), page: 1, size: PAGE_SIZE, sort: null, record: null });
+export const EMPTY_STATE = Object.freeze({ q: '', productCode: null, applicant: null, from: null, to: null, quals: Object.freeze({}), page: 1, size: PAGE_SIZE, sort: null, record: null, lineage: null });
+/** The record view's lineage view: the record's predicates up the chain, or the clearances that name it. */
+export const LINEAGE_DIRECTIONS = ['predicates', 'descendants'];
 
 /**
  * The facet fields that filter through a qualifier: the field the service counts, the qualifier that selects one of
@@ -92,7 +95,9 @@ export function parseHash(hash) {
     quals: qualsOf(p),
     size: PAGE_SIZES.includes(size) ? size : PAGE_SIZE,
     sort: Object.hasOwn(SORT_LABELS, sort) ? sort : null,
-    record: /^K\d{6}$/.test(record) ? record : null,
+    // A K number, or a De Novo number (lineage edges name both; the record view says when there is no record).
+    record: /^(K|DEN)\d{6}$/.test(record) ? record : null,
+    lineage: /^(K|DEN)\d{6}$/.test(record) && LINEAGE_DIRECTIONS.includes(p.get('lineage')) ? p.get('lineage') : null,
   };
 }
 
@@ -122,6 +127,7 @@ export function toHash(state) {
   if (state.size !== PAGE_SIZE) p.set('size', String(state.size));
   if (state.page > 1) p.set('page', String(state.page));
   if (state.record) p.set('record', state.record);
+  if (state.record && state.lineage) p.set('lineage', state.lineage);
   const s = p.toString();
   return s ? `#${s}` : '#';
 }
@@ -134,6 +140,7 @@ export function withChanges(state, changes) {
   if (SEARCH_KEYS.some((k) => k in changes && changes[k] !== state[k])) {
     if (!('page' in changes)) next.page = 1;
     if (!('record' in changes)) next.record = null;
+    if (!('lineage' in changes)) next.lineage = null;
   }
   return next;
 }

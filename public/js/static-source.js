@@ -2,6 +2,7 @@
 // (src/search, bundled as search-engine.js) over the snapshot's own search index, so totals, order and facet counts
 // are the API's by construction; records and classifications come from the snapshot's shards.
 import { capsOf, downloadsOf, freshnessOf, searchInput } from './state.js';
+import { staticLineage } from './lineage-source.js';
 import { fetchJson, readSnapshotHead } from './snapshot-head.js';
 
 /**
@@ -394,6 +395,9 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
     },
 
     record,
+
+    /** A page of a lineage, answered in the page from the snapshot's lineage files (lineage-source.js). */
+    lineage: staticLineage({ url, record }),
 
     async classification(productCode) {
       const entries = await shard(`product-codes/${productCode.slice(0, 1)}.json`);

@@ -195,6 +195,14 @@ function s(tag, attrs = {}, ...children) {
  * match, a bar chart of both by decision year (inline SVG with a title and a description for screen readers; each bar
  * names its figures), and the same figures as a table behind "Show as a table".
  */
+/** Fewer clearances than this in a year make its figures a small sample: drawn faint, and said so. */
+export const SMALL_SAMPLE = 10;
+
+/** A count in at most four characters, for a label under a bar: 7, 312, 1.2k, 15k. */
+function compact(n) {
+  return n < 1000 ? String(n) : n < 10_000 ? `${(n / 1000).toFixed(1).replace(/\.0$/, '')}k` : `${Math.round(n / 1000)}k`;
+}
+
 export function renderReviewStats(container, stats) {
   const all = stats?.reviewDays ?? null;
   if (!all) {
@@ -206,30 +214,41 @@ export function renderReviewStats(container, stats) {
   const dayWord = (n) => `${num(n)} ${n === 1 ? 'day' : 'days'}`;
   const line = `Median ${dayWord(all.median)}, 90th percentile ${dayWord(all.p90)}, over ${num(all.count)} ${all.count === 1 ? 'clearance' : 'clearances'} with both dates.`;
   const width = 640;
-  const height = 180;
-  const pad = { left: 44, right: 8, top: 10, bottom: 24 };
+  const height = 196;
+  const pad = { left: 44, right: 8, top: 10, bottom: 40 };
   const top = Math.max(1, ...years.map((y) => y.p90));
-  const slot = (width - pad.left - pad.right) / Math.max(1, years.length);
+  // A true year axis: each year has its place, so a year without clearances is a gap, not a closer neighbour.
+  const first = years[0]?.year ?? 0;
+  const span = years.length ? years.at(-1).year - first + 1 : 1;
+  const slot = (width - pad.left - pad.right) / span;
   const bar = Math.max(1, slot * 0.8);
   const y = (days) => pad.top + (height - pad.top - pad.bottom) * (1 - Math.max(0, days) / top);
   const base = height - pad.bottom;
-  const labelEvery = Math.max(1, Math.ceil(years.length / 12));
+  const labelEvery = [1, 2, 5, 10, 20, 25, 50].find((n) => span / n <= 12) ?? 100;
+  const small = years.some((f) => f.count < SMALL_SAMPLE);
   const chart = s('svg', { class: 'review-chart', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'review-chart-title review-chart-desc', preserveAspectRatio: 'xMinYMin meet' },
     s('title', { id: 'review-chart-title' }, 'Review days by decision year: median and 90th percentile'),
     s('desc', { id: 'review-chart-desc' }, years.length
-      ? `${years.length} ${years.length === 1 ? 'year' : 'years'}, ${years[0].year} to ${years.at(-1).year}. ${line} The table below gives each year's figures.`
+      ? `${years.length} ${years.length === 1 ? 'year' : 'years'} with clearances, ${years[0].year} to ${years.at(-1).year}. ${line}${small ? ` Years with fewer than ${SMALL_SAMPLE} clearances are drawn faint.` : ''} The table below gives each year's figures.`
       : line),
     s('line', { class: 'axis', x1: pad.left, x2: width - pad.right, y1: base, y2: base }),
     s('text', { class: 'tick', x: pad.left - 4, y: y(top) + 4, 'text-anchor': 'end' }, num(top)),
     s('text', { class: 'tick', x: pad.left - 4, y: base, 'text-anchor': 'end' }, '0'),
-    years.map((f, i) => {
-      const x = pad.left + i * slot + (slot - bar) / 2;
-      return s('g', { class: 'year', 'data-year': f.year },
-        s('title', {}, `${f.year}: median ${dayWord(f.median)}, 90th percentile ${dayWord(f.p90)} (${num(f.count)} ${f.count === 1 ? 'clearance' : 'clearances'})`),
+    s('text', { class: 'tick count-label', x: pad.left - 4, y: height - 6, 'text-anchor': 'end' }, 'n'),
+    years.map((f) => {
+      const at = f.year - first;
+      const x = pad.left + at * slot + (slot - bar) / 2;
+      const few = f.count < SMALL_SAMPLE;
+      return s('g', { class: few ? 'year few' : 'year', 'data-year': f.year, 'data-count': f.count },
+        s('title', {}, `${f.year}: median ${dayWord(f.median)}, 90th percentile ${dayWord(f.p90)} (${num(f.count)} ${f.count === 1 ? 'clearance' : 'clearances'}${few ? ', a small sample' : ''})`),
         s('rect', { class: 'p90', x, width: bar, y: y(f.p90), height: Math.max(0, base - y(f.p90)) }),
         s('rect', { class: 'median', x, width: bar, y: y(f.median), height: Math.max(0, base - y(f.median)) }),
-        i % labelEvery === 0 ? s('text', { class: 'tick', x: x + bar / 2, y: height - 6, 'text-anchor': 'middle' }, String(f.year)) : null);
+        // Each year's count under its bar, where there is room for it; the table and the bar's title always have it.
+        slot >= 14 || f.year % labelEvery === 0 ? s('text', { class: 'tick count', x: x + bar / 2, y: height - 6, 'text-anchor': 'middle' }, compact(f.count)) : null);
     }),
+    // Year labels at round years of the axis, whether or not the year has clearances.
+    Array.from({ length: span }, (_, at) => first + at).filter((year) => year % labelEvery === 0 || span === 1).map((year) =>
+      s('text', { class: 'tick year-label', x: pad.left + (year - first) * slot + slot / 2, y: height - 22, 'text-anchor': 'middle' }, String(year))),
   );
   const table = h('table', { class: 'review-table' },
     h('caption', {}, 'Review days by decision year'),
@@ -243,7 +262,8 @@ export function renderReviewStats(container, stats) {
     h('h3', { id: 'review-heading' }, 'Review time'),
     h('p', { class: 'review-line', 'data-median': all.median, 'data-p90': all.p90 }, line),
     years.length ? h('div', { class: 'review-figure' }, chart,
-      h('p', { class: 'legend', 'aria-hidden': 'true' }, h('span', { class: 'key median' }), ' median ', h('span', { class: 'key p90' }), ' 90th percentile')) : null,
+      h('p', { class: 'legend', 'aria-hidden': 'true' }, h('span', { class: 'key median' }), ' median ', h('span', { class: 'key p90' }), ' 90th percentile',
+        ' · n: clearances that year', small ? h('span', { class: 'small-note' }, ` · faint: fewer than ${SMALL_SAMPLE}, a small sample`) : null)) : null,
     years.length ? tableDetails : null,
   );
   container.hidden = false;

@@ -1,5 +1,5 @@
 import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
-import { ApiError, SearchUnavailable } from '../operations/errors.ts';
+import { ApiError, refusingCostlyQueries, SearchUnavailable } from '../operations/errors.ts';
 import { searchIndexOf } from '../search/snapshot-index.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { matchesOf, matchList } from '../search/engine.ts';
@@ -97,7 +97,7 @@ async function newestMatches(snapshot: Snapshot, history: LoadedHistory, input: 
   if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
   const index = loaded.index;
   // Any sort but relevance gives the matches by id, ascending: decision date descending, undated last.
-  const { docs } = matchList(matchesOf(index, { ...input, sort: 'decisionDate:desc' }));
+  const { docs } = matchList(refusingCostlyQueries(() => matchesOf(index, { ...input, sort: 'decisionDate:desc' })));
   const has = (d: number) => {
     const i = partitionPoint(0, docs.length, (j) => docs[j]! < d);
     return i < docs.length && docs[i] === d;

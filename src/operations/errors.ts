@@ -1,5 +1,6 @@
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../contract/index.ts';
 import { QueryCostError } from '../search/cost.ts';
+import { PredicatesNotIndexed } from '../search/model.ts';
 
 /**
  * The one error type of the service. Its HTTP status comes from the contract's table (`ERROR_STATUS`), never from
@@ -50,12 +51,16 @@ export function queryOverLimit(err: QueryCostError, path = 'input.query'): ApiEr
   return new ApiError('invalid_input', `${path} ${err.message}.`, { details: [{ path, message: err.message }], cause: err });
 }
 
-/** Runs `fn`, turning a query over a limit into the error above. */
+/**
+ * Runs `fn`, turning a query over a limit into the error above, and one that needs predicate sections the snapshot's
+ * index was written without into a 503 saying to build it again.
+ */
 export function refusingCostlyQueries<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
     if (err instanceof QueryCostError) throw queryOverLimit(err);
+    if (err instanceof PredicatesNotIndexed) throw new SearchUnavailable(err.message);
     throw err;
   }
 }

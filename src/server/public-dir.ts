@@ -42,6 +42,13 @@ export async function precompressedCopy(dir: string): Promise<string | null> {
     }
   };
   await walk(dir);
+  // A `.br` or `.gz` beside a text file in the folder (what `npm run build` leaves for static hosts) is made again
+  // from the file below, never copied: after an edit to the file it would be stale, and sirv would send it instead.
+  const made = new Set(files.filter((f) => COMPRESSIBLE.test(f.rel)).map((f) => f.rel));
+  for (let i = files.length - 1; i >= 0; i--) {
+    const m = /^(.*)\.(?:br|gz)$/.exec(files[i]!.rel);
+    if (m && made.has(m[1]!)) files.splice(i, 1);
+  }
   // The page asks service.json whether an API answers beside it: the repository's copy says no (what a static host
   // serves), the server's copy names the endpoint, so neither mode needs a probe that fails with an HTTP error.
   const service = files.find((f) => f.rel === SERVICE_FILE);

@@ -95,10 +95,35 @@ describe.skipIf(skip !== null)('the page over the bundled data, server and stati
     const count = [...truth.records.values()].filter((r) => /\bbard/i.test(r.applicant ?? '')).length;
     for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
       await page.goto(`${url}#q=company%3Abard`);
-      await waitForStatus(page, /^The search failed/);
+      // The query's mistake, not a failure of the search.
+      const status = await waitForStatus(page, /^Not searched: the query has a mistake/);
+      expect(status).not.toMatch(/failed/);
+      expect(await page.locator('#alert').innerText()).toContain('"company:" is not a qualifier');
       const link = page.locator('#suggest a.suggestion[data-q="applicant:bard"]');
       await link.waitFor({ timeout: 30_000 });
       expect(Number(await link.getAttribute('data-count'))).toBe(count);
+    }
+  }, 120_000);
+
+  test('"Follow": the feed of exactly the search in server mode; in static mode the feed of all new clearances, saying so', async () => {
+    for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
+      await page.goto(`${url}#q=catheter&code=DQY`);
+      await waitForStatus(page, /clearances? match/);
+      const link = page.locator('#follow');
+      await link.waitFor({ timeout: 20_000 });
+      const href = new URL((await link.getAttribute('href'))!);
+      if (page === a) {
+        expect(await link.innerText()).toBe('Follow this search');
+        expect(href.pathname).toMatch(/\/v1\/feed$/);
+        expect(href.searchParams.get('query')).toBe('catheter');
+        expect(href.searchParams.get('productCode')).toBe('DQY');
+      } else {
+        // No feed per search on a static host: the link says it follows every new clearance, and that there is none.
+        expect(await link.innerText()).toBe('Follow all new clearances (no search feed)');
+        expect(await link.getAttribute('title')).toMatch(/no feed per search/);
+        expect(href.pathname).toMatch(/\/feeds\/new\.atom$/);
+        expect((await fetch(href)).status).toBe(200);
+      }
     }
   }, 120_000);
 

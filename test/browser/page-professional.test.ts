@@ -78,6 +78,25 @@ for (const mode of ['server', 'static'] as const) {
       expect(await svg.getAttribute('role')).toBe('img');
       expect(await page.locator('#review-chart-title').textContent()).toMatch(/median and 90th percentile/);
       expect(await svg.locator('g.year').evaluateAll((gs) => gs.map((g) => Number(g.getAttribute('data-year'))))).toEqual(want.map((w) => w.year));
+      // A true year axis: the bars' places are proportional to their years, so a gap of years shows as a gap.
+      const bars = await svg.locator('g.year').evaluateAll((gs) =>
+        gs.map((g) => ({
+          x: Number(g.querySelector('rect.median')!.getAttribute('x')),
+          width: Number(g.querySelector('rect.median')!.getAttribute('width')),
+          count: g.querySelector('text.count')?.textContent ?? null,
+          few: g.classList.contains('few'),
+        })),
+      );
+      const gaps = want.slice(1).map((w, i) => w.year - want[i]!.year);
+      expect(Math.max(...gaps), 'the fixture has a gap of years').toBeGreaterThan(1);
+      const perYear = (bars.at(-1)!.x - bars[0]!.x) / (want.at(-1)!.year - want[0]!.year);
+      bars.forEach((b, i) => expect(b.x - bars[0]!.x).toBeCloseTo((want[i]!.year - want[0]!.year) * perYear, 3));
+      // Each year's count is shown under its bar (as a compact number), and a small sample is marked.
+      const compact = (n: number) => (n < 1000 ? String(n) : n < 10_000 ? `${(n / 1000).toFixed(1).replace(/\.0$/, '')}k` : `${Math.round(n / 1000)}k`);
+      if (bars[0]!.width * 1.25 >= 14) expect(bars.map((b) => b.count)).toEqual(want.map((w) => compact(w.count)));
+      expect(bars.map((b) => b.few)).toEqual(want.map((w) => w.count < 10));
+      expect(bars.some((b) => b.few)).toBe(true);
+      expect(await page.locator('#review .legend').innerText()).toContain('fewer than 10');
 
       // Each result line says its review time.
       const listed = await listedKNumbers(page);

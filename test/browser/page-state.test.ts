@@ -13,6 +13,7 @@ type State = {
   size: number;
   sort: string | null;
   record: string | null;
+  lineage?: string | null;
 };
 type Caps = { sorts: string[]; decided: boolean; qualifiers: string[]; qualifierHelp: { name: string; accepts: string }[]; facetFields: string[]; exportUrl: string | null; stats: boolean };
 type QualifierFacet = { field: string; qualifier: string; title: string; term(v: unknown): string; label?(v: unknown): string };
@@ -55,7 +56,12 @@ describe('the page state in the location hash', () => {
     ['#', m.EMPTY_STATE],
     ['', m.EMPTY_STATE],
     ['#q=balloon+catheter&code=dqy&applicant=Acme%20Corp&from=1990&to=1995&page=3&size=25&sort=decisionDate%3Aasc&record=k123456',
-      { q: 'balloon catheter', productCode: 'DQY', applicant: 'Acme Corp', from: '1990-01-01', to: '1995-12-31', quals: {}, page: 3, size: 25, sort: 'decisionDate:asc', record: 'K123456' }],
+      { q: 'balloon catheter', productCode: 'DQY', applicant: 'Acme Corp', from: '1990-01-01', to: '1995-12-31', quals: {}, page: 3, size: 25, sort: 'decisionDate:asc', record: 'K123456', lineage: null }],
+    // The lineage view of a K or De Novo number, either direction; without a record, or another word, none.
+    ['#record=den200012&lineage=descendants', { ...m.EMPTY_STATE, record: 'DEN200012', lineage: 'descendants' }],
+    ['#record=K123456&lineage=predicates', { ...m.EMPTY_STATE, record: 'K123456', lineage: 'predicates' }],
+    ['#lineage=predicates', m.EMPTY_STATE],
+    ['#record=K123456&lineage=sideways', { ...m.EMPTY_STATE, record: 'K123456' }],
     ['#panel=General%2C+Plastic+Surgery&class=2&thirdparty=yes&country=DE&decision=%22x%22&nope=1',
       { ...m.EMPTY_STATE, quals: { panel: 'General, Plastic Surgery', class: '2', thirdparty: 'yes', country: 'DE' } }],
     ['#from=2024-01-15&to=2024-03-31', { ...m.EMPTY_STATE, from: '2024-01-15', to: '2024-03-31' }],
@@ -77,6 +83,10 @@ describe('the page state in the location hash', () => {
     expect(m.toHash(days)).toBe('#from=2024-01-15&to=2024-03-31');
     expect(m.parseHash(m.toHash(days))).toEqual(days);
     expect(m.toHash(m.EMPTY_STATE)).toBe('#');
+    const lineage = { ...state, record: 'K123456', lineage: 'descendants' };
+    expect(m.toHash(lineage)).toMatch(/&record=K123456&lineage=descendants$/);
+    expect(m.parseHash(m.toHash(lineage))).toEqual(lineage);
+    expect(m.toHash({ ...m.EMPTY_STATE, lineage: 'predicates' })).toBe('#');
   });
 
   test('changing what is searched (page size and sort included) goes back to page 1 and closes the record', () => {
@@ -87,6 +97,8 @@ describe('the page state in the location hash', () => {
     expect(m.withChanges(s, { quals: { class: '3' } })).toEqual({ ...s, quals: { class: '3' }, page: 1, record: null });
     expect(m.withChanges(s, { page: 5 })).toEqual({ ...s, page: 5 });
     expect(m.withChanges(s, { q: 'stent' })).toEqual(s);
+    // A new search closes a lineage view too.
+    expect(m.withChanges({ ...s, lineage: 'predicates' }, { q: 'graft' })).toEqual({ ...s, q: 'graft', page: 1, record: null, lineage: null });
   });
 
   test('the API input: whole years for the contract, a decided: qualifier for days when the service takes one', () => {

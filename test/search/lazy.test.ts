@@ -12,6 +12,7 @@ import { sectionsFor } from '../../src/search/needs.ts';
 import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { record } from './naive.ts';
+import { refusingCostlyQueries } from '../../src/operations/errors.ts';
 import { lineageNumber } from '../../src/contract/lineage.ts';
 
 const sha256 = (b: Uint8Array): Uint8Array => createHash('sha256').update(b).digest();
@@ -190,6 +191,8 @@ describe('the search index loaded by sections', () => {
       // Whole, as the page once read it: the sections are absent, and reading one says why.
       const decoded = openSearchIndex(decodeSearchIndex(older, header.parts.map((p) => map.get(p.path)!)));
       expect(() => runSearch(decoded, { ...BASE, query: 'predicate:K000001' })).toThrow(PredicatesNotIndexed);
+      // The export and the feeds run the engine through this: a 503 saying to rebuild, not a 500.
+      expect(() => refusingCostlyQueries(() => runSearch(decoded, { ...BASE, query: 'kind:named' }))).toThrow(expect.objectContaining({ code: 'source_unavailable', message: expect.stringMatching(/build/) }));
       expect(runSearch(decoded, { ...BASE, query: 'pump' })).toEqual(runSearch(whole, { ...BASE, query: 'pump' }));
     });
 
