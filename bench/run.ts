@@ -57,6 +57,7 @@ import { writeResultsInto } from './lib/docs-results.ts';
 import type { Results, SizeResults } from './lib/results.ts';
 import { startBareNode, startServer, type RunningServer } from './lib/server.ts';
 import { measureWorker } from './lib/worker.ts';
+import { measurePredicates, predicateLines } from './lib/predicates.ts';
 import { prepareSnapshot, SIZES, type PreparedSnapshot } from './lib/snapshots.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -85,7 +86,9 @@ const USAGE = `Usage: npm run bench -- [options]
                         figures kept) and into the page
   --snapshot DIR        with --hostile only: a built snapshot to measure (only read) instead of the work folder's
   --sections FILE       where each section's figures are appended as one JSON line when it finishes
-                        (bench/out/sections-quick.ndjson with --quick, else bench/out/sections.ndjson)`;
+                        (bench/out/sections-quick.ndjson with --quick, else bench/out/sections.ndjson)
+  --predicates yes|no   the predicate extractor scored on the 510(k) summaries beside the repository: precision,
+                        recall, ceiling, summaries/s, on the texts and (not with --quick) the same texts as PDFs (yes)`;
 
 const values = parseCommandLine('bench', USAGE, {
   quick: { type: 'boolean', default: false },
@@ -109,7 +112,9 @@ const values = parseCommandLine('bench', USAGE, {
   hostile: { type: 'string', default: 'yes' },
   snapshot: { type: 'string' },
   sections: { type: 'string' },
+  predicates: { type: 'string', default: 'yes' },
 });
+if (!['yes', 'no'].includes(values.predicates)) throw new Error(`Expected \`--predicates\` to be yes or no, got "${values.predicates}"`);
 if (!['yes', 'no', 'only'].includes(values.hostile)) throw new Error(`Expected \`--hostile\` to be yes, no or only, got "${values.hostile}"`);
 if (values.snapshot !== undefined && values.hostile !== 'only') throw new Error('Expected `--snapshot` only with `--hostile only`');
 const hostileOnly = values.hostile === 'only';
@@ -498,6 +503,15 @@ async function main(): Promise<void> {
     }
   } finally {
     await rm(tmp, { recursive: true, force: true });
+  }
+  if (values.predicates === 'yes') {
+    log('predicates: the extractor on the 510(k) summaries');
+    const figures = await measurePredicates({ pdf: !quick });
+    if (figures) {
+      for (const line of predicateLines(figures)) log(`predicates: ${line}`);
+      const { disagreements: _d, ...kept } = figures;
+      results.predicates = kept;
+    } else notes.push('The predicates section is skipped: the 510(k) summaries (shared/data/fda/summaries beside the repository) are absent.');
   }
   results.seconds = (Date.now() - started) / 1000;
   results.machine.loadAverageAtEnd = loadavg();

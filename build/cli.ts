@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   if (values.fetch) {
     if (values['history-days'] !== undefined) throw new UsageError('--history-days applies to a build from --source; a --fetch build keeps the default 400 days');
     if (values.source?.length) throw new UsageError('--fetch builds from the downloaded files; leave out --source');
-    reportSyncOutcome(await runSync(syncOptionsFrom(values)));
+    reportSyncOutcome(await runSync(await syncOptionsFrom(values)));
     await writePageCopies(PAGE_DIR);
     return;
   }

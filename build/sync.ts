@@ -11,5 +11,5 @@ ${SYNC_USAGE}`;
 
 runCommand('sync', async () => {
   const values = parseCommandLine('sync', USAGE, SYNC_ARGS);
-  reportSyncOutcome(await runSync(syncOptionsFrom(values)));
+  reportSyncOutcome(await runSync(await syncOptionsFrom(values)));
 });

@@ -472,11 +472,29 @@ export function renderReport(r: Results): string {
     ...(hostileTable(r.sizes) ? [hostileTable(r.sizes)!, ''] : []),
     ...(allCoresTable(r.sizes) ? [allCoresTable(r.sizes)!, ''] : []),
     ...(workerTable(r.sizes) ? [workerTable(r.sizes)!, ''] : []),
+    ...(r.predicates ? ['**Predicates read from 510(k) summaries, against FDA\'s decision summaries**', '', predicatesTable(r.predicates), ''] : []),
     ...requestPathVerdicts(r).map((v) => `- ${v}`),
     ...verdicts(r).map((v) => `- ${v}`),
     ...workerVerdicts(r).map((v) => `- ${v}`),
     ...hostileVerdicts(r).map((v) => `- ${v}`),
     ...extensionVerdicts(r).map((v) => `- ${v}`),
     ...(r.notes.length > 0 ? ['', ...r.notes.map((n) => `- Note: ${n}`)] : []),
+  ].join('\n');
+}
+
+/** The extractor's figures: one row per reading (texts, parts, every number, PDFs). */
+function predicatesTable(p: NonNullable<Results['predicates']>): string {
+  const row = (name: string, x: { precision: number; recall: number; ceiling: number; correct: number; foundPairs: number; truePairs: number }, rate: string) =>
+    `| ${name} | ${x.precision.toFixed(3)} | ${x.recall.toFixed(3)} | ${x.ceiling.toFixed(3)} | ${x.correct} / ${x.foundPairs} of ${x.truePairs} | ${rate} |`;
+  return [
+    `${p.devices} summaries; targets: precision 0.92 or more with recall 0.86 or more, PDFs within 0.05 of the texts.`,
+    '',
+    '| reading | precision | recall | ceiling | right / found of true | summaries/s |',
+    '|---|---|---|---|---|---|',
+    row('texts', p.texts, p.texts.perSecond.toFixed(0)),
+    row('texts, first two of every three', p.part1, ''),
+    row('texts, the third of every three', p.part2, ''),
+    row('every number (baseline)', p.everyNumber, ''),
+    ...(p.pdfs ? [row('the same texts as PDFs (pdf.js)', p.pdfs, p.pdfs.perSecond.toFixed(0))] : []),
   ].join('\n');
 }

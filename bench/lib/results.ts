@@ -1,3 +1,4 @@
+import type { PredicateFigures } from './predicates.ts';
 import type { SearchFigures } from './compare-search.ts';
 import type { ExtensionFigures } from './extensions.ts';
 import type { HostileFigures } from './hostile.ts';
@@ -66,6 +67,8 @@ export type Results = {
    * the changelog keeps one line per change. A new run carries them over.
    */
   labNotes?: LabNote[];
+  /** The predicate extractor on the 510(k) summaries (bench/lib/predicates.ts); absent when not measured. */
+  predicates?: Omit<PredicateFigures, 'disagreements'>;
 };
 
 export type LabNote = { section: string; text: string };

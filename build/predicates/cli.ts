@@ -2,9 +2,9 @@
  * `npm run predicates -- extract --in DIR (--out FILE.csv [--report FILE.csv] | --edges DIR)`: reads every summary
  * in DIR named by its number (`K123456.pdf` with a text layer, `.txt` or `.md`) and writes the predicates it names.
  */
-import { parseCommandLine, runCommand, UsageError } from '../../src/cli/args.ts';
+import { parseCommandLine, runSubcommand, UsageError } from '../../src/cli/args.ts';
 import { join } from 'node:path';
-import { clearancesIn } from './devices.ts';
+import { clearancesIn, clearancesToFetch } from './devices.ts';
 import { fetchSummaries, SUMMARY_DEFAULTS, summaryPaths, type SummaryOptions } from './fetch.ts';
 import { listSummaries, readSummary } from './read.ts';
 import { edgesCsv, judge, reportCsv, writeAtomic, writeEdgeFolder, type ReportRow } from './run.ts';
@@ -37,6 +37,8 @@ sync and backfill options:
   --retries N     retries after the first attempt (default ${SUMMARY_DEFAULTS.retries})
   --max-attempts N  runs a failing download is tried in before it is left (default ${SUMMARY_DEFAULTS.maxAttempts})
   --max-summary-bytes N  the most one summary may be, as sent or decoded (default ${SUMMARY_DEFAULTS.maxBytes / 2 ** 20} MiB)
+  --base DIR      an edge folder (with report.csv) that stands for the devices not fetched, such as
+                  data/fda/predicates/summary
   --quiet         print only the closing line`;
 
 const FETCH_ARGS = {
@@ -50,6 +52,7 @@ const FETCH_ARGS = {
   retries: { type: 'string' },
   'max-attempts': { type: 'string' },
   'max-summary-bytes': { type: 'string' },
+  base: { type: 'string' },
   quiet: { type: 'boolean' },
 } as const;
 
@@ -68,16 +71,11 @@ async function fetchCommand(command: 'sync' | 'backfill', args: string[]): Promi
   const rate = positive('rate', v.rate, false);
   const retries = v.retries === undefined ? undefined : Number(v.retries);
   if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) throw new UsageError(`--retries must be a whole number from 0, not '${v.retries}'`);
-  const clearances = await clearancesIn(v.source ?? [join(dir, 'sources')]);
-  let devices = clearances;
-  if (command === 'sync') {
-    const newest = clearances.find((c) => c.decided !== null)?.decided;
-    const from = newest ? new Date(Date.parse(newest) - days * 86_400_000).toISOString().slice(0, 10) : null;
-    devices = from ? clearances.filter((c) => c.decided !== null && c.decided >= from) : [];
-  }
+  const picked = clearancesToFetch(await clearancesIn(v.source ?? [join(dir, 'sources')]), command === 'sync' ? { days } : null);
   const options: Partial<SummaryOptions> & { dir: string; devices: string[] } = {
     dir,
-    devices: devices.map((c) => c.id),
+    ...picked,
+    ...(v.base !== undefined && { base: v.base }),
     baseUrl: v['base-url'] ?? process.env.PREDICATES_BASE_URL ?? SUMMARY_DEFAULTS.baseUrl,
     ...(rate !== undefined && { intervalMs: 1000 / rate }),
     ...(v.limit !== undefined && { limit: positive('limit', v.limit, true) as number }),
@@ -89,7 +87,7 @@ async function fetchCommand(command: 'sync' | 'backfill', args: string[]): Promi
   };
   const r = await fetchSummaries(options);
   console.log(
-    `predicates ${command}: ${devices.length} clearances, ${r.fetched} fetched, ${r.missing} missing at FDA, ${r.failed} failed, ${r.skipped} already kept or left; ${r.edges} edges for ${r.devices} devices in ${summaryPaths(dir).edges}`,
+    `predicates ${command}: ${picked.devices.length} clearances, ${r.fetched} fetched, ${r.missing} missing at FDA, ${r.failed} failed, ${r.skipped} already kept or left; ${r.edges} edges for ${r.devices} devices in ${summaryPaths(dir).edges}`,
   );
 }
 
@@ -135,15 +133,4 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   backfill: (args) => fetchCommand('backfill', args),
 };
 
-const [command, ...rest] = process.argv.slice(2);
-if (command === undefined || command === '--help' || command === '-h') {
-  console.log(USAGE);
-  process.exit(command === undefined ? 2 : 0);
-}
-const run = COMMANDS[command];
-if (!run) {
-  // An option before any command is read as every command reads an unknown option.
-  console.error(command.startsWith('-') ? `predicates: Unknown option '${command}' (see --help)` : `predicates: unknown command '${command}' (see --help)`);
-  process.exit(2);
-}
-runCommand(`predicates ${command}`, () => run(rest));
+runSubcommand('predicates', USAGE, COMMANDS);

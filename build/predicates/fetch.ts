@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { getWithRetry, HttpError, sleep as realSleep } from '../io/http.ts';
 import { acquireLock } from '../io/lock.ts';
+import { decisionPredicates } from './decision.ts';
 import { summaryFromBytes } from './read.ts';
+import { parseCsv } from '../lineage/csv.ts';
 import { judge, writeAtomic, writeEdgeFolder, type ReportRow } from './run.ts';
 
 /**
@@ -17,7 +19,7 @@ import { judge, writeAtomic, writeEdgeFolder, type ReportRow } from './run.ts';
 export const FDA_SUMMARY_BASE_URL = 'https://www.accessdata.fda.gov/';
 
 /** Bumped when the extractor's rules change: every kept PDF is read again (never fetched again). */
-export const EXTRACTOR_VERSION = 1;
+export const EXTRACTOR_VERSION = 2;
 
 /** The path of a device's summary below the origin; null for a number FDA files no summary under. */
 export function summaryPath(id: string): string | null {
@@ -39,6 +41,17 @@ const Extracted = z.strictObject({
   predicates: z.array(z.string()),
   reason: z.string(),
 });
+/** FDA's decision summary of a device (laboratory devices have one): kept as decision/<id>.pdf when fetched. */
+const DecisionEntry = z.strictObject({
+  status: z.enum(['fetched', 'missing', 'failed']),
+  at: z.string(),
+  url: z.string(),
+  attempts: z.number().int().min(1),
+  reason: z.string().nullable(),
+  /** The numbers of its field "Predicate 510(k) Number(s)"; null when it has no such field (or was not read). */
+  predicates: z.array(z.string()).nullable(),
+  extractor: z.number().int().nullable(),
+});
 const DeviceEntry = z.strictObject({
   /** fetched: kept as pdf/<id>.pdf; missing: the origin has none (not asked again); failed: asked again next run. */
   status: z.enum(['fetched', 'missing', 'failed']),
@@ -49,16 +62,25 @@ const DeviceEntry = z.strictObject({
   sha256: z.string().nullable(),
   reason: z.string().nullable(),
   read: Extracted.nullable(),
+  decision: DecisionEntry.optional(),
 });
 export const SummaryState = z.strictObject({ version: z.literal(1), devices: z.record(z.string(), DeviceEntry) });
 export type SummaryState = z.infer<typeof SummaryState>;
 type DeviceEntry = z.infer<typeof DeviceEntry>;
+type DecisionEntry = z.infer<typeof DecisionEntry>;
 
 export type SummaryOptions = {
   /** The sync's folder: summaries go to `summaries/` (state.json, pdf/), edges to `predicates/summary/`. */
   dir: string;
   /** The devices to fetch, in order; those already fetched or missing are skipped. */
   devices: readonly string[];
+  /** Devices whose decision summary is asked for too (laboratory devices: FDA publishes one for them). */
+  decisions?: ReadonlySet<string>;
+  /**
+   * An edge folder (with its report) read before: it stands for the devices whose summary this fetch has not read
+   * (the bundled reading of OCR'd summaries), so one folder of source `summary` covers both.
+   */
+  base?: string;
   baseUrl: string;
   /** At least this long between the starts of two requests: the politeness owed to FDA's server. */
   intervalMs: number;
@@ -97,8 +119,17 @@ export const summaryPaths = (dir: string) => ({
   pdf: join(dir, 'summaries', 'pdf'),
   state: join(dir, 'summaries', 'state.json'),
   lock: join(dir, 'summaries', 'lock'),
+  decision: join(dir, 'summaries', 'decision'),
   edges: join(dir, 'predicates', 'summary'),
 });
+
+/** Where FDA keeps a device's decision summary (for a De Novo, the summary itself). */
+export const decisionPath = (id: string): string | null => (/^K\d{6}$/.test(id) ? `cdrh_docs/reviews/${id}.pdf` : null);
+
+async function readDecision(file: string, id: string): Promise<string[] | null> {
+  const read = await summaryFromBytes(await readFile(file), 'pdf');
+  return read.status === 'read' ? decisionPredicates(read.text, id) : null;
+}
 
 async function readState(path: string, log: (line: string) => void): Promise<SummaryState> {
   let text: string;
@@ -134,6 +165,7 @@ export async function fetchSummaries(given: Partial<SummaryOptions> & { dir: str
   const wait = o.sleep ?? realSleep;
   const paths = summaryPaths(o.dir);
   await mkdir(paths.pdf, { recursive: true });
+  await mkdir(paths.decision, { recursive: true });
   const release = await acquireLock(paths.lock, 'summary fetch');
   try {
     const state = await readState(paths.state, log);
@@ -150,61 +182,87 @@ export async function fetchSummaries(given: Partial<SummaryOptions> & { dir: str
         }));
         run.reread++;
       }
+      const d = entry.decision;
+      if (d?.status === 'fetched' && d.extractor !== EXTRACTOR_VERSION) {
+        d.predicates = await readDecision(join(paths.decision, `${id}.pdf`), id).catch(() => null);
+        d.extractor = EXTRACTOR_VERSION;
+      }
     }
 
     let lastStart = -Infinity;
     let downloads = 0;
-    for (const id of o.devices) {
-      const prior = state.devices[id];
-      if (prior && (prior.status !== 'failed' || prior.attempts >= o.maxAttempts)) {
-        run.skipped++;
-        continue;
-      }
-      const path = summaryPath(id);
-      if (!path) {
-        run.skipped++;
-        continue;
-      }
-      if (o.limit !== null && downloads >= o.limit) break;
-      downloads++;
-      const url = new URL(path, o.baseUrl).href;
+    const due = (e: { status: string; attempts: number } | undefined) => !e || (e.status === 'failed' && e.attempts < o.maxAttempts);
+    /** One polite, bounded download to `file`; 404 and 410 are `missing`, anything else that fails is `failed`. */
+    const download = async (id: string, url: string, file: string): Promise<{ ok: true; bytes: number; sha256: string } | { ok: false; missing: boolean; reason: string }> => {
       const pause = lastStart + o.intervalMs - Date.now();
       if (pause > 0) await wait(pause);
       lastStart = Date.now();
-      const part = join(paths.pdf, `${id}.pdf.part`);
-      const attempts = (prior?.attempts ?? 0) + 1;
-      const at = now().toISOString();
-      let entry: DeviceEntry;
+      downloads++;
+      const part = `${file}.part`;
       try {
         const res = await getWithRetry(url, {}, { ...o, onRetry: ({ attempt, delayMs, reason }) => log(`${id}: ${reason}; retry ${attempt} of ${o.retries} in ${delayMs} ms`) }, {
           file: part,
           limit: { bytes: o.maxBytes, name: '--max-summary-bytes' },
         });
         if (res.status !== 200) throw new Error(`HTTP ${res.status} to an unconditional request`);
-        const file = join(paths.pdf, `${id}.pdf`);
         await rename(part, file);
-        entry = { status: 'fetched', at, url, attempts, bytes: res.bytes, sha256: res.sha256, reason: null, read: await extractKept(file, id) };
-        run.fetched++;
-        log(`${id}: ${res.bytes.toLocaleString('en-US')} bytes, ${entry.read?.status}, ${entry.read?.predicates.join(' ') || 'no predicate'}`);
+        return { ok: true, bytes: res.bytes, sha256: res.sha256 };
       } catch (err) {
         await rm(part, { force: true });
         const status = statusOf(err);
-        const reason = `${url}: ${(err as Error).message}`;
-        if (status === 404 || status === 410) {
-          entry = { status: 'missing', at, url, attempts, bytes: null, sha256: null, reason: `FDA has no summary at ${url} (HTTP ${status})`, read: null };
-          run.missing++;
-        } else {
-          entry = { status: 'failed', at, url, attempts, bytes: null, sha256: null, reason, read: null };
-          run.failed++;
-        }
-        log(`${id}: ${entry.reason}`);
+        const missing = status === 404 || status === 410;
+        return { ok: false, missing, reason: missing ? `FDA has no document at ${url} (HTTP ${status})` : `${url}: ${(err as Error).message}` };
       }
-      state.devices[id] = entry;
-      await writeState(paths.state, state);
+    };
+
+    for (const id of o.devices) {
+      const prior = state.devices[id];
+      const path = summaryPath(id);
+      const dPath = o.decisions?.has(id) ? decisionPath(id) : null;
+      const wantSummary = path !== null && due(prior);
+      const wantDecision = dPath !== null && due(prior?.decision);
+      if (!wantSummary && !wantDecision) {
+        run.skipped++;
+        continue;
+      }
+      if (o.limit !== null && downloads >= o.limit) break;
+      let entry: DeviceEntry | undefined = prior;
+      if (wantSummary) {
+        const url = new URL(path, o.baseUrl).href;
+        const attempts = (prior?.attempts ?? 0) + 1;
+        const at = now().toISOString();
+        const file = join(paths.pdf, `${id}.pdf`);
+        const got = await download(id, url, file);
+        if (got.ok) {
+          entry = { status: 'fetched', at, url, attempts, bytes: got.bytes, sha256: got.sha256, reason: null, read: await extractKept(file, id), decision: prior?.decision };
+          run.fetched++;
+          log(`${id}: ${got.bytes.toLocaleString('en-US')} bytes, ${entry.read?.status}, ${entry.read?.predicates.join(' ') || 'no predicate'}`);
+        } else {
+          entry = { status: got.missing ? 'missing' : 'failed', at, url, attempts, bytes: null, sha256: null, reason: got.reason.replace(/^FDA has no document/, 'FDA has no summary'), read: null, decision: prior?.decision };
+          if (got.missing) run.missing++;
+          else run.failed++;
+          log(`${id}: ${entry.reason}`);
+        }
+        state.devices[id] = entry;
+        await writeState(paths.state, state);
+      }
+      if (wantDecision && entry && (o.limit === null || downloads < o.limit)) {
+        const url = new URL(dPath, o.baseUrl).href;
+        const attempts = (entry.decision?.attempts ?? 0) + 1;
+        const at = now().toISOString();
+        const file = join(paths.decision, `${id}.pdf`);
+        const got = await download(id, url, file);
+        const decision: DecisionEntry = got.ok
+          ? { status: 'fetched', at, url, attempts, reason: null, predicates: await readDecision(file, id).catch(() => null), extractor: EXTRACTOR_VERSION }
+          : { status: got.missing ? 'missing' : 'failed', at, url, attempts, reason: got.reason, predicates: null, extractor: null };
+        if (decision.predicates) log(`${id}: decision summary names ${decision.predicates.join(' ')}`);
+        entry.decision = decision;
+        await writeState(paths.state, state);
+      }
     }
     await writeState(paths.state, state);
 
-    const rows = reportRows(state);
+    const rows = mergeBase(reportRows(state), o.base ? await readBase(o.base) : []);
     await writeEdgeFolder(paths.edges, rows);
     run.edges = rows.reduce((n, r) => n + r.predicates.length, 0);
     run.devices = rows.length;
@@ -218,9 +276,36 @@ export async function fetchSummaries(given: Partial<SummaryOptions> & { dir: str
 export function reportRows(state: SummaryState): ReportRow[] {
   return Object.entries(state.devices)
     .map(([device, e]): ReportRow => {
+      // FDA's decision summary states the predicate in a field of its own: where it does, it is the authority.
+      const decided = e.decision?.predicates;
+      if (decided && decided.length > 0) return { device, status: 'read', predicates: decided, reason: `FDA's decision summary, field "Predicate 510(k) Number(s)": ${decided.join(' ')}` };
       if (e.status === 'fetched' && e.read) return { device, status: e.read.status, predicates: e.read.predicates, reason: e.read.reason };
       if (e.status === 'missing') return { device, status: 'missing', predicates: [], reason: e.reason ?? 'FDA has no summary' };
       return { device, status: 'missing', predicates: [], reason: `not downloaded after ${e.attempts} attempt(s): ${e.reason ?? ''}` };
     })
     .sort((a, b) => a.device.localeCompare(b.device));
+}
+
+/** The rows of an edge folder's report (device,status,predicates,reason). */
+async function readBase(folder: string): Promise<ReportRow[]> {
+  const path = join(folder, 'report.csv');
+  const rows = parseCsv(await readFile(path, 'utf8'), path);
+  const header = rows.shift();
+  if (header?.join(',') !== 'device,status,predicates,reason') throw new Error(`${path}: the first line must be "device,status,predicates,reason"`);
+  return rows.map(([device = '', status = '', predicates = '', reason = '']) => ({
+    device,
+    status: status as ReportRow['status'],
+    predicates: predicates.split(' ').filter(Boolean),
+    reason,
+  }));
+}
+
+/** A device's own reading wins; the base stands for devices this fetch has not read (absent, missing, failed). */
+export function mergeBase(own: readonly ReportRow[], base: readonly ReportRow[]): ReportRow[] {
+  const out = new Map(own.map((r) => [r.device, r]));
+  for (const r of base) {
+    const mine = out.get(r.device);
+    if (!mine || (mine.status !== 'read' && r.status === 'read')) out.set(r.device, r);
+  }
+  return [...out.values()].sort((a, b) => a.device.localeCompare(b.device));
 }

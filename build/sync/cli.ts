@@ -1,4 +1,5 @@
-import { DOWNLOAD_LIMITS, FDA_BASE_URL, FDA_FILES, SYNC_DEFAULTS, type SyncOptions } from './config.ts';
+import { defaultSources } from '../sources/default.ts';
+import { DOWNLOAD_LIMITS, FDA_BASE_URL, FDA_FILES, SUMMARY_SYNC_DEFAULTS, SYNC_DEFAULTS, type SyncOptions } from './config.ts';
 
 /** The sync's command-line options: `npm run sync` and `npm run build -- --fetch` take exactly these. */
 export const SYNC_ARGS = {
@@ -15,6 +16,11 @@ export const SYNC_ARGS = {
   force: { type: 'boolean' },
   pagefind: { type: 'boolean' },
   quiet: { type: 'boolean' },
+  'summaries-base-url': { type: 'string' },
+  'summary-days': { type: 'string' },
+  'summary-limit': { type: 'string' },
+  'summary-rate': { type: 'string' },
+  'skip-summaries': { type: 'boolean' },
 } as const;
 
 /** The lines of usage text for SYNC_ARGS, with the defaults taken from SYNC_DEFAULTS. */
@@ -37,7 +43,15 @@ export const SYNC_USAGE = `  --base-url URL     where the files are (default ${F
   --force            rebuild even if nothing changed
   --pagefind         also write a Pagefind index (pagefind/) for pages that search with Pagefind;
                      off by default: the page searches the snapshot's own chunked index
-  --quiet            print only the closing line`;
+  --quiet            print only the closing line
+  --summaries-base-url URL
+                     where FDA's 510(k) summaries and decision summaries are (cdrh_docs/… below it;
+                     default: the root of --base-url's host; env PREDICATES_BASE_URL)
+  --summary-days N   fetch the summaries of clearances decided within N days of the newest
+                     (default ${SUMMARY_SYNC_DEFAULTS.days}); each is fetched once and kept in DIR/summaries/
+  --summary-limit N  at most N summary downloads a night (default ${SUMMARY_SYNC_DEFAULTS.limit})
+  --summary-rate N   summary requests per second at most (default ${1000 / SUMMARY_SYNC_DEFAULTS.intervalMs})
+  --skip-summaries   fetch no summaries; the build reads the edge folders as they are`;
 
 type SyncArgValues = {
   'base-url'?: string;
@@ -53,14 +67,24 @@ type SyncArgValues = {
   force?: boolean;
   pagefind?: boolean;
   quiet?: boolean;
+  'summaries-base-url'?: string;
+  'summary-days'?: string;
+  'summary-limit'?: string;
+  'summary-rate'?: string;
+  'skip-summaries'?: boolean;
 };
 
-/** The sync's options from its command line and environment (SYNC_BASE_URL, SYNC_FILES); options win. */
-export function syncOptionsFrom(values: SyncArgValues, env: NodeJS.ProcessEnv = process.env): Partial<SyncOptions> {
+/**
+ * The sync's options from its command line and environment (SYNC_BASE_URL, SYNC_FILES, PREDICATES_BASE_URL); options
+ * win. The build reads the bundled edge folders (data/fda/predicates) besides the summaries the sync fetches.
+ */
+export async function syncOptionsFrom(values: SyncArgValues, env: NodeJS.ProcessEnv = process.env): Promise<Partial<SyncOptions>> {
   const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
   const envFiles = env.SYNC_FILES?.split(',').map((s) => s.trim()).filter(Boolean);
+  const baseUrl = values['base-url'] ?? (env.SYNC_BASE_URL || undefined);
+  const rate = num(values['summary-rate']);
   return {
-    baseUrl: values['base-url'] ?? (env.SYNC_BASE_URL || undefined),
+    baseUrl,
     files: values.file ?? (envFiles?.length ? envFiles : undefined),
     dir: values.dir,
     out: values.out,
@@ -72,6 +96,17 @@ export function syncOptionsFrom(values: SyncArgValues, env: NodeJS.ProcessEnv = 
     maxEntryBytes: num(values['max-entry-bytes']),
     force: values.force,
     pagefind: values.pagefind,
+    edges: (await defaultSources()).edges,
+    summaries: values['skip-summaries']
+      ? null
+      : {
+          // FDA keeps the files (premarket/ftparea/) and the documents (cdrh_docs/) on one host; so does a mirror.
+          baseUrl: values['summaries-base-url'] ?? (env.PREDICATES_BASE_URL || new URL('/', baseUrl ?? FDA_BASE_URL).href),
+          days: num(values['summary-days']) ?? SUMMARY_SYNC_DEFAULTS.days,
+          limit: num(values['summary-limit']) ?? SUMMARY_SYNC_DEFAULTS.limit,
+          intervalMs: rate === undefined ? SUMMARY_SYNC_DEFAULTS.intervalMs : 1000 / rate,
+          maxBytes: SUMMARY_SYNC_DEFAULTS.maxBytes,
+        },
     log: values.quiet ? undefined : (line) => console.error(line),
   };
 }

@@ -41,6 +41,14 @@ export type SyncOptions = {
    * good sync's entries inflated to but at least ENTRY_FLOOR_BYTES, or ENTRY_FIRST_BYTES with no good sync yet.
    */
   maxEntryBytes: number | null;
+  /**
+   * Edge folders, or folders holding them, the build reads (build/lineage/read.ts): the bundled data/fda/predicates
+   * (510k.fyi's list, the bundled reading of summaries). A folder of source `summary` stands, with `summaries`, for
+   * the devices whose summary the sync has not read.
+   */
+  edges: readonly string[];
+  /** The 510(k) summaries of recent clearances, fetched, kept and read before each build; null: none fetched. */
+  summaries: SummarySync | null;
   /** Seams for tests and embedding. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -49,6 +57,22 @@ export type SyncOptions = {
   build?: (options: BuildOptions) => Promise<Pick<BuildResult, 'dir' | 'manifest'>>;
   log?: (line: string) => void;
 };
+
+/** How the sync fetches summaries (build/predicates/fetch.ts); timeouts and retries are the sync's own. */
+export type SummarySync = {
+  /** Where FDA's documents are (`cdrh_docs/pdfYY/…`, `cdrh_docs/reviews/…` below it). */
+  baseUrl: string;
+  /** Clearances decided within this many days of the newest one are fetched. */
+  days: number;
+  /** At most this many downloads a night (null: all); the rest wait for the next night or the backfill. */
+  limit: number | null;
+  /** At least this long between the starts of two requests. */
+  intervalMs: number;
+  /** The most bytes one document may be, as sent and once decoded. */
+  maxBytes: number;
+};
+
+export const SUMMARY_SYNC_DEFAULTS = { days: 90, limit: 2000, intervalMs: 1000, maxBytes: 32 * 1024 * 1024 } as const;
 
 const MiB = 1024 * 1024;
 
@@ -76,6 +100,8 @@ export const SYNC_DEFAULTS = {
   pagefind: false,
   maxDownloadBytes: null,
   maxEntryBytes: null,
+  edges: [],
+  summaries: null,
 } satisfies Partial<SyncOptions>;
 
 /** The sync's folder for a snapshot link when none is given: beside the link (see syncDirName). */
@@ -126,6 +152,17 @@ export function resolveSyncOptions(given: Partial<SyncOptions>): SyncOptions {
   if (!(o.baseDelayMs >= 0) || !(o.maxDelayMs >= o.baseDelayMs)) throw new Error('Expected `baseDelayMs` >= 0 and `maxDelayMs` >= `baseDelayMs`');
   if (o.maxDownloadBytes !== null) positiveInt('maxDownloadBytes', o.maxDownloadBytes);
   if (o.maxEntryBytes !== null) positiveInt('maxEntryBytes', o.maxEntryBytes);
+  if (o.summaries) {
+    try {
+      new URL(o.summaries.baseUrl);
+    } catch {
+      throw new Error(`Expected \`summaries.baseUrl\` to be an absolute URL, got "${o.summaries.baseUrl}"`);
+    }
+    positiveInt('summaries.days', o.summaries.days);
+    if (o.summaries.limit !== null) positiveInt('summaries.limit', o.summaries.limit);
+    positiveInt('summaries.maxBytes', o.summaries.maxBytes);
+    if (!(o.summaries.intervalMs >= 0)) throw new Error(`Expected \`summaries.intervalMs\` to be 0 or more, got ${o.summaries.intervalMs}`);
+  }
   if (!(o.minRowRatio >= 0 && o.minRowRatio <= 1)) throw new Error(`Expected \`minRowRatio\` to be from 0 to 1, got ${o.minRowRatio}`);
   return { ...o, baseUrl: base.href.endsWith('/') ? base.href : `${base.href}/` };
 }

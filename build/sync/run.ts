@@ -12,6 +12,7 @@ import { getWithRetry, type HttpResult } from '../io/http.ts';
 import { acquireLock } from '../io/lock.ts';
 import { readSyncState, writeSyncState } from './state.ts';
 import { validateDownload } from './validate.ts';
+import { edgeSignature, servedEdgeSignature, syncEdges } from './summaries.ts';
 import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 
 export type FileOutcome = {
@@ -80,28 +81,31 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
     await mkdir(paths.sources, { recursive: true });
     for (const f of fetched) if (f.incoming) await rename(f.incoming, join(paths.sources, f.name));
     const sources = o.files.map((name) => join(paths.sources, name));
+    const edges = await syncEdges(o, sources, log);
     const revision = await revisionOf(sources);
     const served = await servedRevision(o.out);
+    const edgesChanged = (await servedEdgeSignature(o.out)) !== (await edgeSignature(edges.folders));
     const changed = fetched.filter((f) => f.changed).map((f) => f.name);
     const notModified = fetched.filter((f) => f.status === 'not-modified').length;
     const newFiles = Object.fromEntries(fetched.map((f) => [f.name, f.entry]));
 
     // The revision covers every byte of every source, so an equal one means the snapshot already is these sources.
-    if (!o.force && served === revision) {
+    if (!o.force && served === revision && !edgesChanged) {
       state.files = newFiles;
       state.lastSuccessfulSyncAt = verifiedAt;
       state.lastFailure = null;
-      const detail = `All ${fetched.length} files are unchanged at the origin (${notModified} not modified, ${fetched.length - notModified} downloaded with the same bytes); the snapshot was not rebuilt.`;
+      const detail = `All ${fetched.length} files are unchanged at the origin (${notModified} not modified, ${fetched.length - notModified} downloaded with the same bytes); the snapshot was not rebuilt.${edges.detail ? ` ${edges.detail}` : ''}`;
       return await finish('unchanged', detail, outcomes, null);
     }
 
     let built: { dir: string; snapshotId: string };
     try {
-      log(`building from ${sources.length} files (${changed.length ? `changed: ${changed.join(', ')}` : served === null ? 'no snapshot yet' : 'the snapshot does not match the sources'})`);
+      const why = changed.length ? `changed: ${changed.join(', ')}` : served === null ? 'no snapshot yet' : served !== revision ? 'the snapshot does not match the sources' : 'the predicate edges changed';
+      log(`building from ${sources.length} files and ${edges.folders.length} edge folders (${why})`);
       const build = o.build ?? runBuild;
       // Every entry the build reads passed its file's limit in the check above; the build keeps to the largest.
       const maxEntryBytes = Math.max(...fetched.map((f) => f.maxEntryBytes));
-      const result = await build({ sources, out: o.out, lastSuccessfulSyncAt: verifiedAt, maxEntryBytes, pagefind: o.pagefind });
+      const result = await build({ sources, edges: edges.folders, out: o.out, lastSuccessfulSyncAt: verifiedAt, maxEntryBytes, pagefind: o.pagefind });
       built = { dir: result.dir, snapshotId: result.manifest.snapshotId };
     } catch (err) {
       // state.files keeps the last good validators, so the next run downloads these files again and retries.
@@ -111,7 +115,7 @@ export async function runSync(given: Partial<SyncOptions> = {}): Promise<SyncRes
     state.lastSuccessfulSyncAt = verifiedAt;
     state.lastFailure = null;
     const what = changed.length ? `${changed.length} changed file${changed.length === 1 ? '' : 's'} (${changed.join(', ')})` : 'no changed file';
-    return await finish('built', `Downloaded ${what}, ${fetched.length - changed.length} unchanged; published snapshot ${built.snapshotId}.`, outcomes, built);
+    return await finish('built', `Downloaded ${what}, ${fetched.length - changed.length} unchanged; published snapshot ${built.snapshotId}.${edges.detail ? ` ${edges.detail}` : ''}`, outcomes, built);
   } finally {
     await release();
   }

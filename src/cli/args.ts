@@ -44,3 +44,22 @@ export function runCommand(command: string, main: () => Promise<void>, afterFail
     process.exitCode = 1;
   });
 }
+
+/**
+ * A command with subcommands (`npm run predicates -- extract …`): no subcommand prints `usage` and exits 2, `--help`
+ * prints it and exits 0, an unknown one (or an option before any) prints one line and exits 2; otherwise the named
+ * subcommand runs with the arguments after it, through runCommand.
+ */
+export function runSubcommand(program: string, usage: string, commands: Readonly<Record<string, (args: string[]) => Promise<void>>>, argv: readonly string[] = process.argv.slice(2)): void {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h') {
+    console.log(usage);
+    process.exit(command === undefined ? 2 : 0);
+  }
+  const run = Object.hasOwn(commands, command) ? commands[command] : undefined;
+  if (!run) {
+    console.error(command.startsWith('-') ? `${program}: Unknown option '${command}' (see --help)` : `${program}: unknown command '${command}' (see --help)`);
+    process.exit(2);
+  }
+  runCommand(`${program} ${command}`, () => run(rest));
+}

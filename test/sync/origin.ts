@@ -20,6 +20,8 @@ export type OriginFile = { bytes: Uint8Array; etag: string; lastModified: string
 export type Origin = {
   url: string;
   files: Map<string, OriginFile>;
+  /** Other documents of the host by path (`/cdrh_docs/pdf20/K201129.pdf`): FDA's 510(k) and decision summaries. */
+  documents: Map<string, Uint8Array>;
   /** Every request: path, its If-None-Match, the status sent (0 when it was left hanging). */
   requests: { path: string; ifNoneMatch: string | null; status: number; bytes: number }[];
   /** Replaces a file's bytes (a new upstream version, with new validators). */
@@ -50,6 +52,7 @@ export function zipText(zipName: string, text: string): Uint8Array {
 
 export async function startOrigin(): Promise<Origin> {
   const files = new Map<string, OriginFile>();
+  const documents = new Map<string, Uint8Array>();
   let version = 0;
   const requests: Origin['requests'] = [];
   const put = (name: string, bytes: Uint8Array) => {
@@ -67,6 +70,12 @@ export async function startOrigin(): Promise<Origin> {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     const ifNoneMatch = (req.headers['if-none-match'] as string | undefined) ?? null;
     const log = (status: number, bytes = 0) => requests.push({ path, ifNoneMatch, status, bytes });
+    const document = documents.get(path);
+    if (document) {
+      log(200, document.byteLength);
+      res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': String(document.byteLength) }).end(Buffer.from(document));
+      return;
+    }
     const file = path.startsWith('/ftparea/') ? files.get(path.slice('/ftparea/'.length)) : undefined;
     if (!file) {
       log(404);
@@ -130,6 +139,7 @@ export async function startOrigin(): Promise<Origin> {
   return {
     url: `http://127.0.0.1:${port}/ftparea/`,
     files,
+    documents,
     requests,
     put,
     fault(name, fault) {

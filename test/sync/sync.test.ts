@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runBuild, type BuildOptions } from '../../build/snapshot/build.ts';
@@ -14,6 +15,7 @@ import { editPmnText, PMN } from './edit-fixture.ts';
 import { fixtureText, ORIGIN_FILE_NAMES, startOrigin, zipText, type Origin } from './origin.ts';
 
 const run = promisify(execFile);
+const BUNDLED_EDGES = fileURLToPath(new URL('../../data/fda/predicates', import.meta.url));
 
 let origin: Origin;
 let work: string;
@@ -36,6 +38,8 @@ const options = (extra: Partial<SyncOptions> = {}): Partial<SyncOptions> => ({
   baseDelayMs: 5,
   maxDelayMs: 20,
   now,
+  // The command line's: the bundled edge folders, so that a library run and a command-line run build alike.
+  edges: [BUNDLED_EDGES],
   build: (o: BuildOptions) => {
     builds++;
     return runBuild({ ...o, sourceDateEpoch: 1_786_924_800 });
@@ -287,7 +291,7 @@ describe('the nightly sync against a local origin', () => {
   });
 
   it('the CLI exits 0 when nothing changed and 1 on a failure, naming the reason', async () => {
-    const args = ['--import', 'tsx', 'build/sync.ts', '--base-url', origin.url, ...ORIGIN_FILE_NAMES.flatMap((f) => ['--file', f]), '--dir', dir, '--out', out, '--timeout', '5000', '--retries', '0'];
+    const args = ['--import', 'tsx', 'build/sync.ts', '--base-url', origin.url, ...ORIGIN_FILE_NAMES.flatMap((f) => ['--file', f]), '--dir', dir, '--out', out, '--timeout', '5000', '--retries', '0', '--skip-summaries'];
     const ok = await run(process.execPath, args, { encoding: 'utf8' });
     expect(ok.stdout).toMatch(/^sync unchanged: All 3 files are unchanged at the origin/m);
 
@@ -302,9 +306,9 @@ describe('the nightly sync against a local origin', () => {
     expect(failed?.stdout).toMatch(/the published snapshot, if any, was left as it was/);
   });
 
-  it('prints its closing line once, and build --fetch takes the same options and environment', async () => {
+  it('prints its closing line once, and build --fetch takes the same options and environment', { timeout: 90_000 }, async () => {
     const files = ORIGIN_FILE_NAMES.flatMap((f) => ['--file', f]);
-    const common = ['--dir', dir, '--out', out, '--timeout', '5000', '--retries', '0'];
+    const common = ['--dir', dir, '--out', out, '--timeout', '5000', '--retries', '0', '--skip-summaries'];
     const closing = /unchanged: All 3 files are unchanged at the origin/g;
 
     const sync = await run(process.execPath, ['--import', 'tsx', 'build/sync.ts', '--base-url', origin.url, ...files, ...common], { encoding: 'utf8' });
