@@ -37,7 +37,22 @@ import { pipeliningAttack } from './lib/pipelining.ts';
 import { renderPlot } from './lib/plot.ts';
 import { killAll, memoryOf, sampleMemory } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
-import { renderReport } from './lib/report.ts';
+import {
+  allCoresTable,
+  buildTable,
+  extensionsTable,
+  floorLines,
+  hostileTable,
+  kindTable,
+  lookupTable,
+  memoryTable,
+  pipeliningTable,
+  renderReport,
+  searchHttpTable,
+  searchTable,
+  workerTable,
+} from './lib/report.ts';
+import { runSection, type SectionOutput } from './lib/sections.ts';
 import { writeResultsInto } from './lib/docs-results.ts';
 import type { Results, SizeResults } from './lib/results.ts';
 import { startBareNode, startServer, type RunningServer } from './lib/server.ts';
@@ -70,6 +85,8 @@ const USAGE = `Usage: npm run bench -- [options]
                         only: that section alone, written into the results file's entry for the size (the other
                         figures kept) and into the page
   --snapshot DIR        with --hostile only: a built snapshot to measure (only read) instead of the work folder's
+  --sections FILE       where each section's figures are appended as one JSON line when it finishes
+                        (bench/out/sections-quick.ndjson with --quick, else bench/out/sections.ndjson)
   --predicates yes|no   the predicate extractor scored on the 510(k) summaries beside the repository: precision,
                         recall, ceiling, summaries/s, on the texts and (not with --quick) the same texts as PDFs (yes)`;
 
@@ -94,6 +111,7 @@ const values = parseCommandLine('bench', USAGE, {
   doc: { type: 'string' },
   hostile: { type: 'string', default: 'yes' },
   snapshot: { type: 'string' },
+  sections: { type: 'string' },
   predicates: { type: 'string', default: 'yes' },
 });
 if (!['yes', 'no'].includes(values.predicates)) throw new Error(`Expected \`--predicates\` to be yes or no, got "${values.predicates}"`);
@@ -125,6 +143,7 @@ if (hostileOnly && sizes.length !== 1) throw new Error('Expected `--sizes` to na
 const resultsPath = resolve(values.out ?? (quick ? 'bench/out/results-quick.json' : 'bench/results.json'));
 const svgPath = resolve(values.svg ?? (quick ? 'bench/out/performance-quick.svg' : 'docs/performance.svg'));
 const docPath = quick || values.doc === 'none' ? null : resolve(values.doc ?? 'docs/performance.md');
+const sectionsPath = resolve(values.sections ?? (quick ? 'bench/out/sections-quick.ndjson' : 'bench/out/sections.ndjson'));
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
@@ -156,9 +175,11 @@ async function measureSize(
   nginxBinary: string | null,
   tmp: string,
   notes: string[],
+  out: SectionOutput,
 ): Promise<SizeResults> {
   const { size, dir } = prepared;
   const label = size.label;
+  const section = <T>(name: string, run: () => Promise<T>, render: (figures: T) => string) => runSection({ size: label, name, run, render }, out);
   // Up to 20,000 distinct requests per operation: every record shard of the 1,000,000-record snapshot.
   const targets = await lookupTargets(dir, 20_000);
   const records = await sampleRecords(dir, 200);
@@ -200,24 +221,46 @@ async function measureSize(
       if (nginx) await checkTarget(nginx.url, t.nginx, `${label} ${t.name} (nginx)`);
     }
     const memory = sampleMemory(server.pid);
-    for (const t of targets) {
-      log(`${label}: ${t.name}, ${t.ours.length.toLocaleString('en-US')} distinct requests`);
-      const urls = { ours: server.url, nginx: nginx?.url ?? null, floor: t.operation === 'meta' ? floor.url : null };
-      const figures = await measureLookup(t, urls, settings);
-      if (figures.ours.failures > 0 || (figures.nginx?.failures ?? 0) > 0) {
-        notes.push(`${label} ${t.name}: ${figures.ours.failures} failed requests on our side, ${figures.nginx?.failures ?? 0} on nginx's.`);
-      }
-      result.lookups.push(figures);
-    }
-    log(`${label}: search over HTTP, ${searchRequests.length} queries`);
-    const [http] = await measureSides([{ url: server.url, requests: searchRequests, tag: 'ours-search' }], settings);
-    result.searchHttp = http!;
-    if (http!.failures > 0) notes.push(`${label} search over HTTP: ${http!.failures} failed requests.`);
-    result.searchHttpUncached = await measureUncachedSearch(prepared.path, searchRequests, settings, tmp);
-    if (result.searchHttpUncached.failures > 0) notes.push(`${label} search over HTTP, answer cache off: ${result.searchHttpUncached.failures} failed requests.`);
-    result.memory = { afterStartBytes: afterStart, afterFirstSearchBytes: afterFirstSearch, underLoadBytes: memory.stop() };
-    log(`${label}: pipelined requests from clients that never read`);
-    result.pipelining = await pipeliningAttack(server.url, server.pid, { seconds: quick ? 4 : 8 });
+    const running = { server, nginx, floor };
+    await section(
+      'lookups',
+      async () => {
+        for (const t of targets) {
+          log(`${label}: ${t.name}, ${t.ours.length.toLocaleString('en-US')} distinct requests`);
+          const urls = { ours: running.server.url, nginx: running.nginx?.url ?? null, floor: t.operation === 'meta' ? running.floor.url : null };
+          const figures = await measureLookup(t, urls, settings);
+          if (figures.ours.failures > 0 || (figures.nginx?.failures ?? 0) > 0) {
+            notes.push(`${label} ${t.name}: ${figures.ours.failures} failed requests on our side, ${figures.nginx?.failures ?? 0} on nginx's.`);
+          }
+          result.lookups.push(figures);
+        }
+        return result.lookups;
+      },
+      () => [lookupTable([result]), ...floorLines([result])].join('\n'),
+    );
+    await section(
+      'search over HTTP',
+      async () => {
+        log(`${label}: search over HTTP, ${searchRequests.length} queries`);
+        const [http] = await measureSides([{ url: running.server.url, requests: searchRequests, tag: 'ours-search' }], settings);
+        result.searchHttp = http!;
+        if (http!.failures > 0) notes.push(`${label} search over HTTP: ${http!.failures} failed requests.`);
+        result.searchHttpUncached = await measureUncachedSearch(prepared.path, searchRequests, settings, tmp);
+        if (result.searchHttpUncached.failures > 0) notes.push(`${label} search over HTTP, answer cache off: ${result.searchHttpUncached.failures} failed requests.`);
+        result.memory = { afterStartBytes: afterStart, afterFirstSearchBytes: afterFirstSearch, underLoadBytes: memory.stop() };
+        return { searchHttp: result.searchHttp, searchHttpUncached: result.searchHttpUncached, memory: result.memory };
+      },
+      () => [searchHttpTable([result]), '', memoryTable([result])].join('\n'),
+    );
+    await section(
+      'pipelining',
+      async () => {
+        log(`${label}: pipelined requests from clients that never read`);
+        result.pipelining = await pipeliningAttack(running.server.url, running.server.pid, { seconds: quick ? 4 : 8 });
+        return result.pipelining;
+      },
+      () => pipeliningTable([result]) ?? '',
+    );
   } finally {
     await floor?.stop();
     await nginx?.stop();
@@ -225,70 +268,106 @@ async function measureSize(
   }
 
   if (allCores) {
-    log(`${label}: all cores, WORKERS=auto against nginx with a worker per core`);
-    const many = await startServer(ROOT, prepared.path, tmp, { WORKERS: 'auto' });
-    let manyNginx: Nginx | null = null;
-    try {
-      if (nginxBinary) manyNginx = await startNginx(nginxBinary, tmp, dir, 'meta.json', 'auto');
-      const lookups = [];
-      for (const t of targets.filter((x) => x.name === 'detail' || x.name === 'meta' || x.name === 'catalog')) {
-        await checkTarget(many.url, t.ours, `${label} ${t.name} (ours, all cores)`);
-        lookups.push(await measureLookup(t, { ours: many.url, nginx: manyNginx?.url ?? null, floor: null }, settings));
-      }
-      const [http] = await measureSides([{ url: many.url, requests: searchRequests, tag: 'ours-search-all-cores' }], settings);
-      result.allCores = { workers: cpus().length, lookups, searchHttp: http ?? null };
-    } finally {
-      await manyNginx?.stop();
-      await many.stop();
-    }
+    await section(
+      'all cores',
+      async () => {
+        log(`${label}: all cores, WORKERS=auto against nginx with a worker per core`);
+        const many = await startServer(ROOT, prepared.path, tmp, { WORKERS: 'auto' });
+        let manyNginx: Nginx | null = null;
+        try {
+          if (nginxBinary) manyNginx = await startNginx(nginxBinary, tmp, dir, 'meta.json', 'auto');
+          const lookups = [];
+          for (const t of targets.filter((x) => x.name === 'detail' || x.name === 'meta' || x.name === 'catalog')) {
+            await checkTarget(many.url, t.ours, `${label} ${t.name} (ours, all cores)`);
+            lookups.push(await measureLookup(t, { ours: many.url, nginx: manyNginx?.url ?? null, floor: null }, settings));
+          }
+          const [http] = await measureSides([{ url: many.url, requests: searchRequests, tag: 'ours-search-all-cores' }], settings);
+          result.allCores = { workers: cpus().length, lookups, searchHttp: http ?? null };
+          return result.allCores;
+        } finally {
+          await manyNginx?.stop();
+          await many.stop();
+        }
+      },
+      () => allCoresTable([result]) ?? '',
+    );
   }
 
   if (values.worker !== 'no') {
-    log(`${label}: the Worker under workerd, against Node and nginx`);
-    result.worker = await measureWorker({ root: ROOT, snapshotPath: prepared.path, snapshotDir: dir, targets, searchRequests, settings, nginxBinary, tmp, label, log }).catch((err: Error) => {
-      notes.push(`${label}: the Worker was not measured: ${err.message}`);
-      return null;
-    });
+    await section(
+      'Worker',
+      async () => {
+        log(`${label}: the Worker under workerd, against Node and nginx`);
+        result.worker = await measureWorker({ root: ROOT, snapshotPath: prepared.path, snapshotDir: dir, targets, searchRequests, settings, nginxBinary, tmp, label, log }).catch((err: Error) => {
+          notes.push(`${label}: the Worker was not measured: ${err.message}`);
+          return null;
+        });
+        return result.worker;
+      },
+      () => workerTable([result]) ?? 'The Worker was not measured (see the notes).',
+    );
   }
 
-  log(`${label}: search engines`);
-  result.search = await compareSearch({
-    root: ROOT,
-    snapshotDir: dir,
-    snapshotId: prepared.build.snapshotId,
-    workDir,
-    tmp,
-    queries,
-    rounds,
-    roundTimeoutMs: 10 * 60_000,
-    buildTimeoutMs: 30 * 60_000,
-    log: (line) => log(`${label}: ${line}`),
-  });
-  if (result.search.mismatches > 0) {
-    notes.push(`${label}: our engine and SQLite FTS5 disagree on ${result.search.mismatches} of ${result.search.compared} queries.`);
-    for (const m of result.search.mismatchExamples) {
-      log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
-    }
+  await section(
+    'search engines',
+    async () => {
+      log(`${label}: search engines`);
+      const search = await compareSearch({
+        root: ROOT,
+        snapshotDir: dir,
+        snapshotId: prepared.build.snapshotId,
+        workDir,
+        tmp,
+        queries,
+        rounds,
+        roundTimeoutMs: 10 * 60_000,
+        buildTimeoutMs: 30 * 60_000,
+        log: (line) => log(`${label}: ${line}`),
+      });
+      result.search = search;
+      if (search.mismatches > 0) {
+        notes.push(`${label}: our engine and SQLite FTS5 disagree on ${search.mismatches} of ${search.compared} queries.`);
+        for (const m of search.mismatchExamples) {
+          log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
+        }
+      }
+      return search;
+    },
+    () => [searchTable([result]), '', ...(kindTable([result]) ? [kindTable([result])!, ''] : []), memoryTable([result])].join('\n'),
+  );
+  await section(
+    'search extensions and export',
+    async () => {
+      log(`${label}: search extensions and export`);
+      const extensions = await measureExtensions({
+        root: ROOT,
+        snapshotPath: prepared.path,
+        snapshotDir: dir,
+        snapshotId: prepared.build.snapshotId,
+        workDir,
+        tmp,
+        records,
+        queries: Math.max(90, Math.round(queryCount / 2)),
+        rounds,
+        log: (line) => log(`${label}: ${line}`),
+      });
+      result.extensions = extensions;
+      if ((extensions.search?.mismatches ?? 0) > 0) {
+        const x = extensions.search!;
+        notes.push(`${label}: our engine and SQLite FTS5 disagree on ${x.mismatches} of ${x.compared} qualifier and sorted queries.`);
+        for (const m of x.mismatchExamples) log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
+      }
+      return extensions;
+    },
+    () => extensionsTable([result]) ?? '',
+  );
+  if (values.hostile === 'yes' && label === '1M') {
+    await section(
+      'hostile',
+      async () => (result.hostile = await hostileSection(prepared, tmp)),
+      () => hostileTable([result]) ?? '',
+    );
   }
-  log(`${label}: search extensions and export`);
-  result.extensions = await measureExtensions({
-    root: ROOT,
-    snapshotPath: prepared.path,
-    snapshotDir: dir,
-    snapshotId: prepared.build.snapshotId,
-    workDir,
-    tmp,
-    records,
-    queries: Math.max(90, Math.round(queryCount / 2)),
-    rounds,
-    log: (line) => log(`${label}: ${line}`),
-  });
-  if ((result.extensions.search?.mismatches ?? 0) > 0) {
-    const x = result.extensions.search!;
-    notes.push(`${label}: our engine and SQLite FTS5 disagree on ${x.mismatches} of ${x.compared} qualifier and sorted queries.`);
-    for (const m of x.mismatchExamples) log(`${label}: mismatch (${m.what}, ${m.kind}) ${JSON.stringify(m.query)}\n    ours:   ${JSON.stringify(m.ours)}\n    sqlite: ${JSON.stringify(m.sqlite)}`);
-  }
-  if (values.hostile === 'yes' && label === '1M') result.hostile = await hostileSection(prepared, tmp);
   return result;
 }
 
@@ -406,10 +485,21 @@ async function main(): Promise<void> {
       }
       return;
     }
+    // Each section's figures are printed and kept as it finishes (bench/lib/sections.ts); the whole report follows.
+    const out: SectionOutput = { print: (text) => process.stdout.write(text), file: sectionsPath, runStartedAt: results.startedAt, mode: results.mode };
+    log(`each section's figures are printed as it finishes and appended to ${relative(process.cwd(), sectionsPath)}`);
     for (const size of sizes) {
-      const prepared = await prepareSnapshot(size, prepareOptions);
+      const prepared = await runSection(
+        {
+          size: size.label,
+          name: 'snapshot',
+          run: () => prepareSnapshot(size, prepareOptions),
+          render: (p) => buildTable([{ label: p.size.label, records: p.build.records, build: p.build } as SizeResults]),
+        },
+        out,
+      );
       log(`${size.label}: ${prepared.build.records.toLocaleString('en-US')} records, snapshot ${prepared.build.snapshotId}${prepared.build.cached ? ' (cached build)' : `, built in ${prepared.build.seconds.toFixed(1)} s`}`);
-      results.sizes.push(await measureSize(prepared, settings, nginxBinary, tmp, notes));
+      results.sizes.push(await measureSize(prepared, settings, nginxBinary, tmp, notes, out));
     }
   } finally {
     await rm(tmp, { recursive: true, force: true });

@@ -15,7 +15,7 @@ function table(head: string[], rows: string[][]): string {
 const count = (n: number) => n.toLocaleString('en-US');
 const pair = (a: string, b: string) => `${a} / ${b}`;
 
-function buildTable(sizes: SizeResults[]): string {
+export function buildTable(sizes: SizeResults[]): string {
   return table(
     ['data', 'records', 'build', 'slowest stages', 'peak memory', 'snapshot'],
     sizes.map((s) => [
@@ -33,7 +33,7 @@ function buildTable(sizes: SizeResults[]): string {
   );
 }
 
-function lookupTable(sizes: SizeResults[]): string {
+export function lookupTable(sizes: SizeResults[]): string {
   const rows: string[][] = [];
   for (const s of sizes) {
     for (const l of s.lookups) {
@@ -54,7 +54,7 @@ function lookupTable(sizes: SizeResults[]): string {
 }
 
 /** Node's own floor beside ours and nginx's, for meta: how much of the gap is Node and how much is our code. */
-function floorLines(sizes: SizeResults[]): string[] {
+export function floorLines(sizes: SizeResults[]): string[] {
   return sizes.flatMap((s) => {
     const l = s.lookups.find((x) => x.floor);
     if (!l?.floor) return [];
@@ -63,7 +63,7 @@ function floorLines(sizes: SizeResults[]): string[] {
   });
 }
 
-function searchTable(sizes: SizeResults[]): string {
+export function searchTable(sizes: SizeResults[]): string {
   return table(
     ['data', 'ours p50 / p99', 'SQLite FTS5 p50 / p99', 'SQLite / ours, p50 and p99', 'same totals and facets', 'over HTTP: req/s, p50 / p99', 'over HTTP, answer cache off'],
     sizes.map((s) => {
@@ -81,8 +81,17 @@ function searchTable(sizes: SizeResults[]): string {
   );
 }
 
+/** Search over HTTP alone: the answer cache on, and off (every request runs the engine). */
+export function searchHttpTable(sizes: SizeResults[]): string {
+  const cell = (x: SizeResults['searchHttp'] | undefined) => (x ? `${rps(x.rps)}, ${pair(ms(x.p50Ms), ms(x.p99Ms))}` : 'n/a');
+  return table(
+    ['data', 'search over HTTP: req/s, p50 / p99', 'answer cache off'],
+    sizes.map((s) => [s.label, cell(s.searchHttp), cell(s.searchHttpUncached)]),
+  );
+}
+
 /** Median latency by kind of query at the largest size both engines ran: where each engine spends its time. */
-function kindTable(sizes: SizeResults[]): string | null {
+export function kindTable(sizes: SizeResults[]): string | null {
   const s = [...sizes].reverse().find((x) => x.search?.sqlite);
   if (!s?.search?.sqlite) return null;
   const ours = s.search.ours.byKind;
@@ -150,7 +159,7 @@ export function extensionVerdicts(r: Results): string[] {
   return out;
 }
 
-function memoryTable(sizes: SizeResults[]): string {
+export function memoryTable(sizes: SizeResults[]): string {
   return table(
     ['data', 'server after start', 'server under load (peak)', 'search process: ours / SQLite'],
     sizes.map((s) => [
@@ -162,7 +171,7 @@ function memoryTable(sizes: SizeResults[]): string {
   );
 }
 
-function allCoresTable(sizes: SizeResults[]): string | null {
+export function allCoresTable(sizes: SizeResults[]): string | null {
   const rows: string[][] = [];
   for (const s of sizes) {
     if (!s.allCores) continue;
@@ -181,7 +190,7 @@ function allCoresTable(sizes: SizeResults[]): string | null {
   ].join('\n');
 }
 
-function pipeliningTable(sizes: SizeResults[]): string | null {
+export function pipeliningTable(sizes: SizeResults[]): string | null {
   const rows = sizes
     .filter((s) => s.pipelining)
     .map((s) => {

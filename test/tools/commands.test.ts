@@ -52,6 +52,7 @@ const COMMANDS = [
   ['bench/worker-start.ts', 'worker-start'],
   ['bench/predicate-search.ts', 'predicate-search'],
   ['build/predicates/cli.ts', 'predicates'],
+  ['build/upload.ts', 'publish-snapshot'],
 ] as const;
 
 /**
