@@ -1,20 +1,14 @@
 import { EDGE_KIND_BITS } from '../../src/contract/search-index.ts';
 import { lineageCode, type LineageOrigin } from '../../src/contract/lineage.ts';
+import type { SearchIndexData } from '../../src/search/codec.ts';
 import { keyFrom, keyOrigin, keyTo, type EdgeKeys } from '../lineage/merge.ts';
 
 /** The merged edges the lineage files are written from (build/lineage/merge.ts): forward keys and their origins. */
 export type SearchEdges = { forward: EdgeKeys; origins: readonly LineageOrigin[] };
 
-export type PredicateSections = {
-  predCodes: Uint32Array;
-  predDocOffsets: Uint32Array;
-  predDocs: Uint32Array;
-  predDocKinds: Uint8Array;
-  docPredOffsets: Uint32Array;
-  docPreds: Uint32Array;
-  docPredKinds: Uint8Array;
-  docEdgeKinds: Uint8Array;
-};
+/** The index's predicate sections, as its stored arrays name them. */
+export type PredicateSections = Pick<SearchIndexData, PredicateSectionName>;
+type PredicateSectionName = 'predCodes' | 'predDocOffsets' | 'predDocs' | 'predDocKinds' | 'docPredOffsets' | 'docPreds' | 'docPredKinds' | 'docEdgeKinds';
 
 /**
  * The search index's predicate sections (src/contract/search-index.ts) from the merged edges: only edges whose
