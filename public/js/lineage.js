@@ -4,15 +4,7 @@
 // from the snapshot's lineage files walked in the page (static mode, lineage-source.js): the same answer either way.
 import { readSnapshotHead } from './snapshot-head.js';
 import { toHash } from './state.js';
-import { h, num } from './view.js';
-
-const SVG = 'http://www.w3.org/2000/svg';
-function s(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
-  return el;
-}
+import { h, num, s } from './view.js';
 
 /** Devices a page of the lineage view shows (and draws): a column of the picture stays readable. */
 export const LINEAGE_PAGE = 50;

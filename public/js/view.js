@@ -183,7 +183,8 @@ function reviewText(r) {
 }
 
 const SVG = 'http://www.w3.org/2000/svg';
-function s(tag, attrs = {}, ...children) {
+/** An SVG element with these attributes and children (the picture's counterpart of `h`). */
+export function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
   for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
