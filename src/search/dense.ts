@@ -83,7 +83,7 @@ export function denseSearch(
   for (const f of failing) f.mark(failed);
   const { left, facets } = facetsWithout(index, failed, failing.flatMap((f) => f.runs), Math.min(n, count));
   const total = n - left;
-  const page = maskPage(index.docCount, index.docDecided, failed, total, sort, offset, limit, () => orderOf(index, sort as KeyedSort));
+  const page = maskPage(index, failed, total, sort, offset, limit, () => orderOf(index, sort as KeyedSort));
   failed.fill(0);
   return { total, page, facets };
 }

@@ -1,6 +1,7 @@
 import type { SORTS } from '../contract/operations.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import type { Budget } from './budget.ts';
+import type { SearchIndex } from './model.ts';
 import { Bits, eachDocSliced, popcount, sliceOf, type DocSet } from './docset.ts';
 
 /**
@@ -285,11 +286,11 @@ function scoreHistogram(scores: Uint32Array): Uint32Array {
  * in a /v1/query sort's order (docs/search.md, "Sorts"): the ids, the dated ids reversed then the undated ones, or the
  * sort's precomputed order of every document (`orderOf`, read only for those sorts).
  */
-export function maskPage(docCount: number, decided: Uint32Array, failed: Uint8Array, total: number, sort: (typeof SORTS)[number], offset: number, limit: number, orderOf: () => Uint32Array): Uint32Array {
+export function maskPage(index: SearchIndex, failed: Uint8Array, total: number, sort: (typeof SORTS)[number], offset: number, limit: number, orderOf: () => Uint32Array): Uint32Array {
   const size = Math.max(0, Math.min(limit, total - offset));
   const out = new Uint32Array(size);
   if (size === 0) return out;
-  const n = docCount;
+  const n = index.docCount;
   let seen = 0;
   let at = 0;
   const visit = (d: number): boolean => {
@@ -315,6 +316,7 @@ export function maskPage(docCount: number, decided: Uint32Array, failed: Uint8Ar
       break;
     case 'decisionDate:asc': {
       // Dated documents from the oldest, then the undated ones reversed (K number ascending).
+      const decided = index.docDecided;
       const dated = partitionPoint(0, n, (d) => decided[d]! !== 0);
       let done = false;
       for (let d = dated - 1; d >= 0 && !done; ) {
