@@ -8,7 +8,9 @@ import type { ParsedQuery } from '../search/grammar.ts';
 import { PredicatesNotIndexed } from '../search/model.ts';
 import { DAMAGED, searchIndexOf } from '../search/snapshot-index.ts';
 import { sectionsFor } from '../search/needs.ts';
-import { runSearchSliced, type SearchOutcome } from '../search/engine.ts';
+import { runSearchSliced, type SearchOutcome, type SearchRequest } from '../search/engine.ts';
+import type { SearchIndex } from '../search/model.ts';
+import { spellingOverIndex, type SpellingSuggestion } from '../search/spelling.ts';
 import { platformPause, type Slicing } from '../search/slices.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
@@ -96,6 +98,41 @@ export async function chunkedIndexOf(snapshot: Snapshot): Promise<ChunkedIndex |
   return opened.chunked;
 }
 
+/** A request over every match of a query (an export's, a feed's): no page, no facet counts. */
+export type MatchRequest = Omit<SearchRequest, 'page' | 'pageSize' | 'facets' | 'stats'>;
+
+/**
+ * The index an operation over every match of a query reads (an export, a feed): on a snapshot whose searches read the
+ * chunked index, the files the query and its order read plus the whole decision date and K number columns (every
+ * match's order and K number), held until `release`; else the whole index. The arrays stay valid after `release`
+ * (a file let go of is only no longer counted by the cache), so a caller may go on reading them while it streams.
+ */
+export async function matchIndexOf(snapshot: Snapshot, req: MatchRequest): Promise<{ index: SearchIndex; release: () => void }> {
+  const chunked = await chunkedIndexOf(snapshot);
+  if (!chunked) {
+    const loaded = await searchIndexOf(snapshot);
+    if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
+    return { index: loaded.index, release: () => {} };
+  }
+  const lease = chunked.lease();
+  try {
+    const files = chunked.directory.files;
+    await Promise.all([chunked.ensure(req, false, undefined, lease), chunked.load([files.decided.path, files.docKNumber.path, ...(req.sort?.startsWith('receivedDate') ? [files.docReceived.path] : [])], lease)]);
+    // The view over both, once every file is in.
+    return { index: await chunked.ensure(req, false, undefined, lease), release: () => lease.release() };
+  } catch (err) {
+    lease.release();
+    throw chunkedFailure(err);
+  }
+}
+
+/** A chunked index's failure as the operations say it: a damaged file, or predicates it lacks, is a 503. */
+function chunkedFailure(err: unknown): unknown {
+  if (err instanceof ChunkFormatError || err instanceof BundleFormatError) return new SearchUnavailable(DAMAGED);
+  if (err instanceof PredicatesNotIndexed) return new SearchUnavailable(err.message);
+  return err;
+}
+
 /**
  * The engine's outcome over the chunked index: the files the request reads are fetched (all at once, in as few
  * rounds as its words allow) and held until it is answered, then its page's K numbers from their blocks.
@@ -108,9 +145,19 @@ async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slic
     const outcome = await runSearchSliced(index, input, { ...slicing, onPage: (docs) => (page = docs) });
     return { ...outcome, kNumbers: await chunked.kNumbers(page, lease) };
   } catch (err) {
-    if (err instanceof ChunkFormatError || err instanceof BundleFormatError) throw new SearchUnavailable(DAMAGED);
-    if (err instanceof PredicatesNotIndexed) throw new SearchUnavailable(err.message);
-    throw err;
+    throw chunkedFailure(err);
+  } finally {
+    lease.release();
+  }
+}
+
+/** "Did you mean" over the chunked index, the files it reads held until it is answered. */
+async function chunkedSpelling(chunked: ChunkedIndex, input: PreparedSearch, total: number): Promise<SpellingSuggestion[]> {
+  const lease = chunked.lease();
+  try {
+    return await chunked.spelling(input, total, lease);
+  } catch (err) {
+    throw chunkedFailure(err);
   } finally {
     lease.release();
   }
@@ -133,19 +180,28 @@ export async function search(input: PreparedSearch, ctx: OperationContext): Prom
   const slicing: Slicing = { pause, ...(ctx.cancel && { cancel: ctx.cancel }) };
   const chunked = await chunkedIndexOf(ctx.snapshot);
   let running: Promise<SearchOutcome>;
-  if (chunked) running = chunkedOutcome(chunked, input, slicing);
-  else {
+  let spelling: ((total: number) => Promise<SpellingSuggestion[]>) | null = null;
+  if (chunked) {
+    running = chunkedOutcome(chunked, input, slicing);
+    if (input.spelling) spelling = (total) => chunkedSpelling(chunked, input, total);
+  } else {
     const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
     if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
     running = runSearchSliced(loaded.index, input, slicing);
+    if (input.spelling) spelling = async (total) => spellingOverIndex(loaded.index, input, total);
   }
   const outcome = await running.catch((err: unknown) => {
     throw err instanceof QueryCostError ? queryOverLimit(err) : err;
   });
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
   const offset = (input.page - 1) * input.pageSize;
+  // Appended after the contract's members, and only when asked for: a request without `spelling` answers as before.
+  const after = [
+    outcome.stats ? `"stats":${JSON.stringify(outcome.stats)}` : null,
+    spelling ? `"spelling":${JSON.stringify(await spelling(outcome.total))}` : null,
+  ].filter((part) => part !== null);
   return {
-    data: JsonBytes.join('{"items":[', items, outcome.stats ? `],"stats":${JSON.stringify(outcome.stats)}}` : ']}'),
+    data: JsonBytes.join('{"items":[', items, after.length ? `],${after.join(',')}}` : ']}'),
     page: {
       itemsReturned: items.length,
       total: outcome.total,
