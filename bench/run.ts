@@ -66,8 +66,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --quick               the bundled data and 175,000 records, one 2-second round per figure, 200 queries, no
-                        all-cores or Worker section; about 6 minutes on 2 cores; figures go to bench/out/
+  --quick               the bundled data and 175,000 records, one 2-second round per figure, 200 queries, the
+                        detail, meta and catalog lookups, the CSV export only, no all-cores or Worker section;
+                        figures go to bench/out/
   --sizes LIST          some of bundled,175k,1M (default: all three; with --quick: bundled,175k)
   --rounds N            measured rounds per figure, the median is kept (3; 1 with --quick)
   --seconds N           seconds per load round (5; 2 with --quick)
@@ -192,7 +193,8 @@ async function measureSize(
   const label = size.label;
   const section = <T>(name: string, run: () => Promise<T>, render: (figures: T) => string) => runSection({ size: label, name, run, render }, out);
   // Up to 20,000 distinct requests per operation: every record shard of the 1,000,000-record snapshot.
-  const targets = await lookupTargets(dir, 20_000);
+  const allTargets = await lookupTargets(dir, 20_000);
+  const targets = plan.lookups ? allTargets.filter((t) => plan.lookups!.includes(t.name)) : allTargets;
   const records = await sampleRecords(dir, 200);
   const queries = makeQueries(records, queryCount, 510);
   const searchRequests: LoadRequest[] = queries.map((q) => ({
@@ -360,6 +362,7 @@ async function measureSize(
         records,
         queries: Math.max(90, Math.round(queryCount / 2)),
         rounds,
+        exportFormats: plan.exportFormats,
         log: (line) => log(`${label}: ${line}`),
       });
       result.extensions = extensions;

@@ -43,6 +43,8 @@ type Options = {
   records: ClearanceRecord[];
   queries: number;
   rounds: number;
+  /** The export's formats measured (both when absent). */
+  exportFormats?: readonly ('ndjson' | 'csv')[];
   log: (line: string) => void;
 };
 
@@ -62,7 +64,7 @@ export async function measureExtensions(o: Options): Promise<ExtensionFigures> {
     log: o.log,
   });
   const exports: ExportFigures[] = [];
-  for (const format of ['ndjson', 'csv'] as const) {
+  for (const format of o.exportFormats ?? (['ndjson', 'csv'] as const)) {
     for (const pageCache of ['cold', 'warm'] as const) {
       o.log(`export of up to ${EXTENSION_TARGETS.exportRecords.toLocaleString('en-US')} records as ${format}, ${pageCache}`);
       const server = await startServer(o.root, o.snapshotPath, o.tmp);

@@ -13,6 +13,9 @@ export type RunOptions = {
   maxMinutes?: string | undefined;
 };
 
+/** The lookups of --quick: one of each kind of file (a record shard, the one small file, a catalog page). */
+export const QUICK_LOOKUPS = ['detail', 'meta', 'catalog'] as const;
+
 export type RunPlan = {
   allCores: boolean;
   worker: boolean;
@@ -20,6 +23,10 @@ export type RunPlan = {
   seconds: number;
   warmupSeconds: number;
   pipeliningSeconds: number;
+  /** The lookups measured, by name (null: every one): --quick measures detail, meta and catalog, not the others. */
+  lookups: readonly string[] | null;
+  /** The export's formats measured: --quick measures CSV only (cold and warm), the format the page downloads. */
+  exportFormats: readonly ('ndjson' | 'csv')[];
   /** The predicates section also over the summaries as PDFs (the slow half). */
   predicatePdfs: boolean;
   maxMinutes: number;
@@ -45,6 +52,8 @@ export function runPlan(o: RunOptions): RunPlan {
     seconds: positive('seconds', o.seconds ?? (o.quick ? '2' : '5')),
     warmupSeconds: o.quick ? 1 : 2,
     pipeliningSeconds: o.quick ? 4 : 8,
+    lookups: o.quick ? QUICK_LOOKUPS : null,
+    exportFormats: o.quick ? ['csv'] : ['ndjson', 'csv'],
     predicatePdfs: !o.quick,
     maxMinutes: positive('max-minutes', o.maxMinutes ?? (o.quick ? '10' : '90')),
   };

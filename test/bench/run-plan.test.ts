@@ -3,7 +3,7 @@ import { runPlan } from '../../bench/lib/run-plan.ts';
 
 /** What `npm run bench` measures, from its options: --quick stays lean so that it ends within its own limit. */
 describe('runPlan', () => {
-  it('--quick measures one round per figure and leaves out the all-cores and Worker sections and the PDFs', () => {
+  it('--quick measures one round per figure, three lookups and the CSV export, and leaves out the all-cores and Worker sections and the PDFs', () => {
     expect(runPlan({ quick: true, cpus: 2 })).toEqual({
       allCores: false,
       worker: false,
@@ -11,6 +11,8 @@ describe('runPlan', () => {
       seconds: 2,
       warmupSeconds: 1,
       pipeliningSeconds: 4,
+      lookups: ['detail', 'meta', 'catalog'],
+      exportFormats: ['csv'],
       predicatePdfs: false,
       maxMinutes: 10,
     });
@@ -24,6 +26,8 @@ describe('runPlan', () => {
       seconds: 5,
       warmupSeconds: 2,
       pipeliningSeconds: 8,
+      lookups: null,
+      exportFormats: ['ndjson', 'csv'],
       predicatePdfs: true,
       maxMinutes: 90,
     });
