@@ -1,4 +1,9 @@
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+/**
+ * pdf.js is loaded on the first PDF read, not with this module: it adds some 150 MiB and seconds to a process that
+ * imports it, and most runs of the sync (and every failed one) read no PDF at all.
+ */
+let pdfjs: Promise<typeof import('pdfjs-dist/legacy/build/pdf.mjs')> | null = null;
+const loadPdfjs = () => (pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs'));
 
 /** What a PDF's text layer holds: its text, or why there is none. */
 export type PdfText = { status: 'read'; text: string; pages: number } | { status: 'no-text'; pages: number } | { status: 'unreadable'; reason: string };
@@ -13,6 +18,7 @@ type TextItem = { str: string; hasEOL?: boolean; transform?: number[] };
  * Never throws: a damaged or encrypted file is `unreadable` with pdf.js's reason, one with no text `no-text`.
  */
 export async function pdfText(bytes: Uint8Array): Promise<PdfText> {
+  const { getDocument } = await loadPdfjs();
   let doc;
   try {
     // pdf.js takes ownership of the buffer it is given: pass a copy so the caller's bytes stay intact.

@@ -5,12 +5,14 @@ import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { catalogOf } from './catalog.ts';
 import { classificationAnswer } from './classification.ts';
-import { countOf, type DocSet } from './docset.ts';
+import { countOf, type DocSet } from '../search/docset.ts';
 import { fieldDef, fields510k, sectionsFor510k, type CountResult, type Ctx } from './fields.ts';
 import { fieldsOf, parseSearch, SyntaxError as SearchSyntaxError, type FieldRef, type Node } from './lucene.ts';
-import { afterKeyOf, pageOf, parseSearchAfter, type Order } from './order.ts';
+import { afterKeyOf, afterOf, parseSearchAfter } from './order.ts';
+import { pageOf, type Order } from '../search/page.ts';
 import { parseParams, type OpenFdaParams } from './params.ts';
-import { BadQuery, Budget, checkCost, evaluate, LIMITS, planOf, type Limits } from './plan.ts';
+import type { Budget, Limits } from '../search/budget.ts';
+import { BadQuery, checkCost, evaluate, openFdaBudget, planOf } from './plan.ts';
 import { platformPause } from '../search/slices.ts';
 import { LruCache } from '../utils/lru.ts';
 import { toOpenFda510k } from './record.ts';
@@ -32,7 +34,7 @@ const decoder = new TextDecoder();
 
 /**
  * How a request's work is paced: `pause` gives the host its turn between slices of work (the Node server's turn
- * queue; the platform's yield when absent), `limits` bound it (plan.ts's LIMITS; tests give small ones).
+ * queue; the platform's yield when absent), `limits` bound it (OPENFDA_LIMITS of src/search/budget.ts; tests give small ones).
  */
 export type OpenFdaPacing = { pause?: () => Promise<void>; limits?: Limits };
 
@@ -106,7 +108,7 @@ export async function answerOpenFdaRequest(deps: OpenFdaDeps, snapshot: Snapshot
     if (cached) {
       parts = { head: cached.data, tail: cached.tail, next: cached.next ?? null };
     } else {
-      const budget = new Budget(pacing.limits ?? LIMITS, pacing.pause ?? platformPause);
+      const budget = openFdaBudget(pacing.limits, pacing.pause ?? platformPause);
       parts = endpoint === '510k' ? await answer510k(snapshot, params, tree, budget) : await classificationAnswer(snapshot, params, tree, budget);
       cache?.set(snapshot, key, { data: parts.head, tail: parts.tail, warnings: undefined, ...(parts.next && { next: parts.next }) });
     }
@@ -171,7 +173,7 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node,
       : null,
   };
   const after = params.searchAfter === null ? null : parseSearchAfter(params.searchAfter);
-  const page = await pageOf(set, total, order, params.skip, params.limit, after, budget);
+  const page = await pageOf(set, total, order, params.skip, params.limit, after && afterOf(order, after), budget);
   if (page.length === 0 && params.limit > 0) throw notFound();
   const kNumbers = page.map((d) => kNumberText(ctx.index.docKNumber[d]!));
   const records = await snapshot.recordsJson(kNumbers);
@@ -184,7 +186,7 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node,
     if (after !== null) {
       // A page as long as the limit may have one after it: there is one when any match lies past its last record.
       if (page.length === params.limit) {
-        const more = await pageOf(set, total, order, 0, 1, parseSearchAfter(afterKeyOf(order, page[page.length - 1]!)), budget);
+        const more = await pageOf(set, total, order, 0, 1, afterOf(order, parseSearchAfter(afterKeyOf(order, page[page.length - 1]!))), budget);
         if (more.length > 0) next = { set: { search_after: afterKeyOf(order, page[page.length - 1]!) }, drop: ['skip'] };
       }
     } else if (params.skip + page.length < total) {

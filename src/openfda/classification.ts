@@ -5,11 +5,12 @@ import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { catalogOf, type Catalog } from './catalog.ts';
 import { dictPlan, dictTerms, type Dict } from './dict.ts';
-import { Bits, countOf, type DocSet } from './docset.ts';
+import type { Budget } from '../search/budget.ts';
+import { Bits, countOf, type DocSet } from '../search/docset.ts';
 import { fieldsOf, type FieldRef, type Node } from './lucene.ts';
-import { pageOf, type Order } from './order.ts';
+import { pageOf, type Order } from '../search/page.ts';
 import type { OpenFdaParams } from './params.ts';
-import { BadQuery, evaluate, planOf, type Budget, type Fields } from './plan.ts';
+import { BadQuery, evaluate, planOf, type Fields } from './plan.ts';
 import { toOpenFdaClassification } from './record.ts';
 import { countBody, fieldRefOf, metaOf, notFound, OpenFdaError, partsOf, type OpenFdaParts } from './envelope.ts';
 

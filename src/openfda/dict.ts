@@ -1,7 +1,8 @@
 import { foldText, tokenize } from '../search/tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
-import type { DocSet } from './docset.ts';
-import { BadQuery, eachDocSliced, NONE, scanPlan, type Budget, type Leaf, type Plan } from './plan.ts';
+import type { Budget } from '../search/budget.ts';
+import { eachDocSliced, type DocSet } from '../search/docset.ts';
+import { BadQuery, NONE, scanPlan, type Leaf, type Plan } from './plan.ts';
 
 /**
  * A field whose value is one entry of a dictionary (a list of distinct strings) per document: the index's

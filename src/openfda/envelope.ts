@@ -1,9 +1,9 @@
 import type { AnswerCache, NextPage } from '../utils/answer-cache.ts';
 import type { SourceState } from '../contract/index.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
+import type { Budget } from '../search/budget.ts';
 import type { CountResult } from './fields.ts';
 import type { FieldRef } from './lucene.ts';
-import type { Budget } from './plan.ts';
 
 /** openFDA's envelope and errors, shared by both endpoints (answer.ts, classification.ts). */
 export type OpenFdaDeps = {

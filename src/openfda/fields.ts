@@ -10,9 +10,10 @@ import type { Catalog } from './catalog.ts';
 import { committeeCode } from './committees.ts';
 import { openfdaBlock } from './record.ts';
 import { dictPlan, dictTerms, normal, stemWord, termIdOf, termRange, type Dict } from './dict.ts';
-import { Bits, listLimit, rangeSet, rowsUnion, unionOf, type DocSet } from './docset.ts';
+import { Bits, eachDocSliced, listLimit, rangeSet, rowsUnion, unionOf, type DocSet } from '../search/docset.ts';
 import type { FieldRef } from './lucene.ts';
-import { allPlan, BadQuery, eachDocSliced, NONE, scanPlan, setPlan, type Budget, type Fields, type Leaf, type Plan } from './plan.ts';
+import type { Budget } from '../search/budget.ts';
+import { allPlan, BadQuery, NONE, scanPlan, setPlan, type Fields, type Leaf, type Plan } from './plan.ts';
 
 /**
  * openFDA's 510(k) field names, each answered from the search index (src/contract/search-index.ts): what kind of

@@ -1,5 +1,6 @@
 import { clauseCount, type FieldRef, type Node } from './lucene.ts';
-import { Bits, complementOf, countOf, hasDoc, intersectionOf, listLimit, toBits, unionInto, unionOf, type DocSet } from './docset.ts';
+import { Budget, OPENFDA_LIMITS, type Limits, type Refusal } from '../search/budget.ts';
+import { Bits, complementOf, countOf, hasDoc, intersectionOf, listLimit, listOfBits, PASS_CHUNK, toBits, unionInto, unionOf, costOf, wordCount, type DocSet } from '../search/docset.ts';
 
 /**
  * A search tree turned into work over the documents of an endpoint. Each clause becomes a Plan: how many documents
@@ -31,73 +32,30 @@ export type Fields = {
 };
 
 /**
- * Per-query bounds, enforced here and nowhere else: the number of clauses, how many dictionary entries the trailing
- * wildcards of one query may expand to, and the work of the whole request in counted steps. A query past them is
- * refused before any work is done (clauses) or as soon as an expansion or the work passes the bound, with a message
- * that names the bound.
- *
- * A step is one document read in a pass (tested, listed, counted or ranked), 32 documents of a bitmap combined (one
- * word), or one dictionary entry compared: a pass over a column of a million records is a million steps, some 2 to 5
- * ms on one core. The work bound is absolute, as /v1/query's is, so that a request is refused the same way on every
- * machine and run; `slice` is the work done between two turns given back to the host (about a millisecond).
+ * openFDA's configuration of the work budget (src/search/budget.ts, `OPENFDA_LIMITS`): the clauses of a query, the
+ * dictionary entries the trailing wildcards of one query may expand to, and the work of the whole request in counted
+ * steps. A query past them is refused before any work is done (clauses) or as soon as an expansion or the work passes
+ * the bound, with a 400 that names the bound.
  */
-export const LIMITS = { clauses: 256, expansions: 20_000, work: 32_000_000, slice: 262_144 } as const;
-
-export type Limits = { clauses: number; expansions: number; work: number; slice: number };
-
-export class Budget {
-  expansions = 0;
-  /** Steps of work spent so far, and when the host last had its turn. */
-  spent = 0;
-  private mark = 0;
-  /** Turns given back to the host so far. */
-  turns = 0;
-  constructor(
-    readonly limits: Limits = LIMITS,
-    /** Gives the host its turn; resolves when the request may go on (none: the work runs to its end at once). */
-    private readonly pause: (() => Promise<void>) | null = null,
-  ) {}
-  expand(n: number, what: string): void {
-    this.expansions += n;
-    if (this.expansions > this.limits.expansions) {
-      throw new BadQuery(`search: ${what} expands to more than ${this.limits.expansions} dictionary entries in all; make the wildcard's stem longer`);
-    }
-  }
-  /** Counts `n` steps of work; refuses the request once its work passes the bound. */
-  charge(n: number): void {
-    this.spent += n;
-    if (this.spent > this.limits.work) {
-      throw new BadQuery(
-        `this request needs more than ${this.limits.work.toLocaleString('en-US')} steps of work (a step is one record read in a pass over a field, or one dictionary entry compared); use fewer clauses or wildcards, a narrower search, or search_after rather than a deep skip`,
+const refuseOpenFda: Refusal = (bound, max, what) =>
+  bound === 'expansions'
+    ? new BadQuery(`search: ${what} expands to more than ${max} dictionary entries in all; make the wildcard's stem longer`)
+    : new BadQuery(
+        `this request needs more than ${max.toLocaleString('en-US')} steps of work (a step is one record read in a pass over a field, or one dictionary entry compared); use fewer clauses or wildcards, a narrower search, or search_after rather than a deep skip`,
       );
-    }
-  }
-  /** Whether a slice of work has been spent since the host last had its turn. */
-  get due(): boolean {
-    return this.spent - this.mark >= this.limits.slice;
-  }
-  /** Gives the host its turn when a slice of work has been spent since it last had one. */
-  async turn(): Promise<void> {
-    if (!this.due) return;
-    this.mark = this.spent;
-    this.turns++;
-    if (this.pause) await this.pause();
-  }
+
+/** A budget for one openFDA request: `limits` (OPENFDA_LIMITS; tests give small ones), the host's turn `pause`. */
+export function openFdaBudget(limits: Limits = OPENFDA_LIMITS, pause: (() => Promise<void>) | null = null): Budget {
+  return new Budget(limits, pause, refuseOpenFda);
 }
 
 /** Checks a tree's size against the limits (before planning). */
-export function checkCost(tree: Node, limits = LIMITS): void {
+export function checkCost(tree: Node, limits: Limits = OPENFDA_LIMITS): void {
   const n = clauseCount(tree);
   if (n > limits.clauses) throw new BadQuery(`search has ${n} clauses; at most ${limits.clauses} are allowed`);
 }
 
-/** Documents (or bitmap words) handled between two checks of the turn in a pass: well under a slice of work. */
-const CHUNK = 16_384;
-
-/** The steps a set costs to make or to read once: its members when a list, its words when a bitmap. */
-export const costOf = (set: DocSet): number => (set instanceof Bits ? set.words.length : set.length);
-
-export async function planOf(tree: Node, fields: Fields, budget = new Budget()): Promise<Plan> {
+export async function planOf(tree: Node, fields: Fields, budget = openFdaBudget()): Promise<Plan> {
   const N = fields.docCount;
   switch (tree.type) {
     case 'all':
@@ -108,7 +66,7 @@ export async function planOf(tree: Node, fields: Fields, budget = new Budget()):
         size: N,
         set: async () => {
           const set = await child.set();
-          budget.charge(costOf(set) + ((N + 31) >>> 5));
+          budget.charge(costOf(set) + (wordCount(N)));
           return complementOf(set, N);
         },
         test: (d) => !child.test(d),
@@ -204,8 +162,8 @@ async function andSet(children: readonly Plan[], N: number, budget: Budget): Pro
 async function testEach(list: Uint32Array, rest: readonly Plan[], budget: Budget): Promise<Uint32Array> {
   const out = new Uint32Array(list.length);
   let n = 0;
-  for (let lo = 0; lo < list.length; lo += CHUNK) {
-    const hi = Math.min(list.length, lo + CHUNK);
+  for (let lo = 0; lo < list.length; lo += PASS_CHUNK) {
+    const hi = Math.min(list.length, lo + PASS_CHUNK);
     outer: for (let i = lo; i < hi; i++) {
       const d = list[i]!;
       for (const r of rest) if (!r.test(d)) continue outer;
@@ -217,59 +175,11 @@ async function testEach(list: Uint32Array, rest: readonly Plan[], budget: Budget
   return out.subarray(0, n);
 }
 
-function listOfBits(bits: Bits): Uint32Array {
-  const out = new Uint32Array(bits.count());
-  let n = 0;
-  const w = bits.words;
-  for (let i = 0; i < w.length; i++) {
-    let x = w[i]!;
-    while (x !== 0) {
-      const low = x & -x;
-      out[n++] = (i << 5) + (31 - Math.clz32(low));
-      x ^= low;
-    }
-  }
-  return out;
-}
-
-/**
- * Calls `f` for every member in ascending order, a chunk at a time with the host's turn given back when a slice of
- * work is spent; `f` returns the steps its document cost (1 for a plain read).
- */
-export async function eachDocSliced(set: DocSet, budget: Budget, f: (d: number) => number): Promise<void> {
-  if (set instanceof Bits) {
-    const w = set.words;
-    const step = CHUNK >>> 5;
-    for (let lo = 0; lo < w.length; lo += step) {
-      const hi = Math.min(w.length, lo + step);
-      let steps = hi - lo;
-      for (let i = lo; i < hi; i++) {
-        let x = w[i]!;
-        while (x !== 0) {
-          const low = x & -x;
-          steps += f((i << 5) + (31 - Math.clz32(low)));
-          x ^= low;
-        }
-      }
-      budget.charge(steps);
-      await budget.turn();
-    }
-    return;
-  }
-  for (let lo = 0; lo < set.length; lo += CHUNK) {
-    const hi = Math.min(set.length, lo + CHUNK);
-    let steps = 0;
-    for (let i = lo; i < hi; i++) steps += f(set[i]!);
-    budget.charge(steps);
-    await budget.turn();
-  }
-}
-
 export function allPlan(N: number, budget: Budget): Plan {
   return {
     size: N,
     set: async () => {
-      budget.charge((N + 31) >>> 5);
+      budget.charge(wordCount(N));
       const b = new Bits(N);
       b.addRange(0, N);
       return b;
@@ -293,8 +203,8 @@ export function scanPlan(N: number, test: (d: number) => boolean, budget: Budget
     set: async () => {
       if (made) return made;
       const bits = new Bits(N);
-      for (let lo = 0; lo < N; lo += CHUNK) {
-        const hi = Math.min(N, lo + CHUNK);
+      for (let lo = 0; lo < N; lo += PASS_CHUNK) {
+        const hi = Math.min(N, lo + PASS_CHUNK);
         for (let d = lo; d < hi; d++) if (test(d)) bits.add(d);
         budget.charge(hi - lo);
         await budget.turn();

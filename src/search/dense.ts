@@ -5,7 +5,8 @@ import { decidedIds, qualifierTest, shareOf, type Test } from './column-tests.ts
 import { facetsWithout } from './facets.ts';
 import type { ParsedQuery } from './grammar.ts';
 import { yearRange, type SearchIndex } from './model.ts';
-import { orderOf, rangeSpan, zeroedBitmap, type Sort } from './sort.ts';
+import { maskPage } from './page.ts';
+import { orderOf, rangeSpan, zeroedBitmap, type KeyedSort, type Sort } from './sort.ts';
 
 /**
  * Queries made only of filters that pass most documents (thirdparty:no -country:MY, thirdparty:no received:>=1990):
@@ -82,7 +83,7 @@ export function denseSearch(
   for (const f of failing) f.mark(failed);
   const { left, facets } = facetsWithout(index, failed, failing.flatMap((f) => f.runs), Math.min(n, count));
   const total = n - left;
-  const page = pageOf(index, failed, total, sort, offset, limit);
+  const page = maskPage(index, failed, total, sort, offset, limit, () => orderOf(index, sort as KeyedSort));
   failed.fill(0);
   return { total, page, facets };
 }
@@ -203,57 +204,4 @@ function markOutside(col: Uint32Array, zones: Zones, lo: number, hi: number, fro
     if (least[z]! >= lo && most[z]! <= hi) continue;
     for (let d = Math.max(from, z * ZONE), end = Math.min(to, (z + 1) * ZONE); d < end; d++) if ((col[d]! - lo) >>> 0 > span) failed[d] = 1;
   }
-}
-
-/** Positions [offset, offset + limit) of the documents not failed, in the sort's order (docs/search.md, "Sorts"). */
-function pageOf(index: SearchIndex, failed: Uint8Array, total: number, sort: Sort, offset: number, limit: number): Uint32Array {
-  const size = Math.max(0, Math.min(limit, total - offset));
-  const out = new Uint32Array(size);
-  if (size === 0) return out;
-  const n = index.docCount;
-  let seen = 0;
-  let at = 0;
-  const visit = (d: number): boolean => {
-    if (failed[d] === 1) return false;
-    if (seen >= offset) out[at++] = d;
-    seen++;
-    return at === size;
-  };
-  // In id order, four failed ids in a row are skipped at once: a date range's failures are long runs of ids.
-  const quads = new Uint32Array(failed.buffer, failed.byteOffset, failed.length >>> 2);
-  const ALL_FAILED = 0x01010101;
-  switch (sort) {
-    case 'relevance':
-    case 'decisionDate:desc':
-      for (let d = 0; d < n; ) {
-        if ((d & 3) === 0 && quads[d >>> 2] === ALL_FAILED) {
-          d += 4;
-          continue;
-        }
-        if (visit(d)) break;
-        d++;
-      }
-      break;
-    case 'decisionDate:asc': {
-      // Dated documents from the oldest, then the undated ones reversed (K number ascending).
-      const decided = index.docDecided;
-      const dated = partitionPoint(0, n, (d) => decided[d]! !== 0);
-      let done = false;
-      for (let d = dated - 1; d >= 0 && !done; ) {
-        if ((d & 3) === 3 && quads[d >>> 2] === ALL_FAILED) {
-          d -= 4;
-          continue;
-        }
-        done = visit(d);
-        d--;
-      }
-      for (let d = n - 1; d >= dated && !done; d--) done = visit(d);
-      break;
-    }
-    default: {
-      const order = orderOf(index, sort);
-      for (let i = 0; i < order.length; i++) if (visit(order[i]!)) break;
-    }
-  }
-  return out;
 }

@@ -4,12 +4,13 @@ import { checkQueryCost } from './cost.ts';
 import { denseSearch } from './dense.ts';
 import { matchParsedSteps } from './plan.ts';
 import { countFacetFieldsSteps, type FacetOut, type FacetRequest } from './facet-fields.ts';
-import { countFacets, type DocSet } from './facets.ts';
+import type { ListOrRange } from './docset.ts';
+import { countFacets } from './facets.ts';
 import { parseQuery, type ParsedQuery } from './grammar.ts';
 import type { Matches } from './conditions.ts';
 import { matchDocuments, matchDocumentsSteps } from './match.ts';
 import { yearRange, type SearchIndex } from './model.ts';
-import { pageOf } from './rank.ts';
+import { rankedPage } from './page.ts';
 import { orderPage, orderRange, type Sort } from './sort.ts';
 import { runSliced, runSteps, SLICE_DOCS, type Slicing, type Steps } from './slices.ts';
 import { reviewStats, type ReviewStats } from './stats.ts';
@@ -83,7 +84,7 @@ function* matchesWithin(index: SearchIndex, req: Omit<SearchRequest, 'page' | 'p
 }
 
 
-const asDocSet = (m: MatchSet): DocSet => ('docs' in m ? m.docs : m);
+const asListOrRange = (m: MatchSet): ListOrRange => ('docs' in m ? m.docs : m);
 
 /** Matches as a list, in id order (a range becomes its ids). */
 export function matchList(m: MatchSet): Matches {
@@ -168,7 +169,7 @@ function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number
     }),
   );
   yield;
-  const page = pageOf(matches.docs, matches.scores, offset, req.pageSize);
+  const page = rankedPage(matches.docs, matches.scores, offset, req.pageSize);
   onPage?.(page);
   yield;
   return {
@@ -209,7 +210,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
   }
   const matches = yield* chargedSteps(charged, matchesWithin(index, req, req.parsed));
   yield;
-  const set = asDocSet(matches);
+  const set = asListOrRange(matches);
   let page: Uint32Array;
   let total: number;
   if ('docs' in matches) {

@@ -3,7 +3,7 @@ import { ANY_EDGE_KIND, MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
 import { lineageNumber } from '../contract/lineage.ts';
 import { countPredicatesSteps } from './predicates.ts';
 import { dayTableOf, dayTableSteps } from './days.ts';
-import type { DocSet } from './facets.ts';
+import type { ListOrRange } from './docset.ts';
 import { topIds } from './facets.ts';
 import type { SearchIndex } from './model.ts';
 import { runSteps, slicesOf, type Steps } from './slices.ts';
@@ -34,12 +34,12 @@ type Values = Uint8Array | Uint16Array | Uint32Array;
 const SLICE_VALUES = 2_000;
 
 /** How many matches have each value below `size` of a column (a column's "none" is at or past `size`). */
-export function countColumn(col: Values, docs: DocSet, size: number): Uint32Array {
+export function countColumn(col: Values, docs: ListOrRange, size: number): Uint32Array {
   return countInto(col, docs, new Uint32Array(size));
 }
 
 /** Adds the matches' values below `counts.length` of a column to `counts`. */
-function countInto(col: Values, docs: DocSet, counts: Uint32Array): Uint32Array {
+function countInto(col: Values, docs: ListOrRange, counts: Uint32Array): Uint32Array {
   // One kernel per column type, each kept monomorphic for the optimizer.
   if (col instanceof Uint8Array) count8(col, docs, counts);
   else if (col instanceof Uint16Array) count16(col, docs, counts);
@@ -47,7 +47,7 @@ function countInto(col: Values, docs: DocSet, counts: Uint32Array): Uint32Array 
   return counts;
 }
 
-function count8(col: Uint8Array, docs: DocSet, counts: Uint32Array): void {
+function count8(col: Uint8Array, docs: ListOrRange, counts: Uint32Array): void {
   const size = counts.length;
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i++) {
@@ -61,7 +61,7 @@ function count8(col: Uint8Array, docs: DocSet, counts: Uint32Array): void {
     }
   }
 }
-function count16(col: Uint16Array, docs: DocSet, counts: Uint32Array): void {
+function count16(col: Uint16Array, docs: ListOrRange, counts: Uint32Array): void {
   const size = counts.length;
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i++) {
@@ -75,7 +75,7 @@ function count16(col: Uint16Array, docs: DocSet, counts: Uint32Array): void {
     }
   }
 }
-function count32(col: Uint32Array, docs: DocSet, counts: Uint32Array): void {
+function count32(col: Uint32Array, docs: ListOrRange, counts: Uint32Array): void {
   const size = counts.length;
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i++) {
@@ -221,7 +221,7 @@ function columnOf(index: SearchIndex, field: ColumnField): Column {
  * ascending; `order: "value"` lists values ascending (years as numbers, days in time order). Dictionary ids are in
  * value order, so "value ascending" is "id ascending" for every field. `size` null lists every value.
  */
-export function countFacetFields(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[], edgeKinds: number = ANY_EDGE_KIND): FacetOut[] {
+export function countFacetFields(index: SearchIndex, docs: ListOrRange, requests: readonly FacetRequest[], edgeKinds: number = ANY_EDGE_KIND): FacetOut[] {
   return runSteps(countFacetFieldsSteps(index, docs, requests, Infinity, edgeKinds));
 }
 
@@ -229,7 +229,7 @@ export function countFacetFields(index: SearchIndex, docs: DocSet, requests: rea
  * `countFacetFields` with a yield point every `sliceDocs` documents counted and after each field (slices.ts).
  * `edgeKinds`: the edge kinds the `predicate` facet counts (the query's `kind:`, else all).
  */
-export function* countFacetFieldsSteps(index: SearchIndex, docs: DocSet, requests: readonly FacetRequest[], sliceDocs: number, edgeKinds: number = ANY_EDGE_KIND): Steps<FacetOut[]> {
+export function* countFacetFieldsSteps(index: SearchIndex, docs: ListOrRange, requests: readonly FacetRequest[], sliceDocs: number, edgeKinds: number = ANY_EDGE_KIND): Steps<FacetOut[]> {
   const out: FacetOut[] = [];
   // Fields that count the same column (the three flags, product codes and device classes) count it once; folds
   // never write into what they are given.

@@ -2,18 +2,16 @@ import { MAX_YEAR, NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import type { Facet } from '../contract/envelope.ts';
 import type { SearchIndex } from './model.ts';
 import { partitionPoint } from '../utils/bisect.ts';
+import type { ListOrRange } from './docset.ts';
 
 export const FACET_SIZE = 10;
-
-/** Matches as a list of document ids, or as one id range (no query words and at most a year filter). */
-export type DocSet = Uint32Array | { lo: number; hi: number };
 
 /**
  * The three facets over every match (not just the page): productCode, applicant, decisionYear, each its ten most
  * frequent values, count descending then value ascending, documents without the value not counted. Code and applicant
  * ids are assigned in value order, so "value ascending" is "id ascending" for all three.
  */
-export function countFacets(index: SearchIndex, docs: DocSet): Facet[] {
+export function countFacets(index: SearchIndex, docs: ListOrRange): Facet[] {
   const { docCode, docApplicant } = index;
   const counts = lendCounts(index);
   try {
@@ -227,7 +225,7 @@ function addYears(index: SearchIndex, lo: number, hi: number, years: Uint32Array
  * matches than not adds its counts made once per index (`blockCounts`) and takes off the ids it lacks: a date range's
  * matches are mostly runs of ids, since ids run in decision date order.
  */
-function countByBlocks(index: SearchIndex, docs: DocSet, codes: Uint32Array, applicants: Uint32Array): void {
+function countByBlocks(index: SearchIndex, docs: ListOrRange, codes: Uint32Array, applicants: Uint32Array): void {
   const { docCode, docApplicant, docCount } = index;
   let blocks: BlockCounts | null = null;
   if (!(docs instanceof Uint32Array)) {
@@ -292,7 +290,7 @@ function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Arra
   ];
 }
 
-function countCodesAndApplicants(docCode: Uint16Array, docApplicant: Uint32Array, docs: DocSet, codes: Uint32Array, applicants: Uint32Array): void {
+function countCodesAndApplicants(docCode: Uint16Array, docApplicant: Uint32Array, docs: ListOrRange, codes: Uint32Array, applicants: Uint32Array): void {
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
@@ -369,7 +367,7 @@ function yearSpan(index: SearchIndex): { lo: number; hi: number } {
  * Matches per decision year added to `years` (index: the year; no date is not counted), from the years' id ranges:
  * no pass over the matches.
  */
-function yearCounts(index: SearchIndex, docs: DocSet, years: Uint32Array): Uint32Array {
+function yearCounts(index: SearchIndex, docs: ListOrRange, years: Uint32Array): Uint32Array {
   const runs = runsOfYears(index);
   const before = (id: number): number =>
     docs instanceof Uint32Array ? partitionPoint(0, docs.length, (i) => docs[i]! < id) : Math.min(Math.max(id, docs.lo), docs.hi) - docs.lo;

@@ -3,7 +3,7 @@ import { lineageCode } from '../contract/lineage.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { spend } from './budget.ts';
 import type { Condition } from './conditions.ts';
-import type { DocSet } from './facets.ts';
+import type { ListOrRange } from './docset.ts';
 import type { SearchIndex } from './model.ts';
 import { slicesOf, type Steps } from './slices.ts';
 
@@ -53,7 +53,7 @@ export function predicateCondition(index: SearchIndex, number: string, kinds: nu
  * How many matches name each device (by an edge of one of `kinds`), indexed as `predCodes`: a match counts once
  * under each device it names. A yield point after every `sliceDocs` matches.
  */
-export function* countPredicatesSteps(index: SearchIndex, docs: DocSet, kinds: number, sliceDocs: number): Steps<Uint32Array> {
+export function* countPredicatesSteps(index: SearchIndex, docs: ListOrRange, kinds: number, sliceDocs: number): Steps<Uint32Array> {
   const counts = new Uint32Array(index.predCodes.length);
   const offsets = index.docPredOffsets;
   const preds = index.docPreds;

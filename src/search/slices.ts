@@ -1,4 +1,4 @@
-import type { DocSet } from './facets.ts';
+import type { ListOrRange } from './docset.ts';
 
 /**
  * Search in slices that give the event loop back. A search is written once, as a generator whose each `yield` is a
@@ -71,7 +71,7 @@ export function platformPause(): Promise<void> {
 }
 
 /** The documents in slices of at most `size`: pieces of the list, or of the range. */
-export function* slicesOf(docs: DocSet, size: number): Generator<DocSet, void, void> {
+export function* slicesOf(docs: ListOrRange, size: number): Generator<ListOrRange, void, void> {
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i += size) yield docs.subarray(i, Math.min(docs.length, i + size));
   } else {

@@ -1,9 +1,10 @@
 import type { SearchIndex } from './model.ts';
-import { pageOf } from './rank.ts';
+import { rankedPage, SmallestKeys } from './page.ts';
 import { sortedIds } from './radix.ts';
 
 import type { SORTS } from '../contract/operations.ts';
 import { partitionPoint } from '../utils/bisect.ts';
+import { idsByBits, listHas } from './docset.ts';
 
 /** The orders a search can ask for (docs/search.md, "Sorts"). `relevance` is the default and today's order. */
 export type Sort = (typeof SORTS)[number];
@@ -22,9 +23,9 @@ export function orderPage(index: SearchIndex, docs: Uint32Array, scores: Uint32A
   if (offset >= docs.length || limit <= 0) return new Uint32Array(0);
   switch (sort) {
     case 'relevance':
-      return pageOf(docs, scores, offset, limit);
+      return rankedPage(docs, scores, offset, limit);
     case 'decisionDate:desc':
-      return pageOf(docs, null, offset, limit);
+      return rankedPage(docs, null, offset, limit);
     case 'decisionDate:asc': {
       // Dated documents reversed, then the undated ones reversed (K number ascending among them).
       const decided = index.docDecided;
@@ -69,7 +70,7 @@ export function orderRange(index: SearchIndex, lo: number, hi: number, sort: Sor
   }
 }
 
-type KeyedSort = 'receivedDate:desc' | 'reviewDays:desc' | 'kNumber:asc';
+export type KeyedSort = 'receivedDate:desc' | 'reviewDays:desc' | 'kNumber:asc';
 
 /**
  * A keyed sort's primary key of document d, a non-negative integer up to 2^23, smaller first: received date and review
@@ -166,9 +167,6 @@ export function zeroedBitmap(index: SearchIndex): Uint8Array {
   return bitmap;
 }
 
-/** All 0: the bits `idsByBits` lends itself from call to call (a 128 kB array each time was garbage). */
-let spareBits: Uint32Array | null = null;
-
 /**
  * Distinct ids of an index of `docCount` documents, ascending: sorted (`sortedIds`, linear) when fewer than
  * `docCount / sortUnder`, else set as bits and read back (`idsByBits`). Where the two meet depends on the caller:
@@ -178,39 +176,6 @@ let spareBits: Uint32Array | null = null;
 export function ascendingIds(ids: Uint32Array, docCount: number, sortUnder: number): Uint32Array {
   if (ids.length * sortUnder < docCount) return sortedIds(ids);
   return idsByBits(docCount, [ids]);
-}
-
-/**
- * The distinct ids of the lists (in any order), ascending: set as bits (a bit per document: 128 kB at a million,
- * small enough to stay in cache while ids in any order are set) and read back in id order.
- */
-export function idsByBits(docCount: number, lists: readonly Uint32Array[]): Uint32Array {
-  const words = (docCount + 31) >>> 5;
-  // The bits are read back word by word and each word zeroed as it is read, so one array serves every call.
-  const bits = spareBits !== null && spareBits.length === words ? spareBits : new Uint32Array(words);
-  spareBits = null;
-  let total = 0;
-  for (const ids of lists) {
-    total += ids.length;
-    for (let i = 0; i < ids.length; i++) {
-      const d = ids[i]!;
-      bits[d >>> 5]! |= 1 << (d & 31);
-    }
-  }
-  const out = new Uint32Array(total);
-  let n = 0;
-  for (let w = 0; w < bits.length; w++) {
-    let word = bits[w]!;
-    if (word === 0) continue;
-    bits[w] = 0;
-    while (word !== 0) {
-      const low = word & -word;
-      out[n++] = (w << 5) + 31 - Math.clz32(low);
-      word ^= low;
-    }
-  }
-  spareBits = bits;
-  return n === total ? out : out.slice(0, n);
 }
 
 /** Which page-picking way a keyed sort takes; `keyedPage` chooses, tests force each one. */
@@ -257,7 +222,7 @@ export function pickPage(index: SearchIndex, members: Members, sort: KeyedSort, 
     for (let step = 0; step < order.length && seen < k; step++) {
       if (step >= budget) return null;
       const d = order[step]!;
-      if (contains(list, d)) {
+      if (listHas(list, d)) {
         if (seen >= offset) out[at++] = d;
         seen++;
       }
@@ -293,52 +258,18 @@ export function pickPage(index: SearchIndex, members: Members, sort: KeyedSort, 
       const d = at(i);
       keys[i] = primary(index, sort, d) * ID_SPAN + d;
     }
+    keys.sort();
   } else {
-    // A max-heap of the k smallest keys seen: the root is the one a smaller key replaces.
-    const heap = new Float64Array(k);
-    let n = 0;
+    // The k smallest keys (each holds its document), ascending.
+    const heap = new SmallestKeys(k);
     for (let i = 0; i < m; i++) {
       const d = at(i);
-      const key = primary(index, sort, d) * ID_SPAN + d;
-      if (n < k) {
-        let c = n++;
-        while (c > 0) {
-          const p = (c - 1) >> 1;
-          if (heap[p]! >= key) break;
-          heap[c] = heap[p]!;
-          c = p;
-        }
-        heap[c] = key;
-      } else if (key < heap[0]!) {
-        let c = 0;
-        for (;;) {
-          let child = 2 * c + 1;
-          if (child >= k) break;
-          if (child + 1 < k && heap[child + 1]! > heap[child]!) child++;
-          if (heap[child]! <= key) break;
-          heap[c] = heap[child]!;
-          c = child;
-        }
-        heap[c] = key;
-      }
+      heap.offer(primary(index, sort, d) * ID_SPAN + d, d);
     }
-    keys = heap;
+    keys = heap.sortedKeys();
   }
-  keys.sort();
   for (let i = 0; i < size; i++) out[i] = keys[offset + i]! % ID_SPAN;
   return out;
-}
-
-/** Whether the ascending list holds d. */
-function contains(list: Uint32Array, d: number): boolean {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < d) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < list.length && list[lo] === d;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { MAX_YEAR } from '../contract/search-index.ts';
-import type { DocSet } from './facets.ts';
+import type { ListOrRange } from './docset.ts';
 import type { SearchIndex } from './model.ts';
 
 export type ReviewFigures = { count: number; min: number; median: number; p90: number; max: number };
@@ -12,7 +12,7 @@ export type ReviewStats = {
  * median, 90th percentile and max, overall and by decision year (ascending). Percentiles are nearest-rank (the
  * value at rank ⌈p × count⌉), so each figure is a real review time. Null when no match has both dates.
  */
-export function reviewStats(index: SearchIndex, docs: DocSet): ReviewStats {
+export function reviewStats(index: SearchIndex, docs: ListOrRange): ReviewStats {
   const { docDecided, docReceived, docYear } = index;
   const ids = docs instanceof Uint32Array ? docs : null;
   const from = docs instanceof Uint32Array ? 0 : docs.lo;

@@ -1,7 +1,7 @@
 import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import type { SearchIndex } from './model.ts';
-import { idsByBits } from './sort.ts';
+import { idsByBits } from './docset.ts';
 import { kNumberRange } from './tokenize.ts';
 
 /**

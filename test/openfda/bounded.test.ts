@@ -2,10 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sourceStateOf } from '../../src/api/source-state.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { answerOpenFda, type OpenFdaPacing } from '../../src/openfda/answer.ts';
-import { Bits } from '../../src/openfda/docset.ts';
+import { Bits } from '../../src/search/docset.ts';
 import { parseSearch } from '../../src/openfda/lucene.ts';
-import { pageOf, type Order } from '../../src/openfda/order.ts';
-import { Budget, LIMITS } from '../../src/openfda/plan.ts';
+import { pageOf, type Order } from '../../src/search/page.ts';
+import { OPENFDA_LIMITS as LIMITS, type Budget } from '../../src/search/budget.ts';
+import { openFdaBudget } from '../../src/openfda/plan.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import type { Snapshot } from '../../src/snapshot/index.ts';
 import { joinBytes } from '../../src/utils/join-bytes.ts';
@@ -169,7 +170,7 @@ describe('a sorted page far down (a deep skip)', () => {
     // The work done between two turns given back.
     const gaps: number[] = [];
     let last = 0;
-    const budget: Budget = new Budget({ ...LIMITS, slice: 512 }, async () => {
+    const budget: Budget = openFdaBudget({ ...LIMITS, slice: 512 }, async () => {
       gaps.push(budget.spent - last);
       last = budget.spent;
     });
@@ -185,6 +186,6 @@ describe('a sorted page far down (a deep skip)', () => {
   it('a skip past the end is an empty page', async () => {
     const bits = new Bits(N);
     bits.addRange(0, N);
-    expect(await pageOf(bits, N, order(false), N, 5, null, new Budget())).toEqual([]);
+    expect(await pageOf(bits, N, order(false), N, 5, null, openFdaBudget())).toEqual([]);
   });
 });

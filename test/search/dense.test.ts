@@ -7,7 +7,8 @@ import { parseQuery } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { kNumberText } from '../../src/search/k-number.ts';
-import { ascendingIds, idsByBits } from '../../src/search/sort.ts';
+import { idsByBits } from '../../src/search/docset.ts';
+import { ascendingIds } from '../../src/search/sort.ts';
 import { makeRecord } from '../helpers/records.ts';
 
 /**

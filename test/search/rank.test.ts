@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pageOf } from '../../src/search/rank.ts';
+import { rankedPage as pageOf } from '../../src/search/page.ts';
 
 describe('pageOf', () => {
   it('is the page of a full sort by score descending, then id ascending, for small and large scores', () => {

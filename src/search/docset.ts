@@ -1,8 +1,12 @@
 import { idRange } from '../utils/id-range.ts';
+import type { Budget } from './budget.ts';
 
 /**
- * Sets of document ids as the planner passes them around: a sorted list when the set is small, a bitmap (one bit per
- * document) when it is not. Both are typed arrays; nothing is an object per document.
+ * The set algebra of document ids, one for every engine (/v1/query's matching and facets, the openFDA planner).
+ *
+ * A DocSet is a sorted list when the set is small and a bitmap (one bit per document) when it is not. Both are typed
+ * arrays; nothing is an object per document. A search's matches with no words to test are an id range instead
+ * (`ListOrRange`), which its facet counts and slices read without making a list.
  */
 export class Bits {
   readonly words: Uint32Array;
@@ -32,6 +36,15 @@ export class Bits {
 
 export type DocSet = Uint32Array | Bits;
 
+/** The 32-bit words of a bitmap of `docCount` documents: the steps a pass over it costs. */
+export const wordCount = (docCount: number): number => (docCount + 31) >>> 5;
+
+/** The ids lo..hi-1. */
+export type DocRange = { lo: number; hi: number };
+
+/** Matches as an ascending list of document ids, or as one id range (no query words and at most a year filter). */
+export type ListOrRange = Uint32Array | DocRange;
+
 export function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
@@ -53,15 +66,35 @@ export function toBits(set: DocSet, docCount: number): Bits {
 }
 
 export function hasDoc(set: DocSet, d: number): boolean {
-  if (set instanceof Bits) return set.has(d);
+  return set instanceof Bits ? set.has(d) : listHas(set, d);
+}
+
+/** Whether the ascending list holds d (a binary search). */
+export function listHas(list: Uint32Array, d: number): boolean {
   let lo = 0;
-  let hi = set.length;
+  let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (set[mid]! < d) lo = mid + 1;
+    if (list[mid]! < d) lo = mid + 1;
     else hi = mid;
   }
-  return lo < set.length && set[lo] === d;
+  return lo < list.length && list[lo] === d;
+}
+
+/** The members of a bitmap as an ascending list. */
+export function listOfBits(bits: Bits): Uint32Array {
+  const out = new Uint32Array(bits.count());
+  let n = 0;
+  const w = bits.words;
+  for (let i = 0; i < w.length; i++) {
+    let x = w[i]!;
+    while (x !== 0) {
+      const low = x & -x;
+      out[n++] = (i << 5) + (31 - Math.clz32(low));
+      x ^= low;
+    }
+  }
+  return out;
 }
 
 export function rangeSet(lo: number, hi: number, docCount: number): DocSet {
@@ -88,6 +121,45 @@ export function eachDoc(set: DocSet, f: (d: number) => boolean | void): void {
     return;
   }
   for (let i = 0; i < set.length; i++) if (f(set[i]!) === false) return;
+}
+
+/** Documents (or bitmap words) handled between two checks of the turn in a pass: well under a slice of work. */
+export const PASS_CHUNK = 16_384;
+
+/** The steps a set costs to make or to read once: its members when a list, its words when a bitmap. */
+export const costOf = (set: DocSet): number => (set instanceof Bits ? set.words.length : set.length);
+
+/**
+ * Calls `f` for every member in ascending order, a chunk at a time with the host's turn given back when a slice of
+ * work is spent; `f` returns the steps its document cost (1 for a plain read).
+ */
+export async function eachDocSliced(set: DocSet, budget: Budget, f: (d: number) => number): Promise<void> {
+  if (set instanceof Bits) {
+    const w = set.words;
+    const step = PASS_CHUNK >>> 5;
+    for (let lo = 0; lo < w.length; lo += step) {
+      const hi = Math.min(w.length, lo + step);
+      let steps = hi - lo;
+      for (let i = lo; i < hi; i++) {
+        let x = w[i]!;
+        while (x !== 0) {
+          const low = x & -x;
+          steps += f((i << 5) + (31 - Math.clz32(low)));
+          x ^= low;
+        }
+      }
+      budget.charge(steps);
+      await budget.turn();
+    }
+    return;
+  }
+  for (let lo = 0; lo < set.length; lo += PASS_CHUNK) {
+    const hi = Math.min(set.length, lo + PASS_CHUNK);
+    let steps = 0;
+    for (let i = lo; i < hi; i++) steps += f(set[i]!);
+    budget.charge(steps);
+    await budget.turn();
+  }
 }
 
 /** Members in ascending order from the `skip`-th, at most `limit` of them. */
@@ -117,6 +189,42 @@ export function sliceOf(set: DocSet, skip: number, limit: number): number[] {
     }
   }
   return out;
+}
+
+/** All 0: the bits `idsByBits` lends itself from call to call (a 128 kB array each time was garbage). */
+let spareBits: Uint32Array | null = null;
+
+/**
+ * The distinct ids of the lists (in any order), ascending: set as bits (a bit per document: 128 kB at a million,
+ * small enough to stay in cache while ids in any order are set) and read back in id order.
+ */
+export function idsByBits(docCount: number, lists: readonly Uint32Array[]): Uint32Array {
+  const words = (docCount + 31) >>> 5;
+  // The bits are read back word by word and each word zeroed as it is read, so one array serves every call.
+  const bits = spareBits !== null && spareBits.length === words ? spareBits : new Uint32Array(words);
+  spareBits = null;
+  let total = 0;
+  for (const ids of lists) {
+    total += ids.length;
+    for (let i = 0; i < ids.length; i++) {
+      const d = ids[i]!;
+      bits[d >>> 5]! |= 1 << (d & 31);
+    }
+  }
+  const out = new Uint32Array(total);
+  let n = 0;
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!;
+    if (word === 0) continue;
+    bits[w] = 0;
+    while (word !== 0) {
+      const low = word & -word;
+      out[n++] = (w << 5) + 31 - Math.clz32(low);
+      word ^= low;
+    }
+  }
+  spareBits = bits;
+  return n === total ? out : out.slice(0, n);
 }
 
 /** The union of sorted lists, as a list when small and a bitmap when not. */
