@@ -5,7 +5,11 @@
  * Worker reading the whole index (SEARCH_INDEX=whole), side by side in one run; and the bytes each kind of request
  * reads from the snapshot's storage, counted in-process through the same operations the Worker runs.
  *
- *   npx tsx bench/worker-start.ts --snapshot DIR [--runs 2] [--seconds 5] [--connections 8] [--budget BYTES]
+ *   npx tsx bench/worker-start.ts --snapshot DIR [--runs 2] [--seconds 5] [--connections 8] [--budget BYTES] [--assets DIR]
+ *
+ * Each run is two fresh starts: one times the requests and reads workerd's resident memory after each, touching
+ * nothing else; the other reads the isolate's memory after each through the inspector (a heap snapshot, which
+ * itself grows workerd's resident memory, so the two are never read in the same start).
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
@@ -30,7 +34,7 @@ import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { heapOf, workerdPid, type IsolateMemory } from './lib/worker.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES]
+const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES] [--assets DIR | --keep-assets DIR]
 
 The Worker from a cold start (fresh workerd each run): time to listening, first meta, detail, search and all-facet
 search, with workerd's RSS and the isolate's memory after each; warm search throughput over the chunked index
@@ -40,13 +44,18 @@ against the whole index in one run; bytes read per kind of request. Prints figur
   --runs N           fresh starts per way of reading the index (default 2; 0: only the bytes read)
   --seconds N        seconds of warm search load per side (default 5)
   --connections N    concurrent requests of the warm load (default 8)
-  --budget BYTES     the Worker's SEARCH_CACHE_BYTES (default: the Worker's own)`;
+  --budget BYTES     the Worker's SEARCH_CACHE_BYTES (default: the Worker's own)
+  --assets DIR       an assets folder already filled from the snapshot (npm run worker's dist/worker-assets, or
+                     one an earlier run kept with --keep-assets); default: a fresh temporary copy
+  --keep-assets DIR  fill DIR with the assets and keep it (for later runs' --assets)`;
 const values = parseCommandLine('worker-start', USAGE, {
   snapshot: { type: 'string', default: 'snapshot' },
   runs: { type: 'string', default: '2' },
   seconds: { type: 'string', default: '5' },
   connections: { type: 'string', default: '8' },
   budget: { type: 'string' },
+  assets: { type: 'string' },
+  'keep-assets': { type: 'string' },
 });
 const dir = resolve(values.snapshot);
 const MiB = 1024 * 1024;
@@ -58,7 +67,10 @@ const records = await sampleRecords(dir, 200);
 const queries = makeQueries(records, 200, 510);
 const BASE: SearchInput = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 };
 const typical: SearchInput = { ...BASE, query: 'catheter' };
-const allFacets: SearchInput = { ...BASE, query: 'system', facets: FACET_FIELDS.map((field) => ({ field, size: null, order: 'count' as const })) };
+// A snapshot built before predicates were indexed has no predicate facet (a 503 names it): every other field.
+const directory = JSON.parse(await readFile(join(dir, 'search/chunks.json'), 'utf8').catch(() => '{}')) as { predicates?: unknown };
+const fields = FACET_FIELDS.filter((f) => f !== 'predicate' || directory.predicates !== undefined);
+const allFacets: SearchInput = { ...BASE, query: 'system', facets: fields.map((field) => ({ field, size: null, order: 'count' as const })) };
 const body = (operation: string, input: unknown) => JSON.stringify({ version: 1, operation: `device-510k.${operation}`, input });
 const steps: { name: string; body: string }[] = [
   { name: 'meta', body: body('meta', {}) },
@@ -92,29 +104,41 @@ async function throughput(url: string, seconds: number, connections: number): Pr
 
 const tmp = await mkdtemp(join(tmpdir(), 'device-510k-worker-start-'));
 try {
-  const assetsDir = join(tmp, 'assets');
+  const assetsDir = values.assets ? resolve(values.assets) : values['keep-assets'] ? resolve(values['keep-assets']) : join(tmp, 'assets');
   const copyStart = performance.now();
-  await prepareAssets({ snapshotPath: dir, publicDir: join(ROOT, 'public'), out: assetsDir });
+  if (!values.assets) await prepareAssets({ snapshotPath: dir, publicDir: join(ROOT, 'public'), out: assetsDir });
   const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as { counts: { records: number } };
-  console.log(`${manifest.counts.records.toLocaleString('en-US')} records; assets copied in ${((performance.now() - copyStart) / 1000).toFixed(1)} s; load ${load()}\n`);
+  const copied = values.assets ? `assets of ${assetsDir} as they are` : `assets copied in ${((performance.now() - copyStart) / 1000).toFixed(1)} s`;
+  console.log(`${manifest.counts.records.toLocaleString('en-US')} records; ${copied}; all-facet search over ${fields.length} fields; load ${load()}\n`);
 
   const warm: Record<string, number> = {};
   for (const mode of ['chunks', 'whole'] as const) {
     for (let run = 1; run <= Number(values.runs); run++) {
-      const inspectorPort = await freePort();
       const vars: Record<string, string> = { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}) };
+      // The isolate's memory after each first request, in a start of its own (see the head of this file).
+      const heaps: string[] = [];
+      const inspectorPort = await freePort();
+      const probed = await startWorker({ storage: 'assets', assetsDir, assetsReady: true, inspectorPort, vars });
+      try {
+        for (const step of steps) {
+          await post(probed.url, step.body);
+          heaps.push(isolate(await heapOf(inspectorPort, console.log)));
+        }
+      } finally {
+        await probed.close();
+      }
       const t0 = performance.now();
       const worker = await startWorker({ storage: 'assets', assetsDir, assetsReady: true, inspectorPort, vars });
       try {
         const listening = performance.now() - t0;
         const pid = await workerdPid();
         console.log(`${mode} run ${run}: listening after ${listening.toFixed(0)} ms, RSS ${mib(memoryOf(pid)?.rss ?? NaN)} MiB (load ${load()})`);
-        for (const step of steps) {
+        for (const [i, step] of steps.entries()) {
           const t = performance.now();
           await post(worker.url, step.body);
           const own = performance.now() - t;
           const rss = memoryOf(pid)?.rss ?? NaN;
-          console.log(`  first ${step.name}: own ${own.toFixed(0)} ms, since start ${(performance.now() - t0).toFixed(0)} ms; workerd RSS ${mib(rss)} MiB; isolate ${isolate(await heapOf(inspectorPort, console.log))} (load ${load()})`);
+          console.log(`  first ${step.name}: own ${own.toFixed(0)} ms, since start ${(performance.now() - t0).toFixed(0)} ms; workerd RSS ${mib(rss)} MiB; isolate (another start) ${heaps[i]} (load ${load()})`);
         }
         if (run === 1) {
           await throughput(worker.url, 1, Number(values.connections));

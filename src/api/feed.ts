@@ -1,6 +1,6 @@
 import type { ClearanceRecord, ExportInput } from '../contract/index.ts';
-import { ApiError, refusingCostlyQueries, SearchUnavailable } from '../operations/errors.ts';
-import { searchIndexOf } from '../search/snapshot-index.ts';
+import { ApiError, refusingCostlyQueries } from '../operations/errors.ts';
+import { matchIndexOf } from '../operations/search.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { matchesOf, matchList } from '../search/engine.ts';
 import { kNumberText } from '../search/k-number.ts';
@@ -93,9 +93,15 @@ function recentDocs(index: SearchIndex, history: LoadedHistory): { doc: number; 
 
 /** The K numbers of the newest `limit` matches of the search: first seen latest, then decided latest. */
 async function newestMatches(snapshot: Snapshot, history: LoadedHistory, input: ExportInput, limit: number): Promise<string[]> {
-  const loaded = await searchIndexOf(snapshot);
-  if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
-  const index = loaded.index;
+  const { index, release } = await matchIndexOf(snapshot, { ...input, sort: 'decisionDate:desc' });
+  try {
+    return newestOf(index, history, input, limit);
+  } finally {
+    release();
+  }
+}
+
+function newestOf(index: SearchIndex, history: LoadedHistory, input: ExportInput, limit: number): string[] {
   // Any sort but relevance gives the matches by id, ascending: decision date descending, undated last.
   const { docs } = matchList(refusingCostlyQueries(() => matchesOf(index, { ...input, sort: 'decisionDate:desc' })));
   const has = (d: number) => {

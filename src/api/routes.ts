@@ -4,7 +4,7 @@ import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFdaRequest, type Endpoint } from '../openfda/answer.ts';
-import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, tooLarge, type McpAnswer } from './mcp/index.ts';
+import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, tooLarge, type McpAnswer, type McpOptions } from './mcp/index.ts';
 import { answerQuery, type QueryDeps } from './query-answer.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -169,7 +169,14 @@ const mcp: RouteHandler = async (request, context) => {
     },
     onFailure: (f) => (failure ??= f),
   });
-  const options = { backend, budgetBytes: context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES, onBug: (_tool: string, cause: unknown) => (failure ??= { cause, bug: true }) };
+  const answers = context.deps.answerCache;
+  const options: McpOptions = {
+    backend,
+    budgetBytes: context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES,
+    onBug: (_tool: string, cause: unknown) => (failure ??= { cause, bug: true }),
+    // Finished results are kept beside the operations' answers, for the snapshot this request is answered from.
+    ...(answers && context.snapshot && { resultCache: { answers, snapshot: context.snapshot } }),
+  };
   const answer = await answerMcpPost((name) => request.header(name), body, options);
   if (gone) return { kind: 'gone' };
   return mcpAnswer(answer, failure);

@@ -107,7 +107,12 @@ export type Counts = z.infer<typeof Counts>;
  * The hash is the caller's (node:crypto on Node, the platform's elsewhere), so the contract needs no runtime module.
  */
 export function snapshotIdOf(files: readonly FileEntry[], sha256Hex: (bytes: Uint8Array) => string): string {
-  return sha256Hex(new TextEncoder().encode(files.map((f) => `${f.path}\t${f.sha256}\n`).join(''))).slice(0, 16);
+  return sha256Hex(snapshotIdInput(files)).slice(0, 16);
+}
+
+/** The bytes whose sha256 (its first 16 hex digits) is the snapshot id: each file's path and digest, a line each. */
+export function snapshotIdInput(files: readonly FileEntry[]): Uint8Array {
+  return new TextEncoder().encode(files.map((f) => `${f.path}\t${f.sha256}\n`).join(''));
 }
 
 export const Manifest = z.strictObject({

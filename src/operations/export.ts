@@ -8,8 +8,8 @@ import { matchesOf } from '../search/engine.ts';
 import { kNumberText } from '../search/k-number.ts';
 import { compareKeys, orderPage, orderRange, sortKey, type Sort } from '../search/sort.ts';
 import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
-import { ApiError, refusingCostlyQueries, SearchUnavailable } from './errors.ts';
-import { searchIndexOf } from '../search/snapshot-index.ts';
+import { ApiError, refusingCostlyQueries } from './errors.ts';
+import { matchIndexOf } from './search.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { CursorCodec } from './cursor.ts';
 import { defaultExportTables, type ExportTables } from './export-tables.ts';
@@ -133,10 +133,16 @@ export type ExportOptions = {
 };
 
 export async function prepareExport(input: ExportInput & { parsed: ParsedQuery }, snapshot: Snapshot, options: ExportOptions = {}): Promise<PreparedExport> {
-  const loaded = await searchIndexOf(snapshot);
-  if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
-  const index = loaded.index;
   const sort: Sort = input.sort ?? 'relevance';
+  const { index, release } = await matchIndexOf(snapshot, { ...input, sort });
+  try {
+    return await exportOver(index, input, sort, snapshot, options);
+  } finally {
+    release();
+  }
+}
+
+async function exportOver(index: SearchIndex, input: ExportInput & { parsed: ParsedQuery }, sort: Sort, snapshot: Snapshot, options: ExportOptions): Promise<PreparedExport> {
   const matches = refusingCostlyQueries(() => matchesOf(index, { ...input, sort }));
   await options.pause?.();
   // A range of ids (no words) is ordered as one list, not listed and then ordered.

@@ -8,7 +8,8 @@ import type { ParsedQuery } from '../search/grammar.ts';
 import { PredicatesNotIndexed } from '../search/model.ts';
 import { DAMAGED, searchIndexOf } from '../search/snapshot-index.ts';
 import { sectionsFor } from '../search/needs.ts';
-import { runSearchSliced, type SearchOutcome } from '../search/engine.ts';
+import { runSearchSliced, type SearchOutcome, type SearchRequest } from '../search/engine.ts';
+import type { SearchIndex } from '../search/model.ts';
 import { platformPause, type Slicing } from '../search/slices.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
@@ -96,6 +97,41 @@ export async function chunkedIndexOf(snapshot: Snapshot): Promise<ChunkedIndex |
   return opened.chunked;
 }
 
+/** A request over every match of a query (an export's, a feed's): no page, no facet counts. */
+export type MatchRequest = Omit<SearchRequest, 'page' | 'pageSize' | 'facets' | 'stats'>;
+
+/**
+ * The index an operation over every match of a query reads (an export, a feed): on a snapshot whose searches read the
+ * chunked index, the files the query and its order read plus the whole decision date and K number columns (every
+ * match's order and K number), held until `release`; else the whole index. The arrays stay valid after `release`
+ * (a file let go of is only no longer counted by the cache), so a caller may go on reading them while it streams.
+ */
+export async function matchIndexOf(snapshot: Snapshot, req: MatchRequest): Promise<{ index: SearchIndex; release: () => void }> {
+  const chunked = await chunkedIndexOf(snapshot);
+  if (!chunked) {
+    const loaded = await searchIndexOf(snapshot);
+    if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
+    return { index: loaded.index, release: () => {} };
+  }
+  const lease = chunked.lease();
+  try {
+    const files = chunked.directory.files;
+    await Promise.all([chunked.ensure(req, false, undefined, lease), chunked.load([files.decided.path, files.docKNumber.path, ...(req.sort?.startsWith('receivedDate') ? [files.docReceived.path] : [])], lease)]);
+    // The view over both, once every file is in.
+    return { index: await chunked.ensure(req, false, undefined, lease), release: () => lease.release() };
+  } catch (err) {
+    lease.release();
+    throw chunkedFailure(err);
+  }
+}
+
+/** A chunked index's failure as the operations say it: a damaged file, or predicates it lacks, is a 503. */
+function chunkedFailure(err: unknown): unknown {
+  if (err instanceof ChunkFormatError || err instanceof BundleFormatError) return new SearchUnavailable(DAMAGED);
+  if (err instanceof PredicatesNotIndexed) return new SearchUnavailable(err.message);
+  return err;
+}
+
 /**
  * The engine's outcome over the chunked index: the files the request reads are fetched (all at once, in as few
  * rounds as its words allow) and held until it is answered, then its page's K numbers from their blocks.
@@ -108,9 +144,7 @@ async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slic
     const outcome = await runSearchSliced(index, input, { ...slicing, onPage: (docs) => (page = docs) });
     return { ...outcome, kNumbers: await chunked.kNumbers(page, lease) };
   } catch (err) {
-    if (err instanceof ChunkFormatError || err instanceof BundleFormatError) throw new SearchUnavailable(DAMAGED);
-    if (err instanceof PredicatesNotIndexed) throw new SearchUnavailable(err.message);
-    throw err;
+    throw chunkedFailure(err);
   } finally {
     lease.release();
   }

@@ -8,7 +8,7 @@ import {
   ShardIndex,
   TopProductCodesFile,
   recordTablePartPath,
-  snapshotIdOf,
+  snapshotIdInput,
   type FileEntry,
 } from '../contract/index.ts';
 import { InvalidSnapshot } from './errors.ts';
@@ -47,10 +47,13 @@ export async function openSnapshotFiles(
   checkFiles?: (files: readonly FileEntry[]) => Promise<string[]>,
 ): Promise<OpenedSnapshot> {
   const dir = storage.location;
-  const hex = (bytes: Uint8Array) => toHex(storage.sha256(bytes));
+  // The storage's asynchronous hash where it has one (Web Crypto in a Worker, native): the manifest and the file list
+  // hashed here are megabytes at a million records, slow for a script hash in an isolate that has just started.
+  const hex = async (bytes: Uint8Array) => toHex(storage.sha256Async ? await storage.sha256Async(bytes) : storage.sha256(bytes));
   const manifest = parseJson(dir, LAYOUT.manifest, manifestBytes, Manifest);
+  const [manifestSha256, listSha256] = await Promise.all([hex(manifestBytes), hex(snapshotIdInput(manifest.files))]);
   // The id is a digest of the file list: an edited list (a path or digest changed by hand) is refused here.
-  if (snapshotIdOf(manifest.files, hex) !== manifest.snapshotId) {
+  if (listSha256.slice(0, 16) !== manifest.snapshotId) {
     throw new InvalidSnapshot(dir, `${LAYOUT.manifest}'s snapshotId does not match its file list`);
   }
   const files = new Map(manifest.files.map((f) => [f.path, f]));
@@ -67,7 +70,7 @@ export async function openSnapshotFiles(
       throw new InvalidSnapshot(dir, `${rel} cannot be read`);
     });
     const entry = files.get(rel) as FileEntry;
-    if (bytes.length !== entry.bytes || hex(bytes) !== entry.sha256) throw new InvalidSnapshot(dir, `${rel} does not match its sha256 in the manifest`);
+    if (bytes.length !== entry.bytes || (await hex(bytes)) !== entry.sha256) throw new InvalidSnapshot(dir, `${rel} does not match its sha256 in the manifest`);
     return bytes;
   };
   const [metaBytes, topBytes, recordIndexBytes, codeIndexBytes] = (await Promise.all(REQUIRED.map(readChecked))) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
@@ -83,7 +86,7 @@ export async function openSnapshotFiles(
   }
   return {
     manifest,
-    manifestSha256: hex(manifestBytes),
+    manifestSha256,
     manifestBytes,
     meta: parseJson(dir, LAYOUT.meta, metaBytes, MetaFile),
     metaJson: withoutFinalNewline(metaBytes),

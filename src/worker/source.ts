@@ -64,7 +64,7 @@ export class ManifestWatch {
       return previous;
     }
     this.checkedAt = now;
-    if (previous && toHex(this.storage.sha256(bytes)) === previous.manifestSha256) return previous;
+    if (previous && toHex(this.storage.sha256Async ? await this.storage.sha256Async(bytes) : this.storage.sha256(bytes)) === previous.manifestSha256) return previous;
     try {
       const next = await Snapshot.fromStorage(this.storage, bytes, this.options);
       // Searches read the chunked index, a request's files when it comes: only its directory is read now. A snapshot

@@ -1,12 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SEARCH_CHUNKS_PATH, type SearchChunks } from '../../src/contract/search-chunks.ts';
-import type { SearchInput } from '../../src/contract/index.ts';
+import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, type SearchChunks } from '../../src/contract/search-chunks.ts';
+import type { ExportInput, SearchInput } from '../../src/contract/index.ts';
 import { NodeStorage } from '../../src/node/files.ts';
 import { catalog } from '../../src/operations/catalog.ts';
 import { classification } from '../../src/operations/classification.ts';
 import { CursorCodec } from '../../src/operations/cursor.ts';
 import { detail } from '../../src/operations/detail.ts';
 import { meta } from '../../src/operations/meta.ts';
+import { prepareExport } from '../../src/operations/export.ts';
+import { parseQuery } from '../../src/search/grammar.ts';
 import { prepareSearch, search, searchFromChunks } from '../../src/operations/search.ts';
 import { JsonBytes, type OperationContext } from '../../src/operations/types.ts';
 import { ChunkCache } from '../../src/search/chunk-cache.ts';
@@ -124,6 +126,32 @@ describe('the Worker reads only what a request needs of the chunked index', () =
       reads.length = 0;
       expect(await answerOf(snapshot, input)).toBe(want);
       expect(searchFiles(reads).sort()).toEqual([...first].sort());
+    }
+  });
+  it('exports over the chunked index: the query’s files and the whole date and K number columns, never a part of the whole index, the same bytes', async () => {
+    const exports: ExportInput[] = [
+      { query: 'catheter', applicant: null, productCode: null, yearFrom: null, yearTo: null, format: 'ndjson', limit: null, cursor: null, after: null },
+      { query: '', applicant: null, productCode: null, yearFrom: 2000, yearTo: 2020, sort: 'receivedDate:desc', format: 'csv', limit: 40, cursor: null, after: null },
+      { query: 'pump', applicant: null, productCode: null, yearFrom: null, yearTo: null, sort: 'kNumber:asc', format: 'ndjson', limit: null, cursor: null, after: null },
+    ];
+    const text = async (snapshot: Snapshot, input: ExportInput) => {
+      const prepared = await prepareExport({ ...input, parsed: parseQuery(input.query) }, snapshot);
+      let out = `${prepared.total} ${prepared.count} ${prepared.nextCursor}\n`;
+      for await (const chunk of prepared.chunks) out += new TextDecoder().decode(chunk);
+      return out;
+    };
+    const whole = await opened(null);
+    for (const budget of [24 * 1024 * 1024, 0]) {
+      const { snapshot, reads } = await opened(budget);
+      for (const input of exports) {
+        const want = await text(whole.snapshot, input);
+        expect(want.split('\n').length).toBeGreaterThan(3);
+        reads.length = 0;
+        expect(await text(snapshot, input)).toBe(want);
+        const read = searchFiles(reads);
+        if (budget === 0) for (const p of [directory.files.decided.path, directory.files.docKNumber.path]) expect(read).toContain(p);
+        expect(read.filter((p) => !CHUNK_PATH_PATTERN.test(p))).toEqual([]);
+      }
     }
   });
 });

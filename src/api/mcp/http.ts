@@ -8,7 +8,9 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from '../media.ts';
-import { createMcpServer, mcpScope, type McpOptions, type McpScope } from './server.ts';
+import { joinBytes } from '../../utils/join-bytes.ts';
+import { cachedResponse, keepResponse, resultKey } from './result-cache.ts';
+import { createMcpServer, mcpScope, TOOL_BY_NAME, type McpOptions, type McpScope } from './server.ts';
 
 /**
  * POST /mcp, the Streamable HTTP transport without sessions, for any host (the Node server and its fast lane, the
@@ -155,9 +157,14 @@ function sharedTransport(): SharedTransport {
 
 const JSON_HEADERS: Readonly<Record<string, string>> = {};
 
+const OPEN = encoder.encode('[');
+const COMMA = encoder.encode(',');
+const CLOSE = encoder.encode(']');
+
 /**
  * Answers one POST. The checks are made in the SDK transport's order: the body, Accept, Content-Type, then the
- * protocol version (not for an initialize).
+ * protocol version (not for an initialize). A tool call whose finished result is kept for this snapshot is answered
+ * from it (result-cache.ts), the same bytes the SDK would send; every other request is the SDK's.
  */
 export async function answerMcpPost(header: (name: string) => string | undefined, body: Uint8Array, options: McpOptions): Promise<McpAnswer> {
   const read = messagesOf(body);
@@ -166,9 +173,16 @@ export async function answerMcpPost(header: (name: string) => string | undefined
   if (refused) return refused;
   const transport = sharedTransport();
   const scope = mcpScope(options);
-  const asked: Promise<JSONRPCMessage>[] = [];
+  const cache = options.resultCache;
+  const asked: (Uint8Array | Promise<Uint8Array>)[] = [];
   for (const message of read.messages) {
-    if (isRequest(message)) asked.push(transport.ask(message, scope));
+    if (isRequest(message)) {
+      const key = cache ? resultKey(message, TOOL_BY_NAME, options.budgetBytes) : null;
+      const kept = key === null ? null : cachedResponse(cache!, key, message.id);
+      if (kept) asked.push(kept);
+      else if (key !== null) asked.push(transport.ask(message, scope).then((response) => keepResponse(cache!, key, response)));
+      else asked.push(transport.ask(message, scope).then((response) => encoder.encode(JSON.stringify(response))));
+    }
     // A cancellation names a request by the client's id, which no request of the server has: it is not passed on,
     // and every request of a POST is answered in full (a client that wants none of it closes the connection).
     else if (isNotification(message) && message.method !== 'notifications/cancelled') transport.tell(message);
@@ -176,6 +190,7 @@ export async function answerMcpPost(header: (name: string) => string | undefined
   }
   if (asked.length === 0) return { status: 202, headers: JSON_HEADERS, body: null };
   const answers = await Promise.all(asked);
-  const out = read.batch ? answers : answers[0];
-  return { status: 200, headers: JSON_HEADERS, body: encoder.encode(JSON.stringify(out)) };
+  // Each answer's bytes are JSON.stringify of it, so a batch's are the array's as JSON.stringify writes it.
+  const out = read.batch ? joinBytes([OPEN, ...answers.flatMap((a, i) => (i === 0 ? [a] : [COMMA, a])), CLOSE]) : answers[0]!;
+  return { status: 200, headers: JSON_HEADERS, body: out };
 }

@@ -16,7 +16,8 @@ import type { McpBackend } from './backend.ts';
 import { checkBudget, DEFAULT_BUDGET_BYTES } from './budget.ts';
 import { readResource, RESOURCES } from './resources.ts';
 import { errorResult } from './results.ts';
-import { TOOLS } from './tools.ts';
+import type { ResultCache } from './result-cache.ts';
+import { TOOLS, type Tool } from './tools.ts';
 
 /** What an MCP server of ours is made from, resolved once by the host. */
 export type McpOptions = {
@@ -25,6 +26,8 @@ export type McpOptions = {
   budgetBytes: number;
   /** Hears a tool's failure that is a bug (the client gets the generic internal_error sentence). */
   onBug?: (tool: string, err: unknown) => void;
+  /** Where finished tool results are kept for the snapshot answering (result-cache.ts); none are kept when absent. */
+  resultCache?: ResultCache;
 };
 
 export const SERVER_NAME = 'device-510k';
@@ -58,7 +61,7 @@ function listTools() {
   return toolList;
 }
 
-const TOOL_BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
+export const TOOL_BY_NAME: ReadonlyMap<string, Tool> = new Map(TOOLS.map((t) => [t.name, t]));
 
 /**
  * A request of `method` with any params. The SDK parses a request with its handler's schema before the handler runs

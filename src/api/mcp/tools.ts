@@ -34,6 +34,11 @@ export type Tool = {
   description: string;
   input: z.ZodType;
   output: z.ZodType;
+  /**
+   * The result is a function of the snapshot, the arguments as `input` reads them and the byte budget alone (no
+   * clock, no state kept elsewhere), so a finished one may be kept and sent again (result-cache.ts).
+   */
+  cacheable?: true;
   run(args: unknown, context: ToolContext): Promise<ToolResult>;
 };
 
@@ -65,6 +70,7 @@ const searchClearances: Tool = {
   ].join('\n'),
   input: SearchArgs,
   output: SearchOutput,
+  cacheable: true,
   async run(args, { backend, budgetBytes }) {
     const parsed = parseArgs(SearchArgs, args, 'search_clearances');
     if (!parsed.ok) return parsed.result;
@@ -104,6 +110,7 @@ const getClearance: Tool = {
     'The whole record of one 510(k) clearance by its K number: device, applicant and address, product code, dates, decision, review days, submission type, flags. Example: {"id":"K162054"}. An unknown K number is an error (record_not_found).',
   input: GetClearanceArgs,
   output: GetClearanceOutput,
+  cacheable: true,
   async run(args, { backend }) {
     const parsed = parseArgs(GetClearanceArgs, args, 'get_clearance');
     if (!parsed.ok) return parsed.result;
@@ -121,6 +128,7 @@ const getClassification: Tool = {
     'What an FDA product code means: device type, device class (1, 2, 3), regulation number, medical specialty, review panel, definition and flags (implant, life-sustaining, third-party eligible, GMP exempt). Example: {"productCode":"DXY"}. An unknown code is an error (product_code_not_found).',
   input: GetClassificationArgs,
   output: GetClassificationOutput,
+  cacheable: true,
   async run(args, { backend }) {
     const parsed = parseArgs(GetClassificationArgs, args, 'get_classification');
     if (!parsed.ok) return parsed.result;
@@ -142,6 +150,7 @@ const countBy: Tool = {
   ].join('\n'),
   input: CountByArgs,
   output: CountByOutput,
+  cacheable: true,
   async run(args, { backend, budgetBytes }) {
     const parsed = parseArgs(CountByArgs, args, 'count_by');
     if (!parsed.ok) return parsed.result;
@@ -186,6 +195,7 @@ const reviewTimeStats: Tool = {
     'Review time (days from FDA receiving a 510(k) to its decision) over every clearance matching a search: count, min, median, 90th percentile and max, overall and by decision year. Takes the same query and filters as search_clearances. Example: {"query":"code:DQY","yearFrom":2015}.',
   input: ReviewTimeArgs,
   output: ReviewTimeOutput,
+  cacheable: true,
   async run(args, { backend, budgetBytes }) {
     const parsed = parseArgs(ReviewTimeArgs, args, 'review_time_stats');
     if (!parsed.ok) return parsed.result;
