@@ -2,8 +2,9 @@
  * `npm run bench`: build, lookups, search and memory at the bundled data, 175,000 and 1,000,000 generated records,
  * side by side with nginx (lookups) and SQLite FTS5 (search). Prints the tables, writes bench/results.json, draws
  * docs/performance.svg and writes the tables into docs/performance.md's results section. `--quick` measures the
- * bundled data and 175,000 records with shorter rounds, and writes its figures under bench/out/ so that the
- * committed full run stays as it is.
+ * bundled data and 175,000 records in one short round per figure, without the all-cores and Worker sections and
+ * without the PDF half of the predicates section, so that it ends within its 10 minutes on 2 cores; it writes its
+ * figures under bench/out/ so that the committed full run stays as it is.
  *
  *   npm run bench [-- --quick] [--sizes bundled,175k,1M] [--rounds 3] [--seconds 5] [--connections 50]
  *                 [--queries 400] [--fresh] [--generator auto|wrk|autocannon] [--work-dir DIR] [--out FILE] [--svg FILE]
@@ -52,6 +53,7 @@ import {
   searchTable,
   workerTable,
 } from './lib/report.ts';
+import { runPlan } from './lib/run-plan.ts';
 import { runSection, type SectionOutput } from './lib/sections.ts';
 import { writeResultsInto } from './lib/docs-results.ts';
 import type { Results, SizeResults } from './lib/results.ts';
@@ -64,17 +66,20 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --quick               the bundled data and 175,000 records, 2-second rounds, 200 queries; figures go to bench/out/
+  --quick               the bundled data and 175,000 records, one 2-second round per figure, 200 queries, no
+                        all-cores or Worker section; about 6 minutes on 2 cores; figures go to bench/out/
   --sizes LIST          some of bundled,175k,1M (default: all three; with --quick: bundled,175k)
-  --rounds N            measured rounds per figure, the median is kept (3)
+  --rounds N            measured rounds per figure, the median is kept (3; 1 with --quick)
   --seconds N           seconds per load round (5; 2 with --quick)
   --connections N       connections of the load generator (50)
   --queries N           search queries (400; 200 with --quick)
   --seed TEXT           the generator's seed for the larger sizes (${DEFAULT_SEED})
   --generator NAME      auto (wrk if installed, else autocannon), wrk or autocannon
   --nginx PATH|none     the nginx binary, or none to skip that column (default: found on PATH or in /usr/sbin)
-  --all-cores yes|no    also measure WORKERS=auto against nginx with a worker per core (yes when there are 2+ cores)
-  --worker yes|no       also measure the API as a Cloudflare Worker under workerd against Node and nginx (yes)
+  --all-cores yes|no    also measure WORKERS=auto against nginx with a worker per core (yes when there are 2+ cores;
+                        no with --quick)
+  --worker yes|no       also measure the API as a Cloudflare Worker under workerd against Node and nginx (yes; no
+                        with --quick)
   --work-dir DIR        generated inputs, snapshots and SQLite databases, reused across runs (/tmp/device-510k-bench)
   --fresh               generate and build the snapshots again, and measure those builds
   --prepare             only make sure the snapshots exist
@@ -103,7 +108,7 @@ const values = parseCommandLine('bench', USAGE, {
   generator: { type: 'string', default: 'auto' },
   nginx: { type: 'string' },
   'all-cores': { type: 'string' },
-  worker: { type: 'string', default: 'yes' },
+  worker: { type: 'string' },
   'work-dir': { type: 'string', default: '/tmp/device-510k-bench' },
   'max-minutes': { type: 'string' },
   out: { type: 'string' },
@@ -120,7 +125,15 @@ if (values.snapshot !== undefined && values.hostile !== 'only') throw new Error(
 const hostileOnly = values.hostile === 'only';
 
 const quick = values.quick;
-const allCores = values['all-cores'] === undefined ? cpus().length > 1 : values['all-cores'] === 'yes';
+const plan = runPlan({
+  quick,
+  cpus: cpus().length,
+  allCores: values['all-cores'],
+  worker: values.worker,
+  rounds: values.rounds,
+  seconds: values.seconds,
+  maxMinutes: values['max-minutes'],
+});
 const positive = (name: string, raw: string): number => {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`Expected \`--${name}\` to be a number above 0, got "${raw}"`);
@@ -132,11 +145,9 @@ const sizes = sizeLabels.map((label) => {
   if (!size) throw new Error(`Expected \`--sizes\` to list some of ${SIZES.map((s) => s.label).join(', ')}, got "${label}"`);
   return size;
 });
-const rounds = positive('rounds', values.rounds ?? '3');
-const seconds = positive('seconds', values.seconds ?? (quick ? '2' : '5'));
+const { rounds, seconds, maxMinutes } = plan;
 const connections = positive('connections', values.connections);
 const queryCount = positive('queries', values.queries ?? (quick ? '200' : '400'));
-const maxMinutes = positive('max-minutes', values['max-minutes'] ?? (quick ? '10' : '90'));
 if (!['auto', 'wrk', 'autocannon'].includes(values.generator)) throw new Error('Expected `--generator` to be auto, wrk or autocannon');
 const workDir = resolve(values['work-dir']);
 if (hostileOnly && sizes.length !== 1) throw new Error('Expected `--sizes` to name one size with `--hostile only`');
@@ -256,7 +267,7 @@ async function measureSize(
       'pipelining',
       async () => {
         log(`${label}: pipelined requests from clients that never read`);
-        result.pipelining = await pipeliningAttack(running.server.url, running.server.pid, { seconds: quick ? 4 : 8 });
+        result.pipelining = await pipeliningAttack(running.server.url, running.server.pid, { seconds: plan.pipeliningSeconds });
         return result.pipelining;
       },
       () => pipeliningTable([result]) ?? '',
@@ -267,7 +278,7 @@ async function measureSize(
     await server.stop();
   }
 
-  if (allCores) {
+  if (plan.allCores) {
     await section(
       'all cores',
       async () => {
@@ -293,7 +304,7 @@ async function measureSize(
     );
   }
 
-  if (values.worker !== 'no') {
+  if (plan.worker) {
     await section(
       'Worker',
       async () => {
@@ -445,7 +456,7 @@ async function main(): Promise<void> {
   }
   await mkdir(workDir, { recursive: true });
   const tmp = await mkdtemp(join(workDir, 'run-'));
-  const settings: LoadSettings = { generator, connections, seconds, warmupSeconds: quick ? 1 : 2, rounds, tmp };
+  const settings: LoadSettings = { generator, connections, seconds, warmupSeconds: plan.warmupSeconds, rounds, tmp };
   log(`sizes ${sizes.map((s) => s.label).join(', ')}; ${rounds} rounds of ${seconds} s at ${connections} connections; load by ${generator.name}; work folder ${workDir}`);
 
   const results: Results = {
@@ -506,7 +517,7 @@ async function main(): Promise<void> {
   }
   if (values.predicates === 'yes') {
     log('predicates: the extractor on the 510(k) summaries');
-    const figures = await measurePredicates({ pdf: !quick });
+    const figures = await measurePredicates({ pdf: plan.predicatePdfs });
     if (figures) {
       for (const line of predicateLines(figures)) log(`predicates: ${line}`);
       const { disagreements: _d, ...kept } = figures;

@@ -15,6 +15,8 @@ import {
   type FileRef,
   type IdChunk,
   type PredicateChunks,
+  type WordChunks,
+  WORD_CHUNK_TARGET_BYTES,
 } from '../../src/contract/search-chunks.ts';
 import { encodeBundle, type BundleValue } from '../../src/search/bundle.ts';
 import type { SearchIndexData } from '../../src/search/codec.ts';
@@ -192,6 +194,20 @@ export async function buildSearchChunks(
     termChunks.push({ first: data.terms[run.from]!, last: data.terms[to - 1]!, from: run.from, count: run.count, file });
   }
 
+  // The word list alone, for "did you mean" (src/search/spelling.ts): each word and its number of clearances.
+  const wordChunks: WordChunks['chunks'] = [];
+  for (const run of cutRuns(data.terms.length, (t) => data.terms[t]!.length + 4, WORD_CHUNK_TARGET_BYTES)) {
+    const to = run.from + run.count;
+    const docCounts = new Uint32Array(run.count);
+    const reach = new Uint8Array(run.count);
+    for (let t = run.from; t < to; t++) {
+      docCounts[t - run.from] = data.termDocOffsets[t + 1]! - data.termDocOffsets[t]!;
+      reach[t - run.from] = data.termCodeOffsets[t + 1]! > data.termCodeOffsets[t]! || data.termApplicantOffsets[t + 1]! > data.termApplicantOffsets[t]! ? 1 : 0;
+    }
+    const file = add(await packed('words', { words: { json: data.terms.slice(run.from, to) }, docs: { u32: docCounts }, reach: { u8: reach } }));
+    wordChunks.push({ first: data.terms[run.from]!, last: data.terms[to - 1]!, from: run.from, count: run.count, file });
+  }
+
   // Ids in `order`, cut into runs; each chunk holds its ids and their rows.
   const idChunks = async (kind: string, rows: Rows, order: Uint32Array): Promise<{ chunks: IdChunk[]; chunkOf: number[] }> => {
     const chunks: IdChunk[] = [];
@@ -263,6 +279,7 @@ export async function buildSearchChunks(
     landing: { facets: LANDING_FACETS, kNumbers, facetCounts: landing.facets },
     years: yearCounts(index),
     ...(predicates && { predicates }),
+    words: { chunks: wordChunks },
   };
   return { directory, files };
 }

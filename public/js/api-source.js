@@ -127,6 +127,16 @@ export function apiSource({ endpoint, metaBody, snapshotBase }) {
       return { items: body.data.items, total: body.page.total, facets: body.facets, stats: body.data.stats ?? null, warnings: body.sourceState.warnings };
     },
 
+    /**
+     * "Did you mean" (the `spelling` input): the query with a word the index hardly knows corrected, each with its
+     * exact count under the same filters, those finding more than the search itself, most first.
+     */
+    async spelling(state, _total, signal) {
+      const { facets: _f, stats: _s, sort: _o, ...input } = searchInput(state, caps);
+      const body = await query(endpoint, 'device-510k.search', { ...input, page: 1, pageSize: 1, spelling: true }, signal);
+      return body.data.spelling ?? [];
+    },
+
     async record(kNumber, signal) {
       try {
         return (await query(endpoint, 'device-510k.detail', { id: kNumber }, signal)).data.record;

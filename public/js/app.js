@@ -3,7 +3,7 @@
 import { apiSource, probeApi } from './api-source.js';
 import { recordHistoryReader } from './record-history.js';
 import { fetchJson } from './snapshot-head.js';
-import { SORT_LABELS, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, suggestionsFor, toHash, withChanges } from './state.js';
+import { SORT_LABELS, correctedQuery, dateBound, exportUrlOf, feedUrlOf, kNumberIn, parseHash, rangeNeedsDays, searchInput, searchKey, suggestionsFor, toHash, withChanges } from './state.js';
 import * as view from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -218,6 +218,7 @@ async function runSearch(state, focusKey, previous) {
     $('results').dataset.answers = toHash(state);
     addKNumberShortcut(state);
     if (res.total === 0) void showSuggestions(state, seq);
+    else if (res.total < FEW_FOR_SPELLING) void showSpelling(state, seq, res.total);
     showFollow(state);
     showFacets(res, state, seq);
     // After the counts are asked for: a source that loads both may then load the counts first. With the filters
@@ -286,13 +287,48 @@ async function showSuggestions(state, seq) {
     candidates.unshift({ state: all, label: state.q.trim() || 'every clearance', why: 'without the filters' });
     for (const c of candidates.slice(1, 4)) candidates.push({ state: { ...all, q: c.state.q }, label: c.label, why: `${c.why}; without the filters` });
   }
-  if (candidates.length === 0) return;
+  const spelling = spellingOf(state, 0);
+  if (candidates.length === 0) {
+    const corrected = await spelling;
+    if (seq !== searchSeq || corrected.length === 0) return;
+    view.renderSuggestions(box, { found: corrected });
+    markFocusKeys();
+    return;
+  }
   view.renderSuggestions(box, { checking: true });
   const checked = candidates.slice(0, SUGGESTIONS_CHECKED);
   const totals = await Promise.all(checked.map((c) => source.search({ ...c.state, size: 10 }).then((r) => r.total, () => 0)));
+  const corrected = await spelling;
   if (seq !== searchSeq) return;
-  const found = checked.map((c, i) => ({ ...c, total: totals[i], href: toHash(c.state) })).filter((c) => c.total > 0).slice(0, SUGGESTIONS_SHOWN);
-  view.renderSuggestions(box, { found });
+  const others = checked.map((c, i) => ({ ...c, total: totals[i], href: toHash(c.state) })).filter((c) => c.total > 0 && !corrected.some((s) => s.label === c.label));
+  view.renderSuggestions(box, { found: [...corrected, ...others.slice(0, SUGGESTIONS_SHOWN)] });
+  markFocusKeys();
+}
+
+/** Below this many matches, a search also looks for a spelling that finds more. */
+const FEW_FOR_SPELLING = 3;
+
+/**
+ * "Did you mean" from the index's own words: the search with a word the index hardly knows corrected, each with its
+ * exact count under the same filters (the service's `spelling` input, or the same engine over a static snapshot),
+ * those that find more than the search itself. None when the source offers none or fails.
+ */
+async function spellingOf(state, total) {
+  if (!source.spelling) return [];
+  const fresh = { ...state, page: 1, record: null };
+  const answered = await source.spelling(fresh, total).catch(() => []);
+  return answered.map((s) => {
+    const q = correctedQuery(state.q, s.corrections);
+    const next = { ...fresh, q };
+    return { state: next, label: q, why: s.corrections.map((c) => `“${c.correction}” for “${c.word}”`).join(', '), total: s.total, href: toHash(next), spelling: true };
+  }).filter((s) => s.label !== state.q);
+}
+
+/** For a search that found a few: a spelling that finds more, if there is one (nothing shown otherwise). */
+async function showSpelling(state, seq, total) {
+  const found = await spellingOf(state, total);
+  if (seq !== searchSeq || found.length === 0) return;
+  view.renderSuggestions($('suggest'), { found });
   markFocusKeys();
 }
 

@@ -401,6 +401,14 @@ function editDistance(a, b) {
 }
 
 /**
+ * The page's query with a "did you mean" answer's corrections made (each `{ word, correction }`: every standalone
+ * occurrence of the word, in any case, as the service replaced it in the query it counted).
+ */
+export function correctedQuery(query, corrections) {
+  return corrections.reduce((q, c) => q.replace(new RegExp(`(?<![\\p{L}\\p{N}])${c.word.replace(/[^a-z]/g, '')}(?![\\p{L}\\p{N}])`, 'giu'), c.correction), String(query ?? ''));
+}
+
+/**
  * What the user probably meant by a query that found nothing (or was refused): other queries, each with the reason
  * in a few words, most likely first. None is checked here: the page runs each and shows only those that find
  * something. `qualifiers` are the names the service takes (meta); at most `limit` are returned.

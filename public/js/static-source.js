@@ -149,6 +149,9 @@ function wholeIndex(mod, index) {
     async answer(input) {
       return mod.runSearch(index, input);
     },
+    async spelling(input, total) {
+      return mod.spellingOverIndex(index, input, total);
+    },
     yearCounts: () => mod.yearCounts(index),
   };
 }
@@ -169,7 +172,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
   const inflatedOf = new Map();
   if (header.chunks) {
     const d = header.chunks;
-    for (const f of [...Object.values(d.files), ...d.termChunks.map((c) => c.file), ...d.codeChunks.map((c) => c.file), ...d.kBlocks]) {
+    for (const f of [...Object.values(d.files), ...d.termChunks.map((c) => c.file), ...d.codeChunks.map((c) => c.file), ...d.kBlocks, ...(d.words?.chunks.map((c) => c.file) ?? [])]) {
       sizes.set(f.path, f.bytes);
       inflatedOf.set(f.path, typeof f.inflated === 'string' ? f.inflated : null);
     }
@@ -365,6 +368,16 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
           .then(() => withProgress(sparse.missing(statsReq, true), () => sparse.answer(statsReq), onProgress))
           .catch((err) => ((figured = null), Promise.reject(err)))).then((o) => o.stats ?? null);
       return { items, total: first.total, facets: null, stats: null, loadFacets, loadStats: input.stats ? loadStats : null, warnings: [] };
+    },
+
+    /**
+     * "Did you mean", by the same engine as the API's `spelling` input: the word lists of the first letters of the
+     * words to correct (a few small files), then each corrected query counted as a search. `total` is the search's own.
+     */
+    async spelling(state, total) {
+      const { sparse } = await loadEngine();
+      const { facets: _f, stats: _s, sort: _o, ...input } = searchInput(state, caps);
+      return sparse.spelling({ ...input, page: 1, pageSize: 1 }, total);
     },
 
     /** Decision years over the whole snapshot, ascending (the chunked index's directory lists them). */

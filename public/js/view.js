@@ -325,7 +325,7 @@ export function renderSuggestions(container, answer) {
   container.replaceChildren(
     h('h3', { class: 'suggest-heading' }, 'Did you mean'),
     h('ul', {}, answer.found.map((s) => h('li', {},
-      h('a', { href: s.href, class: 'suggestion', 'data-q': s.state.q, 'data-count': s.total }, s.label),
+      h('a', { href: s.href, class: s.spelling ? 'suggestion spelling' : 'suggestion', 'data-q': s.state.q, 'data-count': s.total }, s.label),
       ` · ${num(s.total)} ${s.total === 1 ? 'clearance' : 'clearances'}`,
       h('span', { class: 'why' }, ` (${s.why})`)))),
   );

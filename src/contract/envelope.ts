@@ -65,7 +65,23 @@ export const SearchStats = z.strictObject({
 });
 export type SearchStats = z.infer<typeof SearchStats>;
 
-export const SearchData = z.strictObject({ items: z.array(ClearanceRecord).max(50), stats: SearchStats.optional() });
+/**
+ * `data.spelling`, with the `spelling` input (an extension): queries with a word of the query that the index hardly
+ * knows replaced by one of its own words a slip or two away, each with its exact number of matches under the same
+ * filters, only those matching more than the query itself, most first (docs/search.md, "Did you mean").
+ */
+export const SpellingSuggestion = z.strictObject({
+  query: z.string(),
+  total: z.int().min(1),
+  corrections: z.array(z.strictObject({ word: z.string(), correction: z.string() })).min(1),
+});
+export type SpellingSuggestion = z.infer<typeof SpellingSuggestion>;
+
+export const SearchData = z.strictObject({
+  items: z.array(ClearanceRecord).max(50),
+  stats: SearchStats.optional(),
+  spelling: z.array(SpellingSuggestion).max(4).optional(),
+});
 export const DetailData = z.strictObject({ record: ClearanceRecord });
 export const ClassificationData = Classification;
 export const TopProductCodesData = z.strictObject({ codes: z.array(ProductCodeCount).max(100) });

@@ -99,6 +99,7 @@ export const SearchInput = z
       .max(FACET_FIELDS.length, { error: `must have at most ${FACET_FIELDS.length} entries` })
       .optional(),
     stats: z.boolean(required('true or false')).optional(),
+    spelling: z.boolean(required('true or false')).optional(),
   })
   .superRefine((input, ctx) => {
     if (input.yearFrom !== null && input.yearTo !== null && input.yearTo < input.yearFrom) {

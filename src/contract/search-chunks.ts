@@ -27,6 +27,10 @@ import { z } from 'zod';
  *   (`predDocs` rows and their edges' kinds) in chunks cut by device code (`chunks` names each one's first and last
  *   code), so that `predicate:K123456` reads one chunk; and whole files for the facet (`codes`: every device named,
  *   `docPreds`: each document's devices and kinds) and for `kind:` (`docEdgeKinds`).
+ * - Word lists (`words`, absent from a directory written before them): the sorted word list alone, cut into runs
+ *   (`chunks` names each one's first and last word), each file the run's words (`words`), on how many device names
+ *   each is (`docs`) and whether it is a word of an applicant or a device type (`reach`, 1 or 0), for "did you mean" (src/search/spelling.ts), which reads the runs of one first letter rather
+ *   than the term chunks' rows.
  * - `landing`: the answer with no query, no filter and the page's facet requests (the counts of everything), and the
  *   first LANDING_KNUMBERS K numbers, so that the first visit reads no index file at all; `years`: documents per
  *   decision year.
@@ -40,6 +44,8 @@ export const CHUNK_HASH_CHARS = 20;
 export const CHUNK_TARGET_BYTES = 48 * 1024;
 /** The same for code chunks: smaller, since a short word reaches a few codes among many. */
 export const ID_CHUNK_TARGET_BYTES = 16 * 1024;
+/** Uncompressed bytes a word list chunk aims at: a word's letters and 4 bytes each. */
+export const WORD_CHUNK_TARGET_BYTES = 16 * 1024;
 /** Documents per K number block: a 4-byte number each, so 8 KB before compression. */
 export const K_BLOCK_DOCS = 2048;
 /** The K numbers the landing answer carries: the first page at every page size the page offers. */
@@ -75,6 +81,11 @@ export const PredicateChunks = z.strictObject({
 });
 export type PredicateChunks = z.infer<typeof PredicateChunks>;
 
+export const WordChunks = z.strictObject({
+  chunks: z.array(z.strictObject({ first: z.string(), last: z.string(), from: z.int().min(0), count: z.int().min(1), file: FileRef })),
+});
+export type WordChunks = z.infer<typeof WordChunks>;
+
 export const SearchChunks = z.strictObject({
   format: z.literal(SEARCH_CHUNKS_FORMAT),
   version: z.literal(SEARCH_CHUNKS_VERSION),
@@ -95,5 +106,6 @@ export const SearchChunks = z.strictObject({
   }),
   years: z.array(z.strictObject({ year: z.int().nullable(), count: z.int().min(0) })),
   predicates: PredicateChunks.optional(),
+  words: WordChunks.optional(),
 });
 export type SearchChunks = z.infer<typeof SearchChunks>;

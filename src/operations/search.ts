@@ -10,6 +10,7 @@ import { DAMAGED, searchIndexOf } from '../search/snapshot-index.ts';
 import { sectionsFor } from '../search/needs.ts';
 import { runSearchSliced, type SearchOutcome, type SearchRequest } from '../search/engine.ts';
 import type { SearchIndex } from '../search/model.ts';
+import { spellingOverIndex, type SpellingSuggestion } from '../search/spelling.ts';
 import { platformPause, type Slicing } from '../search/slices.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
@@ -150,6 +151,18 @@ async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slic
   }
 }
 
+/** "Did you mean" over the chunked index, the files it reads held until it is answered. */
+async function chunkedSpelling(chunked: ChunkedIndex, input: PreparedSearch, total: number): Promise<SpellingSuggestion[]> {
+  const lease = chunked.lease();
+  try {
+    return await chunked.spelling(input, total, lease);
+  } catch (err) {
+    throw chunkedFailure(err);
+  } finally {
+    lease.release();
+  }
+}
+
 /** A search's input with its query parsed, once, before the server looks for a snapshot. */
 export type PreparedSearch = SearchInput & { parsed: ParsedQuery };
 
@@ -167,19 +180,28 @@ export async function search(input: PreparedSearch, ctx: OperationContext): Prom
   const slicing: Slicing = { pause, ...(ctx.cancel && { cancel: ctx.cancel }) };
   const chunked = await chunkedIndexOf(ctx.snapshot);
   let running: Promise<SearchOutcome>;
-  if (chunked) running = chunkedOutcome(chunked, input, slicing);
-  else {
+  let spelling: ((total: number) => Promise<SpellingSuggestion[]>) | null = null;
+  if (chunked) {
+    running = chunkedOutcome(chunked, input, slicing);
+    if (input.spelling) spelling = (total) => chunkedSpelling(chunked, input, total);
+  } else {
     const loaded = await searchIndexOf(ctx.snapshot, sectionsFor(input));
     if ('unavailable' in loaded) throw new SearchUnavailable(loaded.unavailable);
     running = runSearchSliced(loaded.index, input, slicing);
+    if (input.spelling) spelling = async (total) => spellingOverIndex(loaded.index, input, total);
   }
   const outcome = await running.catch((err: unknown) => {
     throw err instanceof QueryCostError ? queryOverLimit(err) : err;
   });
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
   const offset = (input.page - 1) * input.pageSize;
+  // Appended after the contract's members, and only when asked for: a request without `spelling` answers as before.
+  const after = [
+    outcome.stats ? `"stats":${JSON.stringify(outcome.stats)}` : null,
+    spelling ? `"spelling":${JSON.stringify(await spelling(outcome.total))}` : null,
+  ].filter((part) => part !== null);
   return {
-    data: JsonBytes.join('{"items":[', items, outcome.stats ? `],"stats":${JSON.stringify(outcome.stats)}}` : ']}'),
+    data: JsonBytes.join('{"items":[', items, after.length ? `],${after.join(',')}}` : ']}'),
     page: {
       itemsReturned: items.length,
       total: outcome.total,

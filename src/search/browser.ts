@@ -8,4 +8,5 @@ export { kNumberText } from './k-number.ts';
 export type { SearchIndex } from './model.ts';
 export { yearCounts } from './years.ts';
 export { ChunkedIndex, type FirstPage } from './chunked.ts';
+export { spellingOverIndex, type SpellingSuggestion } from './spelling.ts';
 export { parseChunkDirectory, ChunkFormatError, type ReadChunk } from './chunk-directory.ts';

@@ -34,6 +34,15 @@ export function parseChunkDirectory(value: unknown): SearchChunks {
   }
   if (!(d.kBlockDocs > 0) || d.kBlocks.length !== Math.ceil(d.counts.docs / d.kBlockDocs) || !d.kBlocks.every(okRef)) fail('K number blocks do not cover the documents');
   checkPredicateDirectory(d, fail);
+  if (d.words !== undefined) {
+    let from = 0;
+    if (typeof d.words !== 'object' || d.words === null || !Array.isArray(d.words.chunks)) fail('words is not a word list directory');
+    for (const c of d.words.chunks) {
+      if (c.from !== from || !(c.count > 0) || !okRef(c.file) || typeof c.first !== 'string' || typeof c.last !== 'string') fail('word chunks do not cover the terms in order');
+      from += c.count;
+    }
+    if (from !== d.counts.terms) fail('word chunks do not cover the terms in order');
+  }
   return d;
 }
 
@@ -55,8 +64,12 @@ function checkPredicateDirectory(dir: SearchChunks, fail: (what: string) => neve
 
 /** The term chunks a word's prefix range can reach: those whose [first, last] meets the words starting with it. */
 export function chunksOfPrefix(dir: SearchChunks, word: string): number[] {
+  return runsOfPrefix(dir.termChunks, word);
+}
+
+/** Of runs of a sorted word list, those whose [first, last] meets the words starting with `word`. */
+export function runsOfPrefix(chunks: readonly { first: string; last: string }[], word: string): number[] {
   const out: number[] = [];
-  const chunks = dir.termChunks;
   // Chunks are in term order: skip those that end before the word, take them until one starts past its prefix range.
   for (let i = partitionPoint(0, chunks.length, (c) => chunks[c]!.last < word); i < chunks.length; i++) {
     const first = chunks[i]!.first;

@@ -1,7 +1,11 @@
 import type { SearchChunks } from '../contract/search-chunks.ts';
 import { BundleFormatError, decodeBundle, valueOf, type Decoded } from './bundle.ts';
 import { bundleBytes, ChunkCache, Lease } from './chunk-cache.ts';
-import { ChunkFormatError, type ReadChunk } from './chunk-directory.ts';
+import { ChunkFormatError, runsOfPrefix, type ReadChunk } from './chunk-directory.ts';
+import { QueryCostError } from './cost.ts';
+import { parseQuery, QueryError } from './grammar.ts';
+import { chooseSuggestions, countRequest, planCorrections, spellingWords, type SpellingSuggestion, type WordList } from './spelling.ts';
+import { queryWords } from './tokenize.ts';
 import { missingFiles } from './chunk-needs.ts';
 import { predicateFilePaths } from './chunked-predicates.ts';
 import { LoadedChunks } from './chunk-view.ts';
@@ -44,7 +48,7 @@ export class ChunkedIndex {
   private readonly loads = new Map<string, Promise<void>>();
   /** The leases waiting for each file being read: each holds it the moment it arrives. */
   private readonly waiting = new Map<string, Set<Lease>>();
-  /** Paths of the K number blocks: read for a page's K numbers only, never by the view. */
+  /** Paths of the K number blocks and word lists: read for a page's K numbers and for spelling, never by the view. */
   private readonly kBlockPaths: Set<string>;
   private current: SearchIndex | null = null;
   /** Bytes of the files loaded (as read, before inflating), for progress and measurements. */
@@ -57,7 +61,7 @@ export class ChunkedIndex {
     this.read = read;
     this.cache = cache;
     this.loaded = new LoadedChunks(directory, cache);
-    this.kBlockPaths = new Set(directory.kBlocks.map((b) => b.path));
+    this.kBlockPaths = new Set([...directory.kBlocks.map((b) => b.path), ...(directory.words?.chunks.map((c) => c.file.path) ?? [])]);
     const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path), ...predicateFilePaths(directory)]);
     // A file of this index let go of: the view over it goes too (it is made again over what is left).
     cache.watch((path) => {
@@ -178,6 +182,57 @@ export class ChunkedIndex {
     const outcome = runSearch(this.view(), req);
     // The K numbers come from the blocks the first page loaded (the engine's own reading of them agrees).
     return { ...outcome, kNumbers: first.kNumbers };
+  }
+
+  /** The exact number of matches of a request, without its page (its words' chunks and what they reach). */
+  async total(req: SearchRequest, lease?: Lease): Promise<number> {
+    if (this.landing(req)) return this.directory.counts.docs;
+    const index = await this.ensure(req, false, undefined, lease);
+    const { facets: _f, stats: _s, ...rest } = req;
+    const m = matchesOf(index, rest);
+    return 'docs' in m ? m.docs.length : m.hi - m.lo;
+  }
+
+  /**
+   * "Did you mean" (src/search/spelling.ts) over the word lists of the first letters of the words to correct, then
+   * each corrected query counted as a search (its words' chunks): the whole index's answer. None from a directory
+   * written before word lists were.
+   */
+  async spelling(req: Omit<SearchRequest, 'page' | 'pageSize'>, total: number, lease?: Lease): Promise<SpellingSuggestion[]> {
+    const runs = this.directory.words?.chunks;
+    if (!runs) return [];
+    const parsed = req.parsed ?? parseQuery(req.query);
+    const letters = [...new Set(spellingWords(parsed, queryWords(req.query)).map((w) => w[0]!))];
+    if (letters.length === 0) return [];
+    const chunksOf = new Map(letters.map((l) => [l, runsOfPrefix(runs, l)]));
+    await this.load([...new Set([...chunksOf.values()].flat())].map((c) => runs[c]!.file.path), lease);
+    const lists = new Map<string, WordList>();
+    const listFor = (word: string): WordList => {
+      const letter = word[0]!;
+      let list = lists.get(letter);
+      if (!list) {
+        const words: string[] = [];
+        const docs: number[] = [];
+        const reach: number[] = [];
+        for (const c of chunksOf.get(letter) ?? []) {
+          const bundle = this.loaded.bundle(runs[c]!.file.path)!;
+          words.push(...(valueOf(bundle, 'words', 'json') as string[]));
+          docs.push(...valueOf(bundle, 'docs', 'u32'));
+          reach.push(...valueOf(bundle, 'reach', 'u8'));
+        }
+        lists.set(letter, (list = { words, docs: (i) => docs[i]!, reaches: (i) => reach[i] === 1 }));
+      }
+      return list;
+    };
+    const counted: SpellingSuggestion[] = [];
+    for (const c of planCorrections(req.query, parsed, listFor)) {
+      try {
+        counted.push({ ...c, total: await this.total(countRequest(req, c.query), lease) });
+      } catch (err) {
+        if (!(err instanceof QueryCostError || err instanceof QueryError)) throw err;
+      }
+    }
+    return chooseSuggestions(counted, total);
   }
 
   /** Documents per decision year over the whole index, from the directory. */

@@ -1,4 +1,5 @@
-import { realpath } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defaultSources } from '../../build/sources/default.ts';
@@ -15,6 +16,7 @@ const skip = browserSkipReason();
  */
 describe.skipIf(skip !== null)('the page over the bundled data, server and static mode', () => {
   let truth: Truth;
+  let snapshot: string;
   let server: Host;
   let statics: Host;
   let a: Page;
@@ -22,7 +24,7 @@ describe.skipIf(skip !== null)('the page over the bundled data, server and stati
   const errors: string[] = [];
 
   const browser = useBrowser(async () => {
-    const snapshot = await realpath((await buildFixture({ sources: (await defaultSources()).sources })).out);
+    snapshot = await realpath((await buildFixture({ sources: (await defaultSources()).sources })).out);
     truth = await readTruth(snapshot);
     [server, statics] = await Promise.all([startHost('server', snapshot), startHost('static', snapshot)]);
     return [server, statics];
@@ -88,6 +90,41 @@ describe.skipIf(skip !== null)('the page over the bundled data, server and stati
         const status = await waitForStatus(page, new RegExp(`match “${want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}”`));
         expect(status.startsWith(`${count.toLocaleString('en-US')} clearances`)).toBe(true);
       }
+    }
+  }, 300_000);
+
+  test('"cathter": did you mean "catheter", with its exact count, from the index\'s own words; clicking it runs it', async () => {
+    const count = matchesOf(truth, 'catheter').length;
+    expect(matchesOf(truth, 'cathter')).toHaveLength(0);
+    expect(count).toBeGreaterThan(100);
+    // The word lists static mode may read: those whose words can start with "c" (search/chunks.json's own list).
+    const directory = JSON.parse(await readFile(join(snapshot, 'search/chunks.json'), 'utf8')) as { words: { chunks: { first: string; last: string; file: { path: string } }[] } };
+    const ofC = directory.words.chunks.filter((c) => c.last >= 'c' && c.first < 'd').map((c) => c.file.path);
+    expect(ofC.length).toBeLessThan(directory.words.chunks.length);
+    for (const [page, url] of [[a, server.url], [b, statics.url]] as const) {
+      const mode = page === a ? 'server' : 'static';
+      const wordLists: string[] = [];
+      const listen = (r: { url(): string }) => {
+        const m = /\/(search\/chunks\/words-[0-9a-f]+\.bin\.gz)$/.exec(new URL(r.url()).pathname);
+        if (m) wordLists.push(m[1]!);
+      };
+      page.on('request', listen);
+      await page.goto(`${url}#q=cathter`);
+      await waitForStatus(page, /^No clearances match/);
+      const link = page.locator('#suggest a.suggestion.spelling[data-q="catheter"]');
+      await link.waitFor({ timeout: 60_000 });
+      page.off('request', listen);
+      expect(await page.locator('#suggest h3').innerText(), mode).toBe('Did you mean');
+      // The first suggestion, with the count of a plain scan of the records.
+      expect(await page.locator('#suggest a.suggestion').first().getAttribute('data-q'), mode).toBe('catheter');
+      expect(Number(await link.getAttribute('data-count')), mode).toBe(count);
+      expect(await link.locator('xpath=..').innerText(), mode).toContain(`${count.toLocaleString('en-US')} clearances`);
+      // The server corrects; a static page reads the word lists of "c" only, never every list.
+      if (mode === 'server') expect(wordLists).toEqual([]);
+      else expect([...new Set(wordLists)].sort()).toEqual([...ofC].sort());
+      await link.click();
+      const status = await waitForStatus(page, /match “catheter”/);
+      expect(status.startsWith(`${count.toLocaleString('en-US')} clearances`), mode).toBe(true);
     }
   }, 300_000);
 

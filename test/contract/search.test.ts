@@ -208,5 +208,45 @@ for (const target of TARGETS) {
         expect(body.page.total).toBe(0);
       });
     });
+
+    describe('the spelling extension ("did you mean")', () => {
+      const count = (query: string, filters: Partial<NaiveRequest> = {}) => naiveSearch(records, deviceTypes, { ...NONE, ...filters, query }).kNumbers.length;
+
+      it('answers "catheter" for "cathter", each suggestion counted as the plain scan counts it, appended only when asked for', async () => {
+        expect(count('cathter')).toBe(0);
+        expect(count('catheter')).toBeGreaterThan(0);
+        const input = { ...NONE, query: 'cathter', page: 1, pageSize: 5 };
+        const without = await post(input);
+        const asked = await post({ ...input, spelling: true });
+        expect([without.status, asked.status]).toEqual([200, 200]);
+        // Without the input the answer has no such member; with it, the same answer with data.spelling appended.
+        expect(Object.keys((without.json as { data: object }).data)).toEqual(['items']);
+        const body = SearchResponse.parse(asked.json);
+        const { spelling, ...data } = body.data;
+        const plain = SearchResponse.parse(without.json);
+        expect([data, body.page, body.facets]).toEqual([plain.data, plain.page, plain.facets]);
+        expect(spelling?.[0]).toEqual({ query: 'catheter', total: count('catheter'), corrections: [{ word: 'cathter', correction: 'catheter' }] });
+        for (const s of spelling!) expect(s.total, s.query).toBe(count(s.query));
+        expect(spelling!.map((s) => s.total)).toEqual([...spelling!.map((s) => s.total)].sort((x, y) => y - x));
+        const off = SearchResponse.parse((await post({ ...input, spelling: false })).json);
+        expect([off.data, off.page, off.facets]).toEqual([plain.data, plain.page, plain.facets]);
+      });
+
+      it('keeps the filters, and answers no suggestion for a query whose words the index knows', async () => {
+        const code = records.find((r) => r.deviceName.toLowerCase().includes('catheter') && r.productCode)!.productCode!;
+        const body = SearchResponse.parse((await post({ ...NONE, query: 'cathter', productCode: code, page: 1, pageSize: 1, spelling: true })).json);
+        expect(body.data.spelling?.[0]).toMatchObject({ query: 'catheter', total: count('catheter', { productCode: code }) });
+        const known = SearchResponse.parse((await post({ ...NONE, query: 'catheter', page: 1, pageSize: 1, spelling: true })).json);
+        expect(known.data.spelling).toEqual([]);
+      });
+
+      it('refuses a spelling that is not true or false', async () => {
+        const { status, json } = await post({ ...NONE, query: 'cathter', page: 1, pageSize: 1, spelling: 'yes' });
+        expect(status).toBe(400);
+        const body = ErrorBody.parse(json);
+        expect(body.error.code).toBe('invalid_input');
+        expect(JSON.stringify(body.error)).toContain('spelling');
+      });
+    });
   });
 }
