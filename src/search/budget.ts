@@ -45,6 +45,9 @@ export class Budget {
   private mark = 0;
   /** Turns given back to the host so far. */
   turns = 0;
+  /** The bounds as numbers of this object's own: the counting loops read them at every charge. */
+  private readonly work: number;
+  readonly slice: number;
   constructor(
     readonly limits: WorkLimits,
     /** Gives the host its turn; resolves when the request may go on (none: the work runs to its end at once). */
@@ -52,7 +55,10 @@ export class Budget {
     private readonly refusal: Refusal,
     /** Whether a refusal ends the counting (the throw unwinds the work; nothing more is charged to it). */
     private readonly once = false,
-  ) {}
+  ) {
+    this.work = limits.work;
+    this.slice = limits.slice;
+  }
   /** Counts `n` dictionary entries a wildcard expands to; refuses once they pass the bound. */
   expand(n: number, what: string): void {
     this.expansions += n;
@@ -61,16 +67,15 @@ export class Budget {
   }
   /** Counts `n` steps of work; refuses the request once its work passes the bound. */
   charge(n: number): void {
-    this.spent += n;
-    if (this.spent > this.limits.work) this.refuse();
+    if ((this.spent += n) > this.work) this.refuse();
   }
   /** Steps left before the bound (Infinity once a refusal has ended the counting). */
   get left(): number {
-    return this.limits.work - this.spent;
+    return this.work - this.spent;
   }
   /** Whether a slice of work has been spent since the host last had its turn. */
   get due(): boolean {
-    return this.spent - this.mark >= this.limits.slice;
+    return this.spent - this.mark >= this.slice;
   }
   /** Gives the host its turn when a slice of work has been spent since it last had one. */
   async turn(): Promise<void> {
@@ -80,7 +85,7 @@ export class Budget {
     if (this.pause) await this.pause();
   }
   private refuse(): never {
-    const err = this.refusal('work', this.limits.work, '');
+    const err = this.refusal('work', this.work, '');
     if (this.once) this.spent = -Infinity;
     throw err;
   }
@@ -127,7 +132,7 @@ export function spend(steps: number): void {
 export const stepsLeft = (): number => current.left;
 
 /** Whether the evaluation running now has spent a slice's steps since `mark` (its `stepsLeft()` then); never outside a budget. */
-export const sliceSpent = (mark: number): boolean => mark - current.left >= current.limits.slice;
+export const sliceSpent = (mark: number): boolean => mark - current.left >= current.slice;
 
 /** The steps of a slice of the evaluation running now (Infinity outside `withWorkBudget`). */
-export const sliceSteps = (): number => current.limits.slice;
+export const sliceSteps = (): number => current.slice;
