@@ -5,7 +5,7 @@ import type { ChunkCache } from './chunk-cache.ts';
 import { ChunkFormatError } from './chunk-directory.ts';
 import { invertRows, type Rows } from './csr.ts';
 import { setPredicateSections } from './chunked-predicates.ts';
-import { emptySearchIndex, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
+import { deriveThrough, emptySearchIndex, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
 
 /**
  * The files of a chunked index (src/search/chunked.ts) that the cache holds, read as one SearchIndex: every term id,
@@ -32,6 +32,18 @@ export class LoadedChunks {
   /** A value made once from a file and kept with it (let go of when the file is). */
   private derivedOf<T>(path: string, name: string, make: () => T, bytes: (value: T) => number): T {
     return this.cache.derive(path, name, make, bytes);
+  }
+
+  /**
+   * A lookup derived from a whole column (documents by code, by applicant, by K number), made once and kept with the
+   * column's file while the cache holds it: every view over the same files reads the same one.
+   */
+  private keepDerived(ix: SearchIndex, name: 'codeDocs' | 'applicantDocs' | 'byKNumber', file: ChunkFile): void {
+    const path = this.directory.files[file].path;
+    const bytes = (v: { byteLength: number } | Rows) => ('offsets' in v ? v.offsets.byteLength + v.values.byteLength : v.byteLength);
+    // Keyed by the length of the list the ids index too: the file may be shared by a snapshot whose list differs.
+    const key = () => `${name}/${name === 'codeDocs' ? ix.codes.length : name === 'applicantDocs' ? ix.applicants.length : ''}`;
+    deriveThrough(ix, name, (make) => (this.has(path) ? this.derivedOf(path, key(), make, bytes) : make()));
   }
 
   /** A whole column, widened back to the engine's type, decoded once. */
@@ -169,8 +181,10 @@ export class LoadedChunks {
     }
     if (this.has(files.codeTypes.path)) setSection(ix, 'codeTypes', valueOf(this.bundle(files.codeTypes.path)!, 'codeTypes', 'json') as string[]);
 
-    if (this.has(files.docCode.path)) setSection(ix, 'docCode', this.column('docCode') as Uint16Array);
-    else {
+    if (this.has(files.docCode.path)) {
+      setSection(ix, 'docCode', this.column('docCode') as Uint16Array);
+      this.keepDerived(ix, 'codeDocs', 'docCode');
+    } else {
       const part = this.partial('codeIds', 'codeDocs', dir.codeChunks, dir.counts.codes, NO_CODE, 'u16');
       lazyColumn(ix, 'docCode', part.column);
       setDerived(ix, 'codeDocs', part.rows);
@@ -180,6 +194,7 @@ export class LoadedChunks {
       const names = this.bundle(files.applicants.path)!;
       setSection(ix, 'applicants', valueOf(names, 'applicants', 'json') as string[]);
       setSection(ix, 'applicantsByKey', valueOf(names, 'applicantsByKey', 'u32'));
+      this.keepDerived(ix, 'applicantDocs', 'docApplicant');
     } else {
       const part = this.partial('applicantIds', 'applicantDocs', [], dir.counts.applicants, NO_APPLICANT, 'u32');
       lazyColumn(ix, 'docApplicant', part.column);
@@ -188,8 +203,10 @@ export class LoadedChunks {
     }
 
     setPredicateSections(ix, dir, (path) => this.bundle(path));
-    if (this.has(files.docKNumber.path)) setSection(ix, 'docKNumber', this.column('docKNumber') as Uint32Array);
-    else {
+    if (this.has(files.docKNumber.path)) {
+      setSection(ix, 'docKNumber', this.column('docKNumber') as Uint32Array);
+      this.keepDerived(ix, 'byKNumber', 'docKNumber');
+    } else {
       // A page's K numbers come from their blocks (`kNumbers`), which the view does not hold: with the whole column
       // absent, nothing reads K numbers at large, and the engine's own reading of a page's is replaced by the caller.
       setSection(ix, 'docKNumber', new Uint32Array(0));

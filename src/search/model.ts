@@ -62,19 +62,36 @@ class IndexObject {
     return (this.derived.docTerms ??= { offsets: this.docTermOffsets, values: this.docTermIds });
   }
   get byKNumber(): Uint32Array {
-    return (this.derived.byKNumber ??= sortByKNumber(this.docKNumber));
+    return (this.derived.byKNumber ??= DERIVE.byKNumber(this));
   }
   get codeDocs(): Rows {
-    return (this.derived.codeDocs ??= groupByColumn(this.docCode, this.codes.length, NO_CODE));
+    return (this.derived.codeDocs ??= DERIVE.codeDocs(this));
   }
   get applicantDocs(): Rows {
-    return (this.derived.applicantDocs ??= groupByColumn(this.docApplicant, this.applicants.length, NO_APPLICANT));
+    return (this.derived.applicantDocs ??= DERIVE.applicantDocs(this));
   }
   get codesLower(): string[] {
     return (this.derived.codesLower ??= this.codes.map((c) => c.toLowerCase()));
   }
 }
 interface IndexObject extends SearchIndexData {}
+
+/** The lookups derived from one whole column each, and how. */
+const DERIVE = {
+  byKNumber: (ix: SearchIndexData) => sortByKNumber(ix.docKNumber),
+  codeDocs: (ix: SearchIndexData) => groupByColumn(ix.docCode, ix.codes.length, NO_CODE),
+  applicantDocs: (ix: SearchIndexData) => groupByColumn(ix.docApplicant, ix.applicants.length, NO_APPLICANT),
+} as const;
+
+/**
+ * Has a lookup derived from a whole column made on first use through `keep`, which may hand back one made before: a
+ * reader whose indexes are made again over the same columns (src/search/chunk-view.ts) keeps it with the column's file
+ * rather than deriving it again for every index.
+ */
+export function deriveThrough<K extends keyof typeof DERIVE>(index: SearchIndex, name: K, keep: (make: () => ReturnType<(typeof DERIVE)[K]>) => ReturnType<(typeof DERIVE)[K]>): void {
+  let made: ReturnType<(typeof DERIVE)[K]> | undefined;
+  Object.defineProperty((index as IndexObject).derived, name, { get: () => (made ??= keep(() => DERIVE[name](index) as ReturnType<(typeof DERIVE)[K]>)), configurable: true, enumerable: true });
+}
 
 // One getter per section name on the prototype: generic over SEARCH_SECTIONS, so a section added there needs nothing here.
 for (const name of SEARCH_SECTION_NAMES) {

@@ -196,6 +196,22 @@ describe('the search index in chunks', () => {
         expect(fetched.length).toBe(before);
       });
 
+      it('derives documents by code, by applicant and by K number once per column file, not again for each index over it', async () => {
+        const { read } = reader(files);
+        const chunked = new ChunkedIndex(files.directory, read);
+        const req = (query: string): SearchRequest => ({ ...BASE, query, sort: 'kNumber:asc', facets: [{ field: 'productCode', size: 3, order: 'count' }, { field: 'applicant', size: 3, order: 'count' }] });
+        const first = await chunked.ensure(req(data.terms[0]!), true);
+        const lookups = [first.codeDocs, first.applicantDocs, first.byKNumber];
+        // Another file in: a new index over more files, the same whole columns.
+        await chunked.load([files.directory.files.docPanel.path]);
+        const second = await chunked.ensure(req(data.terms[0]!), true);
+        expect(second).not.toBe(first);
+        expect([second.codeDocs, second.applicantDocs, second.byKNumber]).toEqual(lookups);
+        for (const [i, lookup] of [second.codeDocs, second.applicantDocs, second.byKNumber].entries()) expect(lookup).toBe(lookups[i]);
+        // The same lookups as the whole index derives.
+        expect(lookups).toEqual([index.codeDocs, index.applicantDocs, index.byKNumber]);
+      });
+
       it('asks for the first K number block with the words, not a round trip after them, for a first page by relevance', async () => {
         const word = data.terms[Math.floor(data.terms.length / 2)]!;
         const { read } = reader(files);
