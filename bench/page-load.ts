@@ -16,14 +16,14 @@
  * Not a test: figures depend on the machine, so they are printed, never asserted.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { parseCommandLine, runCommand } from '../src/cli/args.ts';
 import { gzipSync } from 'node:zlib';
 import { createApp } from '../src/server/app.ts';
 import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { PUBLIC_DIR } from '../test/browser/static-host.ts';
+import { countingProxy, listen, PHONE_LINK } from './lib/counting-proxy.ts';
 import { startDocumentedNginx } from './lib/static-hosting.ts';
 
 const TYPES: Record<string, string> = {
@@ -34,14 +34,6 @@ const TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.wasm']);
-
-const listen = async (server: Server) => {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-  };
-};
 
 /** A CDN-like host: files from public/ and the snapshot, gzip for text, 405 to anything but GET. */
 async function compressingStaticHost(snapshotDir: string) {
@@ -77,65 +69,12 @@ async function documentedNginx(snapshotDir: string) {
   return { port: Number(new URL(nginx.url).port), close: nginx.close };
 }
 
-type Sent = { at: number; bytes: number; url: string };
-
-/**
- * A proxy that buffers each answer of `upstreamPort`, counts its bytes, and (when `link` is set) delivers it through
- * one shared link of the given bandwidth after half the round trip, like a phone's network would.
- */
-async function countingProxy(upstreamPort: number) {
-  const sent: Sent[] = [];
-  let link: { bytesPerMs: number; rttMs: number } | null = null;
-  let linkFreeAt = 0;
-  const proxy = await listen(
-    createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const up = httpRequest({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers }, (ures) => {
-          const body: Buffer[] = [];
-          ures.on('data', (c: Buffer) => body.push(c));
-          ures.on('end', () => {
-            const payload = Buffer.concat(body);
-            const headers = { ...ures.headers };
-            delete headers['transfer-encoding'];
-            headers['content-length'] = String(payload.byteLength);
-            const head = `HTTP/1.1 ${ures.statusCode} \r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
-            const bytes = Buffer.byteLength(head) + payload.byteLength;
-            const deliver = () => {
-              res.writeHead(ures.statusCode ?? 502, headers);
-              res.end(payload);
-              sent.push({ at: Date.now(), bytes, url: req.url ?? '' });
-            };
-            if (!link) return deliver();
-            const now = Date.now();
-            const start = Math.max(now + link.rttMs / 2, linkFreeAt);
-            linkFreeAt = start + bytes / link.bytesPerMs;
-            setTimeout(deliver, linkFreeAt + link.rttMs / 2 - now);
-          });
-        });
-        up.on('error', () => res.writeHead(502).end());
-        up.end(Buffer.concat(chunks));
-      });
-    }),
-  );
-  return {
-    url: `http://127.0.0.1:${proxy.port}/`,
-    sent,
-    setLink(value: typeof link) {
-      link = value;
-      linkFreeAt = 0;
-    },
-    close: proxy.close,
-  };
-}
-
 type Figures = { firstMs: number; firstBytes: number; firstRequests: number; countsMs: number; countsBytes: number; allCountsMs: number; allCountsBytes: number; answer: string };
 
 async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, address: string, phone: boolean, verbose: boolean): Promise<Figures> {
   const browser = await launchChromium();
   proxy.sent.length = 0;
-  proxy.setLink(phone ? { bytesPerMs: 1.6e6 / 8 / 1000, rttMs: 150 } : null);
+  proxy.setLink(phone ? PHONE_LINK : null);
   try {
     const page = await browser.context.newPage();
     // When the first facet count is on screen, and when every facet's is (nothing left loading), in the page's own clock.

@@ -44,14 +44,15 @@ export function wantsSiblings(path: string): boolean {
 }
 
 /**
- * Record shards get a host copy instead: `records/K….json.gz` beside the shard, not listed in the manifest. A static
- * host that sends only precompressed files (nginx's `gzip_static`, Caddy's `precompressed`) then sends the page's
- * record reads compressed. Unlisted, they are no file of the snapshot: a mirror does not fetch them (it makes its own
- * from the shards it verified), the Worker's assets leave them out (their file budget), and the server compresses
- * shards itself. gzip only, the one coding every client takes, so a shard adds one file, not two.
+ * Record shards and lineage shards get a host copy instead: `records/K….json.gz` or `lineage/…/K….bin.gz` beside the
+ * shard, not listed in the manifest. A static host that sends only precompressed files (nginx's `gzip_static`, Caddy's
+ * `precompressed`) then sends the page's record and lineage reads compressed (a lineage shard to about half).
+ * Unlisted, they are no file of the snapshot: a mirror does not fetch them (it makes its own from the shards it
+ * verified), the Worker's assets leave them out (their file budget), and the server compresses shards itself. gzip
+ * only, the one coding every client takes, so a shard adds one file, not two.
  */
 export function wantsHostCopy(path: string): boolean {
-  return /^records\/K[^/]*\.json$/.test(path);
+  return /^records\/K[^/]*\.json$/.test(path) || /^lineage\/(predicates|descendants)\/[^/]*\.bin$/.test(path);
 }
 
 /** The host copy of a shard: its gzip, deterministic like the siblings. */

@@ -116,11 +116,17 @@ async function staticSourceFor() {
   if (!wantsPagefind && (current.q.trim() !== '' || current.productCode || current.applicant || current.from !== null || current.to !== null || Object.keys(current.quals).length > 0)) {
     import('./search-engine.js').catch(() => {});
   }
+  // A first view of a lineage needs its view, the walk and the lineage header: asked for now, beside the rest.
+  if (current.record && current.lineage) {
+    import('./lineage.js').catch(() => {});
+    import('./lineage-engine.js').catch(() => {});
+  }
   const { engineHeader, hasPagefind, staticSource } = await import('./static-source.js');
   const header = wantsPagefind ? null : await engineHeader(snapshotBase, directory);
   if (header) {
     const source = staticSource({ snapshotBase, header, meta });
     source.prefetch(current);
+    if (current.record && current.lineage) source.lineage.prepare(current.record, current.lineage);
     return source;
   }
   if (!(await hasPagefind(snapshotBase))) {

@@ -51,7 +51,7 @@ export function staticLineage({ url, record }) {
     return walk;
   };
 
-  return async function lineage(input) {
+  async function lineage(input) {
     const id = String(input.id).trim().toUpperCase();
     const question = { id, direction: input.direction, depth: input.depth, kinds: input.kinds };
     const { mod, files } = await open();
@@ -75,5 +75,15 @@ export function staticLineage({ url, record }) {
     const hasNextPage = to < w.codes.length;
     const nextCursor = hasNextPage ? JSON.stringify({ d: w.depths[to - 1], a: numbers.at(-1) }) : null;
     return { data: { items, byDepth, byYear, cycles }, page: { itemsReturned: items.length, total: w.codes.length, hasNextPage, nextCursor } };
+  }
+
+  /**
+   * Starts the whole walk of a lineage view's question (every kind, the whole chain) before the view asks for it, so
+   * that a first view of a lineage reads its shards while the rest of the page loads; a failure is the view's to say.
+   */
+  lineage.prepare = (id, direction) => {
+    const question = { id: String(id).trim().toUpperCase(), direction, depth: null, kinds: null };
+    open().then(({ mod, files }) => files && walkOf(mod, files, question)).catch(() => {});
   };
+  return lineage;
 }

@@ -185,8 +185,8 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
   const follow = source.mode === 'server'
     ? { href: feed.href, text: `Follow new clearances that name ${k}` }
     : { href: new URL('feeds/new.atom', snapshotBase).href, text: 'Follow all new clearances', note: ` (this host has no feed of the clearances that name ${k}; they are among all new clearances)` };
-  const snapshotId = (await readSnapshotHead(snapshotBase).catch(() => null))?.snapshotId ?? null;
-  if (!current()) return;
+  // The snapshot's id names the CSV file only: read beside the first page, not before it (a round trip on a phone).
+  const snapshotId = readSnapshotHead(snapshotBase).then((head) => head?.snapshotId ?? null, () => null);
   document.title = `Lineage of ${k} · FDA 510(k) clearances`;
   const cursors = [null];
   const other = direction === 'predicates' ? 'descendants' : 'predicates';
@@ -266,7 +266,8 @@ async function downloadCsv({ k, direction, source, snapshotId, button, status })
       cursor = page.nextCursor;
       status.textContent = `Collecting ${num(rows)} of ${num(total)}…`;
     } while (cursor && rows < LINEAGE_CSV_LIMIT);
-    const name = `device-510k-lineage-${k.toLowerCase()}-${direction}${snapshotId ? `-${snapshotId.toLowerCase().replace(/[^a-z0-9]+/g, '-')}` : ''}.csv`;
+    const id = await snapshotId;
+    const name = `device-510k-lineage-${k.toLowerCase()}-${direction}${id ? `-${id.toLowerCase().replace(/[^a-z0-9]+/g, '-')}` : ''}.csv`;
     const a = h('a', { href: URL.createObjectURL(new Blob([out], { type: 'text/csv;charset=utf-8' })), download: name });
     document.body.append(a);
     a.click();

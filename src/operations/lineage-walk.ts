@@ -182,11 +182,76 @@ class WalkShards {
 }
 
 /**
- * Per code, its place in the walk (0 for the start, i + 1 for walk.codes[i]) while the cycle search runs: a table over
- * every code (2^21 of them, 8 MiB) rather than a Map, read once per walked edge with no garbage made. The search runs
- * with no await, so one table serves every walk; each entry set is returned to 0 (unset) before the search ends.
+ * Per code, its place in the restricted graph of the cycle search (1 + its index there, 0 when it is not in it): a
+ * table over every code (2^21 of them, 8 MiB) rather than a Map, read once per edge of that graph with no garbage
+ * made. The search runs with no await, so one table serves every walk; each entry set is returned to 0 before it ends.
  */
 let places: Int32Array | null = null;
+
+/** A list of 32-bit integers (or doubles) that grows by doubling and is kept between walks (see `Scratch`). */
+class IntList {
+  data = new Int32Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) this.grow();
+    this.data[this.length++] = value;
+  }
+  private grow(): void {
+    const bigger = new Int32Array(this.data.length * 2);
+    bigger.set(this.data);
+    this.data = bigger;
+  }
+}
+class DoubleList {
+  data = new Float64Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = value;
+  }
+}
+
+/**
+ * A walk's working lists: the bit table of devices met, the followed edges and back edges, a level's new devices.
+ * Typed and kept between walks, so that a walk of tens of thousands of devices makes no garbage but its answer:
+ * garbage the collector must copy while a walk holds it is what makes a walk's slowest rounds slow. Each walk takes
+ * its own (walks overlap while they wait on shard reads) and gives it back when it ends; a walk that fails does not
+ * give it back (the bits of the level it was gathering are in no list), so it is dropped.
+ */
+type Scratch = {
+  /** One bit per code: met by the walk (256 KiB); a walk clears the bits it set before giving it back. */
+  seen: Uint32Array;
+  /** The followed edges (tree and back) of each expanded device, in place order: targets, and each place's end. */
+  targets: IntList;
+  ends: IntList;
+  /** Edges into devices already met: from, to, origin, flat. */
+  back: IntList;
+  /** A level's devices met for the first time: code × 2^22 + the order met in, and each one's via and origin. */
+  keys: DoubleList;
+  vias: IntList;
+  origins: IntList;
+};
+const scratches: Scratch[] = [];
+const POOLED_SCRATCHES = 4;
+function takeScratch(): Scratch {
+  const held = scratches.pop();
+  if (held) {
+    held.targets.length = held.ends.length = held.back.length = 0;
+    return held;
+  }
+  const seen = new Uint32Array((1 << CODE_BITS) >>> 5);
+  return { seen, targets: new IntList(), ends: new IntList(), back: new IntList(), keys: new DoubleList(), vias: new IntList(), origins: new IntList() };
+}
+function giveBack(scratch: Scratch, walk: LineageWalk, start: number): void {
+  const seen = scratch.seen;
+  seen[start >>> 5] = 0;
+  for (const code of walk.codes) seen[code >>> 5] = 0;
+  if (scratches.length < POOLED_SCRATCHES) scratches.push(scratch);
+}
 
 /**
  * Breadth first from the start: each level's devices in ascending order, each device reached once, at the depth
@@ -203,49 +268,24 @@ export async function walkLineage(files: LineageFiles, question: LineageQuestion
   if (shards.at(start) < 0) return walk;
   walk.known = true;
 
-  const seen = takeBits();
-  seen[start >>> 5] = 1 << (start & 31);
-  // A walk that fails (a shard that cannot be read) does not give its table back: the bits of the level it was
-  // gathering are in no list, so the table is dropped.
-  await expand(shards, question, walk, start, seen);
-  giveBack(seen, walk, start);
+  const scratch = takeScratch();
+  scratch.seen[start >>> 5] = 1 << (start & 31);
+  await expand(shards, question, walk, start, scratch);
+  giveBack(scratch, walk, start);
   return walk;
 }
 
-/**
- * One bit per code: met by the walk (256 KiB). Each walk takes a table of its own, so walks that overlap while they
- * wait on shard reads never meet; a walk that ends gives its table back with the bits it set cleared.
- */
-const bitTables: Uint32Array[] = [];
-const POOLED_BIT_TABLES = 4;
-function takeBits(): Uint32Array {
-  return bitTables.pop() ?? new Uint32Array((1 << CODE_BITS) >>> 5);
-}
-function giveBack(seen: Uint32Array, walk: LineageWalk, start: number): void {
-  seen[start >>> 5] = 0;
-  for (const code of walk.codes) seen[code >>> 5] = 0;
-  if (bitTables.length < POOLED_BIT_TABLES) bitTables.push(seen);
-}
-
-/** The walk itself, into `walk`, marking each device met in `seen`. */
-async function expand(shards: WalkShards, question: LineageQuestion, walk: LineageWalk, start: number, seen: Uint32Array): Promise<void> {
+/** The walk itself, into `walk`, marking each device met in `scratch.seen`. */
+async function expand(shards: WalkShards, question: LineageQuestion, walk: LineageWalk, start: number, scratch: Scratch): Promise<void> {
   const follows = shards.files.index.origins.map((o) => question.kinds === null || question.kinds.includes(o.kind));
-  /** The followed edges (tree and back) of each expanded device, in place order: targets, and each one's end. */
-  const targets: number[] = [];
-  const ends: number[] = [];
-  /** Edges into devices already met: from, to, origin, flat. */
-  const back: number[] = [];
+  const { seen, targets, ends, back, keys, vias: newVias, origins: newOrigins } = scratch;
   let level: ArrayLike<number> = [start];
   /** Index in walk.codes of the level's first device (the start has none). */
   let levelBase = -1;
   let depth = 0;
   while (level.length > 0 && (question.depth === null || depth < question.depth)) {
     await shards.load(level);
-    const newVias: number[] = [];
-    const newOrigins: number[] = [];
-    /** Each device first met in this level: code × 2^22 + the order it was met in, so one numeric sort puts the
-     * level in code order and still finds each one's via and origin. */
-    const keys: number[] = [];
+    keys.length = newVias.length = newOrigins.length = 0;
     // Devices of the level are expanded in place order (ascending within the level), so `ends` is indexed by place;
     // a device's info is read here from the shard its edges come from.
     for (let l = 0; l < level.length; l++) {
@@ -271,8 +311,11 @@ async function expand(shards: WalkShards, question: LineageQuestion, walk: Linea
         targets.push(to);
         const word = to >>> 5;
         const bit = 1 << (to & 31);
-        if ((seen[word] as number) & bit) back.push(from, to, origin);
-        else {
+        if ((seen[word] as number) & bit) {
+          back.push(from);
+          back.push(to);
+          back.push(origin);
+        } else {
           seen[word] = (seen[word] as number) | bit;
           keys.push(to * NEW_SPAN + newVias.length);
           newVias.push(from);
@@ -282,7 +325,8 @@ async function expand(shards: WalkShards, question: LineageQuestion, walk: Linea
       ends.push(targets.length);
     }
     depth++;
-    const sorted = Float64Array.from(keys).sort();
+    // One numeric sort puts the level in code order and still finds each one's via and origin.
+    const sorted = keys.data.subarray(0, keys.length).sort();
     const next = new Int32Array(sorted.length);
     levelBase = walk.codes.length;
     for (let i = 0; i < sorted.length; i++) {
@@ -292,8 +336,8 @@ async function expand(shards: WalkShards, question: LineageQuestion, walk: Linea
       next[i] = code;
       walk.codes.push(code);
       walk.depths.push(depth);
-      walk.vias.push(newVias[found] as number);
-      walk.origins.push(newOrigins[found] as number);
+      walk.vias.push(newVias.data[found] as number);
+      walk.origins.push(newOrigins.data[found] as number);
       walk.infos.push(0);
     }
     level = next;
@@ -315,27 +359,113 @@ async function expand(shards: WalkShards, question: LineageQuestion, walk: Linea
 /** Devices a level can meet for the first time: more than there are codes. */
 const NEW_SPAN = 2 ** 22;
 
-/** The back edges whose ends lie in one strongly connected component of the walked edges, sorted, into walk.cycles. */
-function cyclesOf(walk: LineageWalk, start: number, ends: readonly number[], targets: readonly number[], back: readonly number[]): void {
-  const place = (places ??= new Int32Array(1 << CODE_BITS));
-  place[start] = 1;
-  for (let i = 0; i < walk.codes.length; i++) place[walk.codes[i] as number] = i + 2;
-  const placed = new Int32Array(targets.length);
-  for (let i = 0; i < targets.length; i++) placed[i] = (place[targets[i] as number] as number) - 1;
-  const component = components(walk.codes.length + 1, ends, placed);
-  for (let b = 0; b < back.length; b += 3) {
-    const from = back[b] as number;
-    const to = back[b + 1] as number;
-    if (component[(place[from] as number) - 1] === component[(place[to] as number) - 1]) walk.cycles.push({ code: to, via: from, origin: back[b + 2] as number });
+/**
+ * The back edges whose ends lie in one strongly connected component of the walked edges, sorted, into walk.cycles.
+ *
+ * The components are searched only where a cycle can be. Devices are numbered in time, so nearly every edge of a walk
+ * goes one way in code order (a device names older ones); call the fewer way "against". Around a cycle (or any closed
+ * walk) whose codes span [m, M], m < M, every point between m and M is crossed both ways, so the cycle's own against
+ * edges, as code intervals [low end, high end], cover [m, M] with no gap. So every cycle lies within one cluster of
+ * overlapping against intervals, and two devices are in one component of the walked edges exactly when they are in
+ * one component of the edges within a cluster; a back edge from a device to itself is a cycle alone. A walk with no
+ * against edge has no cycle but those; the usual cluster is a device and its own later versions, a few devices.
+ */
+function cyclesOf(walk: LineageWalk, start: number, ends: IntList, targets: IntList, back: IntList): void {
+  const n = walk.codes.length + 1;
+  const codeAt = (p: number): number => (p === 0 ? start : (walk.codes[p - 1] as number));
+  const ending = ends.data;
+  const targeted = targets.data;
+  const expanded = ends.length;
+  // Which way the fewer edges go.
+  let up = 0;
+  let down = 0;
+  for (let p = 0, e = 0; p < expanded; p++) {
+    const from = codeAt(p);
+    for (const end = ending[p] as number; e < end; e++) {
+      const to = targeted[e] as number;
+      if (to > from) up++;
+      else if (to < from) down++;
+    }
   }
-  place[start] = 0;
-  for (let i = 0; i < walk.codes.length; i++) place[walk.codes[i] as number] = 0;
+  const rising = up <= down;
+  // The against edges' intervals, merged into clusters (sorted, disjoint): lows and highs.
+  const intervals: number[] = [];
+  if (Math.min(up, down) > 0) {
+    for (let p = 0, e = 0; p < expanded; p++) {
+      const from = codeAt(p);
+      for (const end = ending[p] as number; e < end; e++) {
+        const to = targeted[e] as number;
+        if (rising ? to > from : to < from) intervals.push(Math.min(from, to) * SPAN_KEY + Math.max(from, to));
+      }
+    }
+  }
+  const sortedIntervals = Float64Array.from(intervals).sort();
+  const lows: number[] = [];
+  const highs: number[] = [];
+  for (const key of sortedIntervals) {
+    const low = Math.floor(key / SPAN_KEY);
+    const high = key - low * SPAN_KEY;
+    if (highs.length > 0 && low <= (highs[highs.length - 1] as number)) highs[highs.length - 1] = Math.max(highs[highs.length - 1] as number, high);
+    else {
+      lows.push(low);
+      highs.push(high);
+    }
+  }
+  const clusterOf = (code: number): number => {
+    let lo = 0;
+    let hi = lows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((lows[mid] as number) <= code) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && code <= (highs[lo - 1] as number) ? lo - 1 : -1;
+  };
+  // The restricted graph: the walk's places within a cluster, numbered in place order, and their edges within it.
+  const place = (places ??= new Int32Array(1 << CODE_BITS));
+  const members: number[] = [];
+  const clusters: number[] = [];
+  if (lows.length > 0) {
+    for (let p = 0; p < n; p++) {
+      const code = codeAt(p);
+      const c = clusterOf(code);
+      if (c < 0) continue;
+      members.push(p);
+      clusters.push(c);
+      place[code] = members.length;
+    }
+  }
+  const localEnds: number[] = [];
+  const localTargets: number[] = [];
+  for (let v = 0; v < members.length; v++) {
+    const p = members[v] as number;
+    if (p < expanded) {
+      for (let e = p === 0 ? 0 : (ending[p - 1] as number), end = ending[p] as number; e < end; e++) {
+        const w = (place[targeted[e] as number] as number) - 1;
+        if (w >= 0 && clusters[w] === clusters[v]) localTargets.push(w);
+      }
+    }
+    localEnds.push(localTargets.length);
+  }
+  const component = components(members.length, localEnds, Int32Array.from(localTargets));
+  const data = back.data;
+  for (let b = 0; b < back.length; b += 3) {
+    const from = data[b] as number;
+    const to = data[b + 1] as number;
+    const a = (place[from] as number) - 1;
+    const z = (place[to] as number) - 1;
+    if (from === to || (a >= 0 && z >= 0 && component[a] === component[z])) walk.cycles.push({ code: to, via: from, origin: data[b + 2] as number });
+  }
+  for (const p of members) place[codeAt(p)] = 0;
   walk.cycles.sort((a, b) => a.via - b.via || a.code - b.code);
 }
 
+/** An interval's low end × SPAN_KEY + its high end: one number that sorts intervals by low end. */
+const SPAN_KEY = 2 ** 22;
+
 /**
- * The strongly connected component of each place of the walk (iterative Tarjan over the followed edges, roots in
- * place order): `ends[v]` closes place v's targets in `targets` (places past `ends` have none).
+ * The strongly connected component of each place of a graph (iterative Tarjan, roots in place order): `ends[v]`
+ * closes place v's targets in `targets` (places past `ends` have none).
  */
 function components(n: number, ends: readonly number[], targets: Int32Array): Int32Array {
   const index = new Int32Array(n).fill(-1);

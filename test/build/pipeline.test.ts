@@ -42,9 +42,11 @@ describe('the snapshot build', () => {
     const { dir, manifest } = await buildFixture();
     const all = await tree(dir);
     Manifest.parse(manifest);
-    // Beside each record shard, its host copy (records/K….json.gz, docs/deploy.md), which no manifest lists.
-    const shards = manifest.files.filter((f) => /^records\/K[^/]*\.json$/.test(f.path)).map((f) => `${f.path}.gz`);
-    expect(shards.length).toBeGreaterThan(0);
+    // Beside each record shard and lineage shard, its host copy (records/K….json.gz, lineage/…/K….bin.gz,
+    // docs/deploy.md), which no manifest lists.
+    const shards = manifest.files.filter((f) => /^records\/K[^/]*\.json$|^lineage\/(predicates|descendants)\/[^/]*\.bin$/.test(f.path)).map((f) => `${f.path}.gz`);
+    expect(shards.filter((p) => p.startsWith('records/')).length).toBeGreaterThan(0);
+    expect(shards.filter((p) => p.startsWith('lineage/')).length).toBeGreaterThan(0);
     for (const copy of shards) expect(all.has(copy), copy).toBe(true);
     const files = new Map([...all].filter(([p]) => !shards.includes(p)));
     expect(manifest.files.map((f) => f.path)).toEqual([...files.keys()].filter((p) => p !== LAYOUT.manifest).sort());

@@ -60,10 +60,11 @@ afterAll(async () => {
 });
 
 describe('the precompressed copies a build writes', () => {
-  it('every record shard has a gzip copy beside it that undoes to it, and the manifest lists none of them', async () => {
+  it('every record shard and lineage shard has a gzip copy beside it that undoes to it, and the manifest lists none of them', async () => {
     const listed = new Set(manifest.files.map((f) => f.path));
-    const shards = manifest.files.filter((f) => /^records\/K[^/]*\.json$/.test(f.path));
-    expect(shards.length).toBeGreaterThan(3);
+    const shards = manifest.files.filter((f) => /^records\/K[^/]*\.json$|^lineage\/(predicates|descendants)\/[^/]*\.bin$/.test(f.path));
+    expect(shards.filter((f) => f.path.startsWith('records/')).length).toBeGreaterThan(3);
+    expect(shards.filter((f) => f.path.startsWith('lineage/')).length).toBeGreaterThan(3);
     for (const shard of shards) {
       const copy = await readFile(join(snapshot, `${shard.path}.gz`));
       expect(gunzipSync(copy).equals(await readFile(join(snapshot, shard.path)))).toBe(true);
@@ -73,7 +74,7 @@ describe('the precompressed copies a build writes', () => {
     }
     const onDisk = await filesUnder(snapshot);
     const unlisted = onDisk.filter((f) => !listed.has(f) && f !== 'manifest.json');
-    expect(unlisted.every((f) => /^records\/K[^/]*\.json\.gz$/.test(f))).toBe(true);
+    expect(unlisted.filter((f) => !/^records\/K[^/]*\.json\.gz$|^lineage\/(predicates|descendants)\/[^/]*\.bin\.gz$/.test(f))).toEqual([]);
   });
 
   it("public/'s scripts, styles and page get .gz and .br copies; a stale copy is removed", async () => {

@@ -42,6 +42,7 @@ const COMMANDS = [
   ['build/server-bundle.mjs', 'server-bundle'],
   ['build/instances/nginx.ts', 'nginx'],
   ['bench/page-load.ts', 'page-load'],
+  ['bench/page-lineage.ts', 'page-lineage'],
   ['bench/page-agreement.ts', 'page-agreement'],
   ['build/search-chunks.ts', 'search-chunks'],
   ['bench/downloads.ts', 'downloads'],

@@ -1,0 +1,158 @@
+/**
+ * Time and bytes of a record's lineage view on the page in static mode, on a cold cache: from opening the view's
+ * address (`#record=K…&lineage=predicates`) to its picture and its table on screen.
+ *
+ *   npx tsx bench/page-lineage.ts --snapshot DIR [--questions K123456:predicates,...] [--runs 3] [--profiles desktop,phone]
+ *
+ * The static host is Debian's nginx with exactly the configuration docs/deploy.md shows, behind the counting proxy of
+ * bench/page-load.ts ("phone": one shared 1.6 Mbit/s link with 150 ms of round trip, the main thread slowed 4x).
+ * Each run opens the view in a fresh browser profile. Besides the time, the bytes and requests up to that moment, and
+ * of them the lineage files (the header and the shards the walk reads).
+ * Not a test: figures depend on the machine, so they are printed, never asserted.
+ */
+import { existsSync, realpathSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseCommandLine, runCommand } from '../src/cli/args.ts';
+import { lineageNumber } from '../src/contract/index.ts';
+import { openSnapshotDirectory } from '../src/node/index.ts';
+import { lineageFilesOf, walkLineage } from '../src/operations/index.ts';
+import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
+import { countingProxy, PHONE_LINK } from './lib/counting-proxy.ts';
+import { startDocumentedNginx } from './lib/static-hosting.ts';
+
+type Question = { k: string; direction: 'predicates' | 'descendants' };
+type Figures = { ms: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
+
+const USAGE = `Usage: npx tsx bench/page-lineage.ts --snapshot DIR [options]
+
+A record's lineage view in static mode (nginx with docs/deploy.md's configuration serving the page and DIR), timed
+from opening its address to its picture and table on screen, cold, in Debian's Chromium (.ci/browser-deps.sh
+installs it); the median of the runs, with the bytes and requests to that moment.
+
+  --snapshot DIR     the snapshot the static host serves (required)
+  --questions LIST   K123456:predicates or K123456:descendants, comma-separated (by default the two questions of
+                     bench/lineage.ts: the whole descendants of the most-cited device, and the whole predicate chain of
+                     the device farthest below it)
+  --runs N           cold runs per figure (3)
+  --profiles LIST    desktop, phone or both (phone)
+  --verbose          print every request of every run: when it arrived (ms after the page's start) and its bytes`;
+
+/** The two questions of bench/lineage.ts: the most-cited device's descendants, and the deepest one's predicates. */
+async function defaultQuestions(dir: string): Promise<Question[]> {
+  const snapshot = await openSnapshotDirectory(dir);
+  const files = await lineageFilesOf(snapshot).files;
+  if (files === null) throw new Error(`${dir} has no lineage files`);
+  let cited = { code: -1, count: -1 };
+  for (const s of files.index.shards.descendants) {
+    const shard = await files.shard('descendants', s.id);
+    if (!shard) continue;
+    let begin = 0;
+    for (let i = 0; i < shard.nodes.length; i++) {
+      const end = shard.ends[i] as number;
+      if (end - begin > cited.count) cited = { code: shard.nodes[i] as number, count: end - begin };
+      begin = end;
+    }
+  }
+  const hub = lineageNumber(cited.code);
+  const tree = await walkLineage(files, { id: hub, direction: 'descendants', depth: null, kinds: null });
+  return [
+    { k: lineageNumber(tree.codes[tree.codes.length - 1] as number), direction: 'predicates' },
+    { k: hub, direction: 'descendants' },
+  ];
+}
+
+async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: Question, phone: boolean, verbose: boolean): Promise<Figures> {
+  const browser = await launchChromium();
+  proxy.sent.length = 0;
+  proxy.setLink(phone ? PHONE_LINK : null);
+  try {
+    const page = await browser.context.newPage();
+    // When the view's first page is on screen, picture and table, in the page's own clock.
+    await page.addInitScript(() => {
+      const w = window as unknown as { shownAt?: number };
+      new MutationObserver(() => {
+        if (w.shownAt === undefined && document.querySelector('.lineage-body[data-shows] .lineage-table') && document.querySelector('.lineage-body[data-shows] svg.lineage-chart')) w.shownAt = performance.now();
+      }).observe(document, { childList: true, subtree: true, attributes: true });
+    });
+    if (phone) {
+      const cdp = await browser.context.newCDPSession(page);
+      await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+      await page.setViewportSize({ width: 390, height: 844 });
+    }
+    await page.goto(`${proxy.url}#record=${q.k}&lineage=${q.direction}`);
+    await page.waitForSelector('html[data-mode="static"]', { timeout: 300_000 });
+    await page.waitForFunction(() => (window as unknown as { shownAt?: number }).shownAt !== undefined, null, { timeout: 600_000 });
+    const [ms, origin] = await page.evaluate(() => [(window as unknown as { shownAt: number }).shownAt, performance.timeOrigin]);
+    const shown = (await page.locator('.lineage-total').innerText()).trim();
+    const sent = proxy.sent.filter((d) => d.at >= origin && d.at <= origin + ms);
+    const lineage = sent.filter((d) => d.url.includes('/lineage/'));
+    if (verbose) for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + ms ? 'shown' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
+    return {
+      ms,
+      bytes: sent.reduce((n, d) => n + d.bytes, 0),
+      requests: sent.length,
+      lineageBytes: lineage.reduce((n, d) => n + d.bytes, 0),
+      lineageFiles: lineage.length,
+      shown,
+    };
+  } finally {
+    await browser.close();
+    proxy.setLink(null);
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
+
+async function main() {
+  const values = parseCommandLine('page-lineage', USAGE, {
+    snapshot: { type: 'string' },
+    questions: { type: 'string', default: '' },
+    runs: { type: 'string', default: '3' },
+    profiles: { type: 'string', default: 'phone' },
+    verbose: { type: 'boolean', default: false },
+  });
+  if (!values.snapshot) throw new Error('Expected `--snapshot` to name the snapshot to serve');
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run .ci/browser-deps.sh`);
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new Error('Expected `--runs` to be a whole number from 1 to 20');
+  const profiles = values.profiles.split(',');
+  for (const p of profiles) if (p !== 'desktop' && p !== 'phone') throw new Error(`Expected \`--profiles\` to list desktop or phone, got "${p}"`);
+  const questions: Question[] = values.questions
+    ? values.questions.split(',').map((q) => {
+        const m = /^\s*((?:K|DEN)\d{6}):(predicates|descendants)\s*$/i.exec(q);
+        if (!m) throw new Error(`Expected each of \`--questions\` to be like K123456:predicates, got "${q}"`);
+        return { k: m[1]!.toUpperCase(), direction: m[2]!.toLowerCase() as Question['direction'] };
+      })
+    : await defaultQuestions(values.snapshot);
+  const dir = realpathSync(values.snapshot);
+  const host = await startDocumentedNginx(dir);
+  const proxy = await countingProxy(Number(new URL(host.url).port));
+  console.log(`snapshot ${dir}\nstatic host: nginx with docs/deploy.md's configuration\nmedian of ${runs} cold runs; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+  console.log('profile  question                  shown       bytes (requests)   lineage files: bytes (files)  view says');
+  try {
+    for (const profile of profiles) {
+      for (const q of questions) {
+        const all: Figures[] = [];
+        for (let i = 0; i < runs; i++) all.push(await measureOnce(proxy, q, profile === 'phone', values.verbose));
+        const m = (f: (x: Figures) => number) => median(all.map(f));
+        console.log(
+          [
+            profile.padEnd(8),
+            `${q.k} ${q.direction}`.padEnd(24),
+            `${(m((x) => x.ms) / 1000).toFixed(2)} s`.padStart(8),
+            `${kb(m((x) => x.bytes))} (${m((x) => x.requests)})`.padStart(18),
+            `${kb(m((x) => x.lineageBytes))} (${m((x) => x.lineageFiles)})`.padStart(30),
+            ` ${all[0]!.shown}`,
+          ].join(' '),
+        );
+      }
+    }
+    console.log(`load after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  } finally {
+    await proxy.close();
+    await host.close();
+  }
+}
+
+runCommand('page-lineage', main);

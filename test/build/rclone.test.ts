@@ -1,0 +1,133 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import type { EventEmitter } from 'node:events';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+
+/**
+ * docs/deploy.md's rclone configuration for an object store behind a CDN, run as written against a local
+ * S3-compatible server (s3rver, on a loopback port): every object read back over plain HTTP with its headers. rclone
+ * is Debian's `rclone` package, not an npm dependency: without it on PATH the test is skipped, saying so.
+ */
+const run = promisify(execFile);
+const rclone = spawnSync('rclone', ['version'], { encoding: 'utf8' });
+const skip = rclone.status === 0 ? null : 'rclone is not installed (Debian: apt-get install -y rclone)';
+if (skip) console.warn(`test/build/rclone.test.ts skipped: ${skip}`);
+
+/** The example the docs give, found by the marker that names this test. */
+async function documentedCommands(): Promise<string> {
+  const text = await readFile(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
+  const m = /<!-- example: not run: [^\n]*test\/build\/rclone\.test\.ts[^\n]* -->\n```bash\n([\s\S]*?)\n```/.exec(text);
+  if (!m) throw new Error('docs/deploy.md has no rclone example naming test/build/rclone.test.ts');
+  return m[1]!;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join('/')).sort();
+}
+
+describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a local S3 server", () => {
+  let work: string;
+  let snapshotDir: string;
+  let server: S3rver;
+  let port: number;
+  const created: string[] = [];
+
+  const fetchRaw = (path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> =>
+    new Promise((resolve, reject) => {
+      get({ host: '127.0.0.1', port, path: `/bucket/${path}` }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+
+  beforeAll(async () => {
+    snapshotDir = await realpath(await buildFixtureSnapshot());
+    work = await mkdtemp(join(tmpdir(), 'rclone-'));
+    // The repository's folder as the docs' commands expect it: the `snapshot` link and the page with its gzip copies.
+    await symlink(snapshotDir, join(work, 'snapshot'));
+    await mkdir(join(work, 'public', 'js'), { recursive: true });
+    const html = `<!doctype html><title>t</title>${'<p>x</p>'.repeat(400)}`;
+    await writeFile(join(work, 'public', 'index.html'), html);
+    await writeFile(join(work, 'public', 'index.html.gz'), gzipSync(html));
+    await writeFile(join(work, 'public', 'js', 'app.js'), 'export const a = 1;\n');
+    await writeFile(join(work, 'public', 'icon.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
+    server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), configureBuckets: [{ name: 'bucket', configs: [] }] });
+    (server as unknown as EventEmitter).on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
+      for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
+    });
+    port = (await server.run()).port;
+    await writeFile(join(work, 'rclone.conf'), '');
+    // Only this remote's settings: an AWS_CA_BUNDLE or other AWS_ setting of the machine is not the local server's.
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('RCLONE_'))),
+      RCLONE_CONFIG: join(work, 'rclone.conf'),
+      RCLONE_CONFIG_REMOTE_TYPE: 's3',
+      RCLONE_CONFIG_REMOTE_PROVIDER: 'Other',
+      RCLONE_CONFIG_REMOTE_ENDPOINT: `http://127.0.0.1:${port}`,
+      RCLONE_CONFIG_REMOTE_ACCESS_KEY_ID: 'S3RVER',
+      RCLONE_CONFIG_REMOTE_SECRET_ACCESS_KEY: 'S3RVER',
+      RCLONE_CONFIG_REMOTE_REGION: 'us-east-1',
+      RCLONE_CONFIG_REMOTE_FORCE_PATH_STYLE: 'true',
+    };
+    await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands()], { cwd: work, env, timeout: 240_000 });
+  }, 300_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('puts every file of the snapshot up: compressed where it has a gzip copy, the chunks for a year, the rest revalidated', async () => {
+    const manifest = JSON.parse(await readFile(join(snapshotDir, 'manifest.json'), 'utf8')) as { files: { path: string }[] };
+    const onDisk = new Set(await filesUnder(snapshotDir));
+    let compressed = 0;
+    for (const { path } of manifest.files) {
+      const got = await fetchRaw(`snapshot/${path}`);
+      const bytes = await readFile(join(snapshotDir, path));
+      expect(got.status, path).toBe(200);
+      if (path.startsWith('search/chunks/')) {
+        expect(got.headers['cache-control'], path).toBe('public, max-age=31536000, immutable');
+        expect(got.headers['content-encoding'], path).toBeUndefined();
+        expect(got.body.equals(bytes), path).toBe(true);
+      } else if (onDisk.has(`${path}.gz`)) {
+        expect(got.headers['content-encoding'], path).toBe('gzip');
+        expect(got.headers['cache-control'], path).toBe('public, no-cache');
+        expect(gunzipSync(got.body).equals(bytes), path).toBe(true);
+        compressed++;
+      } else {
+        expect(got.headers['content-encoding'], path).toBeUndefined();
+        expect(got.headers['cache-control'], path).toBe('public, no-cache');
+        expect(got.body.equals(bytes), path).toBe(true);
+      }
+      if (path.endsWith('.json')) expect(String(got.headers['content-type']), path).toMatch(/^application\/json/);
+    }
+    expect(compressed).toBeGreaterThan(10);
+    // Every object is a file of the snapshot's folder under its own name (the .gz and .br copies too, which a
+    // mirror may read), or of the page without its copies; each once.
+    const keys = new Set(created);
+    expect(created).toHaveLength(keys.size);
+    expect([...keys].sort()).toEqual([...[...onDisk].map((p) => `snapshot/${p}`), 'index.html', 'js/app.js', 'icon.png'].sort());
+  });
+
+  it('puts the manifest up last, and the page with its gzip copies as Content-Encoding', async () => {
+    expect(created.at(-1)).toBe('snapshot/manifest.json');
+    const manifest = await fetchRaw('snapshot/manifest.json');
+    expect(manifest.body.equals(await readFile(join(snapshotDir, 'manifest.json')))).toBe(true);
+    const html = await fetchRaw('index.html');
+    expect(html.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(html.body).toString()).toBe(await readFile(join(work, 'public', 'index.html'), 'utf8'));
+    const icon = await fetchRaw('icon.png');
+    expect(icon.headers['content-encoding']).toBeUndefined();
+    expect(icon.body.equals(await readFile(join(work, 'public', 'icon.png')))).toBe(true);
+  });
+});
