@@ -70,6 +70,23 @@ export async function checkedChunk(path, inflated, bytes) {
   return gzipped(bytes, gzip);
 }
 
+/**
+ * Every file the chunked index's directory names, each once: what the page may fetch of it, and so what it must be
+ * able to check (its size for progress, the hash of its bytes inside for a host that inflates it on the way).
+ */
+export function chunkFilesOf(d) {
+  const p = d.predicates;
+  const all = [
+    ...Object.values(d.files),
+    ...d.termChunks.map((c) => c.file),
+    ...d.codeChunks.map((c) => c.file),
+    ...d.kBlocks,
+    ...(d.words?.chunks.map((c) => c.file) ?? []),
+    ...(p ? [...p.chunks.map((c) => c.file), p.codes, p.docPreds, p.docEdgeKinds] : []),
+  ];
+  return [...new Map(all.map((f) => [f.path, f])).values()];
+}
+
 /** Bytes inflated when they are gzip. */
 async function gzipped(bytes, gzip) {
   if (!gzip) return bytes;
@@ -172,7 +189,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
   const inflatedOf = new Map();
   if (header.chunks) {
     const d = header.chunks;
-    for (const f of [...Object.values(d.files), ...d.termChunks.map((c) => c.file), ...d.codeChunks.map((c) => c.file), ...d.kBlocks, ...(d.words?.chunks.map((c) => c.file) ?? [])]) {
+    for (const f of chunkFilesOf(d)) {
       sizes.set(f.path, f.bytes);
       inflatedOf.set(f.path, typeof f.inflated === 'string' ? f.inflated : null);
     }

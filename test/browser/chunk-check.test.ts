@@ -11,8 +11,11 @@ import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
  * the engine reads it, gzip or not. A host that inflates a file on the way (Content-Encoding: gzip) hands the page
  * the bytes inside, which the directory's `inflated` hash checks.
  */
-type Module = { checkedChunk: (path: string, inflated: string | null, bytes: Uint8Array) => Promise<Uint8Array> };
-const { checkedChunk } = (await import('../../public/js/static-source.js' as string)) as Module;
+type Module = {
+  checkedChunk: (path: string, inflated: string | null, bytes: Uint8Array) => Promise<Uint8Array>;
+  chunkFilesOf: (directory: SearchChunks) => { path: string; bytes: number; inflated?: string }[];
+};
+const { checkedChunk, chunkFilesOf } = (await import('../../public/js/static-source.js' as string)) as Module;
 
 let snapshot: string;
 let directory: SearchChunks;
@@ -56,5 +59,32 @@ describe('a chunk file is checked whatever its bytes', () => {
     altered.subarray(altered.length - 64).reverse();
     await expect(checkedChunk(ref.path, ref.inflated!, new Uint8Array(gzipSync(altered)))).rejects.toThrow(/is damaged/);
     await expect(checkedChunk(ref.path, null, raw)).rejects.toThrow(/arrived inflated.*no hash to check it by/);
+  });
+});
+
+/** Every file reference anywhere in the directory's JSON, found by its shape alone (a path beside its size). */
+function fileRefsIn(value: unknown, into = new Map<string, { bytes: number; inflated?: string }>()) {
+  if (Array.isArray(value)) for (const v of value) fileRefsIn(v, into);
+  else if (typeof value === 'object' && value !== null) {
+    const o = value as Record<string, unknown>;
+    if (typeof o.path === 'string' && typeof o.bytes === 'number') into.set(o.path, { bytes: o.bytes, ...(typeof o.inflated === 'string' && { inflated: o.inflated }) });
+    else for (const v of Object.values(o)) fileRefsIn(v, into);
+  }
+  return into;
+}
+
+describe('the page knows every file of the directory', () => {
+  it('each file the directory names is listed once with its size and inner hash: words, predicates and all', async () => {
+    const raw: unknown = JSON.parse(await readFile(join(snapshot, SEARCH_CHUNKS_PATH), 'utf8'));
+    const refs = fileRefsIn(raw);
+    // The fixture's directory has every optional part, so none of them can be left out unnoticed.
+    expect(Object.keys(raw as object)).toEqual(expect.arrayContaining(['words', 'predicates']));
+    const listed = chunkFilesOf(directory);
+    expect(listed.map((f) => f.path).sort()).toEqual([...refs.keys()].sort());
+    for (const f of listed) {
+      expect(f.bytes, f.path).toBe(refs.get(f.path)!.bytes);
+      expect(f.inflated, f.path).toBe(refs.get(f.path)!.inflated);
+      expect(f.inflated, f.path).toMatch(/^[0-9a-f]{20}$/);
+    }
   });
 });
