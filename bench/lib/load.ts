@@ -46,7 +46,7 @@ function luaString(text: string): string {
 
 /** The wrk script: the requests, formatted once per thread, drawn at random; the figures printed as one JSON line. */
 export function wrkScript(requests: readonly LoadRequest[]): string {
-  const headersOf = (r: LoadRequest) => `{ ${Object.entries(r.headers ?? {}).map(([k, v]) => `[${luaString(k)}] = ${luaString(v)}`).join(', ')} }`;
+  const headersOf = (r: LoadRequest) => `{ ${Object.entries(r.headers ?? {}).map(([k, v]) => `[ ${luaString(k)} ] = ${luaString(v)}`).join(', ')} }`;
   const items = requests.map((r) =>
     r.body === undefined
       ? `{ ${luaString(r.method)}, ${luaString(r.path)}, nil, ${headersOf(r)} }`
