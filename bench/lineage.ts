@@ -18,6 +18,7 @@ import { parseCommandLine } from '../src/cli/args.ts';
 import { openSnapshotDirectory } from '../src/node/index.ts';
 import { CursorCodec, lineage, lineageFilesOf, prepareLineage, walkLineage, type LineageQuestion } from '../src/operations/index.ts';
 import { LineageInput, lineageNumber } from '../src/contract/index.ts';
+import { mostCited } from './lib/lineage-questions.ts';
 
 const USAGE = `Usage: npx tsx bench/lineage.ts --snapshot DIR [options]
 
@@ -50,19 +51,8 @@ if (files === null) throw new Error(`${values.snapshot} has no lineage files`);
 const lineageBytes = snapshot.manifest.files.filter((f) => f.path.startsWith('lineage/')).reduce((s, f) => s + f.bytes, 0);
 const total = snapshot.manifest.counts.bytes;
 
-// The most-cited device: the most neighbours in the descendants direction, over every shard.
-let cited = { code: -1, count: -1 };
-for (const s of files.index.shards.descendants) {
-  const shard = await files.shard('descendants', s.id);
-  if (!shard) continue;
-  let begin = 0;
-  for (let i = 0; i < shard.nodes.length; i++) {
-    const end = shard.ends[i] as number;
-    if (end - begin > cited.count) cited = { code: shard.nodes[i] as number, count: end - begin };
-    begin = end;
-  }
-}
-const hub = lineageNumber(cited.code);
+const cited = await mostCited(files);
+const hub = cited.kNumber;
 const down: LineageQuestion = { id: hub, direction: 'descendants', depth: null, kinds: null };
 const tree = await walkLineage(files, down);
 const deep = lineageNumber(tree.codes[tree.codes.length - 1] as number);

@@ -18,6 +18,7 @@ import { openSnapshotDirectory } from '../src/node/index.ts';
 import { lineageFilesOf, walkLineage } from '../src/operations/index.ts';
 import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { countingProxy, PHONE_LINK } from './lib/counting-proxy.ts';
+import { mostCited } from './lib/lineage-questions.ts';
 import { startDocumentedNginx } from './lib/static-hosting.ts';
 
 type Question = { k: string; direction: 'predicates' | 'descendants' };
@@ -42,18 +43,7 @@ async function defaultQuestions(dir: string): Promise<Question[]> {
   const snapshot = await openSnapshotDirectory(dir);
   const files = await lineageFilesOf(snapshot).files;
   if (files === null) throw new Error(`${dir} has no lineage files`);
-  let cited = { code: -1, count: -1 };
-  for (const s of files.index.shards.descendants) {
-    const shard = await files.shard('descendants', s.id);
-    if (!shard) continue;
-    let begin = 0;
-    for (let i = 0; i < shard.nodes.length; i++) {
-      const end = shard.ends[i] as number;
-      if (end - begin > cited.count) cited = { code: shard.nodes[i] as number, count: end - begin };
-      begin = end;
-    }
-  }
-  const hub = lineageNumber(cited.code);
+  const hub = (await mostCited(files)).kNumber;
   const tree = await walkLineage(files, { id: hub, direction: 'descendants', depth: null, kinds: null });
   return [
     { k: lineageNumber(tree.codes[tree.codes.length - 1] as number), direction: 'predicates' },
