@@ -85,8 +85,9 @@ export class ChunkCache {
     else this.extras.delete(owner);
   }
 
+  /** Holds a file in for a request, and counts it as used now (a request's files go last). */
   pin(path: string): void {
-    const entry = this.map.get(path);
+    const entry = this.get(path);
     if (entry) entry.pins++;
   }
 

@@ -49,7 +49,9 @@ export class LoadedChunks {
   /** A whole column, widened back to the engine's type, decoded once. */
   column(name: ChunkFile): Uint8Array | Uint16Array | Uint32Array {
     const path = this.directory.files[name].path;
-    return this.derivedOf(path, 'column', () => this.widen(name, path), (out) => (out.buffer === (this.bundle(path)!.get('values') as { buffer?: unknown }).buffer ? 0 : out.byteLength));
+    // A column stored in its own type is a view into the file's bytes, already counted with the file.
+    const stored = () => Object.values(this.bundle(path)!.get('values') as Record<string, ArrayBufferView>)[0]?.buffer;
+    return this.derivedOf(path, 'column', () => this.widen(name, path), (out) => (out.buffer === stored() ? 0 : out.byteLength));
   }
 
   private widen(name: ChunkFile, path: string): Uint8Array | Uint16Array | Uint32Array {
