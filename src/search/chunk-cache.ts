@@ -53,6 +53,11 @@ export class ChunkCache {
     return this.map.has(path);
   }
 
+  /** The paths of the files held now. */
+  paths(): IterableIterator<string> {
+    return this.map.keys();
+  }
+
   /** Keeps a decoded file (replacing none: a path's bytes never change); the caller trims when its request is done. */
   set(path: string, bundle: Map<string, Decoded>, bytes: number): CachedChunk {
     const known = this.map.get(path);
@@ -122,6 +127,16 @@ export class Lease {
 
   constructor(cache: ChunkCache) {
     this.cache = cache;
+  }
+
+  /** Whether this lease holds the file. */
+  holds(path: string): boolean {
+    return this.held.has(path);
+  }
+
+  /** The files held. */
+  paths(): string[] {
+    return [...this.held];
   }
 
   /** Keeps a file in (once per lease). */

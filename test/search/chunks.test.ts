@@ -231,6 +231,20 @@ describe('the search index in chunks', () => {
         expect(got).toEqual(want);
       });
 
+      it('counts each document’s words, made on first use over the loaded words, against the cache’s budget', async () => {
+        const { read } = reader(files);
+        const chunked = new ChunkedIndex(files.directory, read);
+        const words = [data.terms[0]!, data.terms[data.terms.length - 1]!];
+        const req: SearchRequest = { ...BASE, query: words.join(' '), facets: [] };
+        const lease = chunked.lease();
+        const ix = await chunked.ensure(req, true, undefined, lease);
+        const files_ = () => [...chunked.cache.paths()].reduce((n, p) => n + chunked.cache.get(p)!.bytes, 0);
+        const before = chunked.cache.bytes - files_();
+        const forward = ix.docTerms;
+        expect(chunked.cache.bytes - files_() - before).toBe(forward.offsets.byteLength + forward.values.byteLength);
+        lease.release();
+      });
+
       it('counts a whole column stored in its own type once, with its file', async () => {
         const { read } = reader(files);
         const chunked = new ChunkedIndex(files.directory, read);
