@@ -121,12 +121,17 @@ async function staticSourceFor() {
   const module = import('./static-source.js');
   let early = null;
   if (current.record && current.lineage) {
-    const lineageHeader = fetch(new URL('lineage/index.json', snapshotBase).href);
-    lineageHeader.catch(() => {});
+    // The header, and the shard the walk reads first (the start's: its number without the last three digits), both
+    // at once: the header would name the shard one round trip later.
+    const header = fetch(new URL('lineage/index.json', snapshotBase).href);
+    const path = `lineage/${current.lineage}/${current.record.slice(0, -3)}.bin`;
+    const first = { path, response: fetch(new URL(path, snapshotBase).href) };
+    header.catch(() => {});
+    first.response.catch(() => {});
     import('./lineage.js').catch(() => {});
     import('./lineage-engine.js').catch(() => {});
     early = module.then((m) => {
-      const started = m.recordsAndLineage(snapshotBase, lineageHeader);
+      const started = m.recordsAndLineage(snapshotBase, { header, first });
       started.lineage.prepare(current.record, current.lineage);
       return started;
     });

@@ -15,15 +15,21 @@ const WALKS_KEPT = 8;
 
 /**
  * `lineage(input)` for a snapshot at `url(path)`, answering `{ data, page }` as the service does; `record(k)` reads
- * a clearance record (null when the snapshot has none); `header`, the response to a fetch of the lineage header made
- * already (a page opened on a lineage asks for it first thing), or null.
+ * a clearance record (null when the snapshot has none). A page opened on a lineage asks first thing for the lineage
+ * header (`header`, the response to its fetch) and for the start's shard (`first`: `{ path, response }`), a guess
+ * from its number that the header would confirm a round trip later; either may be null.
  */
-export function staticLineage({ url, record, header: headerRequest = null }) {
+export function staticLineage({ url, record, header: headerRequest = null, first = null }) {
   let opened = null;
   const walks = new Map();
 
   const read = async (path) => {
-    const res = await fetch(url(path));
+    let res = null;
+    if (first?.path === path) {
+      res = await first.response.catch(() => null);
+      first = null;
+    }
+    if (!res?.ok) res = await fetch(url(path));
     if (!res.ok) throw new Error(`The file ${path} of the lineage could not be loaded (HTTP ${res.status}).`);
     return new Uint8Array(await res.arrayBuffer());
   };

@@ -175,10 +175,10 @@ function wholeIndex(mod, index) {
 
 /**
  * The snapshot's record shards and its lineage, which need nothing of the search index: a page opened on a lineage
- * starts its walk with them while the index's directory still loads (`staticSource`'s `started`), with the response
- * to its lineage header's fetch when made already.
+ * starts its walk with them while the index's directory still loads (`staticSource`'s `started`), with the
+ * responses of the lineage files it asked for already (staticLineage's `header` and `first`).
  */
-export function recordsAndLineage(snapshotBase, lineageHeader = null) {
+export function recordsAndLineage(snapshotBase, { header = null, first = null } = {}) {
   const url = (path) => new URL(path, snapshotBase).href;
   const shards = new Map();
   const shard = (path) => {
@@ -186,7 +186,7 @@ export function recordsAndLineage(snapshotBase, lineageHeader = null) {
     return shards.get(path);
   };
   const record = async (kNumber) => (await shard(`records/${kNumber.slice(0, 5)}.json`))?.find((r) => r.kNumber === kNumber) ?? null;
-  return { shard, record, lineage: staticLineage({ url, record, header: lineageHeader }) };
+  return { shard, record, lineage: staticLineage({ url, record, header, first }) };
 }
 
 export function staticSource({ snapshotBase, header, meta: metaRequest = null, started = null }) {
