@@ -65,6 +65,12 @@ export type RouteContext = {
   turn<T>(work: (pause?: () => Promise<void>) => Promise<T>): Promise<T | typeof GONE>;
   /** Told the operation a request names as soon as it is known (for the request's log line). */
   onOperation(operation: OperationName): void;
+  /**
+   * Memory the host lends for a bytes answer made for this request alone (never kept: it is reused once sent), with
+   * room before it for the host's head, so that the answer goes out from where it was made (Node's fast lane).
+   * Absent: answers are new bytes.
+   */
+  readonly allocate?: (size: number) => Uint8Array;
 };
 
 /** What `turn` resolves to when the request's client has gone: no work was done, and nothing is sent. */
@@ -161,7 +167,7 @@ const mcp: RouteHandler = async (request, context) => {
   const resultCache = answers && context.snapshot ? { answers, snapshot: context.snapshot } : undefined;
   const post = readMcpPost(body);
   // A call whose result is kept is answered before anything else is made for the request (a backend, the SDK's turn).
-  const kept = resultCache ? keptAnswer(header, post, budgetBytes, resultCache) : null;
+  const kept = resultCache ? keptAnswer(header, post, budgetBytes, resultCache, context.allocate) : null;
   if (kept) return mcpAnswer(kept, undefined);
   let failure: { cause: unknown; bug: boolean } | undefined;
   let gone = false;

@@ -172,13 +172,20 @@ const CLOSE = encoder.encode(']');
  * the SDK and without reading the arguments with the tool's schema again (they were read when the result was kept).
  * These are the bytes the SDK path sends for it (answerMcpPost), which it takes for every other POST: null here.
  */
-export function keptAnswer(header: (name: string) => string | undefined, post: McpPost, budgetBytes: number, cache: ResultCache): McpAnswer | null {
+export function keptAnswer(
+  header: (name: string) => string | undefined,
+  post: McpPost,
+  budgetBytes: number,
+  cache: ResultCache,
+  /** Where the answer is written (the host's lent memory; new bytes when absent). */
+  allocate?: (size: number) => Uint8Array,
+): McpAnswer | null {
   if (!('value' in post)) return null;
   const call = post.value;
   if (!isPlainCall(call)) return null;
   if (headerError(header, [call as JSONRPCMessage]) !== null) return null;
   const key = plainCallKey(call, TOOL_BY_NAME, budgetBytes);
-  const kept = key === null ? null : cachedResponse(cache, key, call.id);
+  const kept = key === null ? null : cachedResponse(cache, key, call.id, allocate);
   return kept === null ? null : { status: 200, headers: JSON_HEADERS, body: kept };
 }
 

@@ -92,15 +92,28 @@ export function plainCallKey(call: PlainCall, tools: ReadonlyMap<string, Tool>, 
   return key;
 }
 
-/** The response to a request of id `id` whose result is `result` (JSON bytes), as JSON.stringify of it writes it. */
-function responseBytes(result: Uint8Array, id: RequestId): Uint8Array {
-  return joinBytes([HEAD, result, BEFORE_ID, encoder.encode(JSON.stringify(id)), END]);
+/**
+ * The response to a request of id `id` whose result is `result` (JSON bytes), as JSON.stringify of it writes it; in
+ * memory from `allocate` when given.
+ */
+function responseBytes(result: Uint8Array, id: RequestId, allocate?: (size: number) => Uint8Array): Uint8Array {
+  const pieces = [HEAD, result, BEFORE_ID, encoder.encode(JSON.stringify(id)), END];
+  if (!allocate) return joinBytes(pieces);
+  let size = 0;
+  for (const piece of pieces) size += piece.length;
+  const out = allocate(size);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
 }
 
-/** The kept response to the call under `key`, with `id` written in; null when none is kept. */
-export function cachedResponse(cache: ResultCache, key: string, id: RequestId): Uint8Array | null {
+/** The kept response to the call under `key`, with `id` written in (in memory from `allocate` when given); null when none is kept. */
+export function cachedResponse(cache: ResultCache, key: string, id: RequestId, allocate?: (size: number) => Uint8Array): Uint8Array | null {
   const kept = cache.answers.get(cache.snapshot, key);
-  return kept ? responseBytes(kept.data, id) : null;
+  return kept ? responseBytes(kept.data, id, allocate) : null;
 }
 
 /**
