@@ -53,8 +53,7 @@ async function defaultQuestions(dir: string): Promise<Question[]> {
 
 async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: Question, phone: boolean, verbose: boolean): Promise<Figures> {
   const browser = await launchChromium();
-  proxy.sent.length = 0;
-  proxy.setLink(phone ? PHONE_LINK : null);
+  proxy.startRun(phone ? PHONE_LINK : null);
   try {
     const page = await browser.context.newPage();
     // When the view's first page is on screen, picture and table, in the page's own clock.
@@ -87,7 +86,6 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
     };
   } finally {
     await browser.close();
-    proxy.setLink(null);
   }
 }
 

@@ -173,6 +173,7 @@ function queryDeps(settings: ResolvedOptions, snapshots: SnapshotSource, syncSta
     turns: createTurns(settings.turnBudgetMs),
     answerCache: new AnswerCache(settings.answerCacheBytes),
     mcpBudgetBytes: settings.mcpBudgetBytes,
+    facetValuesMax: settings.facetValuesMax,
   };
 }
 
