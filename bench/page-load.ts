@@ -7,8 +7,11 @@
  *
  * Each run opens the page in a fresh browser profile. "first result" is the page's `first-results` performance mark;
  * "first counts" is when the first facet count appears, "all counts" when no facet is still loading (on a phone the
- * folded filters are opened as soon as the results show, as a person would). Bytes are counted by a small proxy in front of each host (status line, headers and
- * body as sent), up to each moment. "desktop" is unthrottled on this machine; "phone" paces every answer through one
+ * folded filters are opened as soon as the results show, as a person would). Bytes are counted by a small proxy in
+ * front of each host (status line, headers and body as sent): each figure's bytes are those of the answers delivered
+ * to the page by that moment, not until the page is idle (what it asks for later is not in the figure). Only the run's
+ * own page is counted: an answer still owed to the page of the run before, closed with requests in flight, is dropped
+ * when the next run starts (it would otherwise arrive unpaced, inside the next run's figures). "desktop" is unthrottled on this machine; "phone" paces every answer through one
  * shared 1.6 Mbit/s link with 150 ms of round trip (Lighthouse's mobile network) and slows the page's main thread 4x
  * through the DevTools protocol. The static host is Debian's nginx with exactly the configuration docs/deploy.md
  * shows (precompressed copies only, nothing compressed on the fly; `--static-host cdn` puts a host that compresses
@@ -73,8 +76,7 @@ type Figures = { firstMs: number; firstBytes: number; firstRequests: number; cou
 
 async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, address: string, phone: boolean, verbose: boolean): Promise<Figures> {
   const browser = await launchChromium();
-  proxy.sent.length = 0;
-  proxy.setLink(phone ? PHONE_LINK : null);
+  proxy.startRun(phone ? PHONE_LINK : null);
   try {
     const page = await browser.context.newPage();
     // When the first facet count is on screen, and when every facet's is (nothing left loading), in the page's own clock.
@@ -102,9 +104,10 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
       performance.timeOrigin,
     ]);
     const answer = (await page.locator('#status').innerText()).trim();
-    // A transfer of the page before (a column it asked for as it closed) may end after this run began: not this page's.
-    const sent = proxy.sent.filter((d) => d.at >= origin);
+    // Only this page's answers: those the page before asked for as it closed were dropped by startRun, not counted.
+    const sent = [...proxy.sent];
     const upTo = (ms: number) => sent.filter((d) => d.at <= origin + ms);
+    if (verbose) for (const d of proxy.stale) console.log(`  dropped: asked by the run before, not counted ${String(d.bytes).padStart(9)}  ${d.url}`);
     if (verbose) for (const d of sent) console.log(`  ${d.at <= origin + firstMs ? 'first ' : d.at <= origin + countsMs ? 'counts' : d.at <= origin + allCountsMs ? 'all   ' : 'later '} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
     return {
       firstMs,
@@ -118,7 +121,6 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
     };
   } finally {
     await browser.close();
-    proxy.setLink(null);
   }
 }
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { LoadRequest } from './load.ts';
-import { random } from './queries.ts';
+import { mulberry32 as random } from '../../test/helpers/random.ts';
 
 const [url, file, connections, seconds] = process.argv.slice(2);
 const list = JSON.parse(readFileSync(file!, 'utf8')) as LoadRequest[];

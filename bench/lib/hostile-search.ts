@@ -64,22 +64,45 @@ export const HOSTILE_OPENFDA_CASES: (HostileCase & { gets: (round: number) => st
   { name: 'openFDA _exists_:k_number&count=decision_date', gets: (r) => [`/device/510k.json?search=${encodeURIComponent(`_exists_:k_number AND NOT k_number:K00000${1 + r}`)}&count=decision_date`] },
 ];
 
-async function post(url: string, operation: string, input: Input): Promise<{ status: number; code: string | null; total: number | null }> {
-  const res = await fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ version: 1, operation, input }),
-    signal: AbortSignal.timeout(120_000),
-  });
-  const body = (await res.json()) as { error?: { code: string }; page?: { total: number } };
-  return { status: res.status, code: body.error?.code ?? null, total: body.page?.total ?? null };
+/** What one request got: a status (0 when no answer came: the connection was closed or refused, or it timed out). */
+type Outcome = { status: number; code: string | null; total: number | null };
+
+/**
+ * A request that got no answer, as its row says it: `closed (other side closed)`, `refused (ECONNREFUSED)`,
+ * `timed out`. A case goes on to the next whatever its requests got.
+ */
+export function noAnswer(err: unknown): Outcome {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return { status: 0, code: 'timed out', total: null };
+  const cause = e?.cause;
+  const why = cause?.message || cause?.code || e?.message || String(err);
+  return { status: 0, code: cause?.code === 'ECONNREFUSED' ? `refused (${cause.code})` : `closed (${why})`, total: null };
+}
+
+async function post(url: string, operation: string, input: Input): Promise<Outcome> {
+  try {
+    const res = await fetch(`${url}/v1/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ version: 1, operation, input }),
+      signal: AbortSignal.timeout(120_000),
+    });
+    const body = (await res.json()) as { error?: { code: string }; page?: { total: number } };
+    return { status: res.status, code: body.error?.code ?? null, total: body.page?.total ?? null };
+  } catch (err) {
+    return noAnswer(err);
+  }
 }
 
 /** A GET of an openFDA path: its status, error code, and total (of a search) or terms (of a count). */
-async function getOpenFda(url: string, path: string): Promise<{ status: number; code: string | null; total: number | null }> {
-  const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(120_000) });
-  const body = (await res.json()) as { error?: { code: string }; meta?: { results?: { total: number }; total_terms?: number } };
-  return { status: res.status, code: body.error?.code ?? null, total: body.meta?.total_terms ?? body.meta?.results?.total ?? null };
+async function getOpenFda(url: string, path: string): Promise<Outcome> {
+  try {
+    const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(120_000) });
+    const body = (await res.json()) as { error?: { code: string }; meta?: { results?: { total: number }; total_terms?: number } };
+    return { status: res.status, code: body.error?.code ?? null, total: body.meta?.total_terms ?? body.meta?.results?.total ?? null };
+  } catch (err) {
+    return noAnswer(err);
+  }
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
@@ -98,6 +121,10 @@ export type HostileSearchRow = {
   metaMax: number;
   metaMedian: number;
   metaCount: number;
+  /** metas that got no answer (their connection closed or refused); absent in rows written before it was counted. */
+  metaFailed?: number;
+  /** The case's requests that got no answer (closed, refused, timed out). */
+  unanswered?: number;
   slowestMetaRunMs: number;
   slowestMetaWaitMs: number;
   metaRunMax: number;
@@ -137,16 +164,20 @@ export async function runSearchCase(url: string, c: HostileCase, round: number, 
     const f = await metaChild.request<MetaFigures>({ cmd: 'stop' }, 130_000);
     // NaN comes back as null through JSON.
     const n = (x: number | null) => x ?? Number.NaN;
-    return row(c, answers, ms, f.metas, { ms: f.slowest.ms, runMs: n(f.slowest.runMs), waitMs: n(f.slowest.waitMs) }, n(f.metaRunMax), rssMax);
+    return row(c, answers, ms, f.metas, { ms: f.slowest.ms, runMs: n(f.slowest.runMs), waitMs: n(f.slowest.waitMs) }, n(f.metaRunMax), rssMax, f.failed ?? 0);
   }
   // meta, one after another while the case runs (bounded: at most 2,000, and none past 120 s).
   const metas: number[] = [];
+  let failed = 0;
   let slowest = { ms: -1, runMs: Number.NaN, waitMs: Number.NaN };
   let metaRunMax = Number.NaN;
-  while (!done && metas.length < 2000 && performance.now() - started < 120_000) {
+  while (!done && metas.length + failed < 2000 && performance.now() - started < 120_000) {
     const before = pid === undefined ? null : mainThreadTimes(pid);
     const t = performance.now();
-    await post(url, 'device-510k.meta', {});
+    if ((await post(url, 'device-510k.meta', {})).status === 0) {
+      failed++;
+      continue;
+    }
     const ms = performance.now() - t;
     const after = pid === undefined ? null : mainThreadTimes(pid);
     metas.push(ms);
@@ -156,28 +187,38 @@ export async function runSearchCase(url: string, c: HostileCase, round: number, 
   }
   const answers = await work;
   const ms = performance.now() - started;
-  return row(c, answers, ms, metas, slowest, metaRunMax, rssMax);
+  return row(c, answers, ms, metas, slowest, metaRunMax, rssMax, failed);
 }
+
+/** What one request got, as the row says it: `200, 1,000 matches`, `400 invalid_input`, `closed (…)`. */
+const said = (a: Outcome): string => (a.status === 200 ? `200, ${a.total === null ? '?' : a.total.toLocaleString('en-US')} matches` : a.status === 0 ? a.code! : `${a.status} ${a.code}`);
 
 function row(
   c: HostileCase,
-  answers: { status: number; code: string | null; total: number | null }[],
+  answers: Outcome[],
   ms: number,
   metas: number[],
   slowest: { ms: number; runMs: number; waitMs: number },
   metaRunMax: number,
   rssMaxBytes: number,
+  metaFailed: number,
 ): HostileSearchRow {
   const first = answers[0]!;
-  const answered = first.status === 200 ? `200, ${first.total!.toLocaleString('en-US')} matches` : `${first.status} ${first.code}`;
+  // Each different outcome with how many requests got it, the first request's first: `16/16 × 400 invalid_input`,
+  // `12/16 × closed (other side closed); 4/16 × 200, 1,000,000 matches`.
+  const groups = new Map<string, number>();
+  for (const a of answers) groups.set(said(a), (groups.get(said(a)) ?? 0) + 1);
+  const answered = answers.length > 1 ? [...groups].map(([what, n]) => `${n}/${answers.length} × ${what}`).join('; ') : said(first);
   return {
     name: c.name,
-    answered: answers.length > 1 ? `${answers.filter((a) => a.status === 200).length}/${answers.length} × ${answered}` : answered,
+    answered,
     refused: first.status !== 200,
+    unanswered: answers.filter((a) => a.status === 0).length,
     ms,
     metaMax: metas.length ? Math.max(...metas) : 0,
     metaMedian: metas.length ? median(metas) : 0,
     metaCount: metas.length,
+    metaFailed,
     slowestMetaRunMs: slowest.runMs,
     slowestMetaWaitMs: slowest.waitMs,
     metaRunMax,

@@ -2,24 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LAYOUT, RecordShard, ShardIndex, type ClearanceRecord, type SearchInput } from '../../src/contract/index.ts';
 import { tokenize } from '../../src/search/tokenize.ts';
+import { mulberry32 as random } from '../../test/helpers/random.ts';
 
 /**
  * The deterministic, realistic query set: words, prefixes, pairs, applicants, codes, K numbers and filters drawn from
  * a snapshot's own records, so the same snapshot and seed always give the same questions.
  */
 export type Query = { kind: string; input: SearchInput };
-
-/** mulberry32: a small seeded generator, so the same snapshot and seed always give the same queries. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The records of about `count` record shards spread evenly over the snapshot. */
 export async function sampleRecords(dir: string, count: number): Promise<ClearanceRecord[]> {

@@ -231,8 +231,9 @@ export function hostileTable(sizes: SizeResults[]): string | null {
       if (r === prefix || r === facets) targets.push(`meta < ${T.metaMs} ms: ${metOr(r.metaMax < T.metaMs)}`);
       const openFda = r.name.startsWith('openFDA ');
       if (openFda) targets.push(`meta < ${T.metaMs} ms: ${metOr(r.metaMax < T.metaMs)}; RSS < ${mib(T.exportRssBytes)}: ${metOr(r.rssMaxBytes < T.exportRssBytes)}`);
+      if (r.unanswered) targets.push(`every request answered: missed (${r.unanswered} closed, refused or timed out)`);
       const rss = Number.isFinite(r.rssMaxBytes) ? `peak ${mib(r.rssMaxBytes)}` : 'n/a';
-      rows.push([r.name, `${r.answered}, ${ms(r.ms)}`, quietMeta, `${ms(r.metaMedian)} / ${ms(r.metaMax)} (${r.metaCount})`, rss, targets.join('; ') || 'none']);
+      rows.push([r.name, `${r.answered}, ${ms(r.ms)}`, quietMeta, `${ms(r.metaMedian)} / ${ms(r.metaMax)} (${r.metaCount}${r.metaFailed ? `, ${r.metaFailed} unanswered` : ''})`, rss, targets.join('; ') || 'none']);
     }
     const e = h.exports;
     if (e) {

@@ -32,6 +32,8 @@ export type QueryDeps = {
   allocate?: (size: number) => Uint8Array;
   /** Bytes each of an MCP tool result's JSON and text stays within (src/api/mcp; its default when absent). */
   mcpBudgetBytes?: number;
+  /** The values one search facet may list (docs/limits.md); FACET_VALUES_MAX when absent. */
+  facetValuesMax?: number;
 };
 
 /** What to send: the status, the JSON bytes, the headers an error adds, and what failed when it was not a plain ApiError. */
@@ -108,7 +110,7 @@ async function run(
   const allocate = op.cacheable || values ? undefined : deps.allocate;
   // Aborted when the deadline rejects the answer: the operation's work stops too, at its next yield point.
   const cancel: { aborted: boolean; reason?: unknown } = { aborted: false };
-  const work = op.handler(prepared as never, { snapshot, servedAt, cursors: deps.cursors, cancel, ...(allocate && { allocate }), ...(pause && { pause }) });
+  const work = op.handler(prepared as never, { snapshot, servedAt, cursors: deps.cursors, cancel, ...(allocate && { allocate }), ...(pause && { pause }), ...(deps.facetValuesMax !== undefined && { facetValuesMax: deps.facetValuesMax }) });
   // An answer at hand cannot be late.
   const bounded = work instanceof Promise && deps.deadline ? deps.deadline(work, operation) : work;
   const result = bounded instanceof Promise ? await bounded.catch((err: unknown) => cancelled(cancel, err)) : bounded;

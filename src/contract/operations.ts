@@ -65,6 +65,11 @@ export const FACET_FIELDS = [
 ] as const;
 export const FacetField = z.enum(FACET_FIELDS, { error: `must be one of ${FACET_FIELDS.map((f) => `"${f}"`).join(', ')}` });
 export const MAX_FACET_SIZE = 100_000;
+/**
+ * The values one facet of a search answer may list (docs/limits.md): a facet whose `size` (null: every value) would
+ * list more of the matches' values is refused, so that no answer grows with the data. A host may set it lower.
+ */
+export const FACET_VALUES_MAX = 50_000;
 
 /** A field to count, how many values (null: all of them; 10 when absent) and in which order (count when absent). */
 export const FacetRequestInput = z

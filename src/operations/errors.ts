@@ -1,5 +1,6 @@
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../contract/index.ts';
 import { QueryCostError } from '../search/cost.ts';
+import type { FacetValuesError } from '../search/facet-fields.ts';
 import { PredicatesNotIndexed } from '../search/model.ts';
 
 /**
@@ -48,6 +49,14 @@ export class SearchUnavailable extends ApiError {
  * change; a 503 would tell the client to send it again.
  */
 export function queryOverLimit(err: QueryCostError, path = 'input.query'): ApiError {
+  return new ApiError('invalid_input', `${path} ${err.message}.`, { details: [{ path, message: err.message }], cause: err });
+}
+
+/**
+ * A facet that would list more values than an answer carries (src/search/facet-fields.ts): `invalid_input` (400), as
+ * a query over a limit is, naming the facet's `size` and what to ask instead.
+ */
+export function facetOverLimit(err: FacetValuesError, path = `input.facets[${err.position}].size`): ApiError {
   return new ApiError('invalid_input', `${path} ${err.message}.`, { details: [{ path, message: err.message }], cause: err });
 }
 

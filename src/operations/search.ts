@@ -14,7 +14,8 @@ import { spellingOverIndex, type SpellingSuggestion } from '../search/spelling.t
 import { platformPause, type Slicing } from '../search/slices.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
-import { queryOverLimit, SearchUnavailable } from './errors.ts';
+import { facetOverLimit, queryOverLimit, SearchUnavailable } from './errors.ts';
+import { FacetValuesError } from '../search/facet-fields.ts';
 import { QueryCostError } from '../search/cost.ts';
 import { parseSearchQuery } from './search-query.ts';
 import { FACET_VALUES_AT_ONCE, facetsJson, facetValueCount } from './facets-json.ts';
@@ -164,7 +165,7 @@ async function chunkedSpelling(chunked: ChunkedIndex, input: PreparedSearch, tot
 }
 
 /** A search's input with its query parsed, once, before the server looks for a snapshot. */
-export type PreparedSearch = SearchInput & { parsed: ParsedQuery };
+export type PreparedSearch = SearchInput & { parsed: ParsedQuery; facetValuesMax?: number };
 
 export function prepareSearch(input: SearchInput): PreparedSearch {
   return { ...input, parsed: parseSearchQuery(input.query, 'input.query') };
@@ -179,6 +180,8 @@ export async function search(input: PreparedSearch, ctx: OperationContext): Prom
   const pause = ctx.pause ?? platformPause;
   const slicing: Slicing = { pause, ...(ctx.cancel && { cancel: ctx.cancel }) };
   const chunked = await chunkedIndexOf(ctx.snapshot);
+  // The host's bound on a facet's values, when it sets one (the engine's default otherwise).
+  if (ctx.facetValuesMax !== undefined) input = { ...input, facetValuesMax: ctx.facetValuesMax };
   let running: Promise<SearchOutcome>;
   let spelling: ((total: number) => Promise<SpellingSuggestion[]>) | null = null;
   if (chunked) {
@@ -191,7 +194,9 @@ export async function search(input: PreparedSearch, ctx: OperationContext): Prom
     if (input.spelling) spelling = async (total) => spellingOverIndex(loaded.index, input, total);
   }
   const outcome = await running.catch((err: unknown) => {
-    throw err instanceof QueryCostError ? queryOverLimit(err) : err;
+    if (err instanceof QueryCostError) throw queryOverLimit(err);
+    if (err instanceof FacetValuesError) throw facetOverLimit(err);
+    throw err;
   });
   const items = await ctx.snapshot.recordsJson(outcome.kNumbers);
   const offset = (input.page - 1) * input.pageSize;

@@ -118,6 +118,8 @@ export type OperationContext = {
   pause?: () => Promise<void>;
   /** Aborted once the operation's deadline has passed: a long operation stops at its next yield point. */
   cancel?: Cancellation;
+  /** The values one search facet may list (the host's `FACET_VALUES_MAX`); the contract's default when absent. */
+  facetValuesMax?: number;
 };
 
 /** The `data` member of an operation's answer, from the contract's response schema. */

@@ -31,6 +31,11 @@ export type SearchRequest = {
   facets?: readonly FacetRequest[];
   stats?: boolean;
   /**
+   * The values one facet may list (the host's bound, docs/limits.md); FACET_VALUES_MAX when absent. A facet over it
+   * throws FacetValuesError.
+   */
+  facetValuesMax?: number;
+  /**
    * `query` as the grammar parsed it, from the caller that checked it where the request entered (the server does, once
    * a request); when absent, the engine parses `query` once and hands the parse on.
    */
@@ -228,7 +233,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
     kNumbers: kNumbersOf(index, page),
     facets:
       req.facets !== undefined
-        ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs, req.parsed.edgeKinds)
+        ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs, req.parsed.edgeKinds, req.facetValuesMax)
         : everything
           ? structuredClone(facetsOfEverything(index))
           : countFacets(index, set),

@@ -1,5 +1,5 @@
 import { ColumnMemo } from './column-memo.ts';
-import type { FACET_FIELDS } from '../contract/operations.ts';
+import { FACET_VALUES_MAX, type FACET_FIELDS } from '../contract/operations.ts';
 import { ANY_EDGE_KIND, MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
 import { lineageNumber } from '../contract/lineage.ts';
 import { countPredicatesSteps } from './predicates.ts';
@@ -30,6 +30,29 @@ type Column = {
 };
 
 type Values = Uint8Array | Uint16Array | Uint32Array;
+
+/**
+ * A facet that would list more values than an answer may carry (`FACET_VALUES_MAX`, or the host's own bound): the
+ * whole search is refused, as the same request always would be, before any value is made. `message` reads after the
+ * facet's `size` path (`input.facets[3].size …`).
+ */
+export class FacetValuesError extends Error {
+  override name = 'FacetValuesError';
+  constructor(
+    /** The facet's place in the request's `facets`. */
+    readonly position: number,
+    readonly field: FacetField,
+    /** The values it would list: its `size`, or the matches' distinct values when fewer (or `size` null). */
+    readonly values: number,
+    readonly max: number,
+  ) {
+    super(
+      `would list ${n(values)} values of "${field}"; one answer lists at most ${n(max)} values of a facet: ask for a size from 1 to ${n(max)} (order "count" lists the most frequent first)`,
+    );
+  }
+}
+
+const n = (x: number): string => x.toLocaleString('en-US');
 
 /** Values of a field made between two yield points. */
 const SLICE_VALUES = 2_000;
@@ -221,24 +244,38 @@ function columnOf(index: SearchIndex, field: ColumnField): Column {
  * ascending; `order: "value"` lists values ascending (years as numbers, days in time order). Dictionary ids are in
  * value order, so "value ascending" is "id ascending" for every field. `size` null lists every value.
  */
-export function countFacetFields(index: SearchIndex, docs: ListOrRange, requests: readonly FacetRequest[], edgeKinds: number = ANY_EDGE_KIND): FacetOut[] {
-  return runSteps(countFacetFieldsSteps(index, docs, requests, Infinity, edgeKinds));
+export function countFacetFields(index: SearchIndex, docs: ListOrRange, requests: readonly FacetRequest[], edgeKinds: number = ANY_EDGE_KIND, maxValues: number = FACET_VALUES_MAX): FacetOut[] {
+  return runSteps(countFacetFieldsSteps(index, docs, requests, Infinity, edgeKinds, maxValues));
 }
 
 /**
  * `countFacetFields` with a yield point every `sliceDocs` documents counted and after each field (slices.ts).
- * `edgeKinds`: the edge kinds the `predicate` facet counts (the query's `kind:`, else all).
+ * `edgeKinds`: the edge kinds the `predicate` facet counts (the query's `kind:`, else all). Every field is counted and
+ * checked against `maxValues` before any value is made: a facet over the bound throws FacetValuesError, so a refused
+ * request never holds the values of a large field in memory.
  */
-export function* countFacetFieldsSteps(index: SearchIndex, docs: ListOrRange, requests: readonly FacetRequest[], sliceDocs: number, edgeKinds: number = ANY_EDGE_KIND): Steps<FacetOut[]> {
-  const out: FacetOut[] = [];
+export function* countFacetFieldsSteps(
+  index: SearchIndex,
+  docs: ListOrRange,
+  requests: readonly FacetRequest[],
+  sliceDocs: number,
+  edgeKinds: number = ANY_EDGE_KIND,
+  maxValues: number = FACET_VALUES_MAX,
+): Steps<FacetOut[]> {
+  const counts: { counts: Uint32Array; column: Pick<Column, 'value' | 'label'> }[] = new Array(requests.length);
   // Fields that count the same column (the three flags, product codes and device classes) count it once; folds
   // never write into what they are given.
   const counted = new Map<Values, Uint32Array>();
-  for (const req of requests) {
-    let counts: Uint32Array;
+  // The facets that may list more than the bound are counted first, in the order asked, so that a refused request
+  // counts no other field; the first of them over the bound is the one named, whatever the order.
+  const positions = [...requests.keys()];
+  const may = positions.map((p) => mayExceed(index, requests[p]!, maxValues));
+  for (const position of [...positions.filter((p) => may[p]), ...positions.filter((p) => !may[p])]) {
+    const req = requests[position]!;
+    let field: Uint32Array;
     let column: Pick<Column, 'value' | 'label'>;
     if (req.field === 'predicate') {
-      counts = yield* countPredicatesSteps(index, docs, edgeKinds, sliceDocs);
+      field = yield* countPredicatesSteps(index, docs, edgeKinds, sliceDocs);
       // Ids are indexes into predCodes, ascending by number: value order is id order here too.
       column = { value: (id) => lineageNumber(index.predCodes[id]!) };
     } else {
@@ -253,30 +290,62 @@ export function* countFacetFieldsSteps(index: SearchIndex, docs: ListOrRange, re
         }
         counted.set(c.col, stored);
       }
-      counts = c.fold ? c.fold(stored) : stored;
+      field = c.fold ? c.fold(stored) : stored;
       column = c;
     }
-    const size = req.size ?? counts.length;
-    let ids: Uint32Array;
-    if (req.order === 'count') ids = topIds(counts, size);
-    else {
-      let n = 0;
-      for (let id = 0; id < counts.length && n < size; id++) if (counts[id]! > 0) n++;
-      ids = new Uint32Array(n);
-      n = 0;
-      for (let id = 0; id < counts.length && n < ids.length; id++) if (counts[id]! > 0) ids[n++] = id;
-    }
-    // Made a slice of values at a time: every value of a large field (days, applicants) is an object of its own.
-    const values: FacetValueOut[] = new Array(ids.length);
-    for (let i = 0; i < ids.length; i++) {
-      if (i > 0 && i % SLICE_VALUES === 0) yield;
-      const id = ids[i]!;
-      const count = counts[id]!;
-      const label = column.label?.(id);
-      values[i] = label === undefined ? { value: column.value(id), count } : { value: column.value(id), count, label };
-    }
-    out.push({ field: req.field, values });
+    const listed = Math.min(req.size ?? Infinity, valuesCounted(field));
+    if (listed > maxValues) throw new FacetValuesError(position, req.field, listed, maxValues);
+    counts[position] = { counts: field, column };
+    yield;
+  }
+  const out: FacetOut[] = [];
+  for (const [position, req] of requests.entries()) {
+    const { counts: field, column } = counts[position]!;
+    out.push({ field: req.field, values: yield* facetValuesSteps(field, column, req) });
     yield;
   }
   return out;
+}
+
+/**
+ * Whether a facet could list more than `max` values: its size allows it, and its field has more values than that in
+ * the whole index (the day fields' count is known only once their table is made: they may).
+ */
+function mayExceed(index: SearchIndex, req: FacetRequest, max: number): boolean {
+  if (req.size !== null && req.size <= max) return false;
+  if (req.field === 'predicate') return index.predCodes.length > max;
+  if (req.field === 'decisionDate' || req.field === 'receivedDate' || req.field === 'receivedYear') return true;
+  const c = columnOf(index, req.field);
+  return (c.fold ? c.fold(new Uint32Array(c.size)).length : c.size) > max;
+}
+
+/** How many ids have a count (the values a facet of `size` null lists). */
+function valuesCounted(counts: Uint32Array): number {
+  let n = 0;
+  for (let id = 0; id < counts.length; id++) if (counts[id]! > 0) n++;
+  return n;
+}
+
+/** A field's values, ordered and cut as the request says. */
+function* facetValuesSteps(counts: Uint32Array, column: Pick<Column, 'value' | 'label'>, req: FacetRequest): Steps<FacetValueOut[]> {
+  const size = req.size ?? counts.length;
+  let ids: Uint32Array;
+  if (req.order === 'count') ids = topIds(counts, size);
+  else {
+    let n = 0;
+    for (let id = 0; id < counts.length && n < size; id++) if (counts[id]! > 0) n++;
+    ids = new Uint32Array(n);
+    n = 0;
+    for (let id = 0; id < counts.length && n < ids.length; id++) if (counts[id]! > 0) ids[n++] = id;
+  }
+  // Made a slice of values at a time: every value of a large field (days, applicants) is an object of its own.
+  const values: FacetValueOut[] = new Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    if (i > 0 && i % SLICE_VALUES === 0) yield;
+    const id = ids[i]!;
+    const count = counts[id]!;
+    const label = column.label?.(id);
+    values[i] = label === undefined ? { value: column.value(id), count } : { value: column.value(id), count, label };
+  }
+  return values;
 }

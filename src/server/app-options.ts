@@ -1,4 +1,5 @@
-import type { OperationName } from '../contract/index.ts';
+import { FACET_VALUES_MAX, type OperationName } from '../contract/index.ts';
+import { checkFacetValuesMax } from '../api/facet-values-max.ts';
 import { OPERATION_REGISTRY, type Operation, type OperationRegistry } from '../operations/index.ts';
 import {
   DEFAULT_FRESHNESS_MAX_AGE_HOURS,
@@ -48,6 +49,7 @@ export type ResolvedOptions = {
   cacheBytes: number | undefined;
   answerCacheBytes: number;
   mcpBudgetBytes: number;
+  facetValuesMax: number;
   openFiles: number;
   pipelineDepth: number;
   pipelineMaxWaiting: number;
@@ -101,6 +103,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
     mcpBudgetBytes: checkBudget(options.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES, 'mcpBudgetBytes'),
+    facetValuesMax: checkFacetValuesMax(options.facetValuesMax ?? FACET_VALUES_MAX, 'facetValuesMax'),
     openFiles: options.openFiles ?? DEFAULT_OPEN_FILES,
     pipelineDepth: options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH,
     pipelineMaxWaiting: options.pipelineMaxWaiting ?? DEFAULT_PIPELINE_MAX_WAITING,

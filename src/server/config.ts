@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
+import { FACET_VALUES_MAX } from '../contract/operations.ts';
 import { syncDirName } from '../contract/sync.ts';
 
 /** Everything the server can be told, read once: from createApp's options, or from the environment by `configFromEnv`. */
@@ -54,6 +55,8 @@ export type ServerConfig = {
   exportConcurrency?: number;
   /** Bytes of the record table kept for exports, one cache for all of them (default 32 MiB). */
   exportTableBytes?: number;
+  /** The values one search facet may list; a facet that would list more is refused (default and most: 50,000). */
+  facetValuesMax?: number;
 };
 
 export type ListenConfig = { port: number; host: string };
@@ -144,7 +147,7 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
  * (.sync/state.json beside the snapshot link), PUBLIC_DIR (the repository's public/), FRESHNESS_MAX_AGE_HOURS (48),
  * CURSOR_SECRET (built-in key), SHARD_CACHE_BYTES (48MiB), ANSWER_CACHE_BYTES (16MiB), OPEN_FILES (16384), HEADERS_TIMEOUT_MS (10000),
  * REQUEST_TIMEOUT_MS (30000), FAST_LANE (on), EXPORT_CONCURRENCY (4), EXPORT_TABLE_CACHE_BYTES (32MiB),
- * PIPELINE_BUFFER_BYTES (128KiB), MCP_BUDGET_BYTES (16KiB).
+ * PIPELINE_BUFFER_BYTES (128KiB), MCP_BUDGET_BYTES (16KiB), FACET_VALUES_MAX (50000).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig & ListenConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
@@ -168,5 +171,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     exportConcurrency: positiveNumber(env, 'EXPORT_CONCURRENCY', DEFAULT_EXPORT_CONCURRENCY, true),
     ...(env.EXPORT_TABLE_CACHE_BYTES ? { exportTableBytes: byteSize(env, 'EXPORT_TABLE_CACHE_BYTES') } : {}),
     ...(env.PIPELINE_BUFFER_BYTES ? { pipelineBufferBytes: byteSize(env, 'PIPELINE_BUFFER_BYTES') } : {}),
+    ...(env.FACET_VALUES_MAX ? { facetValuesMax: positiveNumber(env, 'FACET_VALUES_MAX', FACET_VALUES_MAX, true) } : {}),
   };
 }

@@ -1,5 +1,7 @@
 import { AnswerCache } from '../utils/answer-cache.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
+import { checkFacetValuesMax } from '../api/facet-values-max.ts';
+import { FACET_VALUES_MAX } from '../contract/operations.ts';
 import { operationDeadline } from '../api/deadline.ts';
 import type { QueryDeps } from '../api/query-answer.ts';
 import { SourceStateJson, sourceStateOf } from '../api/source-state.ts';
@@ -40,6 +42,8 @@ export type Env = {
   OPERATION_TIMEOUT_MS?: string;
   /** Bytes each of an MCP tool result's JSON and text stays within, default 16 KiB (at least 4 KiB). */
   MCP_BUDGET_BYTES?: string;
+  /** The values one search facet may list, default and most 50,000; a facet that would list more is refused. */
+  FACET_VALUES_MAX?: string;
 };
 
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
@@ -109,6 +113,7 @@ export function createService(env: Env): Service {
     deadline: operationDeadline(operationTimeoutMs, false),
     answerCache: new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES))),
     mcpBudgetBytes: checkBudget(numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES), 'MCP_BUDGET_BYTES'),
+    facetValuesMax: checkFacetValuesMax(numberVar(env, 'FACET_VALUES_MAX', FACET_VALUES_MAX), 'FACET_VALUES_MAX'),
   };
   return { watch, deps };
 }

@@ -55,6 +55,30 @@ describe('the browser bundle of the search engine', () => {
     }
   });
 
+  test("bounds a facet's values as the API's engine does: every value at the bound, refused one below it", async () => {
+    const api = await loadSearchIndex(read);
+    const page = await engine.loadSearchIndex(read);
+    // Every record once under each device it names: the predicates cited, as counted from the index's own lists.
+    const cited = new Set<number>();
+    for (let i = 0; i < api.docPreds.length; i++) cited.add(api.docPreds[i]!);
+    expect(cited.size).toBeGreaterThan(10);
+    const req = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 1, facets: [{ field: 'predicate' as const, size: null, order: 'value' as const }] };
+    const whole = engine.runSearch(page, { ...req, facetValuesMax: cited.size });
+    expect(whole).toEqual(runSearch(api, { ...req, facetValuesMax: cited.size }));
+    expect((whole.facets[0] as { values: unknown[] }).values).toHaveLength(cited.size);
+    const refusal = (run: () => unknown) => {
+      try {
+        run();
+      } catch (err) {
+        return { name: (err as Error).name, message: (err as Error).message };
+      }
+      return null;
+    };
+    const over = refusal(() => engine.runSearch(page, { ...req, facetValuesMax: cited.size - 1 }));
+    expect(over).toEqual({ name: 'FacetValuesError', message: expect.stringContaining(`would list ${cited.size.toLocaleString('en-US')} values of "predicate"`) });
+    expect(over).toEqual(refusal(() => runSearch(api, { ...req, facetValuesMax: cited.size - 1 })));
+  });
+
   test("checks the index header with the subset of zod it carries: a damaged header is refused", async () => {
     const header = JSON.parse(new TextDecoder().decode(await read('search/index.json')));
     const withHeader = (h: unknown) => (path: string) =>

@@ -20,13 +20,59 @@ const rclone = spawnSync('rclone', ['version'], { encoding: 'utf8' });
 const skip = rclone.status === 0 ? null : 'rclone is not installed (Debian: apt-get install -y rclone)';
 if (skip) console.warn(`test/build/rclone.test.ts skipped: ${skip}`);
 
-/** The example the docs give, found by the marker that names this test. */
-async function documentedCommands(): Promise<string> {
+/**
+ * The examples the docs give, found by the markers that name this test: the bucket behind a CDN (the marker ends at
+ * "local S3 server"), and the Worker's bucket (the marker says "the Worker's bucket").
+ */
+async function documentedCommands(which: 'cdn' | 'worker'): Promise<string> {
   const text = await readFile(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
-  const m = /<!-- example: not run: [^\n]*test\/build\/rclone\.test\.ts[^\n]* -->\n```bash\n([\s\S]*?)\n```/.exec(text);
-  if (!m) throw new Error('docs/deploy.md has no rclone example naming test/build/rclone.test.ts');
+  const tail = which === 'cdn' ? 'local S3 server\\)' : "local S3 server: the Worker's bucket\\)";
+  const m = new RegExp(`<!-- example: not run: [^\\n]*test/build/rclone\\.test\\.ts runs it against a ${tail} -->\\n\`\`\`bash\\n([\\s\\S]*?)\\n\`\`\``).exec(text);
+  if (!m) throw new Error(`docs/deploy.md has no rclone example (${which}) naming test/build/rclone.test.ts`);
   return m[1]!;
 }
+
+/** rclone's settings for the remotes the docs name (`remote:` and `r2:`), both the local server at `port`. */
+function rcloneEnv(work: string, port: number): NodeJS.ProcessEnv {
+  const remote = (name: string) => ({
+    [`RCLONE_CONFIG_${name}_TYPE`]: 's3',
+    [`RCLONE_CONFIG_${name}_PROVIDER`]: 'Other',
+    [`RCLONE_CONFIG_${name}_ENDPOINT`]: `http://127.0.0.1:${port}`,
+    [`RCLONE_CONFIG_${name}_ACCESS_KEY_ID`]: 'S3RVER',
+    [`RCLONE_CONFIG_${name}_SECRET_ACCESS_KEY`]: 'S3RVER',
+    [`RCLONE_CONFIG_${name}_REGION`]: 'us-east-1',
+    [`RCLONE_CONFIG_${name}_FORCE_PATH_STYLE`]: 'true',
+  });
+  // Only these remotes' settings: an AWS_CA_BUNDLE or other AWS_ setting of the machine is not the local server's.
+  return {
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('RCLONE_'))),
+    RCLONE_CONFIG: join(work, 'rclone.conf'),
+    ...remote('REMOTE'),
+    ...remote('R2'),
+  };
+}
+
+/** s3rver on a loopback port with one bucket, `bucket`, listing the keys in the order they were stored. */
+async function startS3(work: string): Promise<{ server: S3rver; port: number; created: string[] }> {
+  const created: string[] = [];
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), configureBuckets: [{ name: 'bucket', configs: [] }] });
+  (server as unknown as EventEmitter).on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
+    for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
+  });
+  const port = (await server.run()).port;
+  await writeFile(join(work, 'rclone.conf'), '');
+  return { server, port, created };
+}
+
+const fetchFrom = (port: number, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> =>
+  new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path: `/bucket/${path}` }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -38,17 +84,8 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
   let snapshotDir: string;
   let server: S3rver;
   let port: number;
-  const created: string[] = [];
-
-  const fetchRaw = (path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> =>
-    new Promise((resolve, reject) => {
-      get({ host: '127.0.0.1', port, path: `/bucket/${path}` }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      }).on('error', reject);
-    });
+  let created: string[] = [];
+  const fetchRaw = (path: string) => fetchFrom(port, path);
 
   beforeAll(async () => {
     snapshotDir = await realpath(await buildFixtureSnapshot());
@@ -61,25 +98,8 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
     await writeFile(join(work, 'public', 'index.html.gz'), gzipSync(html));
     await writeFile(join(work, 'public', 'js', 'app.js'), 'export const a = 1;\n');
     await writeFile(join(work, 'public', 'icon.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
-    server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), configureBuckets: [{ name: 'bucket', configs: [] }] });
-    (server as unknown as EventEmitter).on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
-      for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
-    });
-    port = (await server.run()).port;
-    await writeFile(join(work, 'rclone.conf'), '');
-    // Only this remote's settings: an AWS_CA_BUNDLE or other AWS_ setting of the machine is not the local server's.
-    const env = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('RCLONE_'))),
-      RCLONE_CONFIG: join(work, 'rclone.conf'),
-      RCLONE_CONFIG_REMOTE_TYPE: 's3',
-      RCLONE_CONFIG_REMOTE_PROVIDER: 'Other',
-      RCLONE_CONFIG_REMOTE_ENDPOINT: `http://127.0.0.1:${port}`,
-      RCLONE_CONFIG_REMOTE_ACCESS_KEY_ID: 'S3RVER',
-      RCLONE_CONFIG_REMOTE_SECRET_ACCESS_KEY: 'S3RVER',
-      RCLONE_CONFIG_REMOTE_REGION: 'us-east-1',
-      RCLONE_CONFIG_REMOTE_FORCE_PATH_STYLE: 'true',
-    };
-    await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands()], { cwd: work, env, timeout: 240_000 });
+    ({ server, port, created } = await startS3(work));
+    await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands('cdn')], { cwd: work, env: rcloneEnv(work, port), timeout: 240_000 });
   }, 300_000);
 
   afterAll(async () => {
@@ -129,5 +149,40 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
     const icon = await fetchRaw('icon.png');
     expect(icon.headers['content-encoding']).toBeUndefined();
     expect(icon.body.equals(await readFile(join(work, 'public', 'icon.png')))).toBe(true);
+  });
+});
+
+describe.skipIf(skip !== null)("docs/deploy.md's rclone commands for the Worker's R2 bucket, against a local S3 server", () => {
+  let work: string;
+  let snapshotDir: string;
+  let server: S3rver;
+  let port: number;
+  let created: string[] = [];
+
+  beforeAll(async () => {
+    snapshotDir = await realpath(await buildFixtureSnapshot());
+    work = await mkdtemp(join(tmpdir(), 'rclone-r2-'));
+    await symlink(snapshotDir, join(work, 'snapshot'));
+    ({ server, port, created } = await startS3(work));
+    await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands('worker')], { cwd: work, env: rcloneEnv(work, port), timeout: 240_000 });
+  }, 300_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('stores every file of the snapshot as it is (the bytes the Worker reads), each once, the manifest last', async () => {
+    const onDisk = await filesUnder(snapshotDir);
+    const manifest = JSON.parse(await readFile(join(snapshotDir, 'manifest.json'), 'utf8')) as { files: { path: string }[] };
+    for (const path of [...manifest.files.map((f) => f.path), 'manifest.json']) {
+      const got = await fetchFrom(port, `snapshot/${path}`);
+      expect(got.status, path).toBe(200);
+      expect(got.headers['content-encoding'], path).toBeUndefined();
+      expect(got.body.equals(await readFile(join(snapshotDir, path))), path).toBe(true);
+    }
+    expect(created).toHaveLength(new Set(created).size);
+    expect([...created].sort()).toEqual(onDisk.map((p) => `snapshot/${p}`).sort());
+    expect(created.at(-1)).toBe('snapshot/manifest.json');
   });
 });

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import type { EventEmitter } from 'node:events';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMirror } from '../../build/mirror/run.ts';
@@ -211,4 +212,48 @@ describe('publish-snapshot to a folder', () => {
       expect(result.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
     }
   }, 180_000);
+});
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+describe("docs/deploy.md's publish-snapshot commands, as written", () => {
+  it('publish to an R2-style bucket (the local server in its place) and to a folder, every file checked', async () => {
+    const text = await readFile(join(ROOT, 'docs/deploy.md'), 'utf8');
+    const m = /<!-- example: not run: [^\n]*test\/build\/upload\.test\.ts[^\n]* -->\n```sh\n([\s\S]*?)\n```/.exec(text);
+    if (!m) throw new Error('docs/deploy.md has no publish-snapshot example naming test/build/upload.test.ts');
+    // Only the account's endpoint and the folder change: the local server stands in for R2.
+    const folder = join(work, 'documented-site');
+    const endpoint = 'https://ACCOUNT.r2.cloudflarestorage.com';
+    expect(m[1]).toContain(endpoint);
+    expect(m[1]).toContain('/srv/www/device-510k');
+    const script = m[1]!.replaceAll(endpoint, `http://127.0.0.1:${port}`).replaceAll('/srv/www/device-510k', folder);
+    // The repository's folder as the commands expect it: its scripts and code, and the `snapshot` link.
+    const repo = join(work, 'repository');
+    await mkdir(repo);
+    for (const name of ['package.json', 'node_modules', 'build', 'src', 'public']) await symlink(join(ROOT, name), join(repo, name));
+    await symlink(snapshotDir, join(repo, 'snapshot'));
+    const client = new S3Client({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    await client.send(new CreateBucketCommand({ Bucket: 'bucket' }));
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('npm_'))), AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+    await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: repo, env, timeout: 240_000 });
+
+    const pageFiles = (await filesUnder(join(ROOT, 'public'))).filter((p) => !/\.(gz|br)$/.test(p));
+    expect(pageFiles).toContain('index.html');
+    for (const f of manifest.files) {
+      const got = await fetchRaw(`/bucket/site/snapshot/${f.path}`);
+      expect(got.status, f.path).toBe(200);
+      const body = got.headers['content-encoding'] === 'gzip' ? gunzipSync(got.body) : got.body;
+      expect(sha256(body), f.path).toBe(f.sha256);
+      expect(sha256(await readFile(join(folder, 'snapshot', f.path))), f.path).toBe(f.sha256);
+    }
+    expect((await fetchRaw('/bucket/site/snapshot/manifest.json')).body.equals(await readFile(join(snapshotDir, 'manifest.json')))).toBe(true);
+    expect((await readFile(join(folder, 'snapshot', 'manifest.json'))).equals(await readFile(join(snapshotDir, 'manifest.json')))).toBe(true);
+    for (const p of pageFiles) {
+      const got = await fetchRaw(`/bucket/site/${p}`);
+      expect(got.status, p).toBe(200);
+      const body = got.headers['content-encoding'] === 'gzip' ? gunzipSync(got.body) : got.body;
+      expect(body.equals(await readFile(join(ROOT, 'public', p))), p).toBe(true);
+      expect((await readFile(join(folder, p))).equals(await readFile(join(ROOT, 'public', p))), p).toBe(true);
+    }
+  }, 300_000);
 });

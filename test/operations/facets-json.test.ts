@@ -2,19 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { answerParts } from '../../src/api/query-answer.ts';
 import { facetsJson } from '../../src/operations/facets-json.ts';
 import { JsonBytes } from '../../src/operations/types.ts';
+import { mulberry32 as random } from '../helpers/random.ts';
 
 const decoder = new TextDecoder();
-
-/** A deterministic generator (mulberry32), so every run makes the same facets. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Names with what JSON must escape or encode: quotes, backslashes, control characters, non-ASCII, a lone surrogate.
 const ODD = ['ACME "MEDICAL"', 'BACK\\SLASH', 'TAB\tAND\nLINE', 'ÖSTERREICH GMBH', '医疗器械', 'EMOJI 🩺', 'LONE \ud800', ''];

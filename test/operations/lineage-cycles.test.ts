@@ -7,6 +7,7 @@ import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { lineageFilesOf, walkLineage, type LineageFiles } from '../../src/operations/index.ts';
 import { FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type Model } from '../helpers/lineage-model.ts';
+import { mulberry32 as random } from '../helpers/random.ts';
 
 /**
  * Cycles of every shape the walk's cycle search must find, and back edges that close none, against the independent
@@ -14,18 +15,6 @@ import { modelWalk, readModel, type Model } from '../helpers/lineage-model.ts';
  * span, overlapping and apart, some closing a cycle only through two of them, some closing none, and devices naming
  * themselves; every device walked both ways, over shards of several numbers.
  */
-
-/** A fixed sequence of numbers in [0, 1) (mulberry32), so the graph is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Devices by age: number i is older than number i + 1 (the codes of K numbers and DEN numbers both rise with age). */
 const DEVICES = [...Array.from({ length: 40 }, (_, i) => `DEN${String(100_500 + 37 * i).padStart(6, '0')}`), ...Array.from({ length: 360 }, (_, i) => `K${String(101_000 + 23 * i).padStart(6, '0')}`)];

@@ -7,6 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { HOST_COPY_SUFFIX, wantsHostCopy } from '../../build/write/compress.ts';
 import { LAYOUT, Manifest } from '../../src/contract/index.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 /**
  * Shared by the reliability suite: fixed seeds, figures printed as the tests run, a byte-level snapshot check, raw
@@ -23,14 +24,7 @@ export function figure(name: string, value: string | number): void {
 
 /** A small seeded generator (mulberry32) for choices outside fast-check: kill delays, request mixes. */
 export function seeded(seed: number): { next: () => number; int: (below: number) => number; pick: <T>(xs: readonly T[]) => T } {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const next = mulberry32(seed);
   const int = (below: number) => Math.floor(next() * below);
   return { next, int, pick: <T>(xs: readonly T[]) => xs[int(xs.length)] as T };
 }

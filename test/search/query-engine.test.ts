@@ -7,6 +7,7 @@ import { parseQuery, QueryError } from '../../src/search/grammar.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, runSearchSliced, type SearchRequest } from '../../src/search/engine.ts';
 import { SearchCancelled } from '../../src/search/slices.ts';
+import { FacetValuesError } from '../../src/search/facet-fields.ts';
 import { compareKeys, orderPage, orderRange, pickPage, sortKey, type Way } from '../../src/search/sort.ts';
 import { naiveExtended, type NaiveEdges } from './naive-query.ts';
 import { mergeEdges } from '../../build/lineage/merge.ts';
@@ -158,6 +159,86 @@ describe('the query language against a plain scan', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('the values a facet may list', () => {
+  /**
+   * What a request with `facetValuesMax: max` must give, from the plain scan alone: the facets each list as many values
+   * as their size asks, or the matches' distinct values when fewer (the scan's list at size null); the first facet
+   * listing more than `max` is refused, naming its place, field and count; otherwise the answer is the scan's.
+   */
+  function expectedUnder(max: number, corpus: ClearanceRecord[], edges: readonly Edge[], req: Parameters<typeof naiveExtended>[3]) {
+    const all = naiveExtended(corpus, TYPES, CLASSES, { ...req, facets: req.facets!.map((f) => ({ ...f, size: null })) }, naiveEdges(edges)).facets!;
+    for (const [position, f] of req.facets!.entries()) {
+      const values = Math.min(f.size ?? Infinity, all[position]!.values.length);
+      if (values > max) return { refused: { position, field: f.field, values, max } };
+    }
+    return { facets: naiveExtended(corpus, TYPES, CLASSES, req, naiveEdges(edges)).facets };
+  }
+
+  async function outcomeOf(run: () => Promise<{ facets: unknown }>): Promise<{ facets: unknown } | { refused: object }> {
+    try {
+      return { facets: (await run()).facets };
+    } catch (err) {
+      if (!(err instanceof FacetValuesError)) throw err;
+      return { refused: { position: err.position, field: err.field, values: err.values, max: err.max } };
+    }
+  }
+
+  it('refuses a facet over the bound and answers one within it as a plain scan does, whole or in slices', async () => {
+    await fc.assert(
+      fc.asyncProperty(arbLinked, arbQuery, arbFacets.filter((f) => f !== undefined), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 3 }), async ([corpus, edges], query, facets, max, sliceDocs) => {
+        const ix = indexOf(corpus, TYPES, CLASSES, edges);
+        const req = { query, applicant: null, productCode: null, yearFrom: null, yearTo: null, facets: facets! };
+        const expected = expectedUnder(max, corpus, edges, req);
+        const request = { ...req, page: 1, pageSize: 50, facetValuesMax: max } as SearchRequest;
+        expect(await outcomeOf(async () => runSearch(ix, request))).toEqual(expected);
+        expect(await outcomeOf(() => runSearchSliced(ix, request, { pause: async () => {}, sliceDocs }))).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts no other field before it refuses: the facets that may pass the bound are counted first', async () => {
+    const corpus = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, i) => arbRecord(i * 7 + 1))), { numRuns: 1, seed: 7 })[0]!;
+    // Every record names its own device and the next one's: 40 distinct devices cited.
+    const edges: Edge[] = corpus.flatMap((r, i) => [r, corpus[(i + 1) % corpus.length]!].map((to) => ({ device: r.kNumber, predicate: to.kNumber, kind: 'named' as const })));
+    const ix = indexOf(corpus, TYPES, CLASSES, edges);
+    const base = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 1, facetValuesMax: 5 };
+    const pausesOf = async (facets: SearchRequest['facets']) => {
+      let pauses = 0;
+      const outcome = await outcomeOf(() => runSearchSliced(ix, { ...base, facets } as SearchRequest, { pause: async () => void pauses++, sliceDocs: 1 }));
+      return { outcome, pauses };
+    };
+    const alone = await pausesOf([{ field: 'predicate', size: null, order: 'count' }]);
+    expect(alone.outcome).toEqual({ refused: { position: 0, field: 'predicate', values: 40, max: 5 } });
+    // Two fields that cannot pass the bound (two values each), asked before it: the same refusal, none of their work.
+    const after = await pausesOf([{ field: 'thirdParty', size: null, order: 'count' }, { field: 'deviceClass', size: null, order: 'count' }, { field: 'predicate', size: null, order: 'count' }]);
+    expect(after.outcome).toEqual({ refused: { position: 2, field: 'predicate', values: 40, max: 5 } });
+    expect(after.pauses).toBe(alone.pauses);
+    // Not vacuous: answered, the same fields do cost pauses of their own.
+    const answered = await pausesOf([{ field: 'thirdParty', size: null, order: 'count' }, { field: 'deviceClass', size: null, order: 'count' }, { field: 'predicate', size: 5, order: 'count' }]);
+    expect(answered.outcome).toHaveProperty('facets');
+    expect(answered.pauses).toBeGreaterThan(alone.pauses + corpus.length);
+  });
+
+  it('answers every value at exactly the bound, and refuses one value more, counted from the records', () => {
+    const corpus = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, i) => arbRecord(i * 7 + 1))), { numRuns: 1, seed: 42 })[0]!;
+    const ix = indexOf(corpus, TYPES, CLASSES);
+    const days = new Map<string, number>();
+    for (const r of corpus) if (r.decisionDate !== null) days.set(r.decisionDate, (days.get(r.decisionDate) ?? 0) + 1);
+    expect(days.size).toBeGreaterThan(2);
+    const base = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 1 };
+    const facets = [{ field: 'decisionYear', size: 2, order: 'count' }, { field: 'decisionDate', size: null, order: 'value' }] as const;
+    const at = runSearch(ix, { ...base, facets, facetValuesMax: days.size } as SearchRequest);
+    expect(at.facets[1]).toEqual({ field: 'decisionDate', values: [...days].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([value, count]) => ({ value, count })) });
+    expect(() => runSearch(ix, { ...base, facets, facetValuesMax: days.size - 1 } as SearchRequest)).toThrow(
+      expect.objectContaining({ name: 'FacetValuesError', position: 1, field: 'decisionDate', values: days.size, max: days.size - 1 }),
+    );
+    // A size within the bound lists that many of a field with more values.
+    const cut = runSearch(ix, { ...base, facets: [{ field: 'decisionDate', size: days.size - 1, order: 'value' }], facetValuesMax: days.size - 1 } as SearchRequest);
+    expect((cut.facets[0] as { values: unknown[] }).values).toHaveLength(days.size - 1);
   });
 });
 

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import { MAX_FACET_SIZE } from '../../contract/index.ts';
+import { FACET_VALUES_MAX, MAX_FACET_SIZE } from '../../contract/index.ts';
 import type { McpBackend } from './backend.ts';
 import { nextPageAfter } from './budget.ts';
-import { answerError, given, listFit, listResult, listResultOf, parseArgs, textResult, type ListSpec, type ToolResult } from './results.ts';
+import { answerError, errorResult, given, listFit, listResult, listResultOf, parseArgs, textResult, type ListSpec, type ToolResult } from './results.ts';
 import {
   ChangesSinceArgs,
   ChangesSinceOutput,
@@ -145,7 +145,7 @@ const countBy: Tool = {
   name: 'count_by',
   title: 'Count clearances by a field',
   description: [
-    'Exact counts of the values of one field over every clearance matching a search (all of them by default): how many clearances per product code, applicant, decision year or day, committee, device class, decision code, submission type, country or state. Counts are exact and any number of values can be listed (size null: every value), unlike openFDA\'s count, capped at 1,000 estimated terms.',
+    `Exact counts of the values of one field over every clearance matching a search (all of them by default): how many clearances per product code, applicant, decision year or day, committee, device class, decision code, submission type, country or state. Counts are exact, unlike openFDA's count (capped at 1,000 estimated terms), and up to ${FACET_VALUES_MAX.toLocaleString('en-US')} values can be listed (size null: every value; a field with more values among the matches is refused: ask for a size, or narrow the search).`,
     'Takes the same query and filters as search_clearances. Example: "who cleared the most pulse oximeters in 2024" is {"field":"applicant","query":"pulse oximeter decided:2024","size":10}; clearances per year is {"field":"decisionYear","size":null,"order":"value"}.',
   ].join('\n'),
   input: CountByArgs,
@@ -158,14 +158,17 @@ const countBy: Tool = {
     const offset = a.offset ?? 0;
     const size = a.size === undefined ? DEFAULT_COUNT_SIZE : a.size;
     const order = a.order ?? 'count';
-    // One value more than shown says whether more follow.
-    const wanted = size === null || offset + size + 1 > MAX_FACET_SIZE ? null : offset + size + 1;
+    // One value more than shown says whether more follow, unless that one would pass what an answer lists: then a
+    // full window says more may follow, and asking for them names the bound.
+    const reach = size === null ? null : offset + size;
+    const asked = reach === null ? null : reach < FACET_VALUES_MAX ? reach + 1 : reach;
+    const wanted = asked === null || asked > MAX_FACET_SIZE ? null : asked;
     const answer = await backend.query('device-510k.search', { ...searchInput(a), page: 1, pageSize: 1, facets: [{ field: a.field, size: wanted, order }] });
-    if (answer.status !== 200) return answerError(answer);
+    if (answer.status !== 200) return countError(answer, offset);
     const body = answer.body as SearchBody;
     const all = body.facets[0]?.values ?? [];
     const window = all.slice(offset, size === null ? undefined : offset + size);
-    const after = all.length > offset + window.length;
+    const after = all.length > offset + window.length || (reach !== null && asked === reach && all.length === reach && window.length > 0);
     const base = given(a);
     return listResult({
       tool: 'count_by',
@@ -187,6 +190,17 @@ const countBy: Tool = {
     });
   },
 };
+
+/**
+ * count_by's refusal: the search's refusal of a facet over the values an answer lists (docs/limits.md) said of the
+ * tool's own arguments; any other error as the service gave it.
+ */
+function countError(answer: Parameters<typeof answerError>[0], offset: number): ToolResult {
+  const detail = (answer.body as { error?: { details?: { path?: unknown; message?: unknown }[] } } | null)?.error?.details?.[0];
+  if (answer.status !== 400 || detail?.path !== 'input.facets[0].size' || typeof detail.message !== 'string') return answerError(answer);
+  const message = `${detail.message}${offset > 0 ? '; a later page counts its offset too (offset + size)' : ''}`;
+  return errorResult({ code: 'invalid_input', message: `arguments.size ${message}.`, details: [{ path: 'arguments.size', message }] });
+}
 
 const reviewTimeStats: Tool = {
   name: 'review_time_stats',
