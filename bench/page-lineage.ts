@@ -1,16 +1,19 @@
 /**
  * Time and bytes of a record's lineage view on the page in static mode, on a cold cache: from opening the view's
- * address (`#record=K…&lineage=predicates`) to its picture and its table on screen.
+ * address (`#record=K…&lineage=predicates`) to its first devices drawn (picture and table, while the walk may still
+ * run), and to the whole view (the answer's totals and counts, the picture and table of its first page).
  *
- *   npx tsx bench/page-lineage.ts --snapshot DIR [--questions K123456:predicates,...] [--runs 3] [--profiles desktop,phone]
+ *   npx tsx bench/page-lineage.ts --snapshot DIR [--questions K123456:predicates,...] [--runs 3] [--profiles desktop,phone] [--against DIR]
  *
  * The static host is Debian's nginx with exactly the configuration docs/deploy.md shows, behind the counting proxy of
  * bench/page-load.ts ("phone": one shared 1.6 Mbit/s link with 150 ms of round trip, the main thread slowed 4x).
- * Each run opens the view in a fresh browser profile. Besides the time, the bytes and requests up to that moment, and
- * of them the lineage files (the header and the shards the walk reads).
+ * Each run opens the view in a fresh browser profile. Besides the times, the bytes and requests up to the whole view,
+ * and of them the lineage files (the header and the shards the walk reads). With --against, another checkout's page
+ * is served beside this one (the same snapshot, its own nginx) and measured in turn, run for run.
  * Not a test: figures depend on the machine, so they are printed, never asserted.
  */
 import { existsSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseCommandLine, runCommand } from '../src/cli/args.ts';
 import { lineageNumber } from '../src/contract/index.ts';
@@ -19,16 +22,18 @@ import { lineageFilesOf, walkLineage } from '../src/operations/index.ts';
 import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { countingProxy, PHONE_LINK } from './lib/counting-proxy.ts';
 import { mostCited } from './lib/lineage-questions.ts';
-import { startDocumentedNginx } from './lib/static-hosting.ts';
+import { startDocumentedNginx, type StaticHost } from './lib/static-hosting.ts';
 
 type Question = { k: string; direction: 'predicates' | 'descendants' };
-type Figures = { ms: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
+type Figures = { firstMs: number; ms: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
 
 const USAGE = `Usage: npx tsx bench/page-lineage.ts --snapshot DIR [options]
 
 A record's lineage view in static mode (nginx with docs/deploy.md's configuration serving the page and DIR), timed
-from opening its address to its picture and table on screen, cold, in Debian's Chromium (.ci/browser-deps.sh
-installs it); the median of the runs, with the bytes and requests to that moment.
+from opening its address to its first devices drawn ("first": picture and table, the walk may still run) and to the
+whole view ("whole": the answer's totals with its first page), cold, in Debian's Chromium (.ci/browser-deps.sh
+installs it); the median of the runs, with the bytes and requests to the whole view. A page that draws nothing
+before the answer has first = whole.
 
   --snapshot DIR     the snapshot the static host serves (required)
   --questions LIST   K123456:predicates or K123456:descendants, comma-separated (by default the two questions of
@@ -36,6 +41,8 @@ installs it); the median of the runs, with the bytes and requests to that moment
                      the device farthest below it)
   --runs N           cold runs per figure (3)
   --profiles LIST    desktop, phone or both (phone)
+  --against DIR      another checkout's public/ folder (say, main's), served beside this one over the same snapshot
+                     and measured in turn, run for run, for a side-by-side figure
   --verbose          print every request of every run: when it arrived (ms after the page's start) and its bytes`;
 
 /** The two questions of bench/lineage.ts: the most-cited device's descendants, and the deepest one's predicates. */
@@ -56,10 +63,12 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
   proxy.startRun(phone ? PHONE_LINK : null);
   try {
     const page = await browser.context.newPage();
-    // When the view's first page is on screen, picture and table, in the page's own clock.
+    // When the view's first devices are on screen (picture and table, before the answer or with it), and when the
+    // whole view is (the answer's first page: `data-shows`), in the page's own clock.
     await page.addInitScript(() => {
-      const w = window as unknown as { shownAt?: number };
+      const w = window as unknown as { shownAt?: number; firstAt?: number };
       new MutationObserver(() => {
+        if (w.firstAt === undefined && document.querySelector('.lineage-body .lineage-table') && document.querySelector('.lineage-body svg.lineage-chart')) w.firstAt = performance.now();
         if (w.shownAt === undefined && document.querySelector('.lineage-body[data-shows] .lineage-table') && document.querySelector('.lineage-body[data-shows] svg.lineage-chart')) w.shownAt = performance.now();
       }).observe(document, { childList: true, subtree: true, attributes: true });
     });
@@ -70,13 +79,23 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
     }
     await page.goto(`${proxy.url}#record=${q.k}&lineage=${q.direction}`);
     await page.waitForSelector('html[data-mode="static"]', { timeout: 300_000 });
-    await page.waitForFunction(() => (window as unknown as { shownAt?: number }).shownAt !== undefined, null, { timeout: 600_000 });
-    const [ms, origin] = await page.evaluate(() => [(window as unknown as { shownAt: number }).shownAt, performance.timeOrigin]);
+    await page.waitForFunction(() => (window as unknown as { shownAt?: number }).shownAt !== undefined || document.querySelector('.lineage-body [role="alert"]'), null, { timeout: 600_000 });
+    const alert = page.locator('.lineage-body [role="alert"]');
+    const failed = (await alert.count()) > 0 ? await alert.textContent() : null;
+    if (failed) throw new Error(`The page could not show the lineage of ${q.k}: ${failed}`);
+    const [ms, firstMs, origin] = await page.evaluate(() => {
+      const w = window as unknown as { shownAt: number; firstAt: number };
+      return [w.shownAt, w.firstAt, performance.timeOrigin];
+    });
     const shown = (await page.locator('.lineage-total').innerText()).trim();
     const sent = proxy.sent.filter((d) => d.at >= origin && d.at <= origin + ms);
     const lineage = sent.filter((d) => d.url.includes('/lineage/'));
-    if (verbose) for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + ms ? 'shown' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
+    if (verbose) {
+      console.log(`  first drawn at ${Math.round(firstMs)} ms, whole view at ${Math.round(ms)} ms`);
+      for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + firstMs ? 'first' : d.at <= origin + ms ? 'whole' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
+    }
     return {
+      firstMs,
       ms,
       bytes: sent.reduce((n, d) => n + d.bytes, 0),
       requests: sent.length,
@@ -99,6 +118,7 @@ async function main() {
     runs: { type: 'string', default: '3' },
     profiles: { type: 'string', default: 'phone' },
     verbose: { type: 'boolean', default: false },
+    against: { type: 'string', default: '' },
   });
   if (!values.snapshot) throw new Error('Expected `--snapshot` to name the snapshot to serve');
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run .ci/browser-deps.sh`);
@@ -113,33 +133,43 @@ async function main() {
         return { k: m[1]!.toUpperCase(), direction: m[2]!.toLowerCase() as Question['direction'] };
       })
     : await defaultQuestions(values.snapshot);
+  if (values.against && !existsSync(join(values.against, 'index.html'))) throw new Error(`Expected \`--against\` to name a page's folder (a checkout's public/), but ${values.against} has no index.html`);
   const dir = realpathSync(values.snapshot);
-  const host = await startDocumentedNginx(dir);
-  const proxy = await countingProxy(Number(new URL(host.url).port));
-  console.log(`snapshot ${dir}\nstatic host: nginx with docs/deploy.md's configuration\nmedian of ${runs} cold runs; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-  console.log('profile  question                  shown       bytes (requests)   lineage files: bytes (files)  view says');
+  const sides: { name: string; host: StaticHost; proxy: Awaited<ReturnType<typeof countingProxy>> }[] = [];
   try {
+    for (const [name, from] of values.against ? [['this', undefined], ['against', realpathSync(values.against)]] : [['this', undefined]]) {
+      const host = await startDocumentedNginx(dir, undefined, { copyFrom: from });
+      sides.push({ name: name!, host, proxy: await countingProxy(Number(new URL(host.url).port)) });
+    }
+    console.log(`snapshot ${dir}\nstatic host: nginx with docs/deploy.md's configuration${values.against ? `\nagainst: the page of ${realpathSync(values.against)}, run for run` : ''}\nmedian of ${runs} cold runs; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    console.log('profile  page     question                  first     whole       bytes (requests)   lineage files: bytes (files)  view says');
     for (const profile of profiles) {
       for (const q of questions) {
-        const all: Figures[] = [];
-        for (let i = 0; i < runs; i++) all.push(await measureOnce(proxy, q, profile === 'phone', values.verbose));
-        const m = (f: (x: Figures) => number) => median(all.map(f));
-        console.log(
-          [
-            profile.padEnd(8),
-            `${q.k} ${q.direction}`.padEnd(24),
-            `${(m((x) => x.ms) / 1000).toFixed(2)} s`.padStart(8),
-            `${kb(m((x) => x.bytes))} (${m((x) => x.requests)})`.padStart(18),
-            `${kb(m((x) => x.lineageBytes))} (${m((x) => x.lineageFiles)})`.padStart(30),
-            ` ${all[0]!.shown}`,
-          ].join(' '),
-        );
+        const all = sides.map((): Figures[] => []);
+        for (let i = 0; i < runs; i++) for (const [s, side] of sides.entries()) all[s]!.push(await measureOnce(side.proxy, q, profile === 'phone', values.verbose));
+        for (const [s, side] of sides.entries()) {
+          const m = (f: (x: Figures) => number) => median(all[s]!.map(f));
+          console.log(
+            [
+              profile.padEnd(8),
+              side.name.padEnd(8),
+              `${q.k} ${q.direction}`.padEnd(24),
+              `${(m((x) => x.firstMs) / 1000).toFixed(2)} s`.padStart(8),
+              `${(m((x) => x.ms) / 1000).toFixed(2)} s`.padStart(8),
+              `${kb(m((x) => x.bytes))} (${m((x) => x.requests)})`.padStart(18),
+              `${kb(m((x) => x.lineageBytes))} (${m((x) => x.lineageFiles)})`.padStart(30),
+              ` ${all[s]![0]!.shown}`,
+            ].join(' '),
+          );
+        }
       }
     }
     console.log(`load after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   } finally {
-    await proxy.close();
-    await host.close();
+    for (const side of sides) {
+      await side.proxy.close();
+      await side.host.close();
+    }
   }
 }
 

@@ -18,10 +18,13 @@ export function documentedConfig(name: 'nginx' | 'caddy'): string {
   return m[1]!;
 }
 
-/** public/ as a static host gets it after `npm run build`: a copy with the precompressed copies written into it. */
-export async function pageWithCopies(into: string): Promise<string> {
+/**
+ * public/ (or `from`, another checkout's public/) as a static host gets it after `npm run build`: a copy with the
+ * precompressed copies written into it.
+ */
+export async function pageWithCopies(into: string, from = PUBLIC): Promise<string> {
   const dir = join(into, 'public');
-  await cp(PUBLIC, dir, { recursive: true, filter: (src) => !/\.(br|gz)$/.test(src) });
+  await cp(from, dir, { recursive: true, filter: (src) => !/\.(br|gz)$/.test(src) });
   await writePageCopies(dir);
   return dir;
 }
@@ -30,13 +33,14 @@ export type StaticHost = { url: string; publicDir: string; close: () => Promise<
 
 /**
  * Debian's nginx serving the page and a snapshot with exactly the server block docs/deploy.md shows (its paths and
- * port put in), inside a minimal nginx.conf of a temporary folder (pid, logs and temp paths there).
+ * port put in), inside a minimal nginx.conf of a temporary folder (pid, logs and temp paths there). The page is
+ * `publicDir` as it is, or a copy of public/ (or of `copyFrom`) with its precompressed copies.
  */
-export async function startDocumentedNginx(snapshotDir: string, publicDir?: string): Promise<StaticHost> {
+export async function startDocumentedNginx(snapshotDir: string, publicDir?: string, { copyFrom }: { copyFrom?: string } = {}): Promise<StaticHost> {
   const binary = await findNginx();
   if (!binary) throw new Error(NGINX_MISSING);
   const dir = await mkdtemp(join(tmpdir(), 'device-510k-static-nginx-'));
-  const site = publicDir ?? (await pageWithCopies(dir));
+  const site = publicDir ?? (await pageWithCopies(dir, copyFrom));
   const snapshot = await realpath(snapshotDir);
   const port = await freePort();
   const server = documentedConfig('nginx')

@@ -116,17 +116,32 @@ async function staticSourceFor() {
   if (!wantsPagefind && (current.q.trim() !== '' || current.productCode || current.applicant || current.from !== null || current.to !== null || Object.keys(current.quals).length > 0)) {
     import('./search-engine.js').catch(() => {});
   }
-  // A first view of a lineage needs its view, the walk and the lineage header: asked for now, beside the rest.
+  // A first view of a lineage needs its view, the walk and the lineage header, not the search index: its walk starts
+  // as soon as the modules are in, while the index's directory still loads.
+  const module = import('./static-source.js');
+  let early = null;
   if (current.record && current.lineage) {
+    // The header, and the shard the walk reads first (the start's: its number without the last three digits), both
+    // at once: the header would name the shard one round trip later.
+    const header = fetch(new URL('lineage/index.json', snapshotBase).href);
+    const path = `lineage/${current.lineage}/${current.record.slice(0, -3)}.bin`;
+    const first = { path, response: fetch(new URL(path, snapshotBase).href) };
+    header.catch(() => {});
+    first.response.catch(() => {});
     import('./lineage.js').catch(() => {});
     import('./lineage-engine.js').catch(() => {});
+    early = module.then((m) => {
+      const started = m.recordsAndLineage(snapshotBase, { header, first });
+      started.lineage.prepare(current.record, current.lineage);
+      return started;
+    });
+    early.catch(() => {});
   }
-  const { engineHeader, hasPagefind, staticSource } = await import('./static-source.js');
+  const { engineHeader, hasPagefind, staticSource } = await module;
   const header = wantsPagefind ? null : await engineHeader(snapshotBase, directory);
   if (header) {
-    const source = staticSource({ snapshotBase, header, meta });
+    const source = staticSource({ snapshotBase, header, meta, started: await early?.catch(() => null) });
     source.prefetch(current);
-    if (current.record && current.lineage) source.lineage.prepare(current.record, current.lineage);
     return source;
   }
   if (!(await hasPagefind(snapshotBase))) {
@@ -183,12 +198,16 @@ function route({ fromHistory = false } = {}) {
   if (fromHistory) typing = false;
   syncForm(state);
   view.renderActive($('active'), state);
+  const focusKey = focusKeyOf(document.activeElement);
+  const shown = showRecord(state, previous);
   const key = searchKey(state);
   if (key !== lastKey) {
     lastKey = key;
-    void runSearch(state, focusKeyOf(document.activeElement), previous);
+    // An address that opens a record (or its lineage) first shows no results: the search behind it waits until the
+    // record's view is drawn, so that its files do not take a phone's link from the view's.
+    if (state.record && firstResults) void shown.catch(() => {}).then(() => key === lastKey && runSearch(state, focusKey, previous));
+    else void runSearch(state, focusKey, previous);
   }
-  void showRecord(state, previous);
 }
 
 /** The line under the status while a search's own files load (a phrase's forward word lists at a million records). */

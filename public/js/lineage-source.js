@@ -15,14 +15,21 @@ const WALKS_KEPT = 8;
 
 /**
  * `lineage(input)` for a snapshot at `url(path)`, answering `{ data, page }` as the service does; `record(k)` reads
- * a clearance record (null when the snapshot has none).
+ * a clearance record (null when the snapshot has none). A page opened on a lineage asks first thing for the lineage
+ * header (`header`, the response to its fetch) and for the start's shard (`first`: `{ path, response }`), a guess
+ * from its number that the header would confirm a round trip later; either may be null.
  */
-export function staticLineage({ url, record }) {
+export function staticLineage({ url, record, header: headerRequest = null, first = null }) {
   let opened = null;
   const walks = new Map();
 
   const read = async (path) => {
-    const res = await fetch(url(path));
+    let res = null;
+    if (first?.path === path) {
+      res = await first.response.catch(() => null);
+      first = null;
+    }
+    if (!res?.ok) res = await fetch(url(path));
     if (!res.ok) throw new Error(`The file ${path} of the lineage could not be loaded (HTTP ${res.status}).`);
     return new Uint8Array(await res.arrayBuffer());
   };
@@ -30,7 +37,9 @@ export function staticLineage({ url, record }) {
   /** The engine and the snapshot's lineage files (files null for a snapshot built before lineage was part of it). */
   const open = () =>
     (opened ??= (async () => {
-      const [mod, index] = await Promise.all([import('./lineage-engine.js'), fetch(url('lineage/index.json'))]);
+      const asked = headerRequest ?? fetch(url('lineage/index.json'));
+      headerRequest = null;
+      const [mod, index] = await Promise.all([import('./lineage-engine.js'), asked]);
       // A host answers a missing file with 404, some (object stores) with 403: a snapshot without lineage files.
       if (index.status === 404 || index.status === 403) return { mod, files: null };
       if (!index.ok) throw new Error(`The file lineage/index.json could not be loaded (HTTP ${index.status}).`);
@@ -39,23 +48,33 @@ export function staticLineage({ url, record }) {
       return { mod, files };
     })().catch((err) => ((opened = null), Promise.reject(err))));
 
+  /**
+   * A walk of a question, shared by every ask of it: its answer (`done`), and while it runs the devices known final so
+   * far (`walk`, `known`: the first `known` of the answer) with whoever listens for more (`listeners`).
+   */
   const walkOf = (mod, files, question) => {
     const key = JSON.stringify([question.id, question.direction, question.depth, question.kinds]);
-    let walk = walks.get(key);
-    if (!walk) {
-      walk = mod.walkLineage(files, question);
-      walk.catch(() => walks.delete(key));
-      walks.set(key, walk);
+    let entry = walks.get(key);
+    if (!entry) {
+      const made = { walk: null, known: 0, listeners: new Set() };
+      made.done = mod.walkLineage(files, question, (walk, known) => {
+        made.walk = walk;
+        made.known = known;
+        for (const listener of made.listeners) listener(walk, known);
+      });
+      made.done.catch(() => walks.delete(key)).finally(() => made.listeners.clear());
+      walks.set(key, made);
       if (walks.size > WALKS_KEPT) walks.delete(walks.keys().next().value);
+      entry = made;
     }
-    return walk;
+    return entry;
   };
 
   async function lineage(input) {
     const id = String(input.id).trim().toUpperCase();
     const question = { id, direction: input.direction, depth: input.depth, kinds: input.kinds };
     const { mod, files } = await open();
-    const walk = files ? await walkOf(mod, files, question) : null;
+    const walk = files ? await walkOf(mod, files, question).done : null;
     if (!walk?.known && !(id.startsWith('K') && (await record(id)))) throw new LineageNotFound(id);
     const w = walk ?? { codes: [], depths: [], vias: [], origins: [], infos: [], cycles: [] };
     const origins = files?.index.origins ?? [];
@@ -63,19 +82,67 @@ export function staticLineage({ url, record }) {
     const after = input.cursor ? JSON.parse(input.cursor) : null;
     const from = after ? mod.positionAfter(w, after.d, mod.lineageCode(after.a)) : 0;
     const to = Math.min(w.codes.length, from + input.limit);
-    const numbers = w.codes.slice(from, to).map((code) => mod.lineageNumber(code));
-    const records = await Promise.all(numbers.map((k, i) => (w.infos[from + i] & mod.HAS_RECORD ? record(k) : null)));
-    const items = numbers.map((kNumber, i) => {
-      const at = from + i;
-      const origin = origins[w.origins[at]];
-      return { kNumber, depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, record: records[i] ?? null };
-    });
+    const items = await itemsOf(mod, origins, w, from, to);
     const { byDepth, byYear } = mod.lineageCounts(w);
     const cycles = w.cycles.map((c) => ({ kNumber: mod.lineageNumber(c.code), via: mod.lineageNumber(c.via), kind: origins[c.origin]?.kind, source: origins[c.origin]?.source }));
     const hasNextPage = to < w.codes.length;
-    const nextCursor = hasNextPage ? JSON.stringify({ d: w.depths[to - 1], a: numbers.at(-1) }) : null;
+    const nextCursor = hasNextPage ? JSON.stringify({ d: w.depths[to - 1], a: items.at(-1).kNumber }) : null;
     return { data: { items, byDepth, byYear, cycles }, page: { itemsReturned: items.length, total: w.codes.length, hasNextPage, nextCursor } };
   }
+
+  /** The answer's devices from `from` to `to` of a walk (read at once: a running walk goes on), with their records. */
+  function itemsOf(mod, origins, w, from, to) {
+    const numbers = [];
+    const entries = [];
+    for (let at = from; at < to; at++) {
+      const origin = origins[w.origins[at]];
+      numbers.push(mod.lineageNumber(w.codes[at]));
+      entries.push({ depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, hasRecord: (w.infos[at] & mod.HAS_RECORD) !== 0 });
+    }
+    return Promise.all(numbers.map((k, i) => (entries[i].hasRecord ? record(k) : null))).then((records) =>
+      numbers.map((kNumber, i) => ({ kNumber, depth: entries[i].depth, via: entries[i].via, kind: entries[i].kind, source: entries[i].source, record: records[i] ?? null })),
+    );
+  }
+
+  /**
+   * The first page of a whole lineage (`input.cursor` null) as `lineage(input)` answers it, telling `onPart` meanwhile,
+   * as the walk's levels are done, what is known final of it: `{ items, known, depth }`, the page's first devices
+   * (each exactly the answer's, record included), how many devices are known (all those up to `depth` steps), the
+   * deepest step known. The devices told never change; more come, and the totals, with the answer.
+   */
+  lineage.progressive = async (input, onPart) => {
+    const id = String(input.id).trim().toUpperCase();
+    const question = { id, direction: input.direction, depth: input.depth, kinds: input.kinds };
+    const answer = lineage(input);
+    if (input.cursor !== null) return answer;
+    const { mod, files } = await open();
+    if (!files) return answer;
+    const entry = walkOf(mod, files, question);
+    const origins = files.index.origins;
+    let told = 0;
+    let finished = false;
+    const listener = (walk, known) => {
+      const depth = walk.depths[known - 1] ?? 0;
+      const count = Math.min(known, input.limit);
+      void itemsOf(mod, origins, walk, 0, count).then(
+        (items) => {
+          // Only ever more, and never after the answer.
+          if (finished || known <= told) return;
+          told = known;
+          onPart({ items, known, depth });
+        },
+        () => {},
+      );
+    };
+    if (entry.walk && entry.known > 0) listener(entry.walk, entry.known);
+    entry.listeners.add(listener);
+    try {
+      return await answer;
+    } finally {
+      finished = true;
+      entry.listeners.delete(listener);
+    }
+  };
 
   /**
    * Starts the whole walk of a lineage view's question (every kind, the whole chain) before the view asks for it, so
@@ -83,7 +150,7 @@ export function staticLineage({ url, record }) {
    */
   lineage.prepare = (id, direction) => {
     const question = { id: String(id).trim().toUpperCase(), direction, depth: null, kinds: null };
-    open().then(({ mod, files }) => files && walkOf(mod, files, question)).catch(() => {});
+    open().then(({ mod, files }) => files && walkOf(mod, files, question).done).catch(() => {});
   };
   return lineage;
 }

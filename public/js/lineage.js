@@ -185,8 +185,8 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
   const follow = source.mode === 'server'
     ? { href: feed.href, text: `Follow new clearances that name ${k}` }
     : { href: new URL('feeds/new.atom', snapshotBase).href, text: 'Follow all new clearances', note: ` (this host has no feed of the clearances that name ${k}; they are among all new clearances)` };
-  // The snapshot's id names the CSV file only: read beside the first page, not before it (a round trip on a phone).
-  const snapshotId = readSnapshotHead(snapshotBase).then((head) => head?.snapshotId ?? null, () => null);
+  // The snapshot's id names the CSV file only: read when one is asked for, not beside the view's own files.
+  const snapshotId = () => readSnapshotHead(snapshotBase).then((head) => head?.snapshotId ?? null, () => null);
   document.title = `Lineage of ${k} · FDA 510(k) clearances`;
   const cursors = [null];
   const other = direction === 'predicates' ? 'descendants' : 'predicates';
@@ -194,7 +194,7 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
   const body = h('div', { class: 'lineage-body' }, h('p', { class: 'muted' }, 'Loading the lineage…'));
   const csvStatus = h('span', { class: 'lineage-csv-status', role: 'status' });
   const csvButton = h('button', { type: 'button', class: 'lineage-csv' }, 'Download this lineage as CSV');
-  csvButton.addEventListener('click', () => downloadCsv({ k, direction, source, snapshotId, button: csvButton, status: csvStatus }));
+  csvButton.addEventListener('click', () => downloadCsv({ k, direction, source, snapshotId: snapshotId(), button: csvButton, status: csvStatus }));
   fill(section,
     h('p', {}, h('a', { class: 'back', href: backHref }, `← Back to ${k}`)),
     heading,
@@ -204,17 +204,33 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
     body,
   );
   heading.focus();
+  // Says what the body shows while the walk runs and when it ends (the body itself is busy meanwhile, so it says nothing).
+  const progress = h('p', { class: 'lineage-progress sr-only', role: 'status' });
+  body.before(progress);
+  let showing = 0;
   const show = async (page) => {
+    const seq = ++showing;
+    const live = () => current() && seq === showing;
     body.setAttribute('aria-busy', 'true');
+    delete body.dataset.shows;
     let answer;
     try {
-      answer = await answerOf(source, question(k, direction, null, LINEAGE_PAGE, cursors[page]));
+      const input = question(k, direction, null, LINEAGE_PAGE, cursors[page]);
+      // Static mode draws the first devices as the walk finds them, each exactly as the answer will have it.
+      answer = source.lineage.progressive && cursors[page] === null
+        ? await answerOf({ lineage: (q) => source.lineage.progressive(q, (part) => live() && showPart(part)) }, input)
+        : await answerOf(source, input);
     } catch (err) {
-      if (current()) body.replaceChildren(h('p', { role: 'alert' }, `The lineage could not be loaded: ${err?.message ?? err}`));
+      if (live()) {
+        body.removeAttribute('aria-busy');
+        progress.textContent = '';
+        body.replaceChildren(h('p', { role: 'alert' }, `The lineage could not be loaded: ${err?.message ?? err}`));
+      }
       return;
     }
-    if (!current()) return;
+    if (!live()) return;
     body.removeAttribute('aria-busy');
+    delete body.dataset.partial;
     // Which question and page the body shows, for whoever waits on it (a test, an extension).
     body.dataset.shows = `${k} ${direction} ${page + 1}`;
     const { data, page: p } = answer;
@@ -222,6 +238,8 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
     const first = page * LINEAGE_PAGE + 1;
     const last = first + data.items.length - 1;
     const deepest = data.byDepth.at(-1)?.depth ?? 0;
+    progress.textContent = drawn ? `Lineage loaded: ${num(p.total)} ${p.total === 1 ? 'device' : 'devices'} in ${num(deepest)} ${deepest === 1 ? 'step' : 'steps'}.` : '';
+    drawn = 0;
     const pager = h('nav', { class: 'lineage-pager', 'aria-label': 'Pages of the lineage' },
       page > 0 ? h('button', { type: 'button', class: 'prev', onclick: () => show(page - 1) }, 'Previous') : null,
       p.hasNextPage ? h('button', { type: 'button', class: 'next', onclick: () => show(page + 1) }, 'Next') : null);
@@ -231,16 +249,37 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
           ? `No device in this data is ${direction === 'predicates' ? `named by ${k}` : `descended from ${k}`}.`
           : `${num(p.total)} ${p.total === 1 ? 'device' : 'devices'} in ${num(deepest)} ${deepest === 1 ? 'step' : 'steps'}${p.total > data.items.length ? `; devices ${num(first)} to ${num(last)} below, by step then number` : ''}.`),
       data.cycles.length ? h('p', { class: 'lineage-cycles' }, `The chain loops back ${data.cycles.length === 1 ? 'once' : `${num(data.cycles.length)} times`} (${data.cycles.map((c) => `${c.via} names ${c.kNumber}`).join('; ')}); each device is shown once.`) : null,
-      data.items.length ? h('div', { class: 'lineage-figure' },
-        h('div', { class: 'lineage-picture' }, picture(k, direction, data.items, hrefOf),
-          h('p', { class: 'legend' }, h('span', { class: 'key key-predicate', 'aria-hidden': 'true' }), ' predicate (read from its summary) ',
-            h('span', { class: 'key key-named', 'aria-hidden': 'true' }), ' named in its documents · a hollow box: no record in this data')),
-        table(data.items, hrefOf, direction)) : null,
+      data.items.length ? figure(data.items) : null,
       data.items.length ? pager : null,
       p.total ? h('div', { class: 'lineage-count-tables' },
         countTable('Devices by step', 'Step', data.byDepth.map((d) => [String(d.depth), d.count])),
         countTable('Devices by decision year', 'Year', data.byYear.map((y) => [y.year === null ? 'no record or date' : String(y.year), y.count]))) : null,
     );
+  };
+  const figure = (items) => h('div', { class: 'lineage-figure' },
+    h('div', { class: 'lineage-picture' }, picture(k, direction, items, hrefOf),
+      h('p', { class: 'legend' }, h('span', { class: 'key key-predicate', 'aria-hidden': 'true' }), ' predicate (read from its summary) ',
+        h('span', { class: 'key key-named', 'aria-hidden': 'true' }), ' named in its documents · a hollow box: no record in this data')),
+    table(items, hrefOf, direction));
+  /** Devices drawn before the answer (0: none): the picture and table are drawn again only when there are more. */
+  let drawn = 0;
+  /**
+   * What the walk has found final so far, before its answer: the first devices (all of those within `depth` steps,
+   * as many as a page holds), drawn as the answer will draw them, and a line that says the rest is still loading.
+   * No count of the whole lineage, no pager: those wait for the answer.
+   */
+  const showPart = ({ items, known, depth }) => {
+    const line = `${num(known)} ${known === 1 ? 'device' : 'devices'} found so far, within ${num(depth)} ${depth === 1 ? 'step' : 'steps'}; still loading the steps beyond…`;
+    progress.textContent = `Loading the lineage: ${num(known)} ${known === 1 ? 'device' : 'devices'} found so far.`;
+    body.dataset.partial = `${k} ${direction} ${known}`;
+    const said = body.querySelector('.lineage-partial');
+    if (said && items.length === drawn) {
+      said.textContent = line;
+      Object.assign(said.dataset, { known, depth });
+      return;
+    }
+    drawn = items.length;
+    fill(body, h('p', { class: 'lineage-partial muted', 'data-known': known, 'data-depth': depth }, line), items.length ? figure(items) : null);
   };
   await show(0);
 }

@@ -173,7 +173,12 @@ function wholeIndex(mod, index) {
   };
 }
 
-export function staticSource({ snapshotBase, header, meta: metaRequest = null }) {
+/**
+ * The snapshot's record shards and its lineage, which need nothing of the search index: a page opened on a lineage
+ * starts its walk with them while the index's directory still loads (`staticSource`'s `started`), with the
+ * responses of the lineage files it asked for already (staticLineage's `header` and `first`).
+ */
+export function recordsAndLineage(snapshotBase, { header = null, first = null } = {}) {
   const url = (path) => new URL(path, snapshotBase).href;
   const shards = new Map();
   const shard = (path) => {
@@ -181,6 +186,12 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
     return shards.get(path);
   };
   const record = async (kNumber) => (await shard(`records/${kNumber.slice(0, 5)}.json`))?.find((r) => r.kNumber === kNumber) ?? null;
+  return { shard, record, lineage: staticLineage({ url, record, header, first }) };
+}
+
+export function staticSource({ snapshotBase, header, meta: metaRequest = null, started = null }) {
+  const url = (path) => new URL(path, snapshotBase).href;
+  const { shard, record, lineage } = started ?? recordsAndLineage(snapshotBase);
 
   // Bytes received of each file of the chunked index, for progress; the directory says how many each has.
   const received = new Map();
@@ -427,7 +438,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null })
     record,
 
     /** A page of a lineage, answered in the page from the snapshot's lineage files (lineage-source.js). */
-    lineage: staticLineage({ url, record }),
+    lineage,
 
     async classification(productCode) {
       const entries = await shard(`product-codes/${productCode.slice(0, 1)}.json`);

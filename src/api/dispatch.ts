@@ -61,7 +61,7 @@ export type HostRoute<N, T> = (native: N, rest: string, tools: HostTools<T>) => 
 export type HostRoutes<N, T> = Record<HostRouteId, HostRoute<N, T>> & Partial<Record<HostMayRouteId, HostRoute<N, T>>>;
 
 /** What a request of the host's can do: read its body, wait for its turn, and note its operation. */
-export type RequestIo = Pick<RouteContext, 'body' | 'turn' | 'onOperation'>;
+export type RequestIo = Pick<RouteContext, 'body' | 'turn' | 'onOperation' | 'allocate'>;
 
 /** A host: `N` is its own request (Node's request and response, a Web Request), `T` what it makes of an answer. */
 export type Host<N, T> = {

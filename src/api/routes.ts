@@ -4,7 +4,7 @@ import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFdaRequest, type Endpoint } from '../openfda/answer.ts';
-import { answerMcpPost, DEFAULT_BUDGET_BYTES, localBackend, tooLarge, type McpAnswer, type McpOptions } from './mcp/index.ts';
+import { answerMcpPost, DEFAULT_BUDGET_BYTES, keptAnswer, localBackend, readMcpPost, tooLarge, type McpAnswer, type McpOptions } from './mcp/index.ts';
 import { answerQuery, type QueryDeps } from './query-answer.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -65,6 +65,12 @@ export type RouteContext = {
   turn<T>(work: (pause?: () => Promise<void>) => Promise<T>): Promise<T | typeof GONE>;
   /** Told the operation a request names as soon as it is known (for the request's log line). */
   onOperation(operation: OperationName): void;
+  /**
+   * Memory the host lends for a bytes answer made for this request alone (never kept: it is reused once sent), with
+   * room before it for the host's head, so that the answer goes out from where it was made (Node's fast lane).
+   * Absent: answers are new bytes.
+   */
+  readonly allocate?: (size: number) => Uint8Array;
 };
 
 /** What `turn` resolves to when the request's client has gone: no work was done, and nothing is sent. */
@@ -154,6 +160,15 @@ const mcp: RouteHandler = async (request, context) => {
     if (err instanceof ApiError && err.code === 'request_too_large') return mcpAnswer(tooLarge(MAX_BODY_BYTES), undefined);
     throw err;
   }
+  const header = (name: string) => request.header(name);
+  const budgetBytes = context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES;
+  const answers = context.deps.answerCache;
+  // Finished results are kept beside the operations' answers, for the snapshot this request is answered from.
+  const resultCache = answers && context.snapshot ? { answers, snapshot: context.snapshot } : undefined;
+  const post = readMcpPost(body);
+  // A call whose result is kept is answered before anything else is made for the request (a backend, the SDK's turn).
+  const kept = resultCache ? keptAnswer(header, post, budgetBytes, resultCache, context.allocate) : null;
+  if (kept) return mcpAnswer(kept, undefined);
   let failure: { cause: unknown; bug: boolean } | undefined;
   let gone = false;
   const backend = localBackend({
@@ -169,15 +184,13 @@ const mcp: RouteHandler = async (request, context) => {
     },
     onFailure: (f) => (failure ??= f),
   });
-  const answers = context.deps.answerCache;
   const options: McpOptions = {
     backend,
-    budgetBytes: context.deps.mcpBudgetBytes ?? DEFAULT_BUDGET_BYTES,
+    budgetBytes,
     onBug: (_tool: string, cause: unknown) => (failure ??= { cause, bug: true }),
-    // Finished results are kept beside the operations' answers, for the snapshot this request is answered from.
-    ...(answers && context.snapshot && { resultCache: { answers, snapshot: context.snapshot } }),
+    ...(resultCache && { resultCache }),
   };
-  const answer = await answerMcpPost((name) => request.header(name), body, options);
+  const answer = await answerMcpPost(header, post, options);
   if (gone) return { kind: 'gone' };
   return mcpAnswer(answer, failure);
 };

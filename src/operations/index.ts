@@ -9,4 +9,4 @@ export { search, searchIndexOf, warmSearch } from './search.ts';
 export { topProductCodes } from './top-product-codes.ts';
 export { JsonBytes, type DataOf, type Operation, type OperationContext, type OperationResult, type PrepareContext } from './types.ts';
 export { lineage, lineageFilesOf, lineageWalkOf, prepareLineage } from './lineage.ts';
-export { LineageFiles, lineageCounts, positionAfter, walkLineage, type LineageQuestion, type LineageWalk, type ReadLineageFile } from './lineage-walk.ts';
+export { LineageFiles, lineageCounts, positionAfter, walkLineage, type LevelListener, type LineageQuestion, type LineageWalk, type ReadLineageFile } from './lineage-walk.ts';

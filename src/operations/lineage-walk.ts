@@ -259,7 +259,7 @@ function giveBack(scratch: Scratch, walk: LineageWalk, start: number): void {
  * origin the first of that pair's origins whose kind is followed. Edges into a device already reached are kept
  * aside, and those whose ends lie on one cycle of the walked edges are the answer's cycles.
  */
-export async function walkLineage(files: LineageFiles, question: LineageQuestion): Promise<LineageWalk> {
+export async function walkLineage(files: LineageFiles, question: LineageQuestion, onLevel?: LevelListener): Promise<LineageWalk> {
   const { direction } = question;
   const start = lineageCode(question.id);
   const walk: LineageWalk = { known: false, codes: [], depths: [], vias: [], origins: [], infos: [], cycles: [] };
@@ -270,13 +270,20 @@ export async function walkLineage(files: LineageFiles, question: LineageQuestion
 
   const scratch = takeScratch();
   scratch.seen[start >>> 5] = 1 << (start & 31);
-  await expand(shards, question, walk, start, scratch);
+  await expand(shards, question, walk, start, scratch, onLevel);
   giveBack(scratch, walk, start);
   return walk;
 }
 
+/**
+ * Told, while a walk runs, each time a level is done: `known` devices of `walk` (its first ones, in answer order) are
+ * final, info included, and so the first `known` of the whole answer. It reads `walk` at once: the walk goes on
+ * after it returns. It changes nothing of the walk or its answer.
+ */
+export type LevelListener = (walk: Readonly<LineageWalk>, known: number) => void;
+
 /** The walk itself, into `walk`, marking each device met in `scratch.seen`. */
-async function expand(shards: WalkShards, question: LineageQuestion, walk: LineageWalk, start: number, scratch: Scratch): Promise<void> {
+async function expand(shards: WalkShards, question: LineageQuestion, walk: LineageWalk, start: number, scratch: Scratch, onLevel?: LevelListener): Promise<void> {
   const follows = shards.files.index.origins.map((o) => question.kinds === null || question.kinds.includes(o.kind));
   const { seen, targets, ends, back, keys, vias: newVias, origins: newOrigins } = scratch;
   let level: ArrayLike<number> = [start];
@@ -324,6 +331,8 @@ async function expand(shards: WalkShards, question: LineageQuestion, walk: Linea
       }
       ends.push(targets.length);
     }
+    // The level's devices have their info now; every device up to it is final (a later level only adds deeper ones).
+    if (onLevel && levelBase >= 0) onLevel(walk, levelBase + level.length);
     depth++;
     // One numeric sort puts the level in code order and still finds each one's via and origin.
     const sorted = keys.data.subarray(0, keys.length).sort();

@@ -133,6 +133,24 @@ export function wireBytes(status: number, encoded: EncodedAnswer, close: boolean
   return { bytes, size: bytes.length, close: text.close, lent: null };
 }
 
+/**
+ * wireBytes of an answer whose one piece lies in the lane's memory (`buffers.allocate`): its head is written in the
+ * room before it, and the whole goes out without a copy, as `withHead` sends a query's answer.
+ */
+export function lentWireBytes(status: number, encoded: EncodedAnswer, close: boolean, buffers: AnswerBuffers): Out {
+  const payload = encoded.pieces[0]!;
+  const text = headText(status, encoded.headers, close);
+  // Header values are ASCII, so a character is a byte.
+  if (!buffers.owns(payload) || payload.byteOffset < text.head.length) {
+    const copied = wireBytes(status, encoded, close, false);
+    buffers.release(payload.buffer);
+    return copied;
+  }
+  const bytes = Buffer.from(payload.buffer, payload.byteOffset - text.head.length, text.head.length + payload.length);
+  bytes.write(text.head, 0, 'latin1');
+  return { bytes, size: bytes.length, close: text.close, lent: payload.buffer };
+}
+
 function isEmpty(headers: Readonly<Record<string, string>>): boolean {
   for (const _ in headers) return false;
   return true;

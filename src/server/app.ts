@@ -87,7 +87,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         requestTimeoutMs: settings.requestTimeoutMs,
         getPaths: new Set(LANE_ROUTES.keys()),
         postPaths: new Set(LANE_POST_ROUTES.keys()),
-        answerRoute: (route, body, socket) => {
+        answerRoute: (route, body, socket, allocate) => {
           const request = { method: route.method, url: route.url, path: route.path, origin: originOf(route.host), header: (name: string) => laneHeader(route.fields, name) };
           if (route.method !== 'POST') return dispatcher.answer(LANE_ROUTES.get(route.path)!, request);
           // A POST's work waits for its connection's turn, as /v1/query's on the lane and every route's on Node's path.
@@ -95,6 +95,7 @@ export async function createApp(options: AppOptions): Promise<App> {
             body: () => Promise.resolve(body),
             turn: <T,>(work: (pause?: () => Promise<void>) => Promise<T>) => deps.turns.run<T | typeof GONE>(socket, (pause) => (socket.destroyed ? Promise.resolve(GONE) : work(pause))),
             onOperation: () => {},
+            allocate,
           });
         },
       })

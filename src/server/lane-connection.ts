@@ -4,7 +4,7 @@ import type { QueryAnswer } from '../api/query-answer.ts';
 import type { BytesAnswer } from '../api/routes.ts';
 import { logPath } from '../api/log.ts';
 import type { Snapshot } from '../snapshot/index.ts';
-import { answerBytes, withHead, wireBytes, type AnswerBuffers, type Out } from './answer-buffers.ts';
+import { answerBytes, lentWireBytes, withHead, wireBytes, type AnswerBuffers, type Out } from './answer-buffers.ts';
 import type { Logger } from './log.ts';
 import { HELD, logBug, type QueryRun } from './query-handler.ts';
 import { encodeAnswer, type EncodedAnswer } from './respond.ts';
@@ -38,9 +38,15 @@ export type FastLane = {
   /**
    * The answer of a route of the table by its handler, run by the dispatcher as for Node's route (a failure is already
    * its error answer), and the snapshot it started on; `body` is a POST's, and `socket` the connection whose turn its
-   * work waits for. The lane encodes it as Node's route does (`encodeAnswer`).
+   * work waits for, and `allocate` the lane's memory a POST's answer may be made in. The lane encodes it as Node's
+   * route does (`encodeAnswer`).
    */
-  answerRoute?: (request: TableRequest, body: Uint8Array, socket: Socket) => Promise<{ snapshot: Snapshot | null; answer: BytesAnswer }>;
+  answerRoute?: (
+    request: TableRequest,
+    body: Uint8Array,
+    socket: Socket,
+    allocate: (size: number) => Uint8Array,
+  ) => Promise<{ snapshot: Snapshot | null; answer: BytesAnswer }>;
 };
 
 /** How long a request cut between two reads may wait for its rest before Node's parser (and its timeouts) take it. */
@@ -309,9 +315,12 @@ export class Connection {
     this.slots.push(slot);
     const lane = this.lane;
     const made = async (): Promise<{ out: Out; status: number }> => {
-      const { snapshot, answer } = await lane.answerRoute!(get, request.body, this.socket);
+      const buffers = this.buffers;
+      const { snapshot, answer } = await lane.answerRoute!(get, request.body, this.socket, buffers.allocate);
       let status = answer.status;
       let encoded: EncodedAnswer;
+      // An answer made in the lane's memory (a kept MCP result) goes out from there, its head written before it.
+      const lent = answer.body instanceof Uint8Array && buffers.owns(answer.body) ? answer.body : null;
       try {
         encoded = await encodeAnswer(answer.body, answer.headers ?? {}, request.acceptEncoding);
       } catch (err) {
@@ -321,7 +330,11 @@ export class Connection {
         encoded = await encodeAnswer(failure.body, failure.headers, request.acceptEncoding);
         status = failure.status;
       }
-      return { out: wireBytes(status, encoded, request.close || lane.draining(), get.method === 'HEAD'), status };
+      const close = request.close || lane.draining();
+      if (lent !== null && encoded.pieces.length === 1 && encoded.pieces[0] === lent && get.method !== 'HEAD') return { out: lentWireBytes(status, encoded, close, buffers), status };
+      // Compressed (new bytes), or not sent: the lent memory is free.
+      if (lent !== null) buffers.release(lent.buffer);
+      return { out: wireBytes(status, encoded, close, get.method === 'HEAD'), status };
     };
     made().then(
       ({ out, status }) => {

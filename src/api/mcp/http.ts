@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from '../media.ts';
 import { joinBytes } from '../../utils/join-bytes.ts';
-import { cachedResponse, keepResponse, resultKey } from './result-cache.ts';
+import { cachedResponse, isPlainCall, keepResponse, plainCallKey, resultKey, type ResultCache } from './result-cache.ts';
 import { createMcpServer, mcpScope, TOOL_BY_NAME, type McpOptions, type McpScope } from './server.ts';
 
 /**
@@ -47,14 +47,19 @@ export function tooLarge(limit: number): McpAnswer {
   return jsonRpcError(413, -32600, `Invalid Request: the request body is larger than ${limit / 1024} KiB`, { Connection: 'close' });
 }
 
-/** The POST's messages, or the error that answers it (-32700 for bytes that are not JSON, -32600 for the rest). */
-function messagesOf(body: Uint8Array): { messages: JSONRPCMessage[]; batch: boolean } | { error: McpAnswer } {
-  let value: unknown;
+/** A POST's body read as JSON: its value, or the answer to bytes that are not JSON (UTF-8), -32700. */
+export type McpPost = { value: unknown } | { error: McpAnswer };
+
+export function readMcpPost(body: Uint8Array): McpPost {
   try {
-    value = JSON.parse(strictUtf8.decode(body));
+    return { value: JSON.parse(strictUtf8.decode(body)) as unknown };
   } catch {
     return { error: jsonRpcError(400, -32700, 'Parse error: the body is not JSON (UTF-8)') };
   }
+}
+
+/** The POST's messages, or the error that answers it (-32600 for JSON that is not JSON-RPC). */
+function messagesOf(value: unknown): { messages: JSONRPCMessage[]; batch: boolean } | { error: McpAnswer } {
   const batch = Array.isArray(value);
   const raw: unknown[] = batch ? (value as unknown[]) : [value];
   if (raw.length === 0) return { error: jsonRpcError(400, -32600, 'Invalid Request: an empty batch') };
@@ -162,18 +167,46 @@ const COMMA = encoder.encode(',');
 const CLOSE = encoder.encode(']');
 
 /**
- * Answers one POST. The checks are made in the SDK transport's order: the body, Accept, Content-Type, then the
- * protocol version (not for an initialize). A tool call whose finished result is kept for this snapshot is answered
- * from it (result-cache.ts), the same bytes the SDK would send; every other request is the SDK's.
+ * The answer to a POST that is one plain tools/call (result-cache.ts `isPlainCall`) whose result is kept for this
+ * snapshot, with headers the SDK's transport accepts: the kept bytes with the request's id written in, made without
+ * the SDK and without reading the arguments with the tool's schema again (they were read when the result was kept).
+ * These are the bytes the SDK path sends for it (answerMcpPost), which it takes for every other POST: null here.
  */
-export async function answerMcpPost(header: (name: string) => string | undefined, body: Uint8Array, options: McpOptions): Promise<McpAnswer> {
-  const read = messagesOf(body);
+export function keptAnswer(
+  header: (name: string) => string | undefined,
+  post: McpPost,
+  budgetBytes: number,
+  cache: ResultCache,
+  /** Where the answer is written (the host's lent memory; new bytes when absent). */
+  allocate?: (size: number) => Uint8Array,
+): McpAnswer | null {
+  if (!('value' in post)) return null;
+  const call = post.value;
+  if (!isPlainCall(call)) return null;
+  if (headerError(header, [call as JSONRPCMessage]) !== null) return null;
+  const key = plainCallKey(call, TOOL_BY_NAME, budgetBytes);
+  const kept = key === null ? null : cachedResponse(cache, key, call.id, allocate);
+  return kept === null ? null : { status: 200, headers: JSON_HEADERS, body: kept };
+}
+
+/**
+ * Answers one POST (its body's bytes, or as readMcpPost read them). The checks are made in the SDK transport's order:
+ * the body, Accept, Content-Type, then the protocol version (not for an initialize). A tool call whose finished
+ * result is kept for this snapshot is answered from it (result-cache.ts), the same bytes the SDK would send; every
+ * other request is the SDK's.
+ */
+export async function answerMcpPost(header: (name: string) => string | undefined, body: Uint8Array | McpPost, options: McpOptions): Promise<McpAnswer> {
+  const post = body instanceof Uint8Array ? readMcpPost(body) : body;
+  const cache = options.resultCache;
+  const kept = cache ? keptAnswer(header, post, options.budgetBytes, cache) : null;
+  if (kept) return kept;
+  if ('error' in post) return post.error;
+  const read = messagesOf(post.value);
   if ('error' in read) return read.error;
   const refused = headerError(header, read.messages);
   if (refused) return refused;
   const transport = sharedTransport();
   const scope = mcpScope(options);
-  const cache = options.resultCache;
   const asked: (Uint8Array | Promise<Uint8Array>)[] = [];
   for (const message of read.messages) {
     if (isRequest(message)) {

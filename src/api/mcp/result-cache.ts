@@ -41,15 +41,79 @@ export function resultKey(request: JSONRPCRequest, tools: ReadonlyMap<string, To
   return AnswerCache.keyOf(`mcp:${name}`, [budgetBytes, parsed.data]);
 }
 
-/** The response to a request of id `id` whose result is `result` (JSON bytes), as JSON.stringify of it writes it. */
-function responseBytes(result: Uint8Array, id: RequestId): Uint8Array {
-  return joinBytes([HEAD, result, BEFORE_ID, encoder.encode(JSON.stringify(id)), END]);
+/** A tools/call request in the one shape the kept-result path reads (keptAnswer in http.ts); any other goes to the SDK. */
+export type PlainCall = { jsonrpc: '2.0'; id: RequestId; method: 'tools/call'; params: { name: string; arguments?: Record<string, unknown> } };
+
+const own = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Whether `value` (JSON.parse of a POST's body) is one tools/call request the SDK's message schema reads as itself,
+ * member for member: exactly `jsonrpc` "2.0", an `id` (a string, or an integer the schema's `.int()` accepts: a safe
+ * one), `method` and `params`, whose members are `name` (a string) and, when present, `arguments` (an object). A
+ * `_meta`, a task, any other member, or a batch is none of these: the SDK reads it.
+ */
+export function isPlainCall(value: unknown): value is PlainCall {
+  if (!own(value)) return false;
+  let members = 0;
+  for (const _ in value) members++;
+  if (members !== 4 || value.jsonrpc !== '2.0' || value.method !== 'tools/call') return false;
+  const id = value.id;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
+  const params = value.params;
+  if (!own(params) || typeof params.name !== 'string') return false;
+  let paramMembers = 0;
+  for (const _ in params) paramMembers++;
+  if (params.arguments === undefined) return paramMembers === 1;
+  return paramMembers === 2 && own(params.arguments);
 }
 
-/** The kept response to the call under `key`, with `id` written in; null when none is kept. */
-export function cachedResponse(cache: ResultCache, key: string, id: RequestId): Uint8Array | null {
+/**
+ * The result keys of calls already read, by their arguments as the client spelled them (JSON.stringify of the
+ * parsed arguments, with the tool and the budget): the same spelling reads the same way with the tool's schema, so a
+ * call asked again skips that parse. Bounded by its characters; emptied when full (an entry costs one parse to make).
+ */
+const KEY_MEMO_MAX_CHARS = 4 * 1024 * 1024;
+const keyMemo = new Map<string, string | null>();
+let keyMemoChars = 0;
+
+/** resultKey of a plain call, read once per spelling of its arguments (see keyMemo). */
+export function plainCallKey(call: PlainCall, tools: ReadonlyMap<string, Tool>, budgetBytes: number): string | null {
+  const spelled = `${call.params.name}\u0000${budgetBytes}\u0000${JSON.stringify(call.params.arguments ?? null)}`;
+  const known = keyMemo.get(spelled);
+  if (known !== undefined) return known;
+  const key = resultKey(call, tools, budgetBytes);
+  const chars = spelled.length + (key?.length ?? 0);
+  if (keyMemoChars + chars > KEY_MEMO_MAX_CHARS) {
+    keyMemo.clear();
+    keyMemoChars = 0;
+  }
+  keyMemo.set(spelled, key);
+  keyMemoChars += chars;
+  return key;
+}
+
+/**
+ * The response to a request of id `id` whose result is `result` (JSON bytes), as JSON.stringify of it writes it; in
+ * memory from `allocate` when given.
+ */
+function responseBytes(result: Uint8Array, id: RequestId, allocate?: (size: number) => Uint8Array): Uint8Array {
+  const pieces = [HEAD, result, BEFORE_ID, encoder.encode(JSON.stringify(id)), END];
+  if (!allocate) return joinBytes(pieces);
+  let size = 0;
+  for (const piece of pieces) size += piece.length;
+  const out = allocate(size);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
+}
+
+/** The kept response to the call under `key`, with `id` written in (in memory from `allocate` when given); null when none is kept. */
+export function cachedResponse(cache: ResultCache, key: string, id: RequestId, allocate?: (size: number) => Uint8Array): Uint8Array | null {
   const kept = cache.answers.get(cache.snapshot, key);
-  return kept ? responseBytes(kept.data, id) : null;
+  return kept ? responseBytes(kept.data, id, allocate) : null;
 }
 
 /**
