@@ -87,7 +87,7 @@ async function main(): Promise<void> {
       console.log(`${pad('case', 38)}${pad('answer', 34)}${'ms'.padStart(8)}${'meta max'.padStart(10)}${'meta p50'.padStart(10)}${'metas'.padStart(7)}${'  slowest meta: ran / waited'.padStart(29)}${'most ran'.padStart(10)}`);
       for (const r of rows[i]!) {
         console.log(
-          `${pad(r.name, 38)}${pad(r.answered, 34)}${num(r.ms)}${num(r.metaMax).padStart(10)}${num(r.metaMedian).padStart(10)}${String(r.metaCount).padStart(7)}` +
+          `${pad(r.name, 38)}${pad(r.answered, 34)}${num(r.ms)}${num(r.metaMax).padStart(10)}${num(r.metaMedian).padStart(10)}${String(r.metaCount).padStart(7)}${r.metaFailed ? ` (${r.metaFailed} unanswered)` : ''}` +
             `${`${r.slowestMetaRunMs.toFixed(0)} / ${r.slowestMetaWaitMs.toFixed(0)}`.padStart(29)}${num(r.metaRunMax).padStart(10)}`,
         );
       }

@@ -262,11 +262,16 @@ export function* countFacetFieldsSteps(
   edgeKinds: number = ANY_EDGE_KIND,
   maxValues: number = FACET_VALUES_MAX,
 ): Steps<FacetOut[]> {
-  const counts: { counts: Uint32Array; column: Pick<Column, 'value' | 'label'> }[] = [];
+  const counts: { counts: Uint32Array; column: Pick<Column, 'value' | 'label'> }[] = new Array(requests.length);
   // Fields that count the same column (the three flags, product codes and device classes) count it once; folds
   // never write into what they are given.
   const counted = new Map<Values, Uint32Array>();
-  for (const [position, req] of requests.entries()) {
+  // The facets that may list more than the bound are counted first, in the order asked, so that a refused request
+  // counts no other field; the first of them over the bound is the one named, whatever the order.
+  const positions = [...requests.keys()];
+  const may = positions.map((p) => mayExceed(index, requests[p]!, maxValues));
+  for (const position of [...positions.filter((p) => may[p]), ...positions.filter((p) => !may[p])]) {
+    const req = requests[position]!;
     let field: Uint32Array;
     let column: Pick<Column, 'value' | 'label'>;
     if (req.field === 'predicate') {
@@ -290,7 +295,7 @@ export function* countFacetFieldsSteps(
     }
     const listed = Math.min(req.size ?? Infinity, valuesCounted(field));
     if (listed > maxValues) throw new FacetValuesError(position, req.field, listed, maxValues);
-    counts.push({ counts: field, column });
+    counts[position] = { counts: field, column };
     yield;
   }
   const out: FacetOut[] = [];
@@ -300,6 +305,18 @@ export function* countFacetFieldsSteps(
     yield;
   }
   return out;
+}
+
+/**
+ * Whether a facet could list more than `max` values: its size allows it, and its field has more values than that in
+ * the whole index (the day fields' count is known only once their table is made: they may).
+ */
+function mayExceed(index: SearchIndex, req: FacetRequest, max: number): boolean {
+  if (req.size !== null && req.size <= max) return false;
+  if (req.field === 'predicate') return index.predCodes.length > max;
+  if (req.field === 'decisionDate' || req.field === 'receivedDate' || req.field === 'receivedYear') return true;
+  const c = columnOf(index, req.field);
+  return (c.fold ? c.fold(new Uint32Array(c.size)).length : c.size) > max;
 }
 
 /** How many ids have a count (the values a facet of `size` null lists). */

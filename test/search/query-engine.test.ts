@@ -200,6 +200,29 @@ describe('the values a facet may list', () => {
     );
   });
 
+  it('counts no other field before it refuses: the facets that may pass the bound are counted first', async () => {
+    const corpus = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, i) => arbRecord(i * 7 + 1))), { numRuns: 1, seed: 7 })[0]!;
+    // Every record names its own device and the next one's: 40 distinct devices cited.
+    const edges: Edge[] = corpus.flatMap((r, i) => [r, corpus[(i + 1) % corpus.length]!].map((to) => ({ device: r.kNumber, predicate: to.kNumber, kind: 'named' as const })));
+    const ix = indexOf(corpus, TYPES, CLASSES, edges);
+    const base = { query: '', applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 1, facetValuesMax: 5 };
+    const pausesOf = async (facets: SearchRequest['facets']) => {
+      let pauses = 0;
+      const outcome = await outcomeOf(() => runSearchSliced(ix, { ...base, facets } as SearchRequest, { pause: async () => void pauses++, sliceDocs: 1 }));
+      return { outcome, pauses };
+    };
+    const alone = await pausesOf([{ field: 'predicate', size: null, order: 'count' }]);
+    expect(alone.outcome).toEqual({ refused: { position: 0, field: 'predicate', values: 40, max: 5 } });
+    // Two fields that cannot pass the bound (two values each), asked before it: the same refusal, none of their work.
+    const after = await pausesOf([{ field: 'thirdParty', size: null, order: 'count' }, { field: 'deviceClass', size: null, order: 'count' }, { field: 'predicate', size: null, order: 'count' }]);
+    expect(after.outcome).toEqual({ refused: { position: 2, field: 'predicate', values: 40, max: 5 } });
+    expect(after.pauses).toBe(alone.pauses);
+    // Not vacuous: answered, the same fields do cost pauses of their own.
+    const answered = await pausesOf([{ field: 'thirdParty', size: null, order: 'count' }, { field: 'deviceClass', size: null, order: 'count' }, { field: 'predicate', size: 5, order: 'count' }]);
+    expect(answered.outcome).toHaveProperty('facets');
+    expect(answered.pauses).toBeGreaterThan(alone.pauses + corpus.length);
+  });
+
   it('answers every value at exactly the bound, and refuses one value more, counted from the records', () => {
     const corpus = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, i) => arbRecord(i * 7 + 1))), { numRuns: 1, seed: 42 })[0]!;
     const ix = indexOf(corpus, TYPES, CLASSES);
