@@ -53,6 +53,11 @@ export class ChunkCache {
     return this.map.has(path);
   }
 
+  /** The paths of the files held now. */
+  paths(): IterableIterator<string> {
+    return this.map.keys();
+  }
+
   /** Keeps a decoded file (replacing none: a path's bytes never change); the caller trims when its request is done. */
   set(path: string, bundle: Map<string, Decoded>, bytes: number): CachedChunk {
     const known = this.map.get(path);
@@ -85,8 +90,9 @@ export class ChunkCache {
     else this.extras.delete(owner);
   }
 
+  /** Holds a file in for a request, and counts it as used now (a request's files go last). */
   pin(path: string): void {
-    const entry = this.map.get(path);
+    const entry = this.get(path);
     if (entry) entry.pins++;
   }
 
@@ -121,6 +127,16 @@ export class Lease {
 
   constructor(cache: ChunkCache) {
     this.cache = cache;
+  }
+
+  /** Whether this lease holds the file. */
+  holds(path: string): boolean {
+    return this.held.has(path);
+  }
+
+  /** The files held. */
+  paths(): string[] {
+    return [...this.held];
   }
 
   /** Keeps a file in (once per lease). */

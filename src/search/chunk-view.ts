@@ -15,18 +15,21 @@ import { deriveThrough, emptySearchIndex, SectionNotLoaded, setDerived, setSecti
 export class LoadedChunks {
   readonly directory: SearchChunks;
   private readonly cache: ChunkCache;
+  /** The files this view reads: all the cache holds, or only those of one request (its lease). */
+  private readonly reads: ((path: string) => boolean) | null;
 
-  constructor(directory: SearchChunks, cache: ChunkCache) {
+  constructor(directory: SearchChunks, cache: ChunkCache, reads: ((path: string) => boolean) | null = null) {
     this.directory = directory;
     this.cache = cache;
+    this.reads = reads;
   }
 
   has(path: string): boolean {
-    return this.cache.has(path);
+    return (this.reads === null || this.reads(path)) && this.cache.has(path);
   }
 
   bundle(path: string): Map<string, Decoded> | undefined {
-    return this.cache.get(path)?.bundle;
+    return this.has(path) ? this.cache.get(path)?.bundle : undefined;
   }
 
   /** A value made once from a file and kept with it (let go of when the file is). */
@@ -49,7 +52,9 @@ export class LoadedChunks {
   /** A whole column, widened back to the engine's type, decoded once. */
   column(name: ChunkFile): Uint8Array | Uint16Array | Uint32Array {
     const path = this.directory.files[name].path;
-    return this.derivedOf(path, 'column', () => this.widen(name, path), (out) => (out.buffer === (this.bundle(path)!.get('values') as { buffer?: unknown }).buffer ? 0 : out.byteLength));
+    // A column stored in its own type is a view into the file's bytes, already counted with the file.
+    const stored = () => Object.values(this.bundle(path)!.get('values') as Record<string, ArrayBufferView>)[0]?.buffer;
+    return this.derivedOf(path, 'column', () => this.widen(name, path), (out) => (out.buffer === stored() ? 0 : out.byteLength));
   }
 
   private widen(name: ChunkFile, path: string): Uint8Array | Uint16Array | Uint32Array {
@@ -94,8 +99,11 @@ export class LoadedChunks {
     return { days, years };
   }
 
-  /** The index over what is loaded now, and the bytes it holds beyond the cached files (its word list and offsets, rows copied together). */
-  view(): { index: SearchIndex; extraBytes: number } {
+  /**
+   * The index over what is loaded now, and the bytes it holds beyond the cached files (its word list and offsets, rows
+   * copied together); `madeLater` is told the bytes of what it makes on first use (each document's words).
+   */
+  view(madeLater?: (bytes: number) => void): { index: SearchIndex; extraBytes: number } {
     const dir = this.directory;
     const files = dir.files;
     const n = dir.counts.docs;
@@ -173,7 +181,15 @@ export class LoadedChunks {
     } else {
       // Made on first use (a word checked document by document): a pass over every document at a million.
       let forward: Rows | null = null;
-      Object.defineProperty(ix, 'docTerms', { get: () => (forward ??= invertRows(docOffsets, termDocs, n)) });
+      Object.defineProperty(ix, 'docTerms', {
+        get: () => {
+          if (!forward) {
+            forward = invertRows(docOffsets, termDocs, n);
+            madeLater?.(forward.offsets.byteLength + forward.values.byteLength);
+          }
+          return forward;
+        },
+      });
     }
 
     for (const name of ['docPanel', 'docDecision', 'docType', 'docFlags', 'docCountry', 'docState', 'docReceived'] as const) {

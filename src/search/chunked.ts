@@ -51,6 +51,12 @@ export class ChunkedIndex {
   /** Paths of the K number blocks and word lists: read for a page's K numbers and for spelling, never by the view. */
   private readonly kBlockPaths: Set<string>;
   private current: SearchIndex | null = null;
+  /** The files the current index was made over. */
+  private currentFiles: Set<string> = new Set();
+  /** Requests answered over an index of their own files since the current index was made (see `indexFor`). */
+  private ownViews = REMAKE_AFTER;
+  /** A file the current index does not read came in since it was made (the page's requests need the new one). */
+  private stale = false;
   /** Bytes of the files loaded (as read, before inflating), for progress and measurements. */
   loadedBytes = 0;
   /** Files read, one count per read (a file let go of and read again counts twice), for measurements and tests. */
@@ -65,7 +71,7 @@ export class ChunkedIndex {
     const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path), ...predicateFilePaths(directory)]);
     // A file of this index let go of: the view over it goes too (it is made again over what is left).
     cache.watch((path) => {
-      if (own.has(path)) this.dropView();
+      if (own.has(path) && this.currentFiles.has(path)) this.dropView();
     });
   }
 
@@ -75,6 +81,7 @@ export class ChunkedIndex {
 
   private dropView(): void {
     this.current = null;
+    this.currentFiles = new Set();
     this.cache.setExtra(this, 0);
   }
 
@@ -117,7 +124,8 @@ export class ChunkedIndex {
             this.waiting.delete(path);
             this.loadedBytes += bytes.byteLength;
             this.reads++;
-            if (!this.kBlockPaths.has(path)) this.dropView();
+            if (!this.kBlockPaths.has(path)) this.stale = true;
+
           });
           this.loads.set(path, loading);
           void loading.then(
@@ -140,7 +148,7 @@ export class ChunkedIndex {
   async ensure(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, onProgress?: (bytes: number) => void, lease?: Lease): Promise<SearchIndex> {
     for (let round = 0; round < 4; round++) {
       const missing = this.missing(req, whole, lease);
-      if (missing.length === 0) return this.view();
+      if (missing.length === 0) return lease ? this.indexFor(lease) : this.view();
       await this.load(missing, lease);
       onProgress?.(this.loadedBytes);
     }
@@ -272,15 +280,40 @@ export class ChunkedIndex {
     return out;
   }
 
-  /** The index over what is loaded now (made again only after a load). */
+  /**
+   * The index a request reads, its files all held by its lease: the index over everything loaded when that holds all
+   * of them, else one over its own files only (made for it, in proportion to them). The index over everything is made
+   * again once REMAKE_AFTER requests in a row needed one of their own: making it costs a pass over every loaded word's
+   * rows, which a request that reads a file it lacks must not pay each time when files come and go (a cache smaller
+   * than what the requests read). Answers are the same either way: every file a request reads is in the index it gets.
+   */
+  indexFor(lease: Lease): SearchIndex {
+    if (this.current && lease.paths().every((p) => this.currentFiles.has(p) || this.kBlockPaths.has(p))) return this.current;
+    if (++this.ownViews >= REMAKE_AFTER) {
+      this.dropView();
+      return this.view();
+    }
+    return new LoadedChunks(this.directory, this.cache, (path) => lease.holds(path)).view().index;
+  }
+
+  /** The index over everything loaded (made again only when asked for after a file it reads was let go of or `indexFor` remade it). */
   view(): SearchIndex {
-    if (this.current) return this.current;
-    const { index, extraBytes } = this.loaded.view();
-    this.cache.setExtra(this, extraBytes);
+    if (this.current && !this.stale) return this.current;
+    let extra = 0;
+    const { index, extraBytes } = this.loaded.view((bytes) => {
+      if (this.current === index) this.cache.setExtra(this, (extra += bytes));
+    });
+    this.cache.setExtra(this, (extra = extraBytes));
     this.current = index;
+    this.currentFiles = new Set(this.cache.paths());
+    this.ownViews = 0;
+    this.stale = false;
     return index;
   }
 }
+
+/** Requests in a row over an index of their own files before the index over everything loaded is made again. */
+const REMAKE_AFTER = 16;
 
 function sameFacets(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);

@@ -1,3 +1,4 @@
+import { ColumnMemo } from './column-memo.ts';
 import { FACET_VALUES_MAX, type FACET_FIELDS } from '../contract/operations.ts';
 import { ANY_EDGE_KIND, MAX_YEAR, NO_SMALL } from '../contract/search-index.ts';
 import { lineageNumber } from '../contract/lineage.ts';
@@ -113,7 +114,7 @@ function count32(col: Uint32Array, docs: ListOrRange, counts: Uint32Array): void
   }
 }
 
-const receivedYears = new WeakMap<SearchIndex, Uint16Array>();
+const receivedYears = new ColumnMemo<Uint16Array>();
 
 /** Receipt years, derived once per index (0 for no date). */
 function receivedYearOf(index: SearchIndex): Uint16Array {
@@ -122,7 +123,7 @@ function receivedYearOf(index: SearchIndex): Uint16Array {
 
 /** `receivedYearOf` with a yield point every `sliceDocs` documents of each of its passes (slices.ts). */
 function* receivedYearSteps(index: SearchIndex, sliceDocs: number): Steps<Uint16Array> {
-  const made = receivedYears.get(index);
+  const made = receivedYears.get([index.docReceived]);
   if (made) return made;
   let max = 0;
   for (let d = 0; d < index.docCount; d++) {
@@ -138,8 +139,7 @@ function* receivedYearSteps(index: SearchIndex, sliceDocs: number): Steps<Uint16
     years[d] = yearOfDay[index.docReceived[d]!]!;
   }
   // Another request may have made them meanwhile: the first made are the ones kept.
-  const kept = receivedYears.get(index) ?? years;
-  receivedYears.set(index, kept);
+  const kept = receivedYears.get([index.docReceived]) ?? receivedYears.set([index.docReceived], years);
   return kept;
 }
 

@@ -49,12 +49,15 @@ export type Env = {
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
 /**
  * An isolate's 128 MB: V8's heap (13 MiB), the manifest (2.5 MiB at 1,000,000 records), these caches, and the chunked
- * index's files (the search cache; a search over every document's columns holds them until it is answered).
+ * index's files (the search cache; a search over every document's columns holds them until it is answered). The
+ * search cache holds what a varied search load reads at 1,000,000 records (the whole code, applicant, date and K
+ * number columns with their lookups, and the words' chunks): below that, files are read again and again. Together
+ * the defaults stay under 100 MiB.
  */
 const DEFAULT_WORKER_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_TABLE_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_ANSWER_CACHE_BYTES = 4 * 1024 * 1024;
-const DEFAULT_WORKER_SEARCH_CACHE_BYTES = 24 * 1024 * 1024;
+export const DEFAULT_WORKER_SEARCH_CACHE_BYTES = 64 * 1024 * 1024;
 
 export type Service = {
   watch: ManifestWatch;

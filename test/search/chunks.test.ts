@@ -212,6 +212,57 @@ describe('the search index in chunks', () => {
         expect(lookups).toEqual([index.codeDocs, index.applicantDocs, index.byKNumber]);
       });
 
+      it('keeps its index while only K number blocks come in; a new index over more files reads the same whole columns', async () => {
+        const { read } = reader(files);
+        const chunked = new ChunkedIndex(files.directory, read);
+        const req: SearchRequest = { ...BASE, query: data.terms[0]! };
+        const first = await chunked.ensure(req, true);
+        await chunked.load([files.directory.kBlocks[files.directory.kBlocks.length - 1]!.path]);
+        expect(await chunked.ensure(req, true)).toBe(first);
+        const word = data.terms[data.terms.length - 1]!;
+        const second = await chunked.ensure({ ...BASE, query: word }, true);
+        // (one chunk holds every word when the index is small: then nothing new came in)
+        expect(second === first).toBe(files.directory.termChunks.length === 1);
+        expect(second.docCode).toBe(first.docCode);
+        expect(second.docYear).toBe(first.docYear);
+        // Answers stay the whole index's (the page's K numbers come from their blocks, read apart).
+        const { kNumbers: _k, ...want } = runSearch(index, { ...BASE, query: word });
+        const { kNumbers: _k2, ...got } = runSearch(second, { ...BASE, query: word });
+        expect(got).toEqual(want);
+      });
+
+      it('counts each document’s words, made on first use over the loaded words, against the cache’s budget', async () => {
+        const { read } = reader(files);
+        const chunked = new ChunkedIndex(files.directory, read);
+        const words = [data.terms[0]!, data.terms[data.terms.length - 1]!];
+        const req: SearchRequest = { ...BASE, query: words.join(' '), facets: [] };
+        const lease = chunked.lease();
+        const ix = await chunked.ensure(req, true, undefined, lease);
+        const files_ = () => [...chunked.cache.paths()].reduce((n, p) => n + chunked.cache.get(p)!.bytes, 0);
+        const before = chunked.cache.bytes - files_();
+        const forward = ix.docTerms;
+        expect(chunked.cache.bytes - files_() - before).toBe(forward.offsets.byteLength + forward.values.byteLength);
+        lease.release();
+      });
+
+      it('counts a whole column stored in its own type once, with its file', async () => {
+        const { read } = reader(files);
+        const chunked = new ChunkedIndex(files.directory, read);
+        const path = files.directory.files.docKNumber.path;
+        await chunked.load([path]);
+        const ix = await chunked.ensure({ ...BASE, query: '', sort: 'kNumber:asc' }, false);
+        expect(ix.docKNumber.length).toBe(data.docKNumber.length);
+        expect(ix.byKNumber.length).toBe(data.docKNumber.length);
+        // The file's bytes (one u32 a document and its header) and the lookup by K number, a new array of one id per
+        // document; the column itself is a view into the file's bytes, not counted again.
+        const docs = data.docKNumber.length;
+        const own = (await read(path)).byteLength + docs * 4;
+        // (and the decoded header, a few dozen bytes of JSON: far less than the column counted again)
+        expect(docs * 4).toBeGreaterThan(512);
+        expect(chunked.cache.get(path)!.bytes).toBeGreaterThanOrEqual(own);
+        expect(chunked.cache.get(path)!.bytes).toBeLessThan(own + 256);
+      });
+
       it('asks for the first K number block with the words, not a round trip after them, for a first page by relevance', async () => {
         const word = data.terms[Math.floor(data.terms.length / 2)]!;
         const { read } = reader(files);

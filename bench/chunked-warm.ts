@@ -1,0 +1,88 @@
+/**
+ * Warm search over the chunked index in-process (the engine a Worker runs, under the Worker's cache budget) against
+ * the whole index, side by side in one run, with what the chunk cache holds and how often it read files again. For
+ * profiling the engine without workerd: `--profile PREFIX` writes V8's profile of each side's timed seconds to
+ * PREFIX.chunks.cpuprofile and PREFIX.whole.cpuprofile.
+ *
+ *   npx tsx bench/chunked-warm.ts --snapshot DIR [--budget BYTES] [--seconds 5] [--connections 8] [--only chunks|whole] [--profile PREFIX]
+ *
+ * A script, not a test: it prints figures and asserts nothing about time.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseCommandLine } from '../src/cli/args.ts';
+import { NodeStorage } from '../src/node/files.ts';
+import { CursorCodec } from '../src/operations/cursor.ts';
+import { chunkedIndexOf, prepareSearch, search, searchFromChunks } from '../src/operations/search.ts';
+import type { OperationContext } from '../src/operations/types.ts';
+import { ChunkCache } from '../src/search/chunk-cache.ts';
+import { Snapshot } from '../src/snapshot/index.ts';
+import { makeQueries, sampleRecords } from './lib/queries.ts';
+
+const USAGE = `Usage: npx tsx bench/chunked-warm.ts --snapshot DIR [--budget BYTES] [--seconds N] [--connections N] [--only chunks|whole] [--profile PREFIX]`;
+const values = parseCommandLine('chunked-warm', USAGE, {
+  snapshot: { type: 'string', default: 'snapshot' },
+  budget: { type: 'string' },
+  seconds: { type: 'string', default: '5' },
+  connections: { type: 'string', default: '8' },
+  only: { type: 'string' },
+  profile: { type: 'string' },
+});
+const dir = resolve(values.snapshot);
+const MiB = 1024 * 1024;
+const records = await sampleRecords(dir, 200);
+const queries = makeQueries(records, 200, 510).map((q) => prepareSearch(q.input));
+const manifest = await readFile(join(dir, 'manifest.json'));
+
+async function side(mode: 'chunks' | 'whole'): Promise<number> {
+  const snapshot = await Snapshot.fromStorage(new NodeStorage(dir), manifest);
+  const { DEFAULT_WORKER_SEARCH_CACHE_BYTES } = await import('../src/worker/service.ts');
+  const cache = new ChunkCache(values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES);
+  if (mode === 'chunks') await searchFromChunks(snapshot, cache);
+  const ctx: OperationContext = { snapshot, servedAt: new Date(), cursors: new CursorCodec('b'.repeat(32)) };
+  const connections = Number(values.connections);
+  let next = 0;
+  const run = async (until: () => boolean) => {
+    let done = 0;
+    await Promise.all(Array.from({ length: connections }, async () => {
+      while (until()) {
+        await search(queries[next++ % queries.length]!, ctx);
+        done++;
+      }
+    }));
+    return done;
+  };
+  await run(() => next < queries.length);
+  const chunked = await chunkedIndexOf(snapshot);
+  const readsBefore = chunked?.reads ?? 0;
+  const evicted = new Map<string, number>();
+  cache.watch((path) => {
+    const kind = path.replace(/^search\/chunks\//, '').replace(/-.*/, '');
+    evicted.set(kind, (evicted.get(kind) ?? 0) + 1);
+  });
+  const session = values.profile ? new Session() : null;
+  const post = (method: string, params?: object) => new Promise<unknown>((ok, fail) => session!.post(method, params ?? {}, (err, out) => (err ? fail(err) : ok(out))));
+  if (session) {
+    session.connect();
+    await post('Profiler.enable');
+    await post('Profiler.start');
+  }
+  const end = performance.now() + Number(values.seconds) * 1000;
+  const done = await run(() => performance.now() < end);
+  if (session) {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    await writeFile(`${values.profile}.${mode}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  }
+  const rate = done / Number(values.seconds);
+  const heap = process.memoryUsage();
+  console.log(`${mode}: ${rate.toFixed(1)} answers/s; ${chunked ? `files read again while warm ${chunked.reads - readsBefore}, cache ${(cache.bytes / MiB).toFixed(1)} MiB of ${(cache.budget / MiB).toFixed(1)}; ` : ''}heap ${(heap.heapUsed / MiB).toFixed(1)} MiB, ArrayBuffers ${(heap.arrayBuffers / MiB).toFixed(1)} MiB (load ${loadavg()[0]!.toFixed(1)})`);
+  if (evicted.size > 0) console.log(`  let go of while warm: ${[...evicted].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  return rate;
+}
+
+const rates: Partial<Record<'chunks' | 'whole', number>> = {};
+for (const mode of ['chunks', 'whole'] as const) if (!values.only || values.only === mode) rates[mode] = await side(mode);
+if (rates.chunks !== undefined && rates.whole !== undefined) console.log(`chunked / whole: ${(rates.chunks / rates.whole).toFixed(2)}`);
