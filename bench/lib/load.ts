@@ -1,10 +1,10 @@
 import { access, constants, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { lastJsonLine, runToEnd, startTsx, track } from './procs.ts';
 
 /**
- * The load generator, always in its own process: wrk when it is installed (C, one thread: it needs a fraction of the
+ * The load generator, always in its own process (autocannon's one process kept for every round of a run): wrk when it is installed (C, one thread: it needs a fraction of the
  * CPU autocannon needs for the same rate, which matters when nginx is the thing being measured), autocannon otherwise.
  * Each request is drawn at random (seeded) from a list, so lookups spread over the snapshot instead of hitting one
  * file. Random, not in turn: a cycle through more files than a cache holds would defeat any LRU cache on purpose,
@@ -110,6 +110,62 @@ export async function runLoad(
   }
   const list = join(options.tmp, `${options.tag}.json`);
   await writeFile(list, JSON.stringify(requests));
-  const child = startTsx(generator.binary, [url, list, String(options.connections), String(options.seconds)]);
-  return figures(lastJsonLine<RawFigures>(await runToEnd(child, deadline, 'autocannon')));
+  return figures(await cannonFor(generator.binary).round([url, list, options.connections, options.seconds], deadline));
+}
+
+/**
+ * One autocannon process per run (per script), started on its first round and kept: its start (a TypeScript loader
+ * and autocannon) takes seconds on a loaded 2-core machine, and `--quick` has dozens of 2-second rounds. Rounds run
+ * one at a time; between them the process holds nothing open and does not keep the bench alive (it exits when the
+ * bench does, as its stdin closes). A round past its deadline, or a process that dies, ends it; the next round starts
+ * another.
+ */
+type Cannon = { child: ChildProcess; round: (args: [string, string, number, number], deadlineMs: number) => Promise<RawFigures> };
+const cannons = new Map<string, Cannon>();
+
+function cannonFor(binary: string): Cannon {
+  const running = cannons.get(binary);
+  if (running && running.child.exitCode === null && running.child.signalCode === null) return running;
+  const child = startTsx(binary, ['--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const hold = (on: boolean) => {
+    for (const h of [child, child.stdin, child.stdout] as ({ ref(): void; unref(): void } | null)[]) on ? h?.ref() : h?.unref();
+  };
+  let buffer = '';
+  let waiting: { resolve: (f: RawFigures) => void; reject: (e: Error) => void } | null = null;
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    buffer += d;
+    let at: number;
+    while ((at = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, at);
+      buffer = buffer.slice(at + 1);
+      const w = waiting;
+      waiting = null;
+      w?.resolve(JSON.parse(line) as RawFigures);
+    }
+  });
+  child.on('exit', (code, signal) => {
+    cannons.delete(binary);
+    waiting?.reject(new Error(`autocannon exited (${signal ?? `code ${code}`}) during a round`));
+    waiting = null;
+  });
+  hold(false);
+  const cannon: Cannon = {
+    child,
+    round: (args, deadlineMs) =>
+      new Promise<RawFigures>((resolve, reject) => {
+        if (waiting) return reject(new Error('autocannon is running another round'));
+        hold(true);
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`autocannon did not finish a round within ${deadlineMs / 1000} s`));
+        }, deadlineMs);
+        waiting = {
+          resolve: (f) => (clearTimeout(timer), hold(false), resolve(f)),
+          reject: (e) => (clearTimeout(timer), hold(false), reject(e)),
+        };
+        child.stdin!.write(`${JSON.stringify(args)}\n`);
+      }),
+  };
+  cannons.set(binary, cannon);
+  return cannon;
 }

@@ -60,7 +60,12 @@ export function staticLineage({ url, record, header: headerRequest = null, first
       made.done = mod.walkLineage(files, question, (walk, known) => {
         made.walk = walk;
         made.known = known;
-        for (const listener of made.listeners) listener(walk, known);
+        // A listener's failure is its own: the walk goes on.
+        for (const listener of made.listeners) {
+          try {
+            listener(walk, known);
+          } catch {}
+        }
       });
       made.done.catch(() => walks.delete(key)).finally(() => made.listeners.clear());
       walks.set(key, made);
@@ -106,9 +111,10 @@ export function staticLineage({ url, record, header: headerRequest = null, first
 
   /**
    * The first page of a whole lineage (`input.cursor` null) as `lineage(input)` answers it, telling `onPart` meanwhile,
-   * as the walk's levels are done, what is known final of it: `{ items, known, depth }`, the page's first devices
-   * (each exactly the answer's, record included), how many devices are known (all those up to `depth` steps), the
-   * deepest step known. The devices told never change; more come, and the totals, with the answer.
+   * as the walk's levels are done, what is known final of it: `{ items, known, depth }`, the page's first devices, how
+   * many devices are known (all those up to `depth` steps), the deepest step known. Each device told is the answer's,
+   * but for its record, not read yet (`record: undefined`): the lineage files give its decision year and whether the
+   * snapshot has its record (`year`, `hasRecord`), so that the records are read after the walk, not in its way.
    */
   lineage.progressive = async (input, onPart) => {
     const id = String(input.id).trim().toUpperCase();
@@ -119,27 +125,20 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     if (!files) return answer;
     const entry = walkOf(mod, files, question);
     const origins = files.index.origins;
-    let told = 0;
-    let finished = false;
-    const listener = (walk, known) => {
-      const depth = walk.depths[known - 1] ?? 0;
-      const count = Math.min(known, input.limit);
-      void itemsOf(mod, origins, walk, 0, count).then(
-        (items) => {
-          // Only ever more, and never after the answer.
-          if (finished || known <= told) return;
-          told = known;
-          onPart({ items, known, depth });
-        },
-        () => {},
-      );
+    const listener = (w, known) => {
+      const items = [];
+      for (let at = 0; at < Math.min(known, input.limit); at++) {
+        const origin = origins[w.origins[at]];
+        const info = w.infos[at];
+        items.push({ kNumber: mod.lineageNumber(w.codes[at]), depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, record: undefined, year: info & ~mod.HAS_RECORD || null, hasRecord: (info & mod.HAS_RECORD) !== 0 });
+      }
+      onPart({ items, known, depth: w.depths[known - 1] ?? 0 });
     };
     if (entry.walk && entry.known > 0) listener(entry.walk, entry.known);
     entry.listeners.add(listener);
     try {
       return await answer;
     } finally {
-      finished = true;
       entry.listeners.delete(listener);
     }
   };

@@ -19,7 +19,10 @@ export const LINEAGE_CSV_LIMIT = 20_000;
 const fill = (el, ...children) => el.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
 const fdaPage = (k) => `https://www.accessdata.fda.gov/scripts/cdrh/cfdocs/cfpmn/pmn.cfm?ID=${k}`;
 const external = (href, text) => h('a', { href, rel: 'noopener', target: '_blank' }, text, h('span', { class: 'sr-only' }, ' (opens in a new tab)'));
-const yearOf = (item) => item.record?.decisionDate?.slice(0, 4) ?? null;
+// A device drawn before the answer has no record yet (`record: undefined`), but the lineage files give its decision
+// year and whether the snapshot has its record (`year`, `hasRecord`).
+const yearOf = (item) => (item.record === undefined ? (item.year ? String(item.year) : null) : (item.record?.decisionDate?.slice(0, 4) ?? null));
+const hasRecord = (item) => (item.record === undefined ? item.hasRecord : item.record !== null);
 const KIND_TEXT = { predicate: 'predicate, read from its summary', named: 'named in its documents' };
 const STEP_WORD = { predicates: 'up', descendants: 'down' };
 
@@ -135,7 +138,7 @@ function picture(k, direction, items, hrefOf) {
     const label = item
       ? `${shown}: ${year ? `decided ${year}` : 'no record in this data'}, ${item.depth} ${item.depth === 1 ? 'step' : 'steps'} ${step} from ${k}, via ${item.via} (${KIND_TEXT[item.kind] ?? item.kind})`
       : `${shown}: the start`;
-    return s('a', { href: hrefOf(n, direction), 'aria-label': label, class: `node${item ? ` node-${item.kind}` : ' node-start'}${item && !item.record ? ' node-norecord' : ''}`, 'data-k': n },
+    return s('a', { href: hrefOf(n, direction), 'aria-label': label, class: `node${item ? ` node-${item.kind}` : ' node-start'}${item && !hasRecord(item) ? ' node-norecord' : ''}`, 'data-k': n },
       s('title', {}, label),
       s('rect', { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 3 }),
       s('text', { x: p.x + 6, y: p.y + 14 }, shown));
@@ -160,8 +163,8 @@ function table(items, hrefOf, direction) {
       h('td', {}, i.via),
       h('td', {}, h('span', { class: `kind kind-${i.kind}` }, i.kind)),
       h('td', {}, i.source),
-      h('td', {}, i.record?.decisionDate ?? ''),
-      h('td', {}, i.record ? h('a', { href: hrefOf(i.kNumber, null) }, i.record.deviceName || 'no device name') : external(fdaPage(i.kNumber), 'no record here: FDA’s page'))))));
+      h('td', {}, i.record === undefined ? (yearOf(i) ?? '') : (i.record?.decisionDate ?? '')),
+      h('td', {}, i.record ? h('a', { href: hrefOf(i.kNumber, null) }, i.record.deviceName || 'no device name') : hasRecord(i) ? h('span', { class: 'muted' }, 'loading its record…') : external(fdaPage(i.kNumber), 'no record here: FDA’s page'))))));
 }
 
 /** Counts of the whole answer (not only the page) as a small table. */

@@ -121,6 +121,17 @@ describe.skipIf(skip !== null)('a lineage drawn as its walk goes, static mode', 
           const date = truth.records.get(i.kNumber)?.decisionDate ?? null;
           expect(await page.locator(`svg.lineage-chart a.node[data-k="${i.kNumber}"] text`).textContent(), i.kNumber).toBe(date ? `${i.kNumber} · ${date.slice(0, 4)}` : i.kNumber);
         }
+        // The table's decision and device: the year the data gives (the record itself may still be loading), or that
+        // this snapshot has no record of it.
+        const cells = await page.locator('.lineage-body .lineage-table tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.children[5]!.textContent, tr.children[6]!.textContent]));
+        cells.forEach(([decided, device], n) => {
+          const record = truth.records.get(known[n]!.kNumber);
+          if (!record) expect([decided, device], known[n]!.kNumber).toEqual(['', 'no record here: FDA’s page (opens in a new tab)']);
+          else {
+            expect([record.decisionDate ?? '', record.decisionDate?.slice(0, 4) ?? ''], known[n]!.kNumber).toContain(decided);
+            expect([record.deviceName || 'no device name', 'loading its record…'], known[n]!.kNumber).toContain(device);
+          }
+        });
         // Busy, with no total or pager yet, and a status that says so.
         expect(await page.locator('.lineage-body').getAttribute('aria-busy')).toBe('true');
         expect(await page.locator('.lineage-body .lineage-total, .lineage-body .lineage-pager').count()).toBe(0);

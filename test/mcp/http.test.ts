@@ -77,6 +77,27 @@ for (const target of TARGETS) {
       expect(((await list.json()) as any).result.tools.length).toBe(TOOL_NAMES.length);
     });
 
+    it('answers a call asked again (its result kept) with the bytes of its first answer, under the new id', async () => {
+      const calls = [
+        { name: 'get_clearance', arguments: { id: records[0]!.kNumber } },
+        { name: 'search_clearances', arguments: { query: 'catheter', pageSize: 5 } },
+        { name: 'count_by', arguments: { field: 'productCode', query: '', size: 5 } },
+      ];
+      for (const params of calls) {
+        const ask = async (id: string | number) => {
+          const res = await rpc(host.url, JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }));
+          expect(res.status).toBe(200);
+          return res.text();
+        };
+        const first = await ask(1);
+        expect(JSON.parse(first).result.isError).toBeUndefined();
+        for (const id of [2, 'again "\u00e9"', 9007199254740991]) {
+          // The SDK writes its response with JSON.stringify, members in the order result, jsonrpc, id.
+          expect(await ask(id)).toBe(JSON.stringify({ ...JSON.parse(first), id }));
+        }
+      }
+    });
+
     it('bounds a request: batch size, body size; GET and DELETE are 405 (no stream, no session)', async () => {
       const call1 = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_classification', arguments: { productCode: 'DXY' } } });
       const batch = await rpc(host.url, JSON.stringify(Array.from({ length: MAX_BATCH }, (_, i) => call1(i + 1))));
