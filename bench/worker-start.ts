@@ -22,6 +22,7 @@ import { prepareAssets } from '../build/worker/assets.ts';
 import { startWorker } from '../build/worker/local.ts';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { FACET_FIELDS, type SearchInput } from '../src/contract/index.ts';
+import { FACET_VALUES_MAX } from '../src/contract/operations.ts';
 import { NodeStorage } from '../src/node/files.ts';
 import { CursorCodec } from '../src/operations/cursor.ts';
 import { detail } from '../src/operations/detail.ts';
@@ -71,7 +72,9 @@ const typical: SearchInput = { ...BASE, query: 'catheter' };
 // A snapshot built before predicates were indexed has no predicate facet (a 503 names it): every other field.
 const directory = JSON.parse(await readFile(join(dir, 'search/chunks.json'), 'utf8').catch(() => '{}')) as { predicates?: unknown };
 const fields = FACET_FIELDS.filter((f) => f !== 'predicate' || directory.predicates !== undefined);
-const allFacets: SearchInput = { ...BASE, query: 'system', facets: fields.map((field) => ({ field, size: null, order: 'count' as const })) };
+// Every value of every field, but the predicate facet, whose values over a broad query pass the bound on one facet's
+// list (FACET_VALUES_MAX): its most cited devices up to that bound.
+const allFacets: SearchInput = { ...BASE, query: 'system', facets: fields.map((field) => ({ field, size: field === 'predicate' ? FACET_VALUES_MAX : null, order: 'count' as const })) };
 const body = (operation: string, input: unknown) => JSON.stringify({ version: 1, operation: `device-510k.${operation}`, input });
 const steps: { name: string; body: string }[] = [
   { name: 'meta', body: body('meta', {}) },
