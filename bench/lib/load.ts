@@ -120,6 +120,9 @@ export async function runLoad(
  * bench does, as its stdin closes). A round past its deadline, or a process that dies, ends it; the next round starts
  * another.
  */
+/** The id of the autocannon process kept for `binary`'s rounds, or null while none runs. */
+export const keptAutocannonPid = (binary: string): number | null => cannons.get(binary)?.child.pid ?? null;
+
 type Cannon = { child: ChildProcess; round: (args: [string, string, number, number], deadlineMs: number) => Promise<RawFigures> };
 const cannons = new Map<string, Cannon>();
 

@@ -106,6 +106,21 @@ for (const target of TARGETS) {
             expect(result.isError).toBe(true);
             expect(result.content[0]!.text).toMatch(new RegExp(`^invalid_input: arguments\\.size would list ${counts().size.toLocaleString('en-US')} values of "${field}"`));
           });
+
+          it('answers count_by for exactly the host\'s bound of values, saying more follow', async () => {
+            const size = counts().size - 1;
+            const res = await fetch(`${host.url}/mcp`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+              body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'count_by', arguments: { field, size } } }),
+            });
+            expect(res.status).toBe(200);
+            const result = ((await res.json()) as { result: { isError?: boolean; structuredContent: { values: { value: string; count: number }[]; hasMore: boolean } } }).result;
+            expect(result.isError).not.toBe(true);
+            const order = [...counts()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+            expect(result.structuredContent.values.map((v) => [v.value, v.count])).toEqual(order.slice(0, size));
+            expect(result.structuredContent.hasMore).toBe(true);
+          });
         }
       });
     }

@@ -161,9 +161,13 @@ const countBy: Tool = {
     // One value more than shown says whether more follow, unless that one would pass what an answer lists: then a
     // full window says more may follow, and asking for them names the bound.
     const reach = size === null ? null : offset + size;
-    const asked = reach === null ? null : reach < FACET_VALUES_MAX ? reach + 1 : reach;
-    const wanted = asked === null || asked > MAX_FACET_SIZE ? null : asked;
-    const answer = await backend.query('device-510k.search', { ...searchInput(a), page: 1, pageSize: 1, facets: [{ field: a.field, size: wanted, order }] });
+    let asked = reach === null ? null : reach < FACET_VALUES_MAX ? reach + 1 : reach;
+    const ask = (n: number | null) =>
+      backend.query('device-510k.search', { ...searchInput(a), page: 1, pageSize: 1, facets: [{ field: a.field, size: n === null || n > MAX_FACET_SIZE ? null : n, order }] });
+    let answer = await ask(asked);
+    // A host may bound the values below the contract's figure (docs/limits.md), and the tool cannot know it: when the
+    // one value more is what passed that bound, the window asked for is asked again on its own.
+    if (reach !== null && asked !== reach && refusedSize(answer)) answer = await ask((asked = reach));
     if (answer.status !== 200) return countError(answer, offset);
     const body = answer.body as SearchBody;
     const all = body.facets[0]?.values ?? [];
@@ -190,6 +194,12 @@ const countBy: Tool = {
     });
   },
 };
+
+/** Whether the search refused count_by's one facet for the values it would list. */
+function refusedSize(answer: Parameters<typeof answerError>[0]): boolean {
+  const detail = (answer.body as { error?: { details?: { path?: unknown }[] } } | null)?.error?.details?.[0];
+  return answer.status === 400 && detail?.path === 'input.facets[0].size';
+}
 
 /**
  * count_by's refusal: the search's refusal of a facet over the values an answer lists (docs/limits.md) said of the
