@@ -51,6 +51,7 @@ const COMMANDS = [
   ['bench/openfda-slices.ts', 'openfda-slices'],
   ['bench/predicates.ts', 'predicates-bench'],
   ['bench/worker-start.ts', 'worker-start'],
+  ['bench/chunked-warm.ts', 'chunked-warm'],
   ['bench/worker-profile.ts', 'worker-profile'],
   ['bench/predicate-search.ts', 'predicate-search'],
   ['build/predicates/cli.ts', 'predicates'],
