@@ -1,10 +1,11 @@
 import { request } from 'node:http';
 import { JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerMcpPost, keptAnswer, mcpOptions, readMcpPost, type Answer, type McpAnswer, type McpBackend } from '../../src/api/mcp/index.ts';
+import { answerMcpPost, keptAnswer, mcpOptions, readMcpPost, type McpAnswer } from '../../src/api/mcp/index.ts';
 import { isPlainCall } from '../../src/api/mcp/result-cache.ts';
 import { AnswerCache } from '../../src/utils/answer-cache.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { countingBackend } from '../helpers/mcp-backend.ts';
 import { mulberry32 } from '../helpers/random.ts';
 import { allRecords, startServer } from '../server/helpers.ts';
 
@@ -24,30 +25,8 @@ const decoder = new TextDecoder();
 
 type Json = Record<string, any>;
 
-/** A backend over made-up records: a record per K number (K000000 is missing), a search of three of them. */
-function makeBackend() {
-  let asked = 0;
-  const record = (id: string) => ({ id, kNumber: id, deviceName: `Device "${id}" \u00e9`, applicant: 'Acme', productCode: 'DQY', decisionDate: '2024-01-02', reviewDays: 30 });
-  const backend: McpBackend = {
-    async query(operation, input): Promise<Answer> {
-      asked++;
-      if (operation === 'device-510k.detail') {
-        const id = String(input.id);
-        if (id === 'K000000') return { status: 404, body: { version: 1, operation, error: { code: 'record_not_found', message: `No record has the id ${id}.`, details: [] } } };
-        return { status: 200, body: { version: 1, operation, data: { record: record(id) } } };
-      }
-      if (operation === 'device-510k.search') {
-        const items = ['K100001', 'K100002', 'K100003'].map(record);
-        return { status: 200, body: { version: 1, operation, data: { items }, page: { total: 3, hasNextPage: false }, facets: [] } };
-      }
-      throw new Error(`not asked in these tests: ${operation}`);
-    },
-    async changes() {
-      throw new Error('not asked in these tests');
-    },
-  };
-  return { backend, asked: () => asked };
-}
+/** A backend over made-up records (a name with a quote and a non-ASCII letter), counting what it is asked. */
+const makeBackend = () => countingBackend((id) => `Device "${id}" \u00e9`);
 
 const text = (answer: McpAnswer) => `${answer.status} ${JSON.stringify(answer.headers)} ${answer.body === null ? '' : decoder.decode(answer.body)}`;
 
@@ -190,14 +169,14 @@ describe('the kept-result path of POST /mcp', () => {
   it('reads a spelling of the arguments once, and never answers one budget with another budget\'s result', async () => {
     const small = poster(4096);
     await small.cached(call(1, 'search_clearances', { query: 'pump', pageSize: 3 }));
-    const asked = small.asked();
+    const asked = small.asked.length;
     // Another order of the same arguments: the same result, from what was kept.
     const reordered = call(2, 'search_clearances', { pageSize: 3, query: 'pump' });
     expect(small.kept(reordered)).toBe(await small.sdk(reordered));
     // The result kept at 4 KiB is not found by a path reading at 8 KiB (the key carries the budget).
     const large = keptAnswer(headerOf(HEADERS), readMcpPost(encoder.encode(reordered)), 8192, small.cache);
     expect(large).toBeNull();
-    expect(small.asked()).toBe(asked + 1);
+    expect(small.asked.length).toBe(asked + 1);
   });
 });
 
