@@ -5,7 +5,8 @@ import { sourceStateOf } from '../../src/api/source-state.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { SEARCH_CHUNKS_PATH, type SearchChunks } from '../../src/contract/search-chunks.ts';
 import { NodeStorage } from '../../src/node/files.ts';
-import { answerOpenFda, type Endpoint } from '../../src/openfda/answer.ts';
+import { answerOpenFda, type Endpoint, type OpenFdaPacing } from '../../src/openfda/answer.ts';
+import { OPENFDA_LIMITS } from '../../src/search/budget.ts';
 import { ChunkCache } from '../../src/search/chunk-cache.ts';
 import { searchFromChunks } from '../../src/search/snapshot-index.ts';
 import { Snapshot } from '../../src/snapshot/index.ts';
@@ -50,9 +51,9 @@ async function opened(budget: number | null): Promise<{ snapshot: Snapshot; read
   return { snapshot, reads, cache };
 }
 
-async function text(snapshot: Snapshot, endpoint: Endpoint, query: string): Promise<string> {
+async function text(snapshot: Snapshot, endpoint: Endpoint, query: string, pacing: OpenFdaPacing = {}): Promise<string> {
   const at = endpoint === '510k' ? '/device/510k.json' : '/device/classification.json';
-  const a = await answerOpenFda(deps, snapshot, endpoint, new URL(`http://test${at}?${query}`));
+  const a = await answerOpenFda(deps, snapshot, endpoint, new URL(`http://test${at}?${query}`), pacing);
   return `${a.status} ${JSON.stringify(a.headers)}\n${new TextDecoder().decode(joinBytes(a.chunks))}`;
 }
 
@@ -168,6 +169,22 @@ describe('openFDA over the chunked index', () => {
     reads.length = 0;
     await text(snapshot, '510k', 'search=device_name:catheter&count=device_name');
     expect(searchFiles(reads)).toEqual([]);
+  });
+
+  it('keeps openFDA’s bounds: work past the bound, too many wildcard expansions and too many clauses are refused alike, and the turn is given back', async () => {
+    const whole = await opened(null);
+    const none = await opened(0);
+    let turns = 0;
+    const pacing: OpenFdaPacing = { limits: { ...OPENFDA_LIMITS, work: 2_000, expansions: 3, slice: 64 }, pause: async () => void turns++ };
+    const cases = ['count=applicant', 'search=device_name:c*', `search=${Array.from({ length: 300 }, (_, i) => `device_name:w${i}`).join('+OR+')}`];
+    for (const query of cases) {
+      const want = await text(whole.snapshot, '510k', query, pacing);
+      expect(want.startsWith('400 '), want).toBe(true);
+      expect(await text(none.snapshot, '510k', query, pacing)).toBe(want);
+    }
+    turns = 0;
+    expect((await text(none.snapshot, '510k', 'search=date_received:[19000101+TO+20991231]&limit=1', { ...pacing, limits: { ...pacing.limits!, work: 1e9 } })).slice(0, 3)).toBe('200');
+    expect(turns).toBeGreaterThan(0);
   });
 
   it('a lookup of one K number reads no search file, and answers as over the whole index', async () => {
