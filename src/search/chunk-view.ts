@@ -3,7 +3,7 @@ import { isoOfDay, NO_APPLICANT, NO_CODE, type SearchSectionName } from '../cont
 import { valueOf, type Decoded } from './bundle.ts';
 import type { ChunkCache } from './chunk-cache.ts';
 import { ChunkFormatError } from './chunk-directory.ts';
-import type { Rows } from './csr.ts';
+import { invertRows, type Rows } from './csr.ts';
 import { setPredicateSections } from './chunked-predicates.ts';
 import { deriveThrough, emptySearchIndex, markWithoutForward, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
 
@@ -101,9 +101,9 @@ export class LoadedChunks {
 
   /**
    * The index over what is loaded now, and the bytes it holds beyond the cached files (its word list and offsets, rows
-   * copied together).
+   * copied together); `madeLater` is told the bytes of what it makes on first use (each document's words).
    */
-  view(): { index: SearchIndex; extraBytes: number } {
+  view(madeLater?: (bytes: number) => void): { index: SearchIndex; extraBytes: number } {
     const dir = this.directory;
     const files = dir.files;
     const n = dir.counts.docs;
@@ -179,8 +179,21 @@ export class LoadedChunks {
       setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
       setSection(ix, 'docSeq', valueOf(seq, 'values', 'u8'));
     } else {
-      // No forward lists: a word checked document by document reads its own postings (words.ts termMarks).
+      // No forward lists: the search engine checks a word document by document through its own postings (words.ts
+      // termMarks). A reader by sections (openFDA's device_name) still reads `docTerms`: made on its first read, over
+      // the loaded words only, a pass over every document.
       markWithoutForward(ix);
+      let forward: Rows | null = null;
+      Object.defineProperty(ix, 'docTerms', {
+        get: () => {
+          if (!forward) {
+            forward = invertRows(docOffsets, termDocs, n);
+            madeLater?.(forward.offsets.byteLength + forward.values.byteLength);
+          }
+          return forward;
+        },
+        configurable: true,
+      });
     }
 
     for (const name of ['docPanel', 'docDecision', 'docType', 'docFlags', 'docCountry', 'docState', 'docReceived'] as const) {

@@ -299,8 +299,11 @@ export class ChunkedIndex {
   /** The index over everything loaded (made again only when asked for after a file it reads was let go of or `indexFor` remade it). */
   view(): SearchIndex {
     if (this.current && !this.stale) return this.current;
-    const { index, extraBytes } = this.loaded.view();
-    this.cache.setExtra(this, extraBytes);
+    let extra = 0;
+    const { index, extraBytes } = this.loaded.view((bytes) => {
+      if (this.current === index) this.cache.setExtra(this, (extra += bytes));
+    });
+    this.cache.setExtra(this, (extra = extraBytes));
     this.current = index;
     this.currentFiles = new Set(this.cache.paths());
     this.ownViews = 0;

@@ -248,7 +248,8 @@ describe('the search index in chunks', () => {
           const ix = await chunked.ensure(req, true, undefined, lease);
           const before = chunked.cache.bytes;
           expect(ix.withoutForward).toBe(true);
-          expect(() => ix.docTerms).toThrow(/docTermOffsets/);
+          // The engine never reads the forward lists a reader by sections may have made over the loaded words.
+          Object.defineProperty(ix, 'docTerms', { get: () => expect.fail('the engine read forward lists') });
           const [w, v] = [prepareWord(index, word), prepareWord(ix, word)];
           const tiers = (i: SearchIndex, p: PreparedWord) => Array.from(all, (d) => tierOf(i, p, d));
           expect(tiers(ix, v)).toEqual(tiers(index, w));
@@ -277,6 +278,7 @@ describe('the search index in chunks', () => {
           const req: SearchRequest = { ...BASE, query: `device:${word}-${common}`, facets: [] };
           const lease = chunked.lease();
           const ix = await chunked.ensure(req, true, undefined, lease);
+          Object.defineProperty(ix, 'docTerms', { get: () => expect.fail('the engine read forward lists') });
           const { kNumbers: _k, ...want } = outcome(index, req) as SearchOutcome;
           const { kNumbers: _k2, ...got } = outcome(ix, req) as SearchOutcome;
           expect(got).toEqual(want);
