@@ -14,6 +14,7 @@ import { ascendingIds, rangeSpan } from './sort.ts';
 import { rowsByValue } from './csr.ts';
 import { idRange } from '../utils/id-range.ts';
 import { predicateCondition } from './predicates.ts';
+import { kept } from './kept.ts';
 
 /**
  * A parsed query with qualifiers, phrases, OR or exclusions, turned into conditions for `matchDocuments`:
@@ -183,7 +184,7 @@ function exclusionMark(index: SearchIndex, positive: Condition): Mark {
         }
       }
       for (let i = 0; i < list.length; i++) may[list[i]!] = 0;
-      exclusionMaps.set(index, may);
+      exclusionMaps.set(index, kept(index, may, may.byteLength));
     } else {
       for (let i = 0; i < n; i++) if (positive.points(docs[i]!) < 0) marks[i] = 1;
     }

@@ -3,6 +3,7 @@ import { partitionPoint } from '../utils/bisect.ts';
 import type { SearchIndex } from './model.ts';
 import { idsByBits } from './docset.ts';
 import { kNumberRange } from './tokenize.ts';
+import { kept } from './kept.ts';
 
 /**
  * How well one query word matches one document, best first. The field decides before the kind of match: a prefix
@@ -365,7 +366,8 @@ function tierPool(index: SearchIndex): Uint8Array[] {
  * matching.
  */
 export class TierLoans {
-  private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null }[] = [];
+  /** `fresh`: made for this search, not taken from the pool (kept in the pool, it is newly kept for the index). */
+  private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null; fresh: boolean }[] = [];
   constructor(private readonly index: SearchIndex) {}
 
   /**
@@ -373,8 +375,9 @@ export class TierLoans {
    * particular order).
    */
   scan(w: PreparedWord, lo: number, hi: number): { tiers: Uint8Array; touched: Uint32Array } {
-    const tiers = tierPool(this.index).pop() ?? new Uint8Array(this.index.docCount);
-    const loan: { tiers: Uint8Array; touched: Uint32Array | null } = { tiers, touched: null };
+    const pooled = tierPool(this.index).pop();
+    const tiers = pooled ?? new Uint8Array(this.index.docCount);
+    const loan = { tiers, touched: null as Uint32Array | null, fresh: pooled === undefined };
     this.lent.push(loan);
     const touched = scanWord(this.index, w, tiers, lo, hi);
     loan.touched = touched;
@@ -383,11 +386,11 @@ export class TierLoans {
 
   giveBack(): void {
     const pool = tierPool(this.index);
-    for (const { tiers, touched } of this.lent) {
+    for (const { tiers, touched, fresh } of this.lent) {
       // Nothing writes a touched list after its scan (the candidates are sorted into an array of their own).
       if (touched !== null && touched.length * 8 < tiers.length) for (let i = 0; i < touched.length; i++) tiers[touched[i]!] = 0;
       else tiers.fill(0);
-      if (pool.length < 2) pool.push(tiers);
+      if (pool.length < 2) pool.push(fresh ? kept(this.index, tiers, tiers.byteLength) : tiers);
     }
   }
 }
