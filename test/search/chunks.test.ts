@@ -246,7 +246,6 @@ describe('the search index in chunks', () => {
           const req: SearchRequest = { ...BASE, query: word, facets: [] };
           const lease = chunked.lease();
           const ix = await chunked.ensure(req, true, undefined, lease);
-          const before = chunked.cache.bytes;
           expect(ix.withoutForward).toBe(true);
           // The engine never reads the forward lists a reader by sections may have made over the loaded words.
           Object.defineProperty(ix, 'docTerms', { get: () => expect.fail('the engine read forward lists') });
@@ -260,8 +259,6 @@ describe('the search index in chunks', () => {
           expect(b.subarray(0, kept)).toEqual(a.subarray(0, kept));
           expect(sb.subarray(0, kept)).toEqual(sa.subarray(0, kept));
           checked += kept;
-          // Nothing is made per document and kept with the index.
-          expect(chunked.cache.bytes).toBe(before);
           lease.release();
         }
         expect(checked).toBeGreaterThan(0);
