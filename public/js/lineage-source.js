@@ -16,18 +16,21 @@ const WALKS_KEPT = 8;
 /**
  * `lineage(input)` for a snapshot at `url(path)`, answering `{ data, page }` as the service does; `record(k)` reads
  * a clearance record (null when the snapshot has none). A page opened on a lineage asks first thing for the lineage
- * header (`header`, the response to its fetch) and for the start's shard (`first`: `{ path, response }`), a guess
- * from its number that the header would confirm a round trip later; either may be null.
+ * header (`header`, the response to its fetch) and for the files its question reads first (`first`: a list of
+ * `{ path, response }`, the start's closure file and its shard), a guess from its number that the header would
+ * confirm a round trip later; either may be null.
  */
 export function staticLineage({ url, record, header: headerRequest = null, first = null }) {
   let opened = null;
   const walks = new Map();
+  const early = new Map((first ?? []).map((f) => [f.path, f.response]));
 
   const read = async (path) => {
     let res = null;
-    if (first?.path === path) {
-      res = await first.response.catch(() => null);
-      first = null;
+    if (early.has(path)) {
+      const asked = early.get(path);
+      early.delete(path);
+      res = await asked.catch(() => null);
     }
     if (!res?.ok) res = await fetch(url(path));
     if (!res.ok) throw new Error(`The file ${path} of the lineage could not be loaded (HTTP ${res.status}).`);
@@ -57,7 +60,7 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     let entry = walks.get(key);
     if (!entry) {
       const made = { walk: null, known: 0, listeners: new Set() };
-      made.done = mod.walkLineage(files, question, (walk, known) => {
+      const tell = (walk, known) => {
         made.walk = walk;
         made.known = known;
         // A listener's failure is its own: the walk goes on.
@@ -66,6 +69,11 @@ export function staticLineage({ url, record, header: headerRequest = null, first
             listener(walk, known);
           } catch {}
         }
+      };
+      made.done = closureOf(mod, files, question).then((closure) => {
+        if (!closure) return mod.walkLineage(files, question, tell);
+        tell(closure, closure.codes.length);
+        return closure;
       });
       made.done.catch(() => walks.delete(key)).finally(() => made.listeners.clear());
       walks.set(key, made);
@@ -74,6 +82,22 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     }
     return entry;
   };
+
+  /**
+   * A whole lineage of every kind (the lineage view's question) from the start's closure file: one read instead of a
+   * round trip per step. Null when the question is another, the snapshot has no closure files, or the entry says the
+   * lineage is too long to be stored there: then the shards are walked. The entry is the walk's answer (the build
+   * walked it with the same code), so the answer is the same either way.
+   */
+  async function closureOf(mod, files, question) {
+    if (question.depth !== null || question.kinds !== null || !files.index.closure) return null;
+    const start = mod.lineageCode(question.id);
+    const shardId = mod.lineageShardId(mod.lineageNumber(start));
+    if (!files.index.shards[question.direction].some((s) => s.id === shardId)) return null;
+    const entry = mod.decodeLineageClosure(await read(mod.lineageClosurePath(question.direction, shardId)), start, files.index.origins.length);
+    if (entry === null || entry === 'walk') return null;
+    return { known: true, ...entry };
+  }
 
   async function lineage(input) {
     const id = String(input.id).trim().toUpperCase();
