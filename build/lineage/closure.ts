@@ -87,8 +87,8 @@ export async function writeClosures(
   shardBytes: Map<string, Uint8Array>,
   devices: Uint32Array,
   writer: SnapshotWriter,
+  max = LINEAGE_CLOSURE_MAX,
 ): Promise<{ predicates: number; descendants: number }> {
-  const max = index.closure?.max ?? LINEAGE_CLOSURE_MAX;
   // An entry's via and origin are one number: with no origin (no edge at all) there is no entry either.
   const origins = Math.max(1, index.origins.length);
   const header = new TextEncoder().encode(JSON.stringify(index));

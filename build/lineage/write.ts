@@ -113,9 +113,8 @@ export async function writeLineage(
       predicates: writeDirection('predicates', merged.forward, merged.devices, info, writer, written),
       descendants: writeDirection('descendants', merged.reverse, merged.devices, info, writer, written),
     },
-    closure: { max: closureMax },
   };
   writer.writeJson(LINEAGE_INDEX_PATH, LineageIndex, index);
-  await writeClosures(index, written, merged.devices, writer);
+  await writeClosures(index, written, merged.devices, writer, closureMax);
   return index;
 }
