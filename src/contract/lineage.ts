@@ -113,8 +113,9 @@ export type LineageSourceSummary = z.infer<typeof LineageSourceSummary>;
 export const LineageShardEntry = z.strictObject({ id: z.string(), nodes: z.int().min(1), edges: z.int().min(0) });
 
 /**
- * Devices a closure entry holds at most: a lineage past it is walked. At 1,000,000 records 99 % of lineages are within
- * it both ways, and the closure files keep the lineage files under a tenth of the snapshot.
+ * Devices a closure entry holds at most: a lineage past it is walked. A longer lineage costs bytes in every closure
+ * file it is part of; within this bound the lineage files stay under a tenth of a 1,000,000-record snapshot, and
+ * all but about 1 % of its lineages are held.
  */
 export const LINEAGE_CLOSURE_MAX = 200;
 
