@@ -1,12 +1,13 @@
 import { AnswerCache, type NextPage } from '../utils/answer-cache.ts';
 import type { ClearanceRecord } from '../contract/record.ts';
-import { searchIndexOf } from '../search/snapshot-index.ts';
+import { readsChunks, sectionIndexOf } from '../search/snapshot-index.ts';
 import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { catalogOf } from './catalog.ts';
 import { classificationAnswer } from './classification.ts';
 import { countOf, type DocSet } from '../search/docset.ts';
-import { fieldDef, fields510k, sectionsFor510k, type CountResult, type Ctx } from './fields.ts';
+import { fieldDef, fields510k, sectionsFor510k, type Ctx, type FieldDef } from './fields.ts';
+import { wordsFor510k } from './words.ts';
 import { fieldsOf, parseSearch, SyntaxError as SearchSyntaxError, type FieldRef, type Node } from './lucene.ts';
 import { afterKeyOf, afterOf, parseSearchAfter } from './order.ts';
 import { pageOf, type Order } from '../search/page.ts';
@@ -151,10 +152,31 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node,
   if (sortDef && (!sortDef.sortKey || (sortDef.kind === 'text' && !sortRef!.exact && sortRef!.name !== 'k_number'))) {
     throw new BadQuery(`Sorting allowed by non-analyzed fields only: ${params.sort!.field}${sortDef.sortKey ? `; sort by ${sortRef!.name}.exact` : ''}`);
   }
+  const one = countDef === null && params.searchAfter === null ? oneKNumber(tree) : null;
+  if (one !== null && (await readsChunks(snapshot))) return oneRecord(snapshot, params, one);
   const sections = sectionsFor510k([...refs, ...(countRef ? [countRef] : []), ...(sortRef ? [sortRef] : [])], hasUnfielded(tree));
-  const [loaded, catalog] = await Promise.all([searchIndexOf(snapshot, sections), catalogOf(snapshot)]);
-  if ('unavailable' in loaded) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', loaded.unavailable);
-  const ctx: Ctx = { index: loaded.index, catalog };
+  // Over a chunked index (a Worker's), only the files of these sections and the term chunks of the request's words,
+  // held until it is answered.
+  const [held, catalog] = await Promise.all([sectionIndexOf(snapshot, sections, wordsFor510k(tree, countRef)), catalogOf(snapshot)]);
+  if ('unavailable' in held) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', held.unavailable);
+  try {
+    return await answer510kOver({ index: held.index, catalog }, snapshot, params, tree, budget, countDef, countRef, sortDef);
+  } finally {
+    held.release();
+  }
+}
+
+async function answer510kOver(
+  ctx: Ctx,
+  snapshot: Snapshot,
+  params: OpenFdaParams,
+  tree: Node,
+  budget: Budget,
+  countDef: FieldDef | null,
+  countRef: FieldRef | null,
+  sortDef: FieldDef | null,
+): Promise<OpenFdaParts> {
+  const catalog = ctx.catalog;
   const set: DocSet = await evaluate(await planOf(tree, fields510k(ctx), budget), ctx.index.docCount, budget);
   const total = countOf(set);
   if (total === 0) throw notFound();
@@ -195,6 +217,31 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node,
   }
   const meta = { ...metaOf(snapshot), results: { skip: params.skip, limit: params.limit, total } };
   return partsOf(meta, JSON.stringify(results), next);
+}
+
+/** The K number a search names when it is one clause `k_number:K123456` (six digits, K optional), else null. */
+function oneKNumber(tree: Node): string | null {
+  if ((tree.type !== 'term' || tree.prefix) && tree.type !== 'phrase') return null;
+  if (tree.field?.name !== 'k_number') return null;
+  const m = /^[Kk]?(\d{6})$/.exec(tree.value.trim());
+  return m ? `K${m[1]}` : null;
+}
+
+/**
+ * The answer to a search for one K number, from its record, as the index would give it: the record is the one match
+ * (every record is a document of the index, with its own K number). A host that reads the chunked index answers it
+ * so, reading no file of the index (as a record's detail does).
+ */
+async function oneRecord(snapshot: Snapshot, params: OpenFdaParams, kNumber: string): Promise<OpenFdaParts> {
+  const [bytes, catalog] = await Promise.all([snapshot.recordJson(kNumber), catalogOf(snapshot)]);
+  if (bytes === null || (params.skip > 0 && params.limit > 0)) throw notFound();
+  const results: unknown[] = [];
+  if (params.skip === 0 && params.limit > 0) {
+    const r = JSON.parse(decoder.decode(bytes)) as ClearanceRecord;
+    results.push(toOpenFda510k(r, r.productCode === null ? undefined : catalog.byCode.get(r.productCode)));
+  }
+  const meta = { ...metaOf(snapshot), results: { skip: params.skip, limit: params.limit, total: 1 } };
+  return partsOf(meta, JSON.stringify(results), null);
 }
 
 function hasUnfielded(node: Node): boolean {

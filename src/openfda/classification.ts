@@ -1,5 +1,5 @@
 import type { ProductCodeEntry } from '../contract/classification.ts';
-import { searchIndexOf } from '../search/snapshot-index.ts';
+import { sectionIndexOf } from '../search/snapshot-index.ts';
 import { findCode } from '../search/model.ts';
 import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -101,13 +101,17 @@ export async function classificationAnswer(snapshot: Snapshot, params: OpenFdaPa
 
 /** Each entry with the K numbers of its 510(k)s (openFDA's `openfda.k_number`), ascending. */
 async function withKNumbers(snapshot: Snapshot, entries: ProductCodeEntry[]): Promise<Record<string, unknown>[]> {
-  const loaded = await searchIndexOf(snapshot, ['docKNumber', 'docCode', 'codes']);
-  if ('unavailable' in loaded) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', loaded.unavailable);
-  const index = loaded.index;
-  return entries.map((e) => {
-    const c = findCode(index, e.productCode);
-    const ks: number[] = [];
-    if (c !== null) for (let i = index.codeDocs.offsets[c]!; i < index.codeDocs.offsets[c + 1]!; i++) ks.push(index.docKNumber[index.codeDocs.values[i]!]!);
-    return toOpenFdaClassification(e, ks.sort((a, b) => a - b).map(kNumberText));
-  });
+  const held = await sectionIndexOf(snapshot, new Set(['docKNumber', 'docCode', 'codes'] as const), { prefixes: [] });
+  if ('unavailable' in held) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', held.unavailable);
+  const index = held.index;
+  try {
+    return entries.map((e) => {
+      const c = findCode(index, e.productCode);
+      const ks: number[] = [];
+      if (c !== null) for (let i = index.codeDocs.offsets[c]!; i < index.codeDocs.offsets[c + 1]!; i++) ks.push(index.docKNumber[index.codeDocs.values[i]!]!);
+      return toOpenFdaClassification(e, ks.sort((a, b) => a - b).map(kNumberText));
+    });
+  } finally {
+    held.release();
+  }
 }

@@ -1,5 +1,5 @@
 import { NO_APPLICANT, NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
-import { rowsByValue } from '../search/csr.ts';
+import { rowsByValue, type Rows } from '../search/csr.ts';
 import { dayTableSteps, type DayTable } from '../search/days.ts';
 import { runSliced } from '../search/slices.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
@@ -29,7 +29,7 @@ export type Ctx = { index: SearchIndex; catalog: Catalog };
  */
 export type CountResult = { kind: 'terms'; counts: Map<string, number> } | { kind: 'days'; days: number; json: string };
 
-type FieldDef = {
+export type FieldDef = {
   kind: 'text' | 'keyword' | 'date';
   needs: readonly SearchSectionName[];
   /** A clause on the field. */
@@ -236,14 +236,21 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
   const N = index.docCount;
   const terms = index.terms;
   const postings = (t: number) => index.termDocs.subarray(index.termDocOffsets[t]!, index.termDocOffsets[t + 1]!);
+  // Each document's words, read on the first test (over a chunked index, made then from the loaded words' rows).
+  let forward: Rows | null = null;
+  const docTerms = (): Rows => (forward ??= index.docTerms);
   const docHas = (d: number, t: number) => {
-    const lo = index.docTermOffsets[d]!;
-    const hi = index.docTermOffsets[d + 1]!;
-    const p = partitionPoint(lo, hi, (i) => index.docTermIds[i]! < t);
-    return p < hi && index.docTermIds[p] === t;
+    const { offsets, values } = docTerms();
+    const lo = offsets[d]!;
+    const hi = offsets[d + 1]!;
+    const p = partitionPoint(lo, hi, (i) => values[i]! < t);
+    return p < hi && values[p] === t;
   };
   if (leaf.type === 'exists') {
-    const has = (d: number) => index.docTermOffsets[d + 1]! > index.docTermOffsets[d]!;
+    const has = (d: number) => {
+      const { offsets } = docTerms();
+      return offsets[d + 1]! > offsets[d]!;
+    };
     return scanPlan(N, leaf.missing ? (d) => !has(d) : has, budget);
   }
   if (leaf.type === 'range') throw new BadQuery('search: device_name takes words, "phrases" and word* wildcards, not ranges');
@@ -252,10 +259,11 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
     const r = termRange(terms, stemWord(leaf.value, 'device_name'));
     budget.expand(r.hi - r.lo, `device_name:${leaf.value}*`);
     const test = (d: number) => {
-      const lo = index.docTermOffsets[d]!;
-      const hi = index.docTermOffsets[d + 1]!;
-      const p = partitionPoint(lo, hi, (i) => index.docTermIds[i]! < r.lo);
-      return p < hi && index.docTermIds[p]! < r.hi;
+      const { offsets, values } = docTerms();
+      const lo = offsets[d]!;
+      const hi = offsets[d + 1]!;
+      const p = partitionPoint(lo, hi, (i) => values[i]! < r.lo);
+      return p < hi && values[p]! < r.hi;
     };
     let size = 0;
     for (let t = r.lo; t < r.hi; t++) size += index.termDocOffsets[t + 1]! - index.termDocOffsets[t]!;
@@ -283,11 +291,12 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
   for (const t of ids) if (postings(t).length < postings(rarest).length) rarest = t;
   const at = new Int32Array(ids.length);
   const test = (d: number) => {
-    const lo = index.docTermOffsets[d]!;
-    const hi = index.docTermOffsets[d + 1]!;
+    const { offsets, values } = docTerms();
+    const lo = offsets[d]!;
+    const hi = offsets[d + 1]!;
     for (let k = 0; k < ids.length; k++) {
-      const p = partitionPoint(lo, hi, (i) => index.docTermIds[i]! < ids[k]!);
-      if (p >= hi || index.docTermIds[p] !== ids[k] || p - lo >= 255) return false;
+      const p = partitionPoint(lo, hi, (i) => values[i]! < ids[k]!);
+      if (p >= hi || values[p] !== ids[k] || p - lo >= 255) return false;
       at[k] = p - lo;
     }
     const start = index.docSeqOffsets[d]!;
@@ -324,11 +333,12 @@ async function deviceNameCount(ctx: Ctx, set: DocSet, exact: boolean, budget: Bu
   if (exact) throw new BadQuery('count=device_name.exact is not available: the index holds the words of device names, not whole names; count=device_name counts the words');
   const { index } = ctx;
   const counts = new Uint32Array(index.terms.length);
+  const { offsets, values } = index.docTerms;
   await eachDocSliced(set, budget, (d) => {
-    const hi = index.docTermOffsets[d + 1]!;
-    let i = index.docTermOffsets[d]!;
+    const hi = offsets[d + 1]!;
+    let i = offsets[d]!;
     const read = hi - i + 1;
-    for (; i < hi; i++) counts[index.docTermIds[i]!]!++;
+    for (; i < hi; i++) counts[values[i]!]!++;
     return read;
   });
   budget.charge(counts.length);

@@ -1,19 +1,14 @@
 import type { SearchInput } from '../contract/index.ts';
-import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../contract/search-chunks.ts';
-import { ChunkFormatError } from '../search/chunk-directory.ts';
-import { ChunkedIndex } from '../search/chunked.ts';
+import type { ChunkedIndex } from '../search/chunked.ts';
 import { ChunkCache } from '../search/chunk-cache.ts';
-import { BundleFormatError } from '../search/bundle.ts';
 import type { ParsedQuery } from '../search/grammar.ts';
-import { PredicatesNotIndexed } from '../search/model.ts';
-import { DAMAGED, searchIndexOf } from '../search/snapshot-index.ts';
+import { chunkedOf, chunkedUnavailable, searchFromChunks, searchIndexOf } from '../search/snapshot-index.ts';
 import { sectionsFor } from '../search/needs.ts';
 import { runSearchSliced, type SearchOutcome, type SearchRequest } from '../search/engine.ts';
 import type { SearchIndex } from '../search/model.ts';
 import { spellingOverIndex, type SpellingSuggestion } from '../search/spelling.ts';
 import { platformPause, type Slicing } from '../search/slices.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
-import { toHex } from '../snapshot/storage.ts';
 import { facetOverLimit, queryOverLimit, SearchUnavailable } from './errors.ts';
 import { FacetValuesError } from '../search/facet-fields.ts';
 import { QueryCostError } from '../search/cost.ts';
@@ -35,65 +30,15 @@ export async function warmSearch(snapshot: Snapshot): Promise<void> {
 /** The cache a host gives searchFromChunks: one per process (a Worker isolate), bounded by bytes. */
 export { ChunkCache };
 
-type Chunked = { chunked: ChunkedIndex } | { unavailable: string };
-
-/** The snapshots whose searches read the chunked index (a Worker's), each opened once. */
-const chunkedIndexes = new WeakMap<Snapshot, Promise<Chunked>>();
-
-/** A file of the chunked index, read as stored, checked against its name and the manifest, and inflated. */
-function chunkReader(snapshot: Snapshot): (path: string) => Promise<Uint8Array> {
-  const storage = snapshot.storage;
-  return async (path) => {
-    const entry = snapshot.fileEntry(path);
-    const named = CHUNK_PATH_PATTERN.exec(path)?.[1];
-    if (!entry || !named) throw new ChunkFormatError(`${path} is not a file of this snapshot's chunked index`);
-    const bytes = await storage.read(path);
-    const digest = toHex(await (storage.sha256Async ? storage.sha256Async(bytes) : storage.sha256(bytes)));
-    if (!digest.startsWith(named) || digest !== entry.sha256) snapshot.reportCorrupt(path, digest);
-    return gunzip(bytes);
-  };
-}
-
-/** gzip bytes inflated with the platform's DecompressionStream (native on Node and in Workers). */
-async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
-  try {
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  } catch {
-    throw new ChunkFormatError('a file of the chunked index is not gzip');
-  }
-}
-
 /**
- * Has this snapshot's searches read its chunked index (search/chunks.json and the files it names) through `cache`,
- * fetching only the files a request needs, rather than the whole index by sections: for a host whose memory is small
- * and whose processes start often (a Worker). Reads the directory now. A snapshot without a chunked index keeps
- * the whole index. Other operations that read the index (export, feeds, openFDA) read the whole one either way.
+ * Has a snapshot's searches read its chunked index through a cache bounded by bytes (src/search/snapshot-index.ts);
+ * openFDA's endpoints read it too, by the sections they need, and export and feeds through `matchIndexOf`.
  */
-export async function searchFromChunks(snapshot: Snapshot, cache: ChunkCache): Promise<void> {
-  if (!snapshot.fileEntry(SEARCH_CHUNKS_PATH) || chunkedIndexes.has(snapshot)) return;
-  const opening = (async (): Promise<Chunked> => {
-    let directory: SearchChunks;
-    try {
-      const parsed = SearchChunks.safeParse(JSON.parse(new TextDecoder().decode(await snapshot.readFile(SEARCH_CHUNKS_PATH))));
-      if (!parsed.success) return { unavailable: DAMAGED };
-      directory = parsed.data;
-    } catch (err) {
-      if (err instanceof SyntaxError) return { unavailable: DAMAGED };
-      throw err;
-    }
-    return { chunked: new ChunkedIndex(directory, chunkReader(snapshot), cache) };
-  })();
-  chunkedIndexes.set(snapshot, opening);
-  opening.catch(() => {
-    if (chunkedIndexes.get(snapshot) === opening) chunkedIndexes.delete(snapshot);
-  });
-  await opening;
-}
+export { searchFromChunks };
 
 /** The chunked index a snapshot's searches read, or null (they read the whole index). */
 export async function chunkedIndexOf(snapshot: Snapshot): Promise<ChunkedIndex | null> {
-  const opened = await chunkedIndexes.get(snapshot);
+  const opened = await chunkedOf(snapshot);
   if (!opened) return null;
   if ('unavailable' in opened) throw new SearchUnavailable(opened.unavailable);
   return opened.chunked;
@@ -129,9 +74,8 @@ export async function matchIndexOf(snapshot: Snapshot, req: MatchRequest): Promi
 
 /** A chunked index's failure as the operations say it: a damaged file, or predicates it lacks, is a 503. */
 function chunkedFailure(err: unknown): unknown {
-  if (err instanceof ChunkFormatError || err instanceof BundleFormatError) return new SearchUnavailable(DAMAGED);
-  if (err instanceof PredicatesNotIndexed) return new SearchUnavailable(err.message);
-  return err;
+  const why = chunkedUnavailable(err);
+  return why === null ? err : new SearchUnavailable(why);
 }
 
 /**

@@ -1,6 +1,12 @@
+import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../contract/search-chunks.ts';
 import { SEARCH_INDEX_PATH, type SearchSectionName } from '../contract/search-index.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/snapshot.ts';
 import { toHex } from '../snapshot/storage.ts';
+import { BundleFormatError } from './bundle.ts';
+import type { ChunkCache } from './chunk-cache.ts';
+import { ChunkFormatError } from './chunk-directory.ts';
+import { sectionFiles, type SectionWords } from './chunk-sections.ts';
+import { ChunkedIndex } from './chunked.ts';
 import { SearchIndexFormatError } from './codec.ts';
 import { LazySearchIndex, OlderSearchIndex, type BlockSource } from './load.ts';
 import { PredicatesNotIndexed, type SearchIndex } from './model.ts';
@@ -8,7 +14,9 @@ import { PredicatesNotIndexed, type SearchIndex } from './model.ts';
 /**
  * A snapshot's search index, read from its files by 64 KiB blocks (load.ts) a section at a time as requests need
  * them, opened once and kept for the snapshot's life: the one way the server's operations and the openFDA endpoints
- * reach the index of the snapshot they answer from.
+ * reach the index of the snapshot they answer from. A snapshot opened with `searchFromChunks` (a Worker's) is read
+ * through its chunked index instead (src/search/chunked.ts): only the files a request needs, in a cache bounded by
+ * bytes.
  */
 
 type Opened = { lazy: LazySearchIndex } | { unavailable: string };
@@ -82,3 +90,106 @@ export async function searchIndexBytes(snapshot: Snapshot): Promise<number> {
   return 'lazy' in opened ? opened.lazy.loadedBytes : 0;
 }
 
+
+type Chunked = { chunked: ChunkedIndex } | { unavailable: string };
+
+/** The snapshots whose searches read the chunked index (a Worker's), each opened once. */
+const chunkedIndexes = new WeakMap<Snapshot, Promise<Chunked>>();
+
+/** A file of the chunked index, read as stored, checked against its name and the manifest, and inflated. */
+function chunkReader(snapshot: Snapshot): (path: string) => Promise<Uint8Array> {
+  const storage = snapshot.storage;
+  return async (path) => {
+    const entry = snapshot.fileEntry(path);
+    const named = CHUNK_PATH_PATTERN.exec(path)?.[1];
+    if (!entry || !named) throw new ChunkFormatError(`${path} is not a file of this snapshot's chunked index`);
+    const bytes = await storage.read(path);
+    const digest = toHex(await (storage.sha256Async ? storage.sha256Async(bytes) : storage.sha256(bytes)));
+    if (!digest.startsWith(named) || digest !== entry.sha256) snapshot.reportCorrupt(path, digest);
+    return gunzip(bytes);
+  };
+}
+
+/** gzip bytes inflated with the platform's DecompressionStream (native on Node and in Workers). */
+async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
+  try {
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch {
+    throw new ChunkFormatError('a file of the chunked index is not gzip');
+  }
+}
+
+/**
+ * Has this snapshot's index read through its chunked index (search/chunks.json and the files it names) through
+ * `cache`, fetching only the files a request needs, rather than the whole index by sections: for a host whose memory
+ * is small and whose processes start often (a Worker). Reads the directory now. A snapshot without a chunked index
+ * keeps the whole index.
+ */
+export async function searchFromChunks(snapshot: Snapshot, cache: ChunkCache): Promise<void> {
+  if (!snapshot.fileEntry(SEARCH_CHUNKS_PATH) || chunkedIndexes.has(snapshot)) return;
+  const opening = (async (): Promise<Chunked> => {
+    let directory: SearchChunks;
+    try {
+      const parsed = SearchChunks.safeParse(JSON.parse(new TextDecoder().decode(await snapshot.readFile(SEARCH_CHUNKS_PATH))));
+      if (!parsed.success) return { unavailable: DAMAGED };
+      directory = parsed.data;
+    } catch (err) {
+      if (err instanceof SyntaxError) return { unavailable: DAMAGED };
+      throw err;
+    }
+    return { chunked: new ChunkedIndex(directory, chunkReader(snapshot), cache) };
+  })();
+  chunkedIndexes.set(snapshot, opening);
+  opening.catch(() => {
+    if (chunkedIndexes.get(snapshot) === opening) chunkedIndexes.delete(snapshot);
+  });
+  await opening;
+}
+
+/** The chunked index a snapshot is read through, why it has none it can read, or null (it reads the whole index). */
+export async function chunkedOf(snapshot: Snapshot): Promise<Chunked | null> {
+  return (await chunkedIndexes.get(snapshot)) ?? null;
+}
+
+/** Whether the snapshot is read through a chunked index whose directory is sound. */
+export async function readsChunks(snapshot: Snapshot): Promise<boolean> {
+  const opened = await chunkedOf(snapshot);
+  return opened !== null && 'chunked' in opened;
+}
+
+/** Why a chunked index's failure means no search: a damaged file, or predicates it lacks; null for any other error. */
+export function chunkedUnavailable(err: unknown): string | null {
+  if (err instanceof ChunkFormatError || err instanceof BundleFormatError) return DAMAGED;
+  if (err instanceof PredicatesNotIndexed) return err.message;
+  return null;
+}
+
+/** An index a request reads, and the call that lets go of its files once it is answered. */
+export type Held = { index: SearchIndex; release: () => void };
+
+/**
+ * The snapshot's index with `sections` readable, for one request that reads them by sections rather than through the
+ * search engine's own request (openFDA's endpoints): over the whole index, those sections (kept for the snapshot's
+ * life); over a chunked index, the files that hold them, with the term chunks of `words` only (src/search/chunk-sections.ts),
+ * held until `release` and then left to the cache's budget. The arrays stay valid after `release`.
+ */
+export async function sectionIndexOf(snapshot: Snapshot, sections: ReadonlySet<SearchSectionName>, words: SectionWords): Promise<Held | { unavailable: string }> {
+  const opened = await chunkedOf(snapshot);
+  if (!opened) {
+    const loaded = await searchIndexOf(snapshot, sections);
+    return 'unavailable' in loaded ? loaded : { index: loaded.index, release: () => {} };
+  }
+  if ('unavailable' in opened) return opened;
+  const { chunked } = opened;
+  const lease = chunked.lease();
+  try {
+    await chunked.load(sectionFiles(chunked.directory, sections, words), lease);
+    return { index: chunked.indexFor(lease), release: () => lease.release() };
+  } catch (err) {
+    lease.release();
+    const why = chunkedUnavailable(err);
+    if (why !== null) return { unavailable: why };
+    throw err;
+  }
+}

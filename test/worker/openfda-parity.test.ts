@@ -4,23 +4,26 @@ import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { startServer, type Running } from '../server/helpers.ts';
 
 /**
- * /device/510k.json and /device/classification.json on Node and on the Worker (over R2 and over static assets):
- * the same status, headers that matter and bytes, once the time members and the host in `Link` are blanked.
+ * /device/510k.json and /device/classification.json on Node and on the Worker (over R2 and over static assets, and
+ * over assets with a search cache of 0 bytes, so that every request reads the chunked index's files again): the same
+ * status, headers that matter and bytes, once the time members and the host in `Link` are blanked.
  */
 let node: Running;
 let workers: { name: string; worker: WorkerTarget }[];
 
 beforeAll(async () => {
   const snapshotPath = await buildFixtureSnapshot();
-  const [n, r2, assets] = await Promise.all([
+  const [n, r2, assets, uncached] = await Promise.all([
     startServer({ snapshotPath }),
     startWorker({ snapshotPath, storage: 'r2' }),
     startWorker({ snapshotPath, storage: 'assets' }),
+    startWorker({ snapshotPath, storage: 'assets', vars: { SEARCH_CACHE_BYTES: '0' } }),
   ]);
   node = n;
   workers = [
     { name: 'r2', worker: r2 },
     { name: 'assets', worker: assets },
+    { name: 'assets, 0-byte search cache', worker: uncached },
   ];
 });
 afterAll(async () => {
@@ -33,6 +36,12 @@ const linkPath = (link: string | null) => (link === null ? null : link.replace(/
 const PATHS = [
   '/device/510k.json',
   '/device/510k.json?search=device_name:catheter+AND+decision_date:[19800101+TO+20261231]&limit=5',
+  '/device/510k.json?search=catheter+AND+NOT+device_name:"balloon+catheter"&limit=5',
+  '/device/510k.json?search=applicant:medical+AND+device_name:cath*&sort=applicant.exact:asc&limit=3',
+  '/device/510k.json?search=k_number:K801853',
+  '/device/510k.json?search=_missing_:device_name',
+  '/device/510k.json?count=device_name',
+  '/device/510k.json?search=date_received:[20000101+TO+20101231]&count=applicant.exact&limit=5',
   '/device/510k.json?search=product_code:DTB&limit=3&skip=3',
   '/device/510k.json?count=product_code&limit=10',
   '/device/510k.json?count=decision_date',

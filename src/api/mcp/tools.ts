@@ -42,6 +42,23 @@ export type Tool = {
   run(args: unknown, context: ToolContext): Promise<ToolResult>;
 };
 
+/**
+ * A tool whose `run` is given its arguments as `input` reads them: arguments the schema refuses are answered with the
+ * tool's `invalid_input` result (parseArgs) and never reach `run`.
+ */
+function defineTool<S extends z.ZodType>(
+  definition: Omit<Tool, 'input' | 'run'> & { input: S; run(args: z.output<S>, context: ToolContext): Promise<ToolResult> },
+): Tool {
+  const { run, ...rest } = definition;
+  return {
+    ...rest,
+    async run(args, context) {
+      const parsed = parseArgs(definition.input, args, definition.name);
+      return parsed.ok ? run(parsed.value, context) : parsed.result;
+    },
+  };
+}
+
 type Json = Record<string, unknown>;
 type SearchBody = {
   data: { items: Json[]; stats?: { reviewDays: z.infer<typeof ReviewTimeOutput>['reviewDays'] } };
@@ -60,7 +77,7 @@ function compact(record: Json): CompactClearance {
   return out as CompactClearance;
 }
 
-const searchClearances: Tool = {
+const searchClearances = defineTool({
   name: 'search_clearances',
   title: 'Search 510(k) clearances',
   description: [
@@ -71,10 +88,7 @@ const searchClearances: Tool = {
   input: SearchArgs,
   output: SearchOutput,
   cacheable: true,
-  async run(args, { backend, budgetBytes }) {
-    const parsed = parseArgs(SearchArgs, args, 'search_clearances');
-    if (!parsed.ok) return parsed.result;
-    const a = parsed.value;
+  async run(a, { backend, budgetBytes }) {
     const page = a.page ?? 1;
     const pageSize = a.pageSize ?? 10;
     const answer = await backend.query('device-510k.search', { ...searchInput(a), page, pageSize, ...(a.sort && { sort: a.sort }) });
@@ -101,9 +115,9 @@ const searchClearances: Tool = {
       textOf: (structured) => renderSearch(a.query, structured),
     });
   },
-};
+});
 
-const getClearance: Tool = {
+const getClearance = defineTool({
   name: 'get_clearance',
   title: 'One 510(k) clearance',
   description:
@@ -111,17 +125,15 @@ const getClearance: Tool = {
   input: GetClearanceArgs,
   output: GetClearanceOutput,
   cacheable: true,
-  async run(args, { backend }) {
-    const parsed = parseArgs(GetClearanceArgs, args, 'get_clearance');
-    if (!parsed.ok) return parsed.result;
-    const answer = await backend.query('device-510k.detail', { id: parsed.value.id });
+  async run(a, { backend }) {
+    const answer = await backend.query('device-510k.detail', { id: a.id });
     if (answer.status !== 200) return answerError(answer);
     const record = (answer.body as { data: { record: Json } }).data.record;
     return textResult({ record }, renderClearance(record));
   },
-};
+});
 
-const getClassification: Tool = {
+const getClassification = defineTool({
   name: 'get_classification',
   title: 'A product code\'s classification',
   description:
@@ -129,19 +141,17 @@ const getClassification: Tool = {
   input: GetClassificationArgs,
   output: GetClassificationOutput,
   cacheable: true,
-  async run(args, { backend }) {
-    const parsed = parseArgs(GetClassificationArgs, args, 'get_classification');
-    if (!parsed.ok) return parsed.result;
-    const answer = await backend.query('device-510k.classification', { productCode: parsed.value.productCode });
+  async run(a, { backend }) {
+    const answer = await backend.query('device-510k.classification', { productCode: a.productCode });
     if (answer.status !== 200) return answerError(answer);
     const classification = (answer.body as { data: Json }).data;
     return textResult({ classification }, renderClassification(classification));
   },
-};
+});
 
 const DEFAULT_COUNT_SIZE = 25;
 
-const countBy: Tool = {
+const countBy = defineTool({
   name: 'count_by',
   title: 'Count clearances by a field',
   description: [
@@ -151,10 +161,7 @@ const countBy: Tool = {
   input: CountByArgs,
   output: CountByOutput,
   cacheable: true,
-  async run(args, { backend, budgetBytes }) {
-    const parsed = parseArgs(CountByArgs, args, 'count_by');
-    if (!parsed.ok) return parsed.result;
-    const a = parsed.value;
+  async run(a, { backend, budgetBytes }) {
     const offset = a.offset ?? 0;
     const size = a.size === undefined ? DEFAULT_COUNT_SIZE : a.size;
     const order = a.order ?? 'count';
@@ -193,7 +200,7 @@ const countBy: Tool = {
       textOf: (structured) => renderCounts(a.query ?? '', structured),
     });
   },
-};
+});
 
 /** Whether the search refused count_by's one facet for the values it would list. */
 function refusedSize(answer: Parameters<typeof answerError>[0]): boolean {
@@ -212,7 +219,7 @@ function countError(answer: Parameters<typeof answerError>[0], offset: number): 
   return errorResult({ code: 'invalid_input', message: `arguments.size ${message}.`, details: [{ path: 'arguments.size', message }] });
 }
 
-const reviewTimeStats: Tool = {
+const reviewTimeStats = defineTool({
   name: 'review_time_stats',
   title: 'How long FDA took to review',
   description:
@@ -220,10 +227,7 @@ const reviewTimeStats: Tool = {
   input: ReviewTimeArgs,
   output: ReviewTimeOutput,
   cacheable: true,
-  async run(args, { backend, budgetBytes }) {
-    const parsed = parseArgs(ReviewTimeArgs, args, 'review_time_stats');
-    if (!parsed.ok) return parsed.result;
-    const a = parsed.value;
+  async run(a, { backend, budgetBytes }) {
     const answer = await backend.query('device-510k.search', { ...searchInput(a), page: 1, pageSize: 1, stats: true });
     if (answer.status !== 200) return answerError(answer);
     const body = answer.body as SearchBody;
@@ -247,21 +251,18 @@ const reviewTimeStats: Tool = {
       cutNote: ' (its figures cover only those years)',
     });
   },
-};
+});
 
 type ChangesBody = Omit<z.infer<typeof ChangesSinceOutput>, 'sets' | 'historyStartsAfterSince'> & { historyStartsAfterSince?: true } & { sets: (z.infer<typeof ChangesSinceOutput>['sets'][number] & { changes: Json[] })[] };
 
-const changesSince: Tool = {
+const changesSince = defineTool({
   name: 'changes_since',
   title: 'What changed since a day',
   description:
     'The clearances added, changed (with each member before and after) or removed by the nightly rebuilds after a day, oldest first, as this service recorded them from FDA\'s files. Example: {"since":"2026-11-01"}. For a day before the history kept, every kept change is listed and historyStartsAfterSince says that earlier ones are not known.',
   input: ChangesSinceArgs,
   output: ChangesSinceOutput,
-  async run(args, { backend, budgetBytes }) {
-    const parsed = parseArgs(ChangesSinceArgs, args, 'changes_since');
-    if (!parsed.ok) return parsed.result;
-    const a = parsed.value;
+  async run(a, { backend, budgetBytes }) {
     const offset = a.offset ?? 0;
     const answer = await backend.changes(a.since);
     if (answer.status !== 200) return answerError(answer);
@@ -290,7 +291,7 @@ const changesSince: Tool = {
       textOf: renderChanges,
     });
   },
-};
+});
 
 type LineageBody = {
   data: { items: (Omit<LineageOutput['items'][number], 'record'> & { record: Json | null })[] } & Pick<LineageOutput, 'byDepth' | 'byYear' | 'cycles'>;
@@ -303,7 +304,7 @@ type LineageBody = {
  */
 const CURSOR_ROOM = 'x'.repeat(400);
 
-const lineage: Tool = {
+const lineage = defineTool({
   name: 'lineage',
   title: 'A clearance\'s predicates and descendants',
   description: [
@@ -312,10 +313,7 @@ const lineage: Tool = {
   ].join('\n'),
   input: LineageArgs,
   output: LineageOutput,
-  async run(args, { backend, budgetBytes }) {
-    const parsed = parseArgs(LineageArgs, args, 'lineage');
-    if (!parsed.ok) return parsed.result;
-    const a = parsed.value;
+  async run(a, { backend, budgetBytes }) {
     const input = { id: a.id, direction: a.direction ?? 'predicates', depth: a.depth ?? null, kinds: a.kinds ?? null, limit: a.limit ?? DEFAULT_LINEAGE_LIMIT, cursor: a.cursor ?? null };
     const answer = await backend.query('device-510k.lineage', input);
     if (answer.status !== 200) return answerError(answer);
@@ -353,7 +351,7 @@ const lineage: Tool = {
     cursorAfterCut = (again.body as LineageBody).page.nextCursor ?? CURSOR_ROOM;
     return listResultOf(spec, k);
   },
-};
+});
 
 /** Every tool, in the order tools/list gives them. */
 export const TOOLS: readonly Tool[] = [searchClearances, countBy, getClearance, getClassification, reviewTimeStats, changesSince, lineage];

@@ -1,0 +1,74 @@
+import type { ChunkFile, SearchChunks } from '../contract/search-chunks.ts';
+import type { SearchSectionName } from '../contract/search-index.ts';
+import { chunksOfPrefix } from './chunk-directory.ts';
+
+/**
+ * Which files of the chunked index (src/search/chunked.ts) hold the sections of the whole index that a request reads
+ * by name (openFDA's endpoints, src/openfda/fields.ts): the view over the loaded files (chunk-view.ts) gives every
+ * section listed here its whole index's values once these files are in.
+ */
+
+/**
+ * The words a request looks up in the word list, and what it reads of each document's words.
+ * - `prefixes`: each word (or wildcard stem) is looked up as a prefix: the term chunks whose words it reaches are read;
+ *   the term sections are exact for those words only.
+ * - `allTerms`: every term chunk (a count of every word of the matches).
+ * - `forward`: each document's whole word list and word positions (phrases, whole names, `_exists_`, a count of words).
+ *   Without it, a document's words are those of the loaded chunks (made by the view on first use), which is exact for
+ *   the words of the loaded chunks: what a single word or a wildcard tests.
+ */
+export type SectionWords = { prefixes: readonly string[]; allTerms?: boolean; forward?: boolean };
+
+/** Sections held by one whole file; the small dictionaries all come in `dicts`. */
+const FILE_OF: Partial<Record<SearchSectionName, readonly ChunkFile[]>> = {
+  docKNumber: ['docKNumber'],
+  docDecided: ['decided'],
+  docYear: ['decided'],
+  docCode: ['docCode', 'dicts'],
+  // The view reads the applicant column with its names, never one without the other.
+  docApplicant: ['docApplicant', 'applicants'],
+  applicants: ['docApplicant', 'applicants'],
+  applicantsByKey: ['docApplicant', 'applicants'],
+  docReceived: ['docReceived'],
+  docPanel: ['docPanel'],
+  docDecision: ['docDecision'],
+  docType: ['docType'],
+  docFlags: ['docFlags'],
+  docCountry: ['docCountry'],
+  docState: ['docState'],
+  codeTypes: ['codeTypes'],
+  codes: ['dicts'],
+  codeClass: ['dicts'],
+  panels: ['dicts'],
+  decisions: ['dicts'],
+  decisionNames: ['dicts'],
+  types: ['dicts'],
+  countries: ['dicts'],
+  states: ['dicts'],
+  classes: ['dicts'],
+};
+/** Sections of the word list: the term chunks of the words. */
+const TERM_SECTIONS = new Set<SearchSectionName>(['terms', 'termDocOffsets', 'termDocs', 'termApplicantOffsets', 'termApplicants', 'termCodeOffsets', 'termCodes']);
+/** Each document's words and their positions: whole with `forward`, else made from the loaded term chunks. */
+const FORWARD_SECTIONS = new Set<SearchSectionName>(['docTermOffsets', 'docTermIds', 'docSeqOffsets', 'docSeq']);
+
+/** The files a request reads for `sections` and `words`. Throws for a section the chunked index cannot give. */
+export function sectionFiles(dir: SearchChunks, sections: Iterable<SearchSectionName>, words: SectionWords): string[] {
+  const out = new Set<string>([dir.files.dicts.path]);
+  let terms = false;
+  for (const s of sections) {
+    if (TERM_SECTIONS.has(s)) terms = true;
+    else if (FORWARD_SECTIONS.has(s)) {
+      if (words.forward) for (const f of ['docTerms', 'docSeq'] as const) out.add(dir.files[f].path);
+    } else {
+      const files = FILE_OF[s];
+      if (!files) throw new Error(`the chunked index has no file for section ${s} read by name`);
+      for (const f of files) out.add(dir.files[f].path);
+    }
+  }
+  if (terms || words.forward) {
+    if (words.allTerms) for (const c of dir.termChunks) out.add(c.file.path);
+    else for (const w of words.prefixes) for (const c of chunksOfPrefix(dir, w)) out.add(dir.termChunks[c]!.file.path);
+  }
+  return [...out];
+}
