@@ -112,7 +112,7 @@ describe('the closure files of a snapshot', () => {
     expect(wantsHostCopy(closures[0]!)).toBe(false);
   });
 
-  it('leave out a lineage longer than the header says, and say so', async () => {
+  it('leave out a lineage longer than an entry may hold, and say so', async () => {
     const inputs = await Promise.all((await findEdgeFolders(FIXTURE_EDGES)).map(readEdgeFolder));
     const dir = await mkdtemp(join(tmpdir(), 'device-510k-closure-'));
     const writer = new SnapshotWriter(dir);
