@@ -170,14 +170,47 @@ export class Lease {
   }
 }
 
-/** Bytes a decoded file holds: its buffer (typed arrays are views into it), decoded rows, and JSON at two bytes a character. */
+/**
+ * Bytes a decoded file holds: its buffer when a typed array is a view into it (else it is garbage once decoded),
+ * typed arrays of their own, decoded rows, and JSON at two bytes a character.
+ */
 export function bundleBytes(raw: Uint8Array, bundle: Map<string, Decoded>): number {
-  let n = raw.buffer.byteLength;
+  let n = 0;
+  let views = false;
   for (const v of bundle.values()) {
     if ('rows' in v) n += v.rows.offsets.byteLength + v.rows.values.byteLength;
     else if ('json' in v) n += jsonBytes(v.json);
+    else {
+      const a = typedOf(v);
+      if (a.buffer === raw.buffer) views = true;
+      else n += a.byteLength;
+    }
   }
-  return n;
+  return n + (views ? raw.buffer.byteLength : 0);
+}
+
+function typedOf(v: { u8: Uint8Array } | { u16: Uint16Array } | { u32: Uint32Array }): Uint8Array | Uint16Array | Uint32Array {
+  return 'u8' in v ? v.u8 : 'u16' in v ? v.u16 : v.u32;
+}
+
+/**
+ * A decoded file without the bytes it was read as, when its typed arrays are a small part of them (a word's chunk,
+ * whose rows, decoded, are most of it): those arrays are copied out, so that the buffer, whose varints are decoded
+ * already, can go. A file that is mostly typed arrays (a column, a K number block) is left as it is: its arrays are
+ * views into its buffer.
+ */
+export function withoutRawBytes(raw: Uint8Array, bundle: Map<string, Decoded>): Map<string, Decoded> {
+  let typed = 0;
+  for (const v of bundle.values()) if (!('rows' in v) && !('json' in v)) typed += typedOf(v).byteLength;
+  if (typed * 4 >= raw.buffer.byteLength) return bundle;
+  const out = new Map<string, Decoded>();
+  for (const [name, v] of bundle) {
+    if ('u8' in v) out.set(name, { u8: v.u8.slice() });
+    else if ('u16' in v) out.set(name, { u16: v.u16.slice() });
+    else if ('u32' in v) out.set(name, { u32: v.u32.slice() });
+    else out.set(name, v);
+  }
+  return out;
 }
 
 function jsonBytes(value: unknown): number {

@@ -1,6 +1,6 @@
 import type { SearchChunks } from '../contract/search-chunks.ts';
 import { BundleFormatError, decodeBundle, valueOf, type Decoded } from './bundle.ts';
-import { bundleBytes, ChunkCache, Lease } from './chunk-cache.ts';
+import { bundleBytes, ChunkCache, Lease, withoutRawBytes } from './chunk-cache.ts';
 import { ChunkFormatError, runsOfPrefix, type ReadChunk } from './chunk-directory.ts';
 import { QueryCostError } from './cost.ts';
 import { parseQuery, QueryError } from './grammar.ts';
@@ -115,7 +115,7 @@ export class ChunkedIndex {
           loading = this.read(path).then((bytes) => {
             let bundle: Map<string, Decoded>;
             try {
-              bundle = decodeBundle(bytes);
+              bundle = withoutRawBytes(bytes, decodeBundle(bytes));
             } catch (err) {
               throw err instanceof BundleFormatError ? new ChunkFormatError(`${path}: ${err.message}`) : err;
             }

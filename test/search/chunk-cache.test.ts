@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ChunkCache, Lease } from '../../src/search/chunk-cache.ts';
+import { decodeBundle, encodeBundle, valueOf } from '../../src/search/bundle.ts';
+import { bundleBytes, ChunkCache, Lease, withoutRawBytes } from '../../src/search/chunk-cache.ts';
 
 /** The byte-bounded cache of the chunked index's files: what it lets go of first, and what it counts. */
 const file = () => new Map();
@@ -31,5 +32,24 @@ describe('the chunk cache', () => {
     lease.release();
     expect(cache.bytes).toBeLessThanOrEqual(150);
     expect(cache.has('c')).toBe(true);
+  });
+
+  it('lets a word chunk’s buffer go once its rows are decoded, and keeps a column’s, whose values are views into it', () => {
+    // A word's chunk: many rows (varints) and a few ids; a column: one typed array.
+    const offsets = Uint32Array.from({ length: 201 }, (_, i) => i * 50);
+    const values = Uint32Array.from({ length: 200 * 50 }, (_, i) => (i % 50) * 7 + Math.floor(i / 50));
+    const chunkRaw = encodeBundle({ ids: { u32: Uint32Array.of(3, 5) }, docs: { rows: { offsets, values } }, terms: { json: ['a', 'b'] } });
+    const decoded = decodeBundle(chunkRaw);
+    const chunk = withoutRawBytes(chunkRaw, decoded);
+    expect(valueOf(chunk, 'ids', 'u32')).toEqual(Uint32Array.of(3, 5));
+    expect(valueOf(chunk, 'ids', 'u32').buffer).not.toBe(chunkRaw.buffer);
+    expect(valueOf(chunk, 'docs', 'rows')).toEqual(valueOf(decoded, 'docs', 'rows'));
+    // Counted: the rows decoded, the ids copied out, the JSON; not the buffer.
+    expect(bundleBytes(chunkRaw, chunk)).toBe(bundleBytes(chunkRaw, decoded) - chunkRaw.buffer.byteLength + 8);
+    const columnRaw = encodeBundle({ values: { u16: new Uint16Array(5000).fill(7) }, meta: { json: { type: 'u16', none: null } } });
+    const column = decodeBundle(columnRaw);
+    expect(withoutRawBytes(columnRaw, column)).toBe(column);
+    expect(valueOf(column, 'values', 'u16').buffer).toBe(columnRaw.buffer);
+    expect(bundleBytes(columnRaw, column)).toBeGreaterThanOrEqual(columnRaw.buffer.byteLength);
   });
 });
