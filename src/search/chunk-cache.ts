@@ -54,6 +54,14 @@ export class ChunkCache {
     return this.map.has(path);
   }
 
+  /**
+   * A file held, read without counting it as used: reading an index over every loaded file reads them all, and only
+   * a request holding a file (`pin`) says that it is used.
+   */
+  peek(path: string): CachedChunk | undefined {
+    return this.map.get(path);
+  }
+
   /** The paths of the files held now. */
   paths(): IterableIterator<string> {
     return this.map.keys();
@@ -77,7 +85,7 @@ export class ChunkCache {
 
   /** A value made once from a file that is held, and kept with it (let go of when the file is). */
   derive<T>(path: string, name: string, make: () => T, bytes: (value: T) => number): T {
-    const entry = this.get(path)!;
+    const entry = this.peek(path)!;
     if (entry.derived.has(name)) return entry.derived.get(name) as T;
     const value = make();
     entry.derived.set(name, value);

@@ -127,7 +127,7 @@ function codesLower(dir: SearchChunks, cache: ChunkCache): string[] {
   return cache.derive(
     path,
     'codesLower',
-    () => (valueOf(cache.get(path)!.bundle, 'lists', 'json') as { codes: string[] }).codes.map((c) => c.toLowerCase()),
+    () => (valueOf(cache.peek(path)!.bundle, 'lists', 'json') as { codes: string[] }).codes.map((c) => c.toLowerCase()),
     (lower) => lower.length * 32,
   );
 }

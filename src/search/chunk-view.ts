@@ -30,7 +30,7 @@ export class LoadedChunks {
   }
 
   bundle(path: string): Map<string, Decoded> | undefined {
-    return this.has(path) ? this.cache.get(path)?.bundle : undefined;
+    return this.has(path) ? this.cache.peek(path)?.bundle : undefined;
   }
 
   /** A value made once from a file and kept with it (let go of when the file is). */

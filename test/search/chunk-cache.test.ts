@@ -52,4 +52,20 @@ describe('the chunk cache', () => {
     expect(valueOf(column, 'values', 'u16').buffer).toBe(columnRaw.buffer);
     expect(bundleBytes(columnRaw, column)).toBeGreaterThanOrEqual(columnRaw.buffer.byteLength);
   });
+
+  it('does not count a file as used when an index over every loaded file reads it, only when a request holds it', () => {
+    const cache = new ChunkCache(250);
+    cache.set('column-of-a-past-request', file(), 100);
+    cache.set('word', file(), 100);
+    // An index made over everything reads both; only the word is held by a request.
+    cache.peek('column-of-a-past-request');
+    cache.derive('column-of-a-past-request', 'made', () => 1, () => 0);
+    const lease = new Lease(cache);
+    lease.hold('word');
+    lease.release();
+    cache.set('new-word', file(), 100);
+    cache.trim();
+    expect([cache.has('column-of-a-past-request'), cache.has('word'), cache.has('new-word')]).toEqual([false, true, true]);
+  });
 });
+
