@@ -57,12 +57,12 @@ describe('the chunk cache', () => {
     const cache = new ChunkCache(250);
     cache.set('column-of-a-past-request', file(), 100);
     cache.set('word', file(), 100);
-    // An index made over everything reads both; only the word is held by a request.
-    cache.peek('column-of-a-past-request');
-    cache.derive('column-of-a-past-request', 'made', () => 1, () => 0);
+    // A request holds the word; then an index made over everything reads both.
     const lease = new Lease(cache);
     lease.hold('word');
     lease.release();
+    cache.peek('column-of-a-past-request');
+    cache.derive('column-of-a-past-request', 'made', () => 1, () => 0);
     cache.set('new-word', file(), 100);
     cache.trim();
     expect([cache.has('column-of-a-past-request'), cache.has('word'), cache.has('new-word')]).toEqual([false, true, true]);
