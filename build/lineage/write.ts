@@ -1,6 +1,7 @@
 import {
   CODE_BITS,
   HAS_RECORD,
+  LINEAGE_CLOSURE_MAX,
   LINEAGE_FORMAT,
   LINEAGE_INDEX_PATH,
   LINEAGE_VERSION,
@@ -13,6 +14,7 @@ import {
   type LineageDirection,
 } from '../../src/contract/index.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
+import { writeClosures } from './closure.ts';
 import { distinctPairs, keyFrom, keyOrigin, keyTo, mergeEdges, type EdgeKeys, type MergedEdges } from './merge.ts';
 import type { EdgeInput } from './read.ts';
 
@@ -33,6 +35,7 @@ function writeDirection(
   devices: Uint32Array,
   info: Map<number, number>,
   writer: SnapshotWriter,
+  written: Map<string, Uint8Array>,
 ): { id: string; nodes: number; edges: number }[] {
   const shards: { id: string; nodes: number; edges: number }[] = [];
   let k = 0;
@@ -64,6 +67,7 @@ function writeDirection(
     k = at;
     const id = lineageShardId(lineageNumber(devices[d] as number));
     writer.writeBytes(lineageShardPath(direction, id), bytes);
+    written.set(lineageShardPath(direction, id), bytes);
     shards.push({ id, nodes: n, edges: m });
     d = end;
   }
@@ -71,12 +75,19 @@ function writeDirection(
 }
 
 /**
- * The lineage files of the snapshot (src/contract/lineage.ts): the header, and each direction's shards. With no
- * edge input the header says so and no shard is written. `merged` is the inputs' merge, when the caller made it (the
- * search index reads the same edges).
+ * The lineage files of the snapshot (src/contract/lineage.ts): the header, each direction's shards and closure
+ * files. With no edge input the header says so and no shard is written. `merged` is the inputs' merge, when the
+ * caller made it (the search index reads the same edges).
  */
-export function writeLineage(inputs: readonly EdgeInput[], records: readonly ClearanceRecord[], writer: SnapshotWriter, merged: MergedEdges = mergeEdges(inputs)): LineageIndex {
+export async function writeLineage(
+  inputs: readonly EdgeInput[],
+  records: readonly ClearanceRecord[],
+  writer: SnapshotWriter,
+  merged: MergedEdges = mergeEdges(inputs),
+  closureMax = LINEAGE_CLOSURE_MAX,
+): Promise<LineageIndex> {
   const info = infoByCode(records);
+  const written = new Map<string, Uint8Array>();
   const index: LineageIndex = {
     format: LINEAGE_FORMAT,
     version: LINEAGE_VERSION,
@@ -99,10 +110,11 @@ export function writeLineage(inputs: readonly EdgeInput[], records: readonly Cle
     edges: distinctPairs(merged.forward),
     devices: merged.devices.length,
     shards: {
-      predicates: writeDirection('predicates', merged.forward, merged.devices, info, writer),
-      descendants: writeDirection('descendants', merged.reverse, merged.devices, info, writer),
+      predicates: writeDirection('predicates', merged.forward, merged.devices, info, writer, written),
+      descendants: writeDirection('descendants', merged.reverse, merged.devices, info, writer, written),
     },
   };
   writer.writeJson(LINEAGE_INDEX_PATH, LineageIndex, index);
+  await writeClosures(index, written, merged.devices, writer, closureMax);
   return index;
 }

@@ -4,4 +4,4 @@
  * lineage is shown.
  */
 export { LineageFiles, walkLineage, lineageCounts, positionAfter } from '../../src/operations/lineage-walk.ts';
-export { HAS_RECORD, LINEAGE_INDEX_PATH, lineageCode, lineageNumber } from '../../src/contract/lineage.ts';
+export { HAS_RECORD, LINEAGE_INDEX_PATH, decodeLineageClosure, lineageClosurePath, lineageCode, lineageNumber, lineageShardId } from '../../src/contract/lineage.ts';

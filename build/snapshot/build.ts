@@ -201,7 +201,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
     const edgeInputs = await Promise.all(edgeFolders.map(readEdgeFolder));
     // One merge for the lineage files and the search index's predicates, so both hold the same edges.
     const edges = mergeEdges(edgeInputs);
-    const lineage = writeLineage(edgeInputs, records, writer, edges);
+    const lineage = await writeLineage(edgeInputs, records, writer, edges);
     await writer.flush();
     reporter.end(`${lineage.edges.toLocaleString('en-US')} edges from ${lineage.sources.map((s) => s.source).join(', ') || 'no source'}`);
 

@@ -121,13 +121,14 @@ async function staticSourceFor() {
   const module = import('./static-source.js');
   let early = null;
   if (current.record && current.lineage) {
-    // The header, and the shard the walk reads first (the start's: its number without the last three digits), both
-    // at once: the header would name the shard one round trip later.
+    // The header and the start's closure file (its whole lineage; the number without its last three digits names
+    // it), both at once: the header would name the file one round trip later. A lineage too long for the closure
+    // file, or a snapshot without one, walks the shards after it.
     const header = fetch(new URL('lineage/index.json', snapshotBase).href);
-    const path = `lineage/${current.lineage}/${current.record.slice(0, -3)}.bin`;
-    const first = { path, response: fetch(new URL(path, snapshotBase).href) };
+    const path = `lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`;
+    const first = [{ path, response: fetch(new URL(path, snapshotBase).href) }];
+    first[0].response.catch(() => {});
     header.catch(() => {});
-    first.response.catch(() => {});
     import('./lineage.js').catch(() => {});
     import('./lineage-engine.js').catch(() => {});
     early = module.then((m) => {

@@ -16,20 +16,25 @@ const WALKS_KEPT = 8;
 /**
  * `lineage(input)` for a snapshot at `url(path)`, answering `{ data, page }` as the service does; `record(k)` reads
  * a clearance record (null when the snapshot has none). A page opened on a lineage asks first thing for the lineage
- * header (`header`, the response to its fetch) and for the start's shard (`first`: `{ path, response }`), a guess
- * from its number that the header would confirm a round trip later; either may be null.
+ * header (`header`, the response to its fetch) and for the files its question reads first (`first`: a list of
+ * `{ path, response }`, the start's closure file and its shard), a guess from its number that the header would
+ * confirm a round trip later; either may be null.
  */
 export function staticLineage({ url, record, header: headerRequest = null, first = null }) {
   let opened = null;
   const walks = new Map();
+  const early = new Map((first ?? []).map((f) => [f.path, f.response]));
 
-  const read = async (path) => {
+  /** A file's bytes; with `missing`, null for a file the host does not have (404, or 403 for some object stores). */
+  const read = async (path, { missing = false } = {}) => {
     let res = null;
-    if (first?.path === path) {
-      res = await first.response.catch(() => null);
-      first = null;
+    if (early.has(path)) {
+      const asked = early.get(path);
+      early.delete(path);
+      res = await asked.catch(() => null);
     }
-    if (!res?.ok) res = await fetch(url(path));
+    if (!res?.ok && !(missing && (res?.status === 404 || res?.status === 403))) res = await fetch(url(path));
+    if (missing && (res.status === 404 || res.status === 403)) return null;
     if (!res.ok) throw new Error(`The file ${path} of the lineage could not be loaded (HTTP ${res.status}).`);
     return new Uint8Array(await res.arrayBuffer());
   };
@@ -57,15 +62,21 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     let entry = walks.get(key);
     if (!entry) {
       const made = { walk: null, known: 0, listeners: new Set() };
-      made.done = mod.walkLineage(files, question, (walk, known) => {
+      const tell = (walk, known, complete = false) => {
         made.walk = walk;
         made.known = known;
+        made.complete = complete;
         // A listener's failure is its own: the walk goes on.
         for (const listener of made.listeners) {
           try {
-            listener(walk, known);
+            listener(walk, known, complete);
           } catch {}
         }
+      };
+      made.done = closureOf(mod, files, question).then((closure) => {
+        if (!closure) return mod.walkLineage(files, question, tell);
+        tell(closure, closure.codes.length, true);
+        return closure;
       });
       made.done.catch(() => walks.delete(key)).finally(() => made.listeners.clear());
       walks.set(key, made);
@@ -74,6 +85,25 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     }
     return entry;
   };
+
+  /**
+   * A whole lineage of every kind (the lineage view's question) from the start's closure file: one read instead of a
+   * round trip per step. Null when the question is another, the snapshot has no closure files (one built before them:
+   * the host answers 404, or 403 for some object stores), or the entry says the lineage is too long to be stored
+   * there: then the shards are walked. The entry is the walk's answer (the build walked it with the same code), so the
+   * answer is the same either way.
+   */
+  async function closureOf(mod, files, question) {
+    if (question.depth !== null || question.kinds !== null) return null;
+    const start = mod.lineageCode(question.id);
+    const shardId = mod.lineageShardId(mod.lineageNumber(start));
+    if (!files.index.shards[question.direction].some((s) => s.id === shardId)) return null;
+    const bytes = await read(mod.lineageClosurePath(question.direction, shardId), { missing: true });
+    if (bytes === null) return null;
+    const entry = mod.decodeLineageClosure(bytes, start, files.index.origins.length);
+    if (entry === null || entry === 'walk') return null;
+    return { known: true, ...entry };
+  }
 
   async function lineage(input) {
     const id = String(input.id).trim().toUpperCase();
@@ -111,8 +141,9 @@ export function staticLineage({ url, record, header: headerRequest = null, first
 
   /**
    * The first page of a whole lineage (`input.cursor` null) as `lineage(input)` answers it, telling `onPart` meanwhile,
-   * as the walk's levels are done, what is known final of it: `{ items, known, depth }`, the page's first devices, how
-   * many devices are known (all those up to `depth` steps), the deepest step known. Each device told is the answer's,
+   * as the walk's levels are done, what is known final of it: `{ items, known, depth, complete }`, the page's first
+   * devices, how many devices are known (all those up to `depth` steps), the deepest step known, and whether that is
+   * the whole lineage (read whole from a closure file). Each device told is the answer's,
    * but for its record, not read yet (`record: undefined`): the lineage files give its decision year and whether the
    * snapshot has its record (`year`, `hasRecord`), so that the records are read after the walk, not in its way.
    */
@@ -125,16 +156,16 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     if (!files) return answer;
     const entry = walkOf(mod, files, question);
     const origins = files.index.origins;
-    const listener = (w, known) => {
+    const listener = (w, known, complete) => {
       const items = [];
       for (let at = 0; at < Math.min(known, input.limit); at++) {
         const origin = origins[w.origins[at]];
         const info = w.infos[at];
         items.push({ kNumber: mod.lineageNumber(w.codes[at]), depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, record: undefined, year: info & ~mod.HAS_RECORD || null, hasRecord: (info & mod.HAS_RECORD) !== 0 });
       }
-      onPart({ items, known, depth: w.depths[known - 1] ?? 0 });
+      onPart({ items, known, depth: w.depths[known - 1] ?? 0, complete });
     };
-    if (entry.walk && entry.known > 0) listener(entry.walk, entry.known);
+    if (entry.walk && entry.known > 0) listener(entry.walk, entry.known, entry.complete);
     entry.listeners.add(listener);
     try {
       return await answer;

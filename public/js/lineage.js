@@ -268,11 +268,14 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
   let drawn = 0;
   /**
    * What the walk has found final so far, before its answer: the first devices (all of those within `depth` steps,
-   * as many as a page holds), drawn as the answer will draw them, and a line that says the rest is still loading.
+   * as many as a page holds), drawn as the answer will draw them, and a line that says the rest is still loading (the
+   * steps beyond, or only the records when the whole lineage is known).
    * No count of the whole lineage, no pager: those wait for the answer.
    */
-  const showPart = ({ items, known, depth }) => {
-    const line = `${num(known)} ${known === 1 ? 'device' : 'devices'} found so far, within ${num(depth)} ${depth === 1 ? 'step' : 'steps'}; still loading the steps beyond…`;
+  const showPart = ({ items, known, depth, complete = false }) => {
+    const line = complete
+      ? `${num(known)} ${known === 1 ? 'device' : 'devices'} in ${num(depth)} ${depth === 1 ? 'step' : 'steps'}; loading their records…`
+      : `${num(known)} ${known === 1 ? 'device' : 'devices'} found so far, within ${num(depth)} ${depth === 1 ? 'step' : 'steps'}; still loading the steps beyond…`;
     progress.textContent = `Loading the lineage: ${num(known)} ${known === 1 ? 'device' : 'devices'} found so far.`;
     body.dataset.partial = `${k} ${direction} ${known}`;
     const said = body.querySelector('.lineage-partial');

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defaultSources } from '../../build/sources/default.ts';
+import { LINEAGE_CLOSURE_MAX } from '../../src/contract/index.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type Model, type ModelItem } from '../helpers/lineage-model.ts';
 import { browserSkipReason } from './chromium.ts';
@@ -171,8 +172,9 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
       expect(new Map(shownYears as [string, number][])).toEqual(years);
 
       if (mode === 'static') {
-        // Static mode reads only the lineage files the question needs: the header, and the descendants shard of the
-        // start and of each device reached (a shard holds 1,000 consecutive numbers), no predicates shard.
+        // Static mode reads only the lineage files the question needs: the header and the start's closure file (its
+        // whole lineage); for a lineage longer than a closure entry holds, then the descendants shard of the start
+        // and of each device reached (a shard holds 1,000 consecutive numbers), no predicates shard.
         const fresh = await browser().context.newPage();
         collectErrors(fresh, errors);
         const read: string[] = [];
@@ -182,9 +184,10 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
         });
         await fresh.goto(`${url}#record=${cited}&lineage=descendants`);
         await fresh.locator(`.lineage-body[data-shows="${cited} descendants 1"]`).waitFor({ timeout: 60_000 });
-        const shards = new Set([cited, ...want.map((i) => i.kNumber)].map((n) => `lineage/descendants/${n.slice(0, -3)}.bin`));
-        expect(new Set(read)).toEqual(new Set(['lineage/index.json', ...shards]));
-        expect(read).toHaveLength(shards.size + 1);
+        const closure = `lineage/closure/descendants/${cited.slice(0, -3)}.bin`;
+        const shards = want.length > LINEAGE_CLOSURE_MAX ? new Set([cited, ...want.map((i) => i.kNumber)].map((n) => `lineage/descendants/${n.slice(0, -3)}.bin`)) : new Set<string>();
+        expect(new Set(read)).toEqual(new Set(['lineage/index.json', closure, ...shards]));
+        expect(read).toHaveLength(shards.size + 2);
         await fresh.close();
       }
 

@@ -1,0 +1,107 @@
+import { realpath } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, describe, expect, test } from 'vitest';
+import { defaultSources } from '../../build/sources/default.ts';
+import { LINEAGE_CLOSURE_MAX } from '../../src/contract/index.ts';
+import { buildFixture } from '../helpers/fixture-snapshot.ts';
+import { modelWalk, readModel, type ModelItem } from '../helpers/lineage-model.ts';
+import { browserSkipReason } from './chromium.ts';
+import { readTruth, type Truth } from './fixture-truth.ts';
+import { collectErrors, seriousViolations, startHost, useBrowser, type Host } from './page-helpers.ts';
+
+const skip = browserSkipReason();
+
+/** The shipped edge files, read as text by the test's own model (test/helpers/lineage-model.ts), not by the build. */
+const EDGES = fileURLToPath(new URL('../../data/fda/predicates', import.meta.url));
+/** Devices a page of the lineage view shows (public/js/lineage.js, LINEAGE_PAGE). */
+const PAGE = 50;
+const shardOf = (k: string) => k.slice(0, -3);
+type Direction = 'predicates' | 'descendants';
+
+/**
+ * The files a lineage view reads in static mode, counted: a lineage a closure file holds is read from the lineage
+ * header and that one file, however many steps it has (a walk of the shards reads at least one file per step); a
+ * longer one walks the shards. Each view is checked against an independent walk of the edge files.
+ */
+describe.skipIf(skip !== null)('the lineage files a lineage view reads, static mode', () => {
+  let truth: Truth;
+  let statics: Host;
+  const errors: string[] = [];
+  const model = readModel(EDGES);
+
+  const browser = useBrowser(async () => {
+    const { sources, edges } = await defaultSources();
+    const snapshot = await realpath((await buildFixture({ sources: [...sources, ...edges] })).out);
+    truth = await readTruth(snapshot);
+    statics = await startHost('static', snapshot);
+    return [statics];
+  });
+
+  /** The deepest lineage (then the most devices) of a record within a closure entry, or past it. */
+  function pick(direction: Direction, within: boolean): { k: string; want: ModelItem[] } {
+    let best: { k: string; want: ModelItem[] } | null = null;
+    for (const k of [...truth.records.keys()].sort()) {
+      const want = modelWalk(model, k, direction, null, null).items;
+      if (want.length === 0 || want.length <= LINEAGE_CLOSURE_MAX !== within) continue;
+      const steps = want.at(-1)!.depth;
+      if (!best || steps > best.want.at(-1)!.depth || (steps === best.want.at(-1)!.depth && want.length > best.want.length)) best = { k, want };
+      if (!within) break;
+    }
+    expect(best, `the bundled data has a ${direction} lineage ${within ? 'within' : 'past'} a closure entry`).not.toBeNull();
+    return best!;
+  }
+
+  /** Opens a lineage view on a fresh page; returns the lineage files it asked for up to the whole view, in order. */
+  async function open(k: string, direction: Direction, want: ModelItem[]): Promise<{ page: Page; files: string[] }> {
+    const page = await browser().context.newPage();
+    collectErrors(page, errors);
+    const files: string[] = [];
+    page.on('request', (r) => {
+      const path = new URL(r.url()).pathname;
+      const at = path.indexOf('/lineage/');
+      if (at >= 0) files.push(path.slice(at + 1));
+    });
+    await page.goto(`${statics.url}#record=${k}&lineage=${direction}`);
+    await page.locator(`.lineage-body[data-shows="${k} ${direction} 1"]`).waitFor({ timeout: 60_000 });
+    expect(Number(await page.locator('.lineage-total').getAttribute('data-total')), `${k} ${direction}`).toBe(want.length);
+    const rows = await page.locator('.lineage-table tbody tr').evaluateAll((trs) => trs.map((tr) => { const d = (tr as HTMLElement).dataset; return { kNumber: d.k!, depth: Number(d.depth), via: d.via!, kind: d.kind!, source: d.source! }; }));
+    expect(rows, `${k} ${direction}`).toEqual(want.slice(0, PAGE).map(({ kNumber, depth, via, kind, source }) => ({ kNumber, depth, via, kind, source })));
+    // Each device's record (or "no record") once the view is whole.
+    for (const i of want.slice(0, PAGE)) {
+      const record = truth.records.get(i.kNumber);
+      const cell = await page.locator(`.lineage-table tbody tr[data-k="${i.kNumber}"] td`).nth(5).textContent();
+      expect(cell, i.kNumber).toBe(record ? record.deviceName || 'no device name' : 'no record here: FDA’s page (opens in a new tab)');
+    }
+    return { page, files: [...new Set(files)] };
+  }
+
+  for (const direction of ['predicates', 'descendants'] as const) {
+    test(`${direction}: a lineage of many steps is read from the header and one closure file`, async () => {
+      const { k, want } = pick(direction, true);
+      const steps = want.at(-1)!.depth;
+      expect(steps, 'a lineage deep enough to tell one read from a walk').toBeGreaterThanOrEqual(3);
+      const { page, files } = await open(k, direction, want);
+      expect(files).toEqual(['lineage/index.json', `lineage/closure/${direction}/${shardOf(k)}.bin`]);
+      // A walk reads the start's shard, then one read per step at least: the view now takes 2 reads, not steps + 1.
+      expect(files.length).toBeLessThan(steps + 1);
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.close();
+    }, 300_000);
+  }
+
+  test('a lineage longer than a closure entry holds is walked over the shards, with the same view', async () => {
+    const { k, want } = pick('predicates', false);
+    const { page, files } = await open(k, 'predicates', want);
+    expect(files.slice(0, 2).sort()).toEqual(['lineage/closure/predicates/' + shardOf(k) + '.bin', 'lineage/index.json'].sort());
+    const shards = files.filter((f) => f.startsWith('lineage/predicates/'));
+    // The start's shard, and those of the devices the walk expands.
+    expect(shards).toContain(`lineage/predicates/${shardOf(k)}.bin`);
+    expect(new Set(shards)).toEqual(new Set(shards.filter((f) => [k, ...want.map((i) => i.kNumber)].some((n) => f === `lineage/predicates/${shardOf(n)}.bin`))));
+    await page.close();
+  }, 300_000);
+
+  afterAll(() => {
+    expect(errors).toEqual([]);
+  });
+});
