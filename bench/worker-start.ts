@@ -32,6 +32,7 @@ import { answerOpenFda } from '../src/openfda/answer.ts';
 import { prepareSearch, search, searchFromChunks } from '../src/operations/search.ts';
 import type { OperationContext } from '../src/operations/types.ts';
 import { ChunkCache } from '../src/search/chunk-cache.ts';
+import { DEFAULT_WORKER_SEARCH_CACHE_BYTES } from '../src/worker/service.ts';
 import { Snapshot } from '../src/snapshot/index.ts';
 import { freePort, memoryOf } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
@@ -78,6 +79,7 @@ if (modes.length === 0 || modes.some((m) => m !== 'chunks' && m !== 'whole')) {
 }
 const dir = resolve(values.snapshot);
 const MiB = 1024 * 1024;
+const budget = values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES;
 const load = () => loadavg()[0]!.toFixed(1);
 const mib = (n: number) => (n / MiB).toFixed(1);
 const isolate = (m: IsolateMemory | null) => (m ? `${mib(m.usedBytes + m.arrayBufferBytes)} MiB (heap ${mib(m.usedBytes)}, ArrayBuffers ${mib(m.arrayBufferBytes)})` : 'n/a');
@@ -157,13 +159,13 @@ try {
     for (let run = 1; run <= Number(values.runs); run++) {
       const vars: Record<string, string> = { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}) };
       // The isolate's memory after each first request, in a start of its own (see the head of this file).
-      const heaps: string[] = [];
+      const heaps: (IsolateMemory | null)[] = [];
       const inspectorPort = await freePort();
       const probed = await startWorker({ storage: 'assets', assetsDir, assetsReady: true, inspectorPort, vars });
       try {
         for (const step of steps) {
           await post(probed.url, step.body);
-          heaps.push(isolate(await heapOf(inspectorPort, console.log)));
+          heaps.push(await heapOf(inspectorPort, console.log));
         }
       } finally {
         await probed.close();
@@ -179,14 +181,22 @@ try {
           await post(worker.url, step.body);
           const own = performance.now() - t;
           const rss = memoryOf(pid)?.rss ?? NaN;
-          console.log(`  first ${step.name}: own ${own.toFixed(0)} ms, since start ${(performance.now() - t0).toFixed(0)} ms; workerd RSS ${mib(rss)} MiB; isolate (another start) ${heaps[i]} (load ${load()})`);
+          console.log(`  first ${step.name}: own ${own.toFixed(0)} ms, since start ${(performance.now() - t0).toFixed(0)} ms; workerd RSS ${mib(rss)} MiB; isolate (another start) ${isolate(heaps[i] ?? null)} (load ${load()})`);
         }
         if (run === 1 && Number(values.seconds) > 0) {
           // Warm: every query of the load answered once, so that the chunked index holds what the load reads (as far
           // as its budget allows) as the whole index does after its first search.
           await warmUp(worker.url, Number(values.connections));
           warm[mode] = await throughput(worker.url, Number(values.seconds), Number(values.connections));
-          console.log(`  warm search: ${warm[mode]!.toFixed(1)} answers/s at ${values.connections} at a time; RSS ${mib(memoryOf(pid)?.rss ?? NaN)} MiB; isolate ${isolate(await heapOf(inspectorPort, console.log))} (load ${load()})`);
+          const after = await heapOf(inspectorPort, console.log);
+          console.log(`  warm search: ${warm[mode]!.toFixed(1)} answers/s at ${values.connections} at a time; RSS ${mib(memoryOf(pid)?.rss ?? NaN)} MiB; isolate ${isolate(after)} (load ${load()})`);
+          // What the search added to the isolate: its memory after the warm load less its memory after the first
+          // detail (which reads no search file), against the search cache's budget.
+          const base = heaps[steps.findIndex((s) => s.name === 'detail')];
+          if (mode === 'chunks' && after && base) {
+            const added = after.usedBytes + after.arrayBufferBytes - base.usedBytes - base.arrayBufferBytes;
+            console.log(`  isolate after the warm load ${mib(after.usedBytes + after.arrayBufferBytes)} MiB, after the first detail ${mib(base.usedBytes + base.arrayBufferBytes)} MiB (another start): the search added ${mib(added)} MiB; search cache budget ${mib(budget)} MiB`);
+          }
         }
       } finally {
         await worker.close();
@@ -212,7 +222,7 @@ try {
     },
   });
   const snapshot = await Snapshot.fromStorage(storage, await readFile(join(dir, 'manifest.json')));
-  const cache = new ChunkCache(values.budget ? Number(values.budget) : 24 * MiB);
+  const cache = new ChunkCache(budget);
   await searchFromChunks(snapshot, cache);
   const sum = (filter: (p: string) => boolean) => reads.filter((r) => filter(r.path)).reduce((n, r) => n + r.bytes, 0);
   const searchFile = (p: string) => p.startsWith('search/');

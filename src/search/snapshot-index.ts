@@ -110,9 +110,19 @@ function chunkReader(snapshot: Snapshot): (path: string) => Promise<Uint8Array> 
   };
 }
 
-/** gzip bytes inflated with the platform's DecompressionStream (native on Node and in Workers). */
+/**
+ * gzip bytes inflated with the platform's DecompressionStream (native on Node and in Workers), fed the bytes as they
+ * are: a Blob would copy them first, and in a Worker that copy stays in the process's memory until the Blob is
+ * collected (the columns a first search reads are megabytes).
+ */
 async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const source = new ReadableStream<BufferSource>({
+    start: (controller) => {
+      controller.enqueue(bytes as Uint8Array<ArrayBuffer>);
+      controller.close();
+    },
+  });
+  const stream = source.pipeThrough(new DecompressionStream('gzip'));
   try {
     return new Uint8Array(await new Response(stream).arrayBuffer());
   } catch {
