@@ -41,7 +41,10 @@ async function side(mode: 'chunks' | 'whole'): Promise<number> {
   const { DEFAULT_WORKER_SEARCH_CACHE_BYTES } = await import('../src/worker/service.ts');
   const cache = new ChunkCache(values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES);
   if (mode === 'chunks') await searchFromChunks(snapshot, cache);
-  const ctx: OperationContext = { snapshot, servedAt: new Date(), cursors: new CursorCodec('b'.repeat(32)) };
+  // Pauses as Node's turn queue gives them (setImmediate): the platform's default here, a zero timer, would wait a
+  // millisecond at each pause and measure the timer rather than the engine.
+  const pause = () => new Promise<void>((ok) => setImmediate(ok));
+  const ctx: OperationContext = { snapshot, servedAt: new Date(), cursors: new CursorCodec('b'.repeat(32)), pause };
   const connections = Number(values.connections);
   let next = 0;
   const run = async (until: () => boolean) => {

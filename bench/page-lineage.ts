@@ -24,6 +24,7 @@ import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { countingProxy, PHONE_LINK } from './lib/counting-proxy.ts';
 import { mostCited } from './lib/lineage-questions.ts';
 import { startDocumentedNginx, type StaticHost } from './lib/static-hosting.ts';
+import { kb, middleRun, seconds } from './lib/stats.ts';
 
 type Question = { k: string; direction: 'predicates' | 'descendants' };
 type Figures = { firstMs: number; ms: number; recordsMs: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
@@ -113,8 +114,6 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
 
 async function main() {
   const values = parseCommandLine('page-lineage', USAGE, {
@@ -153,15 +152,15 @@ async function main() {
         const all = sides.map((): Figures[] => []);
         for (let i = 0; i < runs; i++) for (const [s, side] of sides.entries()) all[s]!.push(await measureOnce(side.proxy, q, profile === 'phone', values.verbose));
         for (const [s, side] of sides.entries()) {
-          const m = (f: (x: Figures) => number) => median(all[s]!.map(f));
+          const m = (f: (x: Figures) => number) => middleRun(all[s]!.map(f));
           console.log(
             [
               profile.padEnd(8),
               side.name.padEnd(8),
               `${q.k} ${q.direction}`.padEnd(24),
-              `${(m((x) => x.firstMs) / 1000).toFixed(2)} s`.padStart(8),
-              `${(m((x) => x.ms) / 1000).toFixed(2)} s`.padStart(8),
-              `${(m((x) => x.recordsMs) / 1000).toFixed(2)} s`.padStart(9),
+              seconds(m((x) => x.firstMs)).padStart(8),
+              seconds(m((x) => x.ms)).padStart(8),
+              seconds(m((x) => x.recordsMs)).padStart(9),
               `${kb(m((x) => x.bytes))} (${m((x) => x.requests)})`.padStart(18),
               `${kb(m((x) => x.lineageBytes))} (${m((x) => x.lineageFiles)})`.padStart(30),
               ` ${all[s]![0]!.shown}`,

@@ -1,4 +1,5 @@
 import type { Decoded } from './bundle.ts';
+import { countKept } from './kept.ts';
 
 /** A file of the chunked index, decoded, with what was made from it (a widened column, the decision years). */
 export type CachedChunk = {
@@ -90,6 +91,20 @@ export class ChunkCache {
     else this.extras.delete(owner);
   }
 
+  /** Adds to the bytes an owner holds beyond the files. */
+  addExtra(owner: object, bytes: number): void {
+    this.setExtra(owner, (this.extras.get(owner) ?? 0) + bytes);
+  }
+
+  /**
+   * Counts what the engine keeps made from `key` (an array of this file's or made from it: kept.ts) with the file,
+   * let go of with it.
+   */
+  countWith(path: string, key: object): void {
+    const entry = this.map.get(path);
+    if (entry) countKept(key, (bytes) => this.grow(path, entry, bytes));
+  }
+
   /** Holds a file in for a request, and counts it as used now (a request's files go last). */
   pin(path: string): void {
     const entry = this.get(path);
@@ -146,10 +161,11 @@ export class Lease {
     this.cache.pin(path);
   }
 
-  /** Lets the files go, and the cache back down to its budget. */
+  /** Lets the files go, and what was counted for the request beyond them (its own index), and the cache back down to its budget. */
   release(): void {
     for (const path of this.held) this.cache.unpin(path);
     this.held.clear();
+    this.cache.setExtra(this, 0);
     this.cache.trim();
   }
 }

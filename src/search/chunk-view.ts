@@ -5,7 +5,8 @@ import type { ChunkCache } from './chunk-cache.ts';
 import { ChunkFormatError } from './chunk-directory.ts';
 import { invertRows, type Rows } from './csr.ts';
 import { setPredicateSections } from './chunked-predicates.ts';
-import { deriveThrough, emptySearchIndex, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
+import { countKept } from './kept.ts';
+import { deriveThrough, emptySearchIndex, markWithoutForward, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
 
 /**
  * The files of a chunked index (src/search/chunked.ts) that the cache holds, read as one SearchIndex: every term id,
@@ -54,7 +55,13 @@ export class LoadedChunks {
     const path = this.directory.files[name].path;
     // A column stored in its own type is a view into the file's bytes, already counted with the file.
     const stored = () => Object.values(this.bundle(path)!.get('values') as Record<string, ArrayBufferView>)[0]?.buffer;
-    return this.derivedOf(path, 'column', () => this.widen(name, path), (out) => (out.buffer === stored() ? 0 : out.byteLength));
+    return this.derivedOf(path, 'column', () => this.counted(path, this.widen(name, path)), (out) => (out.buffer === stored() ? 0 : out.byteLength));
+  }
+
+  /** `value`, with what the engine keeps made from it counted with the file (kept.ts). */
+  private counted<T extends object>(path: string, value: T): T {
+    this.cache.countWith(path, value);
+    return value;
   }
 
   private widen(name: ChunkFile, path: string): Uint8Array | Uint16Array | Uint32Array {
@@ -77,7 +84,10 @@ export class LoadedChunks {
   /** The decision dates and years of every document, from their runs, made once. */
   private decided(): { days: Uint32Array; years: Uint16Array } {
     const path = this.directory.files.decided.path;
-    return this.derivedOf(path, 'decided', () => this.decidedOf(path), (d) => d.days.byteLength + d.years.byteLength);
+    return this.derivedOf(path, 'decided', () => {
+      const { days, years } = this.decidedOf(path);
+      return { days: this.counted(path, days), years: this.counted(path, years) };
+    }, (d) => d.days.byteLength + d.years.byteLength);
   }
 
   private decidedOf(path: string): { days: Uint32Array; years: Uint16Array } {
@@ -101,13 +111,15 @@ export class LoadedChunks {
 
   /**
    * The index over what is loaded now, and the bytes it holds beyond the cached files (its word list and offsets, rows
-   * copied together); `madeLater` is told the bytes of what it makes on first use (each document's words).
+   * copied together); `madeLater` is told the bytes of what it makes on first use (each document's words, a column
+   * in part) and of what the engine keeps for the index or for an array made for it (kept.ts).
    */
   view(madeLater?: (bytes: number) => void): { index: SearchIndex; extraBytes: number } {
     const dir = this.directory;
     const files = dir.files;
     const n = dir.counts.docs;
     const ix = emptySearchIndex(n);
+    if (madeLater) countKept(ix, madeLater);
 
     const dicts = this.bundle(files.dicts.path);
     if (dicts) {
@@ -161,6 +173,7 @@ export class LoadedChunks {
       codeRows.push(k);
     }
     const termDocs = concat(docRows.map((r) => r.values), docAt);
+    if (docRows.length > 1 && madeLater) countKept(termDocs, madeLater);
     setSection(ix, 'terms', terms);
     setSection(ix, 'termDocOffsets', docOffsets);
     setSection(ix, 'termDocs', termDocs);
@@ -179,7 +192,10 @@ export class LoadedChunks {
       setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
       setSection(ix, 'docSeq', valueOf(seq, 'values', 'u8'));
     } else {
-      // Made on first use (a word checked document by document): a pass over every document at a million.
+      // No forward lists: the search engine checks a word document by document through its own postings (words.ts
+      // termMarks). A reader by sections (openFDA's device_name) still reads `docTerms`: made on its first read, over
+      // the loaded words only, a pass over every document.
+      markWithoutForward(ix);
       let forward: Rows | null = null;
       Object.defineProperty(ix, 'docTerms', {
         get: () => {
@@ -189,6 +205,7 @@ export class LoadedChunks {
           }
           return forward;
         },
+        configurable: true,
       });
     }
 
@@ -197,12 +214,14 @@ export class LoadedChunks {
     }
     if (this.has(files.codeTypes.path)) setSection(ix, 'codeTypes', valueOf(this.bundle(files.codeTypes.path)!, 'codeTypes', 'json') as string[]);
 
+    let partBytes = 0;
     if (this.has(files.docCode.path)) {
       setSection(ix, 'docCode', this.column('docCode') as Uint16Array);
       this.keepDerived(ix, 'codeDocs', 'docCode');
     } else {
       const part = this.partial('codeIds', 'codeDocs', dir.codeChunks, dir.counts.codes, NO_CODE, 'u16');
-      lazyColumn(ix, 'docCode', part.column);
+      partBytes += part.rows.offsets.byteLength + part.rows.values.byteLength;
+      lazyColumn(ix, 'docCode', part.column, madeLater);
       setDerived(ix, 'codeDocs', part.rows);
     }
     if (this.has(files.docApplicant.path) && this.has(files.applicants.path)) {
@@ -213,7 +232,8 @@ export class LoadedChunks {
       this.keepDerived(ix, 'applicantDocs', 'docApplicant');
     } else {
       const part = this.partial('applicantIds', 'applicantDocs', [], dir.counts.applicants, NO_APPLICANT, 'u32');
-      lazyColumn(ix, 'docApplicant', part.column);
+      partBytes += part.rows.offsets.byteLength + part.rows.values.byteLength;
+      lazyColumn(ix, 'docApplicant', part.column, madeLater);
       setDerived(ix, 'applicantDocs', part.rows);
       setSection(ix, 'applicants', lengthOnly(dir.counts.applicants, 'applicants'));
     }
@@ -229,7 +249,7 @@ export class LoadedChunks {
       // Read only for a K number word, which declares the whole column (scanWord takes it in a local all the same).
       setDerived(ix, 'byKNumber', new Uint32Array(0));
     }
-    const extraBytes = dir.counts.terms * 20 + (docRows.length > 1 ? termDocs.byteLength : 0) + (appRows.length > 1 ? appAt * 4 : 0) + codeAt * 2;
+    const extraBytes = dir.counts.terms * 20 + (docRows.length > 1 ? termDocs.byteLength : 0) + (appRows.length > 1 ? appAt * 4 : 0) + codeAt * 2 + partBytes;
     return { index: ix, extraBytes };
   }
 
@@ -284,10 +304,24 @@ export class LoadedChunks {
   }
 }
 
-/** A column of the index made on first read, then kept (an own property ahead of the index's section getter). */
-function lazyColumn(ix: SearchIndex, name: 'docCode' | 'docApplicant', make: () => Uint16Array | Uint32Array): void {
+/**
+ * A column of the index made on first read, then kept (an own property ahead of the index's section getter); `count`
+ * is told its bytes and those the engine keeps made from it.
+ */
+function lazyColumn(ix: SearchIndex, name: 'docCode' | 'docApplicant', make: () => Uint16Array | Uint32Array, count?: (bytes: number) => void): void {
   let made: Uint16Array | Uint32Array | null = null;
-  Object.defineProperty(ix, name, { get: () => (made ??= make()) });
+  Object.defineProperty(ix, name, {
+    get: () => {
+      if (!made) {
+        made = make();
+        if (count) {
+          count(made.byteLength);
+          countKept(made, count);
+        }
+      }
+      return made;
+    },
+  });
 }
 
 /** The rows at positions `at`, in that order. */

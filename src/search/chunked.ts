@@ -293,7 +293,10 @@ export class ChunkedIndex {
       this.dropView();
       return this.view();
     }
-    return new LoadedChunks(this.directory, this.cache, (path) => lease.holds(path)).view().index;
+    // Counted with the lease while the request holds it: the index's own arrays and what the engine keeps for it.
+    const { index, extraBytes } = new LoadedChunks(this.directory, this.cache, (path) => lease.holds(path)).view((bytes) => this.cache.addExtra(lease, bytes));
+    this.cache.addExtra(lease, extraBytes);
+    return index;
   }
 
   /** The index over everything loaded (made again only when asked for after a file it reads was let go of or `indexFor` remade it). */

@@ -1,3 +1,5 @@
+import { kept } from './kept.ts';
+
 /**
  * Values made from whole columns (passes over every document), kept by the column arrays they were made from rather
  * than by the index that lent them: the chunked index makes a new index over the files a request reads, and every such
@@ -7,6 +9,9 @@
 export class ColumnMemo<T> {
   private readonly root = new WeakMap<object, unknown>();
 
+  /** `bytes`: what a value holds, told to the counter of its first array (kept.ts) when it is kept. */
+  constructor(private readonly bytes: (value: T) => number = () => 0) {}
+
   /** The value kept for these arrays (and this `shape`: sizes the value depends on beyond the arrays), or undefined. */
   get(keys: readonly object[], shape = ''): T | undefined {
     const kept = this.leaf(keys, false)?.get(shape);
@@ -14,7 +19,9 @@ export class ColumnMemo<T> {
   }
 
   set(keys: readonly object[], value: T, shape = ''): T {
-    this.leaf(keys, true)!.set(shape, value);
+    const leaf = this.leaf(keys, true)!;
+    if (!leaf.has(shape)) kept(keys[0]!, value, this.bytes(value));
+    leaf.set(shape, value);
     return value;
   }
 

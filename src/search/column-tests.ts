@@ -4,6 +4,7 @@ import { partitionPoint } from '../utils/bisect.ts';
 import { findApplicant, findCode, type SearchIndex } from './model.ts';
 import { rangeSpan } from './sort.ts';
 import { foldText } from './tokenize.ts';
+import { kept } from './kept.ts';
 
 /*
  * What a qualifier asks of a document, made once per qualifier and index as a column test (`Test`): the column, the
@@ -163,8 +164,10 @@ function fullTable(col: Column, ok: Uint8Array, span: number): Uint8Array {
   if (!full) {
     full = new Uint8Array(span);
     full.set(ok);
-    if (known.size >= 16) known.delete(known.keys().next().value!);
-    known.set(key, full);
+    // A table let go of for this one: the bytes kept for the column stay the same.
+    const replaced = known.size >= 16;
+    if (replaced) known.delete(known.keys().next().value!);
+    known.set(key, kept(col, full, replaced ? 0 : span));
   }
   return full;
 }
@@ -206,7 +209,7 @@ function histogramOf(col: Uint8Array | Uint16Array): Uint32Array {
   if (!counts) {
     counts = new Uint32Array(col instanceof Uint8Array ? 0x100 : 0x10000);
     for (let d = 0; d < col.length; d++) counts[col[d]!]!++;
-    histograms.set(col, counts);
+    histograms.set(col, kept(col, counts, counts.byteLength));
   }
   return counts;
 }

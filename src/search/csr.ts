@@ -1,3 +1,5 @@
+import { kept } from './kept.ts';
+
 /**
  * Compressed rows: the lists of row r are `values[offsets[r] .. offsets[r + 1]]`. One flat typed array per relation
  * instead of an array per row keeps a million-row relation to two allocations.
@@ -49,7 +51,7 @@ export function rowsByValue(col: Uint8Array | Uint16Array): Rows {
     const fill = offsets.slice(0, size);
     for (let d = 0; d < col.length; d++) values[fill[col[d]!]!++] = d;
     rows = { offsets, values };
-    byValue.set(col, rows);
+    byValue.set(col, kept(col, rows, offsets.byteLength + rows.values.byteLength));
   }
   return rows;
 }

@@ -1,5 +1,6 @@
 import { isoOfDay } from '../contract/search-index.ts';
 import { runSteps, type Steps } from './slices.ts';
+import { kept } from './kept.ts';
 
 /**
  * A day column's days (`docDecided`, `docReceived`), made once per column and shared by every surface that counts by
@@ -58,7 +59,7 @@ export function* dayTableSteps(col: Uint32Array, sliceDocs: number): Steps<DayTa
     if (r !== none) all[r]!++;
   }
   // Another request may have made it meanwhile, between two yields: the first one made is the one kept.
-  const table = tables.get(col) ?? { iso, docDay, all };
+  const table = tables.get(col) ?? kept(col, { iso, docDay, all }, docDay.byteLength + all.byteLength + iso.length * 40);
   tables.set(col, table);
   return table;
 }

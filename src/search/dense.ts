@@ -7,6 +7,7 @@ import type { ParsedQuery } from './grammar.ts';
 import { yearRange, type SearchIndex } from './model.ts';
 import { maskPage } from './page.ts';
 import { orderOf, rangeSpan, zeroedBitmap, type KeyedSort, type Sort } from './sort.ts';
+import { kept } from './kept.ts';
 
 /**
  * Queries made only of filters that pass most documents (thirdparty:no -country:MY, thirdparty:no received:>=1990):
@@ -181,7 +182,7 @@ function zonesOf(col: Uint32Array): Zones {
       if (v > most[z]!) most[z] = v;
     }
     zones = { least, most, undated: Uint32Array.from(undated) };
-    zonesByColumn.set(col, zones);
+    zonesByColumn.set(col, kept(col, zones, least.byteLength + most.byteLength + zones.undated.byteLength));
   }
   return zones;
 }

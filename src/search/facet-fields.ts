@@ -114,7 +114,7 @@ function count32(col: Uint32Array, docs: ListOrRange, counts: Uint32Array): void
   }
 }
 
-const receivedYears = new ColumnMemo<Uint16Array>();
+const receivedYears = new ColumnMemo<Uint16Array>((years) => years.byteLength);
 
 /** Receipt years, derived once per index (0 for no date). */
 function receivedYearOf(index: SearchIndex): Uint16Array {

@@ -176,7 +176,7 @@ function countDocs(
 const BLOCK = 32_768;
 /** Block b's count of product code c is codes[b × codeCount + c]; applicants the same. */
 type BlockCounts = { codes: Uint16Array; applicants: Uint16Array };
-const blockCountsByColumns = new ColumnMemo<BlockCounts>();
+const blockCountsByColumns = new ColumnMemo<BlockCounts>((c) => c.codes.byteLength + c.applicants.byteLength);
 
 /**
  * Product code and applicant counts of each whole block of BLOCK ids, made once per index on first use: 2 bytes per
@@ -310,7 +310,7 @@ function countCodesAndApplicants(docCode: Uint16Array, docApplicant: Uint32Array
   }
 }
 
-const everything = new ColumnMemo<{ codes: Uint32Array; applicants: Uint32Array }>();
+const everything = new ColumnMemo<{ codes: Uint32Array; applicants: Uint32Array }>((c) => c.codes.byteLength + c.applicants.byteLength);
 
 /** Product code and applicant counts over every document: one pass, once per index. */
 function countsOfEverything(index: SearchIndex): { codes: Uint32Array; applicants: Uint32Array } {
@@ -322,7 +322,7 @@ function countsOfEverything(index: SearchIndex): { codes: Uint32Array; applicant
   }, shape);
 }
 
-const yearRuns = new ColumnMemo<Uint32Array>();
+const yearRuns = new ColumnMemo<Uint32Array>((runs) => runs.byteLength);
 
 /**
  * Where each decision year's documents start and end: ids run in decision date order, so a year's documents are one

@@ -17,6 +17,12 @@ export type SearchIndex = SearchIndexData & {
   docCount: number;
   /** Each document's deviceName terms, ascending (`docTermOffsets` and `docTermIds` as rows). */
   docTerms: Rows;
+  /**
+   * The index holds no forward lists (`docTerms`): a word is checked against a document through its own postings
+   * (words.ts `termMarks`). The chunked index (src/search/chunk-view.ts) holds only some words' postings, and making
+   * their forward lists would be a pass over every document each time its loaded files change.
+   */
+  readonly withoutForward: boolean;
   /** Document ids in K number ascending order. */
   byKNumber: Uint32Array;
   codeDocs: Rows;
@@ -52,6 +58,7 @@ class IndexObject {
   readonly derived: Derived = {};
   /** The index was written without the predicate sections (see PredicatesNotIndexed). */
   predicatesAbsent = false;
+  withoutForward = false;
 
   constructor(docCount: number) {
     this.docCount = docCount;
@@ -120,6 +127,11 @@ export function setSection<K extends SearchSectionName>(index: SearchIndex, name
  */
 export function setDerived<K extends keyof Derived>(index: SearchIndex, name: K, value: Derived[K]): void {
   (index as IndexObject).derived[name] = value;
+}
+
+/** Marks an index that holds no forward lists (see `SearchIndex.withoutForward`): reading `docTerms` throws. */
+export function markWithoutForward(index: SearchIndex): void {
+  (index as IndexObject).withoutForward = true;
 }
 
 /** Marks an index written without the predicate sections: reading one throws PredicatesNotIndexed. */

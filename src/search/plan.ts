@@ -2,7 +2,7 @@ import type { Clause, ParsedQuery, Qualifier, Term } from './grammar.ts';
 import type { Condition, Mark, Matches } from './conditions.ts';
 import { matchDocumentsSteps, type MatchRequest } from './match.ts';
 import { pointsFor } from './score.ts';
-import { newScratch, prepareWord, scanWord, Tier, tierOf, type PreparedWord } from './words.ts';
+import { newScratch, prepareWord, scanWord, termMarks, Tier, tierOf, type PreparedWord } from './words.ts';
 import { decidedIds, passes, qualifierTest, shareOf } from './column-tests.ts';
 import { keepOf, markOf, scanOf } from './column-kernels.ts';
 import { partitionPoint } from '../utils/bisect.ts';
@@ -14,6 +14,7 @@ import { ascendingIds, rangeSpan } from './sort.ts';
 import { rowsByValue } from './csr.ts';
 import { idRange } from '../utils/id-range.ts';
 import { predicateCondition } from './predicates.ts';
+import { kept } from './kept.ts';
 
 /**
  * A parsed query with qualifiers, phrases, OR or exclusions, turned into conditions for `matchDocuments`:
@@ -183,7 +184,7 @@ function exclusionMark(index: SearchIndex, positive: Condition): Mark {
         }
       }
       for (let i = 0; i < list.length; i++) may[list[i]!] = 0;
-      exclusionMaps.set(index, may);
+      exclusionMaps.set(index, kept(index, may, may.byteLength));
     } else {
       for (let i = 0; i < n; i++) if (positive.points(docs[i]!) < 0) marks[i] = 1;
     }
@@ -355,13 +356,28 @@ function deviceWords(index: SearchIndex, words: readonly string[]): Condition {
   });
   if (ranges.some((r) => r.cost === 0)) return NOTHING;
   const cheapest = ranges.reduce((a, b) => (b.cost < a.cost ? b : a));
+  const list = () => {
+    spend(Math.ceil(cheapest.cost / POSTINGS_A_STEP));
+    return union([index.termDocs.subarray(index.termDocOffsets[cheapest.lo]!, index.termDocOffsets[cheapest.hi]!)], index.docCount);
+  };
+  if (index.withoutForward) {
+    // Each range's documents from its postings (words.ts termMarks), made on the first document checked.
+    let marks: Uint8Array[] | null = null;
+    return {
+      cost: cheapest.cost,
+      list,
+      points: (d) => {
+        spend(ranges.length);
+        marks ??= ranges.map((r) => termMarks(index, r.lo, r.hi, -1));
+        for (const m of marks) if (m[d] === 0) return -1;
+        return 0;
+      },
+    };
+  }
   const { offsets, values } = index.docTerms;
   return {
     cost: cheapest.cost,
-    list: () => {
-      spend(Math.ceil(cheapest.cost / POSTINGS_A_STEP));
-      return union([index.termDocs.subarray(index.termDocOffsets[cheapest.lo]!, index.termDocOffsets[cheapest.hi]!)], index.docCount);
-    },
+    list,
     points: (d) => {
       spend(ranges.length);
       for (const r of ranges) {

@@ -5,6 +5,7 @@ import { sortedIds } from './radix.ts';
 import type { SORTS } from '../contract/operations.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import { idsByBits, listHas } from './docset.ts';
+import { kept } from './kept.ts';
 
 /** The orders a search can ask for (docs/search.md, "Sorts"). `relevance` is the default and today's order. */
 export type Sort = (typeof SORTS)[number];
@@ -126,7 +127,7 @@ export function orderOf(index: SearchIndex, sort: KeyedSort): Uint32Array {
     out = new Uint32Array(n);
     for (let i = 0; i < n; i++) out[i] = packed[i]! % ID_SPAN;
   }
-  byIndex.set(sort, out);
+  byIndex.set(sort, kept(index, out, out.byteLength));
   return out;
 }
 
@@ -163,7 +164,7 @@ const bitmaps = new WeakMap<SearchIndex, Uint8Array>();
  */
 export function zeroedBitmap(index: SearchIndex): Uint8Array {
   let bitmap = bitmaps.get(index);
-  if (!bitmap) bitmaps.set(index, (bitmap = new Uint8Array((index.docCount + 3) & ~3)));
+  if (!bitmap) bitmaps.set(index, (bitmap = kept(index, new Uint8Array((index.docCount + 3) & ~3), (index.docCount + 3) & ~3)));
   return bitmap;
 }
 

@@ -3,6 +3,7 @@ import { partitionPoint } from '../utils/bisect.ts';
 import type { SearchIndex } from './model.ts';
 import { idsByBits } from './docset.ts';
 import { kNumberRange } from './tokenize.ts';
+import { kept } from './kept.ts';
 
 /**
  * How well one query word matches one document, best first. The field decides before the kind of match: a prefix
@@ -37,6 +38,8 @@ export type PreparedWord = {
   scanCost: number;
   /** Per-id tiers for checking documents one by one; made on first use, dropped with `release`. */
   dense: { codes: Uint8Array | null; applicants: Uint8Array | null } | null;
+  /** Per document, the word's terms (see `termMarks`), on an index without forward lists; dropped with `release`. */
+  marks: Uint8Array | null;
 };
 
 /** Zeroed per-id arrays a query lends to each word in turn while it collects its tiers. */
@@ -105,7 +108,7 @@ export function prepareWord(index: SearchIndex, word: string, scratch: Scratch =
   const applicantSet = applicants.take();
   for (const c of codeSet.ids) scanCost += index.codeDocs.offsets[c + 1]! - index.codeDocs.offsets[c]!;
   for (const a of applicantSet.ids) scanCost += index.applicantDocs.offsets[a + 1]! - index.applicantDocs.offsets[a]!;
-  return { word, termLo, termHi, exact, k, codes: codeSet, applicants: applicantSet, scanCost, dense: null };
+  return { word, termLo, termHi, exact, k, codes: codeSet, applicants: applicantSet, scanCost, dense: null, marks: null };
 }
 
 function denseTiers(set: TierSet, size: number): Uint8Array | null {
@@ -131,6 +134,45 @@ function rowsOf(index: SearchIndex, w: PreparedWord): readonly (readonly [TierSe
 /** Drops the word's per-id arrays once the query is done with it. */
 export function release(w: PreparedWord): void {
   w.dense = null;
+  w.marks = null;
+}
+
+/** What `termMarks` writes for a document: one of the range's terms, or the exact word itself. */
+const IN_RANGE = 1;
+const EXACT = 2;
+
+/**
+ * Per document, whether it holds a term in [lo, hi) (IN_RANGE) or the term `exact` (EXACT), from the terms' postings:
+ * what a document's forward list tells about one word, for an index without forward lists
+ * (`SearchIndex.withoutForward`). A pass over the word's postings, where reading the forward lists would be a pass
+ * over the candidates: the engine chooses a check over a scan when the postings are many, but a chunked index that
+ * made forward lists would pay a pass over every document whenever its loaded files change.
+ */
+export function termMarks(index: SearchIndex, lo: number, hi: number, exact: number): Uint8Array {
+  const marks = new Uint8Array(index.docCount);
+  const { termDocOffsets: offsets, termDocs: docs } = index;
+  for (let i = offsets[lo]!, end = offsets[hi]!; i < end; i++) marks[docs[i]!] = IN_RANGE;
+  if (exact >= 0) for (let i = offsets[exact]!, end = offsets[exact + 1]!; i < end; i++) marks[docs[i]!] = EXACT;
+  return marks;
+}
+
+/** The tier a document's own terms give the word (none, primaryPrefix or primaryWhole). */
+function termTier(index: SearchIndex, w: PreparedWord, d: number): Tier {
+  if (index.withoutForward) {
+    const m = (w.marks ??= termMarks(index, w.termLo, w.termHi, w.exact))[d]!;
+    return m === EXACT ? Tier.primaryWhole : m === IN_RANGE ? Tier.primaryPrefix : Tier.none;
+  }
+  const { offsets, values } = index.docTerms;
+  let best: Tier = Tier.none;
+  for (let i = offsets[d]!, end = offsets[d + 1]!; i < end; i++) {
+    const t = values[i]!;
+    if (t >= w.termHi) break;
+    if (t >= w.termLo) {
+      if (t === w.exact) return Tier.primaryWhole;
+      best = Tier.primaryPrefix;
+    }
+  }
+  return best;
 }
 
 /** The best tier of `w` on document `d`, read from the document's own columns and terms. */
@@ -148,15 +190,9 @@ export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
   }
   if (best === Tier.primaryWhole) return best;
   if (w.termLo < w.termHi) {
-    const { offsets, values } = index.docTerms;
-    for (let i = offsets[d]!, end = offsets[d + 1]!; i < end; i++) {
-      const t = values[i]!;
-      if (t >= w.termHi) break;
-      if (t >= w.termLo) {
-        if (t === w.exact) return Tier.primaryWhole;
-        if (best < Tier.primaryPrefix) best = Tier.primaryPrefix;
-      }
-    }
+    const t = termTier(index, w, d);
+    if (t === Tier.primaryWhole) return t;
+    if (best < t) best = t;
   }
   if (best < Tier.secondaryWhole && applicants) {
     const a = index.docApplicant[d]!;
@@ -172,6 +208,7 @@ export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
  * (each a cache miss at a million documents).
  */
 export function checkWord(index: SearchIndex, w: PreparedWord, docs: Uint32Array, scores: Uint32Array, points: Uint32Array): number {
+  if (index.withoutForward) return checkWordByMarks(index, w, docs, scores, points);
   const { codes, applicants } = denseOf(index, w);
   const { offsets, values } = index.docTerms;
   const { docCode, docApplicant, docKNumber } = index;
@@ -193,6 +230,38 @@ export function checkWord(index: SearchIndex, w: PreparedWord, docs: Uint32Array
         }
       }
     }
+    if (best !== Tier.primaryWhole) {
+      if (codes) {
+        const c = docCode[d]!;
+        if (c !== NO_CODE && codes[c]! > best) best = codes[c]!;
+      }
+      if (k && best !== Tier.primaryWhole) {
+        const kn = docKNumber[d]!;
+        if (kn >= k.from && kn <= k.to && k.tier > best) best = k.tier;
+      }
+      if (best < Tier.secondaryWhole && applicants) {
+        const a = docApplicant[d]!;
+        if (a !== NO_APPLICANT && applicants[a]! > best) best = applicants[a]!;
+      }
+      if (best === Tier.none) continue;
+    }
+    docs[kept] = d;
+    scores[kept++] = scores[i]! + points[best]!;
+  }
+  return kept;
+}
+
+/** `checkWord` on an index without forward lists: the document's terms read from the word's marks (`termMarks`). */
+function checkWordByMarks(index: SearchIndex, w: PreparedWord, docs: Uint32Array, scores: Uint32Array, points: Uint32Array): number {
+  const { codes, applicants } = denseOf(index, w);
+  const marks = w.termLo < w.termHi ? (w.marks ??= termMarks(index, w.termLo, w.termHi, w.exact)) : null;
+  const { docCode, docApplicant, docKNumber } = index;
+  const { k } = w;
+  let kept = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i]!;
+    const m = marks === null ? 0 : marks[d]!;
+    let best: number = m === EXACT ? Tier.primaryWhole : m === IN_RANGE ? Tier.primaryPrefix : Tier.none;
     if (best !== Tier.primaryWhole) {
       if (codes) {
         const c = docCode[d]!;
@@ -297,7 +366,8 @@ function tierPool(index: SearchIndex): Uint8Array[] {
  * matching.
  */
 export class TierLoans {
-  private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null }[] = [];
+  /** `fresh`: made for this search, not taken from the pool (kept in the pool, it is newly kept for the index). */
+  private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null; fresh: boolean }[] = [];
   constructor(private readonly index: SearchIndex) {}
 
   /**
@@ -305,8 +375,9 @@ export class TierLoans {
    * particular order).
    */
   scan(w: PreparedWord, lo: number, hi: number): { tiers: Uint8Array; touched: Uint32Array } {
-    const tiers = tierPool(this.index).pop() ?? new Uint8Array(this.index.docCount);
-    const loan: { tiers: Uint8Array; touched: Uint32Array | null } = { tiers, touched: null };
+    const pooled = tierPool(this.index).pop();
+    const tiers = pooled ?? new Uint8Array(this.index.docCount);
+    const loan = { tiers, touched: null as Uint32Array | null, fresh: pooled === undefined };
     this.lent.push(loan);
     const touched = scanWord(this.index, w, tiers, lo, hi);
     loan.touched = touched;
@@ -315,11 +386,11 @@ export class TierLoans {
 
   giveBack(): void {
     const pool = tierPool(this.index);
-    for (const { tiers, touched } of this.lent) {
+    for (const { tiers, touched, fresh } of this.lent) {
       // Nothing writes a touched list after its scan (the candidates are sorted into an array of their own).
       if (touched !== null && touched.length * 8 < tiers.length) for (let i = 0; i < touched.length; i++) tiers[touched[i]!] = 0;
       else tiers.fill(0);
-      if (pool.length < 2) pool.push(tiers);
+      if (pool.length < 2) pool.push(fresh ? kept(this.index, tiers, tiers.byteLength) : tiers);
     }
   }
 }

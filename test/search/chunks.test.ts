@@ -10,7 +10,8 @@ import { decodeBundle, decodeRows, encodeBundle, encodeRows, valueOf } from '../
 import type { SearchIndexData } from '../../src/search/codec.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
-import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
+import { runSearch, type SearchOutcome, type SearchRequest } from '../../src/search/engine.ts';
+import { checkWord, prepareWord, tierOf, type PreparedWord } from '../../src/search/words.ts';
 import { chunksOfPrefix, parseChunkDirectory } from '../../src/search/chunk-directory.ts';
 import { ChunkedIndex } from '../../src/search/chunked.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -231,18 +232,55 @@ describe('the search index in chunks', () => {
         expect(got).toEqual(want);
       });
 
-      it('counts each document’s words, made on first use over the loaded words, against the cache’s budget', async () => {
+      it('checks a word document by document from its postings, with no forward lists, as the whole index does', async () => {
         const { read } = reader(files);
         const chunked = new ChunkedIndex(files.directory, read);
-        const words = [data.terms[0]!, data.terms[data.terms.length - 1]!];
-        const req: SearchRequest = { ...BASE, query: words.join(' '), facets: [] };
-        const lease = chunked.lease();
-        const ix = await chunked.ensure(req, true, undefined, lease);
-        const files_ = () => [...chunked.cache.paths()].reduce((n, p) => n + chunked.cache.get(p)!.bytes, 0);
-        const before = chunked.cache.bytes - files_();
-        const forward = ix.docTerms;
-        expect(chunked.cache.bytes - files_() - before).toBe(forward.offsets.byteLength + forward.values.byteLength);
-        lease.release();
+        // Words, their prefixes and a word with no exact term: each checked against every document, on both indexes.
+        const step = Math.max(1, Math.floor(data.terms.length / 40));
+        const words = new Set<string>();
+        for (let t = 0; t < data.terms.length; t += step) for (const w of [data.terms[t]!, data.terms[t]!.slice(0, 1), data.terms[t]!.slice(0, 3)]) words.add(w);
+        const all = Uint32Array.from({ length: data.docKNumber.length }, (_, d) => d);
+        const points = Uint32Array.from([0, 1, 10, 100, 1000]);
+        let checked = 0;
+        for (const word of words) {
+          const req: SearchRequest = { ...BASE, query: word, facets: [] };
+          const lease = chunked.lease();
+          const ix = await chunked.ensure(req, true, undefined, lease);
+          expect(ix.withoutForward).toBe(true);
+          // The engine never reads the forward lists a reader by sections may have made over the loaded words.
+          Object.defineProperty(ix, 'docTerms', { get: () => expect.fail('the engine read forward lists') });
+          const [w, v] = [prepareWord(index, word), prepareWord(ix, word)];
+          const tiers = (i: SearchIndex, p: PreparedWord) => Array.from(all, (d) => tierOf(i, p, d));
+          expect(tiers(ix, v)).toEqual(tiers(index, w));
+          const [a, b] = [all.slice(), all.slice()];
+          const [sa, sb] = [new Uint32Array(all.length), new Uint32Array(all.length)];
+          const kept = checkWord(index, w, a, sa, points);
+          expect(checkWord(ix, v, b, sb, points)).toBe(kept);
+          expect(b.subarray(0, kept)).toEqual(a.subarray(0, kept));
+          expect(sb.subarray(0, kept)).toEqual(sa.subarray(0, kept));
+          checked += kept;
+          lease.release();
+        }
+        expect(checked).toBeGreaterThan(0);
+        // device: with two words (one qualifier) reads each word's documents from its postings: the commonest word's with words
+        // some of whose documents lack it (read from the whole index's postings).
+        const docsOf = (t: number) => [...data.termDocs.subarray(data.termDocOffsets[t]!, data.termDocOffsets[t + 1]!)];
+        const counts = data.terms.map((_, t) => data.termDocOffsets[t + 1]! - data.termDocOffsets[t]!);
+        const c = counts.indexOf(Math.max(...counts));
+        const common = data.terms[c]!;
+        const withCommon = new Set(docsOf(c));
+        const partners = data.terms.filter((_, t) => docsOf(t).some((d) => withCommon.has(d)) && docsOf(t).some((d) => !withCommon.has(d)));
+        expect(partners.length).toBeGreaterThan(0);
+        for (const word of partners.slice(0, 20)) {
+          const req: SearchRequest = { ...BASE, query: `device:${word}-${common}`, facets: [] };
+          const lease = chunked.lease();
+          const ix = await chunked.ensure(req, true, undefined, lease);
+          Object.defineProperty(ix, 'docTerms', { get: () => expect.fail('the engine read forward lists') });
+          const { kNumbers: _k, ...want } = outcome(index, req) as SearchOutcome;
+          const { kNumbers: _k2, ...got } = outcome(ix, req) as SearchOutcome;
+          expect(got).toEqual(want);
+          lease.release();
+        }
       });
 
       it('counts a whole column stored in its own type once, with its file', async () => {
