@@ -1,13 +1,14 @@
 /**
  * Time and bytes of a record's lineage view on the page in static mode, on a cold cache: from opening the view's
  * address (`#record=K…&lineage=predicates`) to its first devices drawn (picture and table, while the walk may still
- * run), and to the whole view (the answer's totals and counts, the picture and table of its first page).
+ * run), to the whole view (the answer's totals and counts, the picture and table of its first page, which a page may
+ * draw before the records are read) and to the records too (the view no longer busy).
  *
  *   npx tsx bench/page-lineage.ts --snapshot DIR [--questions K123456:predicates,...] [--runs 3] [--profiles desktop,phone] [--against DIR]
  *
  * The static host is Debian's nginx with exactly the configuration docs/deploy.md shows, behind the counting proxy of
  * bench/page-load.ts ("phone": one shared 1.6 Mbit/s link with 150 ms of round trip, the main thread slowed 4x).
- * Each run opens the view in a fresh browser profile. Besides the times, the bytes and requests up to the whole view,
+ * Each run opens the view in a fresh browser profile. Besides the times, the bytes and requests up to the records,
  * and of them the lineage files (the header and the shards the walk reads). With --against, another checkout's page
  * is served beside this one (the same snapshot, its own nginx) and measured in turn, run for run.
  * Not a test: figures depend on the machine, so they are printed, never asserted.
@@ -23,17 +24,19 @@ import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { countingProxy, PHONE_LINK } from './lib/counting-proxy.ts';
 import { mostCited } from './lib/lineage-questions.ts';
 import { startDocumentedNginx, type StaticHost } from './lib/static-hosting.ts';
+import { kb, middleRun, seconds } from './lib/stats.ts';
 
 type Question = { k: string; direction: 'predicates' | 'descendants' };
-type Figures = { firstMs: number; ms: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
+type Figures = { firstMs: number; ms: number; recordsMs: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
 
 const USAGE = `Usage: npx tsx bench/page-lineage.ts --snapshot DIR [options]
 
 A record's lineage view in static mode (nginx with docs/deploy.md's configuration serving the page and DIR), timed
 from opening its address to its first devices drawn ("first": picture and table, the walk may still run) and to the
-whole view ("whole": the answer's totals with its first page), cold, in Debian's Chromium (.ci/browser-deps.sh
-installs it); the median of the runs, with the bytes and requests to the whole view. A page that draws nothing
-before the answer has first = whole.
+whole view ("whole": the answer's totals with its first page, perhaps before the records are read) and to its
+records ("records": the view no longer busy), cold, in Debian's Chromium (.ci/browser-deps.sh installs it); the
+median of the runs, with the bytes and requests up to the records. A page that draws nothing before the answer has
+first = whole = records.
 
   --snapshot DIR     the snapshot the static host serves (required)
   --questions LIST   K123456:predicates or K123456:descendants, comma-separated (by default the two questions of
@@ -63,13 +66,15 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
   proxy.startRun(phone ? PHONE_LINK : null);
   try {
     const page = await browser.context.newPage();
-    // When the view's first devices are on screen (picture and table, before the answer or with it), and when the
-    // whole view is (the answer's first page: `data-shows`), in the page's own clock.
+    // When the view's first devices are on screen (picture and table, before the answer or with it), when the whole
+    // view is (the answer's first page with its totals and counts: `data-shows`; a page may draw it before the records
+    // are read), and when the records are in too (no longer busy), in the page's own clock.
     await page.addInitScript(() => {
-      const w = window as unknown as { shownAt?: number; firstAt?: number };
+      const w = window as unknown as { shownAt?: number; firstAt?: number; recordsAt?: number };
       new MutationObserver(() => {
         if (w.firstAt === undefined && document.querySelector('.lineage-body .lineage-table') && document.querySelector('.lineage-body svg.lineage-chart')) w.firstAt = performance.now();
         if (w.shownAt === undefined && document.querySelector('.lineage-body[data-shows] .lineage-table') && document.querySelector('.lineage-body[data-shows] svg.lineage-chart')) w.shownAt = performance.now();
+        if (w.recordsAt === undefined && w.shownAt !== undefined && document.querySelector('.lineage-body[data-shows]:not([aria-busy])')) w.recordsAt = performance.now();
       }).observe(document, { childList: true, subtree: true, attributes: true });
     });
     if (phone) {
@@ -79,24 +84,25 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
     }
     await page.goto(`${proxy.url}#record=${q.k}&lineage=${q.direction}`);
     await page.waitForSelector('html[data-mode="static"]', { timeout: 300_000 });
-    await page.waitForFunction(() => (window as unknown as { shownAt?: number }).shownAt !== undefined || document.querySelector('.lineage-body [role="alert"]'), null, { timeout: 600_000 });
+    await page.waitForFunction(() => (window as unknown as { recordsAt?: number }).recordsAt !== undefined || document.querySelector('.lineage-body [role="alert"]'), null, { timeout: 600_000 });
     const alert = page.locator('.lineage-body [role="alert"]');
     const failed = (await alert.count()) > 0 ? await alert.textContent() : null;
     if (failed) throw new Error(`The page could not show the lineage of ${q.k}: ${failed}`);
-    const [ms, firstMs, origin] = await page.evaluate(() => {
-      const w = window as unknown as { shownAt: number; firstAt: number };
-      return [w.shownAt, w.firstAt, performance.timeOrigin];
+    const [ms, firstMs, recordsMs, origin] = await page.evaluate(() => {
+      const w = window as unknown as { shownAt: number; firstAt: number; recordsAt: number };
+      return [w.shownAt, w.firstAt, w.recordsAt, performance.timeOrigin];
     });
     const shown = (await page.locator('.lineage-total').innerText()).trim();
-    const sent = proxy.sent.filter((d) => d.at >= origin && d.at <= origin + ms);
+    const sent = proxy.sent.filter((d) => d.at >= origin && d.at <= origin + recordsMs);
     const lineage = sent.filter((d) => d.url.includes('/lineage/'));
     if (verbose) {
-      console.log(`  first drawn at ${Math.round(firstMs)} ms, whole view at ${Math.round(ms)} ms`);
-      for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + firstMs ? 'first' : d.at <= origin + ms ? 'whole' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
+      console.log(`  first drawn at ${Math.round(firstMs)} ms, whole view at ${Math.round(ms)} ms, records at ${Math.round(recordsMs)} ms`);
+      for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + firstMs ? 'first' : d.at <= origin + ms ? 'whole' : d.at <= origin + recordsMs ? 'record' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
     }
     return {
       firstMs,
       ms,
+      recordsMs,
       bytes: sent.reduce((n, d) => n + d.bytes, 0),
       requests: sent.length,
       lineageBytes: lineage.reduce((n, d) => n + d.bytes, 0),
@@ -108,8 +114,6 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
 
 async function main() {
   const values = parseCommandLine('page-lineage', USAGE, {
@@ -142,20 +146,21 @@ async function main() {
       sides.push({ name: name!, host, proxy: await countingProxy(Number(new URL(host.url).port)) });
     }
     console.log(`snapshot ${dir}\nstatic host: nginx with docs/deploy.md's configuration${values.against ? `\nagainst: the page of ${realpathSync(values.against)}, run for run` : ''}\nmedian of ${runs} cold runs; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-    console.log('profile  page     question                  first     whole       bytes (requests)   lineage files: bytes (files)  view says');
+    console.log('profile  page     question                  first     whole   records       bytes (requests)   lineage files: bytes (files)  view says');
     for (const profile of profiles) {
       for (const q of questions) {
         const all = sides.map((): Figures[] => []);
         for (let i = 0; i < runs; i++) for (const [s, side] of sides.entries()) all[s]!.push(await measureOnce(side.proxy, q, profile === 'phone', values.verbose));
         for (const [s, side] of sides.entries()) {
-          const m = (f: (x: Figures) => number) => median(all[s]!.map(f));
+          const m = (f: (x: Figures) => number) => middleRun(all[s]!.map(f));
           console.log(
             [
               profile.padEnd(8),
               side.name.padEnd(8),
               `${q.k} ${q.direction}`.padEnd(24),
-              `${(m((x) => x.firstMs) / 1000).toFixed(2)} s`.padStart(8),
-              `${(m((x) => x.ms) / 1000).toFixed(2)} s`.padStart(8),
+              seconds(m((x) => x.firstMs)).padStart(8),
+              seconds(m((x) => x.ms)).padStart(8),
+              seconds(m((x) => x.recordsMs)).padStart(9),
               `${kb(m((x) => x.bytes))} (${m((x) => x.requests)})`.padStart(18),
               `${kb(m((x) => x.lineageBytes))} (${m((x) => x.lineageFiles)})`.padStart(30),
               ` ${all[s]![0]!.shown}`,

@@ -28,6 +28,7 @@ import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { PUBLIC_DIR } from '../test/browser/static-host.ts';
 import { countingProxy, listen, PHONE_LINK } from './lib/counting-proxy.ts';
 import { startDocumentedNginx } from './lib/static-hosting.ts';
+import { kb, middleRun, seconds } from './lib/stats.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -124,9 +125,6 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
-const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 const USAGE = `Usage: npx tsx bench/page-load.ts --snapshot DIR [options]
 
@@ -186,17 +184,17 @@ async function main() {
         for (const visit of visits) {
           const all: Figures[] = [];
           for (let i = 0; i < runs; i++) all.push(await measureOnce(proxies[mode], `${proxies[mode].url}${values['page-query']}${visit.hash}`, profile === 'phone', values.verbose));
-          const m = (f: (x: Figures) => number) => median(all.map(f));
+          const m = (f: (x: Figures) => number) => middleRun(all.map(f));
           console.log(
             [
               mode.padEnd(7),
               profile.padEnd(8),
               (visit.name === 'landing' ? 'landing' : `"${values.query}"`).padEnd(18),
-              sec(m((x) => x.firstMs)).padStart(12),
+              seconds(m((x) => x.firstMs)).padStart(12),
               `${kb(m((x) => x.firstBytes))} (${m((x) => x.firstRequests)})`.padStart(18),
-              sec(m((x) => x.countsMs)).padStart(14),
+              seconds(m((x) => x.countsMs)).padStart(14),
               kb(m((x) => x.countsBytes)).padStart(10),
-              sec(m((x) => x.allCountsMs)).padStart(13),
+              seconds(m((x) => x.allCountsMs)).padStart(13),
               kb(m((x) => x.allCountsBytes)).padStart(10),
               ` ${all[0]!.answer.split('\n')[0]}`,
             ].join(' '),

@@ -12,7 +12,9 @@ import { join, resolve } from 'node:path';
 import { prepareAssets } from '../build/worker/assets.ts';
 import { startWorker, type WorkerTarget } from '../build/worker/local.ts';
 import { parseCommandLine } from '../src/cli/args.ts';
-import { EVERY_FACET, HOSTILE_SEARCH_CASES, searchInput, type Input } from './lib/hostile-search.ts';
+import { FACET_FIELDS } from '../src/contract/index.ts';
+import { FACET_VALUES_MAX } from '../src/contract/operations.ts';
+import { HOSTILE_SEARCH_CASES, searchInput, type Input } from './lib/hostile-search.ts';
 import { BENCH_CURSOR_SECRET } from './lib/server.ts';
 import { workerdPid } from './lib/worker.ts';
 
@@ -21,7 +23,9 @@ const USAGE = `Usage: npx tsx bench/worker-cpu.ts --snapshot DIR [options]
 Starts the Worker under workerd (as npm run worker does: the snapshot in its static assets) and sends, one at a time
 on an idle Worker, the requests whose cost matters against a Worker's CPU limit: meta, the requests that read whole
 columns of the chunked index (a word's default facets, a sort by received date, a panel qualifier, a feed), the hostile searches of
-bench/hostile-search.ts (each alone), one search counting every facet, an export part of --export-part records, and
+bench/hostile-search.ts (each alone), one search counting every facet (each with the largest size the bound on a
+facet's values allows), openFDA's search, a count over a broad search and a count of every word, an export part of
+--export-part records, and
 with --whole-export yes the whole CSV export of every record. For each: the CPU time workerd spent on it (every thread
 of the process, from the scheduler's counts, so an upper bound on what the platform bills the Worker: Miniflare's own
 entry Worker and the assets server are in it), its wall time, status and bytes; the median of --runs. Prints one
@@ -68,6 +72,18 @@ const query = (operation: string, input: Input): { path: string; init: RequestIn
   init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ version: 1, operation: `device-510k.${operation}`, input }) },
 });
 
+/**
+ * What the all-facet row counts: every facet field, each with a size of FACET_VALUES_MAX, the most one facet may list,
+ * so that the row measures the whole count and the longest lists the bound lets through (with `size: null` a broad
+ * search's predicate facet passes the bound and is refused before any counting).
+ */
+const predicatesIndexed = JSON.parse(await readFile(join(resolve(values.snapshot), 'search/chunks.json'), 'utf8').catch(() => '{}')) as { predicates?: unknown };
+// A snapshot built before predicates were indexed has no predicate facet (a 503 names it): every other field.
+const EVERY_FACET_WITHIN_BOUND = FACET_FIELDS.filter((f) => f !== 'predicate' || predicatesIndexed.predicates !== undefined).map((field) => ({ field, size: FACET_VALUES_MAX }));
+
+/** openFDA's requests: a GET of its path. */
+const openFda = (path: string): { path: string; init: RequestInit } => ({ path, init: { method: 'GET' } });
+
 /** Each request differs from run to run where the Worker keeps answers, so that every run computes its answer. */
 function asks(): Ask[] {
   let run = 0;
@@ -84,7 +100,12 @@ function asks(): Ask[] {
     if (c.requests!(0).length > 1) continue;
     list.push({ name: c.name, request: () => query('search', c.requests!(next())[0]!) });
   }
-  list.push({ name: 'one search, every facet at size null', request: () => query('search', searchInput('', { facets: EVERY_FACET, page: 1 + next() })) });
+  list.push({ name: `one search, every facet at size ${FACET_VALUES_MAX.toLocaleString('en-US')} (the bound)`, request: () => query('search', searchInput('', { facets: EVERY_FACET_WITHIN_BOUND, page: 1 + next() })) });
+  // openFDA's (src/openfda, over the chunked index as /v1/query's searches): a round's requests differ by a `limit` or
+  // `skip`, which changes no work but the page, so that no answer is kept from the last.
+  list.push({ name: 'openFDA: a search (device_name:catheter)', request: () => openFda(`/device/510k.json?search=device_name:catheter&limit=10&skip=${next() % 50}`) });
+  list.push({ name: 'openFDA: count=product_code over a broad search', request: () => openFda(`/device/510k.json?search=decision_date:[19000101+TO+20991231]&count=product_code&limit=${100 + next()}`) });
+  list.push({ name: 'openFDA: count=device_name over every record', request: () => openFda(`/device/510k.json?count=device_name&limit=${100 + next()}`) });
   list.push({
     name: `export part: ${exportPart.toLocaleString('en-US')} records, CSV`,
     request: () => ({ path: `/v1/export?format=csv&limit=${exportPart}&sort=${next() % 2 ? 'decisionDate:desc' : 'kNumber:asc'}`, init: { method: 'GET' } }),

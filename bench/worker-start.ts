@@ -7,6 +7,7 @@
  * reads from the snapshot's storage, counted in-process through the same operations the Worker runs.
  *
  *   npx tsx bench/worker-start.ts --snapshot DIR [--runs 2] [--seconds 5] [--connections 8] [--budget BYTES] [--assets DIR]
+ *     [--steps search|openfda] [--modes chunks,whole]
  *
  * Each run is two fresh starts: one times the requests and reads workerd's resident memory after each, touching
  * nothing else; the other reads the isolate's memory after each through the inspector (a heap snapshot, which
@@ -27,6 +28,7 @@ import { NodeStorage } from '../src/node/files.ts';
 import { CursorCodec } from '../src/operations/cursor.ts';
 import { detail } from '../src/operations/detail.ts';
 import { meta } from '../src/operations/meta.ts';
+import { answerOpenFda } from '../src/openfda/answer.ts';
 import { prepareSearch, search, searchFromChunks } from '../src/operations/search.ts';
 import type { OperationContext } from '../src/operations/types.ts';
 import { ChunkCache } from '../src/search/chunk-cache.ts';
@@ -37,7 +39,7 @@ import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { heapOf, workerdPid, type IsolateMemory } from './lib/worker.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES] [--assets DIR | --keep-assets DIR]
+const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES] [--assets DIR | --keep-assets DIR] [--steps search|openfda] [--modes LIST]
 
 The Worker from a cold start (fresh workerd each run): time to listening, first meta, detail, search and all-facet
 search, with workerd's RSS and the isolate's memory after each; warm search throughput over the chunked index
@@ -45,12 +47,16 @@ against the whole index in one run; bytes read per kind of request. Prints figur
 
   --snapshot DIR     the snapshot (only read; its files are copied into a temporary assets folder)
   --runs N           fresh starts per way of reading the index (default 2; 0: only the bytes read)
-  --seconds N        seconds of warm search load per side (default 5)
+  --seconds N        seconds of warm search load per side (default 5; 0: no warm load)
   --connections N    concurrent requests of the warm load (default 8)
   --budget BYTES     the Worker's SEARCH_CACHE_BYTES (default: the Worker's own)
   --assets DIR       an assets folder already filled from the snapshot (npm run worker's dist/worker-assets, or
                      one an earlier run kept with --keep-assets); default: a fresh temporary copy
-  --keep-assets DIR  fill DIR with the assets and keep it (for later runs' --assets)`;
+  --keep-assets DIR  fill DIR with the assets and keep it (for later runs' --assets)
+  --steps openfda    the first requests are openFDA's instead: meta, a search (device_name:catheter), a count over a
+                     broad search (count=product_code), a count of every word (count=device_name) and a lookup of
+                     one K number; the bytes read are those of the same requests (default search)
+  --modes LIST       the ways of reading the index to start, of chunks and whole (default chunks,whole)`;
 const values = parseCommandLine('worker-start', USAGE, {
   snapshot: { type: 'string', default: 'snapshot' },
   runs: { type: 'string', default: '2' },
@@ -59,7 +65,18 @@ const values = parseCommandLine('worker-start', USAGE, {
   budget: { type: 'string' },
   assets: { type: 'string' },
   'keep-assets': { type: 'string' },
+  steps: { type: 'string', default: 'search' },
+  modes: { type: 'string', default: 'chunks,whole' },
 });
+if (!['search', 'openfda'].includes(values.steps)) {
+  console.error(`worker-start: --steps takes search or openfda, not "${values.steps}"`);
+  process.exit(2);
+}
+const modes = values.modes.split(',').map((m) => m.trim());
+if (modes.length === 0 || modes.some((m) => m !== 'chunks' && m !== 'whole')) {
+  console.error(`worker-start: --modes takes chunks, whole or both (comma-separated), not "${values.modes}"`);
+  process.exit(2);
+}
 const dir = resolve(values.snapshot);
 const MiB = 1024 * 1024;
 const budget = values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES;
@@ -78,15 +95,26 @@ const fields = FACET_FIELDS.filter((f) => f !== 'predicate' || directory.predica
 // list (FACET_VALUES_MAX): its most cited devices up to that bound.
 const allFacets: SearchInput = { ...BASE, query: 'system', facets: fields.map((field) => ({ field, size: field === 'predicate' ? FACET_VALUES_MAX : null, order: 'count' as const })) };
 const body = (operation: string, input: unknown) => JSON.stringify({ version: 1, operation: `device-510k.${operation}`, input });
-const steps: { name: string; body: string }[] = [
-  { name: 'meta', body: body('meta', {}) },
-  { name: 'detail', body: body('detail', { id: records[0]!.kNumber }) },
-  { name: 'search', body: body('search', typical) },
-  { name: 'all-facet search', body: body('search', allFacets) },
+/** openFDA's requests of `--steps openfda`, as GET paths. */
+const OPENFDA_STEPS: [string, string][] = [
+  ['openFDA search', '/device/510k.json?search=device_name:catheter&limit=10'],
+  ['openFDA count over a broad search', '/device/510k.json?search=decision_date:[19000101+TO+20991231]&count=product_code&limit=100'],
+  ['openFDA count of every word', '/device/510k.json?count=device_name&limit=100'],
+  ['openFDA one K number', `/device/510k.json?search=k_number:${records[2]!.kNumber}`],
 ];
+const steps: { name: string; body: string }[] =
+  values.steps === 'openfda'
+    ? [{ name: 'meta', body: body('meta', {}) }, ...OPENFDA_STEPS.map(([name, path]) => ({ name, body: `GET ${path}` }))]
+    : [
+        { name: 'meta', body: body('meta', {}) },
+        { name: 'detail', body: body('detail', { id: records[0]!.kNumber }) },
+        { name: 'search', body: body('search', typical) },
+        { name: 'all-facet search', body: body('search', allFacets) },
+      ];
 
+/** Posts a query's body to /v1/query, or GETs `GET <path>`; anything but 200 stops the bench. */
 async function post(url: string, text: string): Promise<void> {
-  const res = await fetch(`${url}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+  const res = text.startsWith('GET ') ? await fetch(`${url}${text.slice(4)}`) : await fetch(`${url}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
   const answer = await res.text();
   if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${answer.slice(0, 200)}`);
 }
@@ -127,7 +155,7 @@ try {
   console.log(`${manifest.counts.records.toLocaleString('en-US')} records; ${copied}; all-facet search over ${fields.length} fields; load ${load()}\n`);
 
   const warm: Record<string, number> = {};
-  for (const mode of ['chunks', 'whole'] as const) {
+  for (const mode of modes) {
     for (let run = 1; run <= Number(values.runs); run++) {
       const vars: Record<string, string> = { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}) };
       // The isolate's memory after each first request, in a start of its own (see the head of this file).
@@ -155,7 +183,7 @@ try {
           const rss = memoryOf(pid)?.rss ?? NaN;
           console.log(`  first ${step.name}: own ${own.toFixed(0)} ms, since start ${(performance.now() - t0).toFixed(0)} ms; workerd RSS ${mib(rss)} MiB; isolate (another start) ${isolate(heaps[i] ?? null)} (load ${load()})`);
         }
-        if (run === 1) {
+        if (run === 1 && Number(values.seconds) > 0) {
           // Warm: every query of the load answered once, so that the chunked index holds what the load reads (as far
           // as its budget allows) as the whole index does after its first search.
           await warmUp(worker.url, Number(values.connections));
@@ -200,7 +228,8 @@ try {
   const searchFile = (p: string) => p.startsWith('search/');
   console.log(`start (manifest aside): ${mib(sum(() => true))} MiB read, of which search ${mib(sum(searchFile))} MiB`);
   const ctx: OperationContext = { snapshot, servedAt: new Date(), cursors: new CursorCodec('b'.repeat(32)) };
-  const kinds: [string, () => Promise<unknown>][] = [
+  const openFda = (path: string) => () => answerOpenFda({ now: () => new Date(), sourceState: () => ({}) as never }, snapshot, '510k', new URL(`http://bench${path}`));
+  const kinds: [string, () => Promise<unknown>][] = values.steps === 'openfda' ? [['meta', async () => meta({}, ctx)], ...OPENFDA_STEPS.map(([name, path]): [string, () => Promise<unknown>] => [name, openFda(path)]), ['openFDA search again', openFda(OPENFDA_STEPS[0]![1].replace('limit=10', 'limit=11'))]] : [
     ['meta', async () => meta({}, ctx)],
     ['detail', () => detail({ id: records[1]!.kNumber }, ctx)],
     ['search', () => search(prepareSearch(typical), ctx)],

@@ -15,6 +15,20 @@ export function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
+/**
+ * The middle run of a few (the later of the two middle ones for an even count): a figure one run measured, for
+ * figures that are read together (a page's time with its bytes), where an average of two runs would be neither.
+ */
+export function middleRun(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
+/** Bytes as whole KB (1,024 bytes): "274 KB". */
+export const kb = (bytes: number): string => `${(bytes / 1024).toFixed(0)} KB`;
+
+/** Milliseconds as seconds with two decimals: "2.48 s". */
+export const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+
 export const MiB = 1024 * 1024;
 
 export const mib = (bytes: number): string => (Number.isFinite(bytes) ? `${Math.round(bytes / MiB).toLocaleString('en-US')} MiB` : 'n/a');

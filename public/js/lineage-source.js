@@ -113,16 +113,25 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     if (!walk?.known && !(id.startsWith('K') && (await record(id)))) throw new LineageNotFound(id);
     const w = walk ?? { codes: [], depths: [], vias: [], origins: [], infos: [], cycles: [] };
     const origins = files?.index.origins ?? [];
+    const whole = shapeOf(mod, origins, w, input);
+    const items = await itemsOf(mod, origins, w, whole.from, whole.to);
+    return { data: { items, ...whole.data }, page: { itemsReturned: items.length, ...whole.page } };
+  }
+
+  /**
+   * An answer's page of a walk, but for its items: where the page starts and ends in the walk, the counts and cycles
+   * of the whole walk, the total, and the cursor of the next page.
+   */
+  function shapeOf(mod, origins, w, input) {
     // The page's own cursor: the last device returned, as the service's cursor names it (unsigned: it never leaves the page).
     const after = input.cursor ? JSON.parse(input.cursor) : null;
     const from = after ? mod.positionAfter(w, after.d, mod.lineageCode(after.a)) : 0;
     const to = Math.min(w.codes.length, from + input.limit);
-    const items = await itemsOf(mod, origins, w, from, to);
     const { byDepth, byYear } = mod.lineageCounts(w);
     const cycles = w.cycles.map((c) => ({ kNumber: mod.lineageNumber(c.code), via: mod.lineageNumber(c.via), kind: origins[c.origin]?.kind, source: origins[c.origin]?.source }));
     const hasNextPage = to < w.codes.length;
-    const nextCursor = hasNextPage ? JSON.stringify({ d: w.depths[to - 1], a: items.at(-1).kNumber }) : null;
-    return { data: { items, byDepth, byYear, cycles }, page: { itemsReturned: items.length, total: w.codes.length, hasNextPage, nextCursor } };
+    const nextCursor = hasNextPage ? JSON.stringify({ d: w.depths[to - 1], a: mod.lineageNumber(w.codes[to - 1]) }) : null;
+    return { from, to, data: { byDepth, byYear, cycles }, page: { total: w.codes.length, hasNextPage, nextCursor } };
   }
 
   /** The answer's devices from `from` to `to` of a walk (read at once: a running walk goes on), with their records. */
@@ -143,7 +152,8 @@ export function staticLineage({ url, record, header: headerRequest = null, first
    * The first page of a whole lineage (`input.cursor` null) as `lineage(input)` answers it, telling `onPart` meanwhile,
    * as the walk's levels are done, what is known final of it: `{ items, known, depth, complete }`, the page's first
    * devices, how many devices are known (all those up to `depth` steps), the deepest step known, and whether that is
-   * the whole lineage (read whole from a closure file). Each device told is the answer's,
+   * the whole lineage (read whole from a closure file: then `whole` is the answer but for its records, which follow
+   * with the answer itself). Each device told is the answer's,
    * but for its record, not read yet (`record: undefined`): the lineage files give its decision year and whether the
    * snapshot has its record (`year`, `hasRecord`), so that the records are read after the walk, not in its way.
    */
@@ -163,7 +173,13 @@ export function staticLineage({ url, record, header: headerRequest = null, first
         const info = w.infos[at];
         items.push({ kNumber: mod.lineageNumber(w.codes[at]), depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, record: undefined, year: info & ~mod.HAS_RECORD || null, hasRecord: (info & mod.HAS_RECORD) !== 0 });
       }
-      onPart({ items, known, depth: w.depths[known - 1] ?? 0, complete });
+      // The whole lineage is known (from a closure file): the answer but for its records.
+      let whole = null;
+      if (complete) {
+        const shape = shapeOf(mod, origins, w, input);
+        whole = { data: { items, ...shape.data }, page: { itemsReturned: items.length, ...shape.page } };
+      }
+      onPart({ items, known, depth: w.depths[known - 1] ?? 0, complete, whole });
     };
     if (entry.walk && entry.known > 0) listener(entry.walk, entry.known, entry.complete);
     entry.listeners.add(listener);

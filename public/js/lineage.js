@@ -216,12 +216,14 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
     const live = () => current() && seq === showing;
     body.setAttribute('aria-busy', 'true');
     delete body.dataset.shows;
+    delete body.dataset.records;
     let answer;
     try {
       const input = question(k, direction, null, LINEAGE_PAGE, cursors[page]);
-      // Static mode draws the first devices as the walk finds them, each exactly as the answer will have it.
+      // Static mode draws the first devices as the walk finds them, each exactly as the answer will have it, and the
+      // whole view but for the records when the lineage is known whole before its records are read.
       answer = source.lineage.progressive && cursors[page] === null
-        ? await answerOf({ lineage: (q) => source.lineage.progressive(q, (part) => live() && showPart(part)) }, input)
+        ? await answerOf({ lineage: (q) => source.lineage.progressive(q, (part) => live() && (part.whole ? render(part.whole, page, false) : showPart(part))) }, input)
         : await answerOf(source, input);
     } catch (err) {
       if (live()) {
@@ -232,17 +234,26 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
       return;
     }
     if (!live()) return;
-    body.removeAttribute('aria-busy');
+    render(answer, page, true);
+  };
+  /**
+   * An answer's page: its total, cycles, picture and table, pager and counts. `records` false: the answer but for
+   * its records (still read; the view stays busy, and the table says each record is loading), true: the answer.
+   */
+  const render = (answer, page, records) => {
+    if (records) body.removeAttribute('aria-busy');
     delete body.dataset.partial;
-    // Which question and page the body shows, for whoever waits on it (a test, an extension).
+    // Which question and page the body shows, for whoever waits on it (a test, an extension), and whether with its records.
     body.dataset.shows = `${k} ${direction} ${page + 1}`;
+    if (records) body.dataset.records = body.dataset.shows;
     const { data, page: p } = answer;
     cursors[page + 1] = p.nextCursor;
     const first = page * LINEAGE_PAGE + 1;
     const last = first + data.items.length - 1;
     const deepest = data.byDepth.at(-1)?.depth ?? 0;
-    progress.textContent = drawn ? `Lineage loaded: ${num(p.total)} ${p.total === 1 ? 'device' : 'devices'} in ${num(deepest)} ${deepest === 1 ? 'step' : 'steps'}.` : '';
-    drawn = 0;
+    const loaded = `Lineage loaded: ${num(p.total)} ${p.total === 1 ? 'device' : 'devices'} in ${num(deepest)} ${deepest === 1 ? 'step' : 'steps'}`;
+    progress.textContent = !records ? `${loaded}; loading their records.` : drawn ? `${loaded}.` : '';
+    drawn = records ? 0 : -1;
     const pager = h('nav', { class: 'lineage-pager', 'aria-label': 'Pages of the lineage' },
       page > 0 ? h('button', { type: 'button', class: 'prev', onclick: () => show(page - 1) }, 'Previous') : null,
       p.hasNextPage ? h('button', { type: 'button', class: 'next', onclick: () => show(page + 1) }, 'Next') : null);

@@ -1,6 +1,6 @@
 import { AnswerCache, type NextPage } from '../utils/answer-cache.ts';
 import type { ClearanceRecord } from '../contract/record.ts';
-import { readsChunks, sectionIndexOf } from '../search/snapshot-index.ts';
+import { ChunkedUnavailable, readsChunks, sectionIndexOf } from '../search/snapshot-index.ts';
 import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { catalogOf } from './catalog.ts';
@@ -160,7 +160,10 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node,
   const [held, catalog] = await Promise.all([sectionIndexOf(snapshot, sections, wordsFor510k(tree, countRef)), catalogOf(snapshot)]);
   if ('unavailable' in held) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', held.unavailable);
   try {
-    return await answer510kOver({ index: held.index, catalog }, snapshot, params, tree, budget, countDef, countRef, sortDef);
+    return await answer510kOver({ index: held.index, catalog, more: held.more }, snapshot, params, tree, budget, countDef, countRef, sortDef);
+  } catch (err) {
+    if (err instanceof ChunkedUnavailable) throw new OpenFdaError(503, 'SERVICE_UNAVAILABLE', err.message);
+    throw err;
   } finally {
     held.release();
   }
@@ -180,7 +183,7 @@ async function answer510kOver(
   const set: DocSet = await evaluate(await planOf(tree, fields510k(ctx), budget), ctx.index.docCount, budget);
   const total = countOf(set);
   if (total === 0) throw notFound();
-  if (countDef) return countBody(snapshot, await countDef.count!(ctx, set, countRef!.exact, budget), params.limit, budget);
+  if (countDef) return countBody(snapshot, await countDef.count!(ctx, set, countRef!.exact, budget, params.limit), params.limit, budget);
 
   const order: Order = {
     kNumber: ctx.index.docKNumber,

@@ -2,7 +2,7 @@ import type { AnswerCache, NextPage } from '../utils/answer-cache.ts';
 import type { SourceState } from '../contract/index.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Budget } from '../search/budget.ts';
-import type { CountResult } from './fields.ts';
+import { termRowText, type CountResult } from './fields.ts';
 import type { FieldRef } from './lucene.ts';
 
 /** openFDA's envelope and errors, shared by both endpoints (answer.ts, classification.ts). */
@@ -106,6 +106,10 @@ export function countBody(snapshot: Snapshot, result: CountResult, limit: number
     if (result.days === 0) throw notFound('Nothing to count');
     return partsOf({ ...meta, total_terms: result.days }, result.json);
   }
+  if (result.kind === 'ranked') {
+    if (result.total === 0) throw notFound('Nothing to count');
+    return partsOf({ ...meta, total_terms: result.total }, `[${result.rows.join(',')}]`);
+  }
   // The terms sorted (a kept count's rows are sorted once): a comparison an entry and level of the sort.
   if (!sortedRows.has(result.counts)) budget.charge(result.counts.size * Math.max(1, Math.ceil(Math.log2(result.counts.size + 1))));
   const rows = termRows(result.counts);
@@ -121,7 +125,7 @@ function termRows(counts: ReadonlyMap<string, number>): string[] {
   let rows = sortedRows.get(counts);
   if (rows) return rows;
   const terms = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  rows = terms.map(([term, count]) => `{"term":${JSON.stringify(term)},"count":${count}}`);
+  rows = terms.map(([term, count]) => termRowText(term, count));
   sortedRows.set(counts, rows);
   return rows;
 }

@@ -12,6 +12,7 @@ import { openfdaBlock } from './record.ts';
 import { dictPlan, dictTerms, normal, stemWord, termIdOf, termRange, type Dict } from './dict.ts';
 import { Bits, eachDocSliced, listLimit, rangeSet, rowsUnion, unionOf, type DocSet } from '../search/docset.ts';
 import type { FieldRef } from './lucene.ts';
+import type { SectionWords } from '../search/chunk-sections.ts';
 import type { Budget } from '../search/budget.ts';
 import { allPlan, BadQuery, NONE, scanPlan, setPlan, type Fields, type Leaf, type Plan } from './plan.ts';
 
@@ -21,13 +22,22 @@ import { allPlan, BadQuery, NONE, scanPlan, setPlan, type Fields, type Leaf, typ
  * reads, and how a clause, a count and a sort on it run. Fields the index does not hold are refused by name with
  * the reason; they are still returned in every record.
  */
-export type Ctx = { index: SearchIndex; catalog: Catalog };
+export type Ctx = {
+  index: SearchIndex;
+  catalog: Catalog;
+  /** The index again with more of it read for this request (over a chunked index; the same index over the whole one). */
+  more: (words: SectionWords) => Promise<SearchIndex>;
+};
 
 /**
- * A count's result: terms with their counts (in no order), or a date field's timeseries, already as the JSON text of
- * `[{time, count}]` in time order, with the number of days in it.
+ * A count's result: terms with their counts (in no order); or the answer's rows already chosen and in order, as the
+ * JSON text of each `{term, count}`, with the number of terms counted in all (`ranked`); or a date field's timeseries,
+ * already as the JSON text of `[{time, count}]` in time order, with the number of days in it.
  */
-export type CountResult = { kind: 'terms'; counts: Map<string, number> } | { kind: 'days'; days: number; json: string };
+export type CountResult = { kind: 'terms'; counts: Map<string, number> } | { kind: 'ranked'; rows: string[]; total: number } | { kind: 'days'; days: number; json: string };
+
+/** A count's row, `{"term":…,"count":…}`, as JSON.stringify writes it. */
+export const termRowText = (term: string, count: number): string => `{"term":${JSON.stringify(term)},"count":${count}}`;
 
 export type FieldDef = {
   kind: 'text' | 'keyword' | 'date';
@@ -35,7 +45,7 @@ export type FieldDef = {
   /** A clause on the field. */
   leaf(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): Plan;
   /** `count=field` (or `field.exact`); absent: the field cannot be counted (`uncountable` says why, when it is known). */
-  count?(ctx: Ctx, set: DocSet, exact: boolean, budget: Budget): Promise<CountResult>;
+  count?(ctx: Ctx, set: DocSet, exact: boolean, budget: Budget, limit: number): Promise<CountResult>;
   uncountable?: string;
   /** A sort key per document (ascending order of the field; -1 when the document has no value). */
   sortKey?(ctx: Ctx): (d: number) => number;
@@ -329,7 +339,12 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
   };
 }
 
-async function deviceNameCount(ctx: Ctx, set: DocSet, exact: boolean, budget: Budget): Promise<CountResult> {
+/**
+ * `count=device_name`: every word of the matches' device names counted by its id, then the answer's rows, the most
+ * frequent first and ties in word order (ids run in word order), and only those words' text read: over a chunked
+ * index, the word list's chunks that hold them, not the whole list.
+ */
+async function deviceNameCount(ctx: Ctx, set: DocSet, exact: boolean, budget: Budget, limit: number): Promise<CountResult> {
   if (exact) throw new BadQuery('count=device_name.exact is not available: the index holds the words of device names, not whole names; count=device_name counts the words');
   const { index } = ctx;
   const counts = new Uint32Array(index.terms.length);
@@ -342,9 +357,14 @@ async function deviceNameCount(ctx: Ctx, set: DocSet, exact: boolean, budget: Bu
     return read;
   });
   budget.charge(counts.length);
-  const out = new Map<string, number>();
-  for (let t = 0; t < counts.length; t++) if (counts[t]! > 0) out.set(index.terms[t]!, counts[t]!);
-  return { kind: 'terms', counts: out };
+  const counted: number[] = [];
+  for (let t = 0; t < counts.length; t++) if (counts[t]! > 0) counted.push(t);
+  // The sort of the counted words: a comparison an entry and level.
+  budget.charge(counted.length * Math.max(1, Math.ceil(Math.log2(counted.length + 1))));
+  counted.sort((a, b) => counts[b]! - counts[a]! || a - b);
+  const shown = limit >= counted.length ? counted : counted.slice(0, limit);
+  const words = await ctx.more({ prefixes: [], termIds: shown });
+  return { kind: 'ranked', rows: shown.map((t) => termRowText(words.terms[t]!, counts[t]!)), total: counted.length };
 }
 
 // ---- K numbers and dates ----

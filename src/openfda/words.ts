@@ -6,8 +6,8 @@ import type { FieldRef, Node } from './lucene.ts';
 /**
  * The words a request looks up in the index's word list, and whether it reads each document's whole word list (see
  * src/search/chunk-sections.ts): the words of every clause on device_name or applicant's words (a term without a field
- * is one on each), each as a prefix; the whole lists for a phrase, a whole name or `_exists_` on device_name; every
- * word for `count=device_name`.
+ * is one on each), each as a prefix; the whole lists for a phrase, a whole name or `_exists_` on device_name, and for
+ * `count=device_name`.
  */
 export function wordsFor510k(tree: Node, count: FieldRef | null): SectionWords {
   const prefixes = new Set<string>();
@@ -40,6 +40,6 @@ export function wordsFor510k(tree: Node, count: FieldRef | null): SectionWords {
     }
   };
   walk(tree);
-  const allTerms = count?.name === 'device_name';
-  return { prefixes: [...prefixes], allTerms, forward: forward || allTerms };
+  // A count of words reads each document's words, then the words it shows (fields.ts).
+  return { prefixes: [...prefixes], forward: forward || count?.name === 'device_name' };
 }

@@ -1,5 +1,6 @@
 import type { ChunkFile, SearchChunks } from '../contract/search-chunks.ts';
 import type { SearchSectionName } from '../contract/search-index.ts';
+import { partitionPoint } from '../utils/bisect.ts';
 import { chunksOfPrefix } from './chunk-directory.ts';
 
 /**
@@ -12,12 +13,12 @@ import { chunksOfPrefix } from './chunk-directory.ts';
  * The words a request looks up in the word list, and what it reads of each document's words.
  * - `prefixes`: each word (or wildcard stem) is looked up as a prefix: the term chunks whose words it reaches are read;
  *   the term sections are exact for those words only.
- * - `allTerms`: every term chunk (a count of every word of the matches).
+ * - `termIds`: the term chunks that hold these term ids (the words of a count's answer, by their ids).
  * - `forward`: each document's whole word list and word positions (phrases, whole names, `_exists_`, a count of words).
  *   Without it, a document's words are those of the loaded chunks (made by the view on first use), which is exact for
  *   the words of the loaded chunks: what a single word or a wildcard tests.
  */
-export type SectionWords = { prefixes: readonly string[]; allTerms?: boolean; forward?: boolean };
+export type SectionWords = { prefixes: readonly string[]; forward?: boolean; termIds?: readonly number[] };
 
 /** Sections held by one whole file; the small dictionaries all come in `dicts`. */
 const FILE_OF: Partial<Record<SearchSectionName, readonly ChunkFile[]>> = {
@@ -66,9 +67,11 @@ export function sectionFiles(dir: SearchChunks, sections: Iterable<SearchSection
       for (const f of files) out.add(dir.files[f].path);
     }
   }
-  if (terms || words.forward) {
-    if (words.allTerms) for (const c of dir.termChunks) out.add(c.file.path);
-    else for (const w of words.prefixes) for (const c of chunksOfPrefix(dir, w)) out.add(dir.termChunks[c]!.file.path);
+  if (terms || words.forward) for (const w of words.prefixes) for (const c of chunksOfPrefix(dir, w)) out.add(dir.termChunks[c]!.file.path);
+  const chunks = dir.termChunks;
+  for (const id of words.termIds ?? []) {
+    const c = partitionPoint(0, chunks.length, (i) => chunks[i]!.from + chunks[i]!.count <= id);
+    if (c < chunks.length) out.add(chunks[c]!.file.path);
   }
   return [...out];
 }

@@ -162,6 +162,11 @@ export async function chunkedOf(snapshot: Snapshot): Promise<Chunked | null> {
   return (await chunkedIndexes.get(snapshot)) ?? null;
 }
 
+/** A chunked index's file that could not be read after a request began (a damaged file), with why. */
+export class ChunkedUnavailable extends Error {
+  override name = 'ChunkedUnavailable';
+}
+
 /** Whether the snapshot is read through a chunked index whose directory is sound. */
 export async function readsChunks(snapshot: Snapshot): Promise<boolean> {
   const opened = await chunkedOf(snapshot);
@@ -175,8 +180,11 @@ export function chunkedUnavailable(err: unknown): string | null {
   return null;
 }
 
-/** An index a request reads, and the call that lets go of its files once it is answered. */
-export type Held = { index: SearchIndex; release: () => void };
+/**
+ * An index a request reads, the call that reads more of it for the same request (`more`: the index again, with those
+ * words' files too), and the call that lets go of its files once it is answered.
+ */
+export type Held = { index: SearchIndex; more: (words: SectionWords) => Promise<SearchIndex>; release: () => void };
 
 /**
  * The snapshot's index with `sections` readable, for one request that reads them by sections rather than through the
@@ -188,14 +196,23 @@ export async function sectionIndexOf(snapshot: Snapshot, sections: ReadonlySet<S
   const opened = await chunkedOf(snapshot);
   if (!opened) {
     const loaded = await searchIndexOf(snapshot, sections);
-    return 'unavailable' in loaded ? loaded : { index: loaded.index, release: () => {} };
+    return 'unavailable' in loaded ? loaded : { index: loaded.index, more: async () => loaded.index, release: () => {} };
   }
   if ('unavailable' in opened) return opened;
   const { chunked } = opened;
   const lease = chunked.lease();
   try {
     await chunked.load(sectionFiles(chunked.directory, sections, words), lease);
-    return { index: chunked.indexFor(lease), release: () => lease.release() };
+    const more = async (next: SectionWords) => {
+      try {
+        await chunked.load(sectionFiles(chunked.directory, [], next), lease);
+      } catch (err) {
+        const why = chunkedUnavailable(err);
+        throw why === null ? err : new ChunkedUnavailable(why);
+      }
+      return chunked.indexFor(lease);
+    };
+    return { index: chunked.indexFor(lease), more, release: () => lease.release() };
   } catch (err) {
     lease.release();
     const why = chunkedUnavailable(err);

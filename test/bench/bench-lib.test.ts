@@ -10,7 +10,7 @@ import { makeQueries, sampleRecords } from '../../bench/lib/queries.ts';
 import { requestPathVerdicts, verdicts } from '../../bench/lib/report.ts';
 import type { Results, SizeResults } from '../../bench/lib/results.ts';
 import { BENCH_CURSOR_SECRET } from '../../bench/lib/server.ts';
-import { median, percentile, ratio } from '../../bench/lib/stats.ts';
+import { kb, median, middleRun, percentile, ratio, seconds } from '../../bench/lib/stats.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 /** The benchmark's pure parts: its arithmetic, its load script, its request lists, its verdicts and its plot. */
@@ -30,6 +30,16 @@ describe('stats', () => {
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([Number.NaN, 5, 1])).toBe(3);
     expect(median([])).toBeNaN();
+  });
+
+  it('middleRun takes a run that was measured (the later middle one of an even count); kb and seconds write the page benches’ figures', () => {
+    expect(middleRun([3, 1, 2])).toBe(2);
+    expect(middleRun([4, 1, 3, 2])).toBe(3);
+    expect(middleRun([2480])).toBe(2480);
+    expect(kb(280_576)).toBe('274 KB');
+    expect(kb(511)).toBe('0 KB');
+    expect(seconds(2480)).toBe('2.48 s');
+    expect(seconds(1404.9)).toBe('1.40 s');
   });
 
   it('ratio keeps two decimals below 10 and groups large ones', () => {

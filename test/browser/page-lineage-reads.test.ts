@@ -63,11 +63,16 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
       if (at >= 0) files.push(path.slice(at + 1));
     });
     await page.goto(`${statics.url}#record=${k}&lineage=${direction}`);
-    await page.locator(`.lineage-body[data-shows="${k} ${direction} 1"]`).waitFor({ timeout: 60_000 });
-    expect(Number(await page.locator('.lineage-total').getAttribute('data-total')), `${k} ${direction}`).toBe(want.length);
-    const rows = await page.locator('.lineage-table tbody tr').evaluateAll((trs) => trs.map((tr) => { const d = (tr as HTMLElement).dataset; return { kNumber: d.k!, depth: Number(d.depth), via: d.via!, kind: d.kind!, source: d.source! }; }));
-    expect(rows, `${k} ${direction}`).toEqual(want.slice(0, PAGE).map(({ kNumber, depth, via, kind, source }) => ({ kNumber, depth, via, kind, source })));
-    // Each device's record (or "no record") once the view is whole.
+    const rows = () => page.locator('.lineage-table tbody tr').evaluateAll((trs) => trs.map((tr) => { const d = (tr as HTMLElement).dataset; return { kNumber: d.k!, depth: Number(d.depth), via: d.via!, kind: d.kind!, source: d.source! }; }));
+    const wanted = want.slice(0, PAGE).map(({ kNumber, depth, via, kind, source }) => ({ kNumber, depth, via, kind, source }));
+    // The whole view, first perhaps without its records (a lineage known whole is drawn before they are read), then with them.
+    for (const state of ['shows', 'records']) {
+      await page.locator(`.lineage-body[data-${state}="${k} ${direction} 1"]`).waitFor({ timeout: 60_000 });
+      expect(Number(await page.locator('.lineage-total').getAttribute('data-total')), `${k} ${direction} ${state}`).toBe(want.length);
+      expect(await rows(), `${k} ${direction} ${state}`).toEqual(wanted);
+    }
+    expect(await page.locator('.lineage-body').getAttribute('aria-busy')).toBeNull();
+    // Each device's record (or "no record") once the view has its records.
     for (const i of want.slice(0, PAGE)) {
       const record = truth.records.get(i.kNumber);
       const cell = await page.locator(`.lineage-table tbody tr[data-k="${i.kNumber}"] td`).nth(5).textContent();

@@ -85,7 +85,7 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
 
   /** The lineage view of `k` as shown, checked against the model: total, the first page's rows, the picture. */
   async function checkView(page: Page, k: string, direction: 'predicates' | 'descendants') {
-    await page.locator(`.lineage-body[data-shows="${k} ${direction} 1"]`).waitFor({ timeout: 60_000 });
+    await page.locator(`.lineage-body[data-records="${k} ${direction} 1"]`).waitFor({ timeout: 60_000 });
     expect(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('record')).toBe(k);
     const want = modelWalk(model, k, direction, null, null).items;
     expect(Number(await page.locator('.lineage-total').getAttribute('data-total')), `${k} ${direction}`).toBe(want.length);
@@ -156,10 +156,10 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
       const want = await checkView(page, cited, 'descendants');
       expect(want.length).toBeGreaterThan(PAGE);
       await page.locator('.lineage-pager button.next').click();
-      await page.locator(`.lineage-body[data-shows="${cited} descendants 2"]`).waitFor({ timeout: 60_000 });
+      await page.locator(`.lineage-body[data-records="${cited} descendants 2"]`).waitFor({ timeout: 60_000 });
       expect(await tableRows(page)).toEqual(asRows(want.slice(PAGE, 2 * PAGE)));
       await page.locator('.lineage-pager button.prev').click();
-      await page.locator(`.lineage-body[data-shows="${cited} descendants 1"]`).waitFor({ timeout: 60_000 });
+      await page.locator(`.lineage-body[data-records="${cited} descendants 1"]`).waitFor({ timeout: 60_000 });
       expect(await tableRows(page)).toEqual(asRows(want.slice(0, PAGE)));
       // By decision year, over the whole lineage (not the page): from the records of the snapshot.
       const years = new Map<string, number>();
@@ -183,7 +183,7 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
           if (path.includes('/lineage/')) read.push(path.slice(path.indexOf('/lineage/') + 1));
         });
         await fresh.goto(`${url}#record=${cited}&lineage=descendants`);
-        await fresh.locator(`.lineage-body[data-shows="${cited} descendants 1"]`).waitFor({ timeout: 60_000 });
+        await fresh.locator(`.lineage-body[data-records="${cited} descendants 1"]`).waitFor({ timeout: 60_000 });
         const closure = `lineage/closure/descendants/${cited.slice(0, -3)}.bin`;
         const shards = want.length > LINEAGE_CLOSURE_MAX ? new Set([cited, ...want.map((i) => i.kNumber)].map((n) => `lineage/descendants/${n.slice(0, -3)}.bin`)) : new Set<string>();
         expect(new Set(read)).toEqual(new Set(['lineage/index.json', closure, ...shards]));

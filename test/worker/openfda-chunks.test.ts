@@ -100,6 +100,8 @@ function requests(): [Endpoint, string][] {
     ['510k', 'count=applicant'],
     ['510k', 'count=applicant.exact&limit=1000'],
     ['510k', 'count=device_name'],
+    ['510k', 'count=device_name&limit=3'],
+    ['510k', 'count=device_name&limit=100000'],
     ['510k', `${s('catheter')}&count=device_name`],
     ['510k', 'count=decision_date'],
     ['510k', `${s('pump')}&count=date_received`],
@@ -155,20 +157,29 @@ describe('openFDA over the chunked index', () => {
     expect(searchFiles(reads)).toEqual([]);
   });
 
-  it('a count of words over every record reads every term chunk and each document’s words, once; a date count reads the date column only', async () => {
+  it('a count of words reads each document’s words and only the word list chunks of the words it shows, once; a date count reads the date column only', async () => {
     const { snapshot, reads } = await opened(24 * 1024 * 1024);
     const f = directory.files;
     reads.length = 0;
     await text(snapshot, '510k', 'count=decision_date');
     expect(searchFiles(reads).sort()).toEqual([f.dicts.path, f.decided.path, f.docKNumber.path, f.docCode.path].sort());
+    const chunkOf = (term: string) => directory.termChunks.find((c) => c.first <= term && term <= c.last)!.file.path;
+    for (const limit of [3, 100_000]) {
+      reads.length = 0;
+      const answer = await text(snapshot, '510k', `count=device_name&limit=${limit}`);
+      const terms = (JSON.parse(answer.slice(answer.indexOf('\n') + 1)) as { results: { term: string }[] }).results.map((r) => r.term);
+      expect(terms.length).toBe(Math.min(limit, terms.length));
+      const read = searchFiles(reads);
+      expect(new Set(read).size).toBe(read.length);
+      const shown = new Set(terms.map(chunkOf));
+      // The first count reads each document's words and the chunks of the words it shows; a later one only the chunks
+      // of the words it shows that are not in yet.
+      if (limit === 3) expect(read.sort()).toEqual([...shown, f.docTerms.path, f.docSeq.path].sort());
+      else for (const p of read) expect(shown.has(p), p).toBe(true);
+    }
     reads.length = 0;
-    await text(snapshot, '510k', 'count=device_name');
-    const read = searchFiles(reads);
-    expect(new Set(read).size).toBe(read.length);
-    expect(read.sort()).toEqual([...directory.termChunks.map((c) => c.file.path), f.docTerms.path, f.docSeq.path].sort());
-    reads.length = 0;
-    await text(snapshot, '510k', 'search=device_name:catheter&count=device_name');
-    expect(searchFiles(reads)).toEqual([]);
+    await text(snapshot, '510k', 'search=device_name:catheter&count=device_name&limit=3');
+    expect(searchFiles(reads).filter((p) => p === f.docTerms.path || p === f.docSeq.path)).toEqual([]);
   });
 
   it('keeps openFDA’s bounds: work past the bound, too many wildcard expansions and too many clauses are refused alike, and the turn is given back', async () => {
