@@ -170,13 +170,18 @@ export function decodeLineageShard(bytes: Uint8Array): LineageShard {
   };
 }
 
-/** One device's whole lineage in a direction as a closure entry holds it: parallel arrays in answer order. */
+/**
+ * One device's whole lineage in a direction, in answer order (by depth, then number): parallel arrays, one entry per
+ * device reached. A closure entry holds it; the walk answers it.
+ */
 export type LineageClosure = {
   codes: number[];
   depths: number[];
   vias: number[];
   origins: number[];
+  /** Each device's entry info: its decision year (low 15 bits, 0 when none) and HAS_RECORD. */
   infos: number[];
+  /** Edges that lead back into a cycle: from `via` to `code`, already reached (or the start), each once. */
   cycles: { code: number; via: number; origin: number }[];
 };
 

@@ -12,6 +12,7 @@ import {
   lineageShardId,
   lineageShardPath,
   type EdgeKind,
+  type LineageClosure,
   type LineageDirection,
   type LineageShard,
 } from '../contract/index.ts';
@@ -35,18 +36,10 @@ export type LineageQuestion = {
   kinds: readonly EdgeKind[] | null;
 };
 
-/** A walk's answer, in answer order (by depth, then number): parallel arrays, one entry per device reached. */
-export type LineageWalk = {
+/** A walk's answer, in answer order (by depth, then number), as a closure entry holds it (LineageClosure). */
+export type LineageWalk = LineageClosure & {
   /** Whether the start has an edge in either direction. */
   known: boolean;
-  codes: number[];
-  depths: number[];
-  vias: number[];
-  origins: number[];
-  /** Each device's entry info: its decision year (low 15 bits, 0 when none) and HAS_RECORD. */
-  infos: number[];
-  /** Edges that lead back into a cycle: from `via` to `code`, already reached (or the start), each once. */
-  cycles: { code: number; via: number; origin: number }[];
 };
 
 const utf8 = new TextDecoder();
