@@ -1,18 +1,17 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import type { EventEmitter } from 'node:events';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { startS3, type S3Server } from '../helpers/s3-server.ts';
 
 /**
  * docs/deploy.md's rclone configuration for an object store behind a CDN, run as written against a local
- * S3-compatible server (s3rver, on a loopback port): every object read back over plain HTTP with its headers. rclone
+ * S3-compatible server (s3rver, in a process of its own on a loopback port): every object read back over plain HTTP with its headers. rclone
  * is Debian's `rclone` package, not an npm dependency: without it on PATH the test is skipped, saying so.
  */
 const run = promisify(execFile);
@@ -52,16 +51,11 @@ function rcloneEnv(work: string, port: number): NodeJS.ProcessEnv {
   };
 }
 
-/** s3rver on a loopback port with one bucket, `bucket`, listing the keys in the order they were stored. */
-async function startS3(work: string): Promise<{ server: S3rver; port: number; created: string[] }> {
-  const created: string[] = [];
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), configureBuckets: [{ name: 'bucket', configs: [] }] });
-  (server as unknown as EventEmitter).on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
-    for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
-  });
-  const port = (await server.run()).port;
+/** The local S3 server with one bucket, `bucket`, and an empty rclone configuration beside it. */
+async function startBucket(work: string): Promise<S3Server> {
+  const s3 = await startS3(join(work, 's3'), 'bucket');
   await writeFile(join(work, 'rclone.conf'), '');
-  return { server, port, created };
+  return s3;
 }
 
 const fetchFrom = (port: number, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> =>
@@ -82,9 +76,8 @@ async function filesUnder(dir: string): Promise<string[]> {
 describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a local S3 server", () => {
   let work: string;
   let snapshotDir: string;
-  let server: S3rver;
+  let s3: S3Server;
   let port: number;
-  let created: string[] = [];
   const fetchRaw = (path: string) => fetchFrom(port, path);
 
   beforeAll(async () => {
@@ -98,12 +91,13 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
     await writeFile(join(work, 'public', 'index.html.gz'), gzipSync(html));
     await writeFile(join(work, 'public', 'js', 'app.js'), 'export const a = 1;\n');
     await writeFile(join(work, 'public', 'icon.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
-    ({ server, port, created } = await startS3(work));
+    s3 = await startBucket(work);
+    port = s3.port;
     await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands('cdn')], { cwd: work, env: rcloneEnv(work, port), timeout: 240_000 });
   }, 300_000);
 
   afterAll(async () => {
-    await server?.close();
+    await s3?.close();
     if (work) await rm(work, { recursive: true, force: true });
   });
 
@@ -134,13 +128,16 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
     expect(compressed).toBeGreaterThan(10);
     // Every object is a file of the snapshot's folder under its own name (the .gz and .br copies too, which a
     // mirror may read), or of the page without its copies; each once.
+    await s3.sync();
+    const { created } = s3;
     const keys = new Set(created);
     expect(created).toHaveLength(keys.size);
     expect([...keys].sort()).toEqual([...[...onDisk].map((p) => `snapshot/${p}`), 'index.html', 'js/app.js', 'icon.png'].sort());
   });
 
   it('puts the manifest up last, and the page with its gzip copies as Content-Encoding', async () => {
-    expect(created.at(-1)).toBe('snapshot/manifest.json');
+    await s3.sync();
+    expect(s3.created.at(-1)).toBe('snapshot/manifest.json');
     const manifest = await fetchRaw('snapshot/manifest.json');
     expect(manifest.body.equals(await readFile(join(snapshotDir, 'manifest.json')))).toBe(true);
     const html = await fetchRaw('index.html');
@@ -155,20 +152,20 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
 describe.skipIf(skip !== null)("docs/deploy.md's rclone commands for the Worker's R2 bucket, against a local S3 server", () => {
   let work: string;
   let snapshotDir: string;
-  let server: S3rver;
+  let s3: S3Server;
   let port: number;
-  let created: string[] = [];
 
   beforeAll(async () => {
     snapshotDir = await realpath(await buildFixtureSnapshot());
     work = await mkdtemp(join(tmpdir(), 'rclone-r2-'));
     await symlink(snapshotDir, join(work, 'snapshot'));
-    ({ server, port, created } = await startS3(work));
+    s3 = await startBucket(work);
+    port = s3.port;
     await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands('worker')], { cwd: work, env: rcloneEnv(work, port), timeout: 240_000 });
   }, 300_000);
 
   afterAll(async () => {
-    await server?.close();
+    await s3?.close();
     if (work) await rm(work, { recursive: true, force: true });
   });
 
@@ -181,6 +178,8 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone commands for the Worker'
       expect(got.headers['content-encoding'], path).toBeUndefined();
       expect(got.body.equals(await readFile(join(snapshotDir, path))), path).toBe(true);
     }
+    await s3.sync();
+    const { created } = s3;
     expect(created).toHaveLength(new Set(created).size);
     expect([...created].sort()).toEqual(onDisk.map((p) => `snapshot/${p}`).sort());
     expect(created.at(-1)).toBe('snapshot/manifest.json');

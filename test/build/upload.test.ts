@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import type { EventEmitter } from 'node:events';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -9,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMirror } from '../../build/mirror/run.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { startS3, type S3Server } from '../helpers/s3-server.ts';
 
 /**
- * `npm run publish-snapshot` against a local S3-compatible server (s3rver, started here on a loopback port) and to a
+ * `npm run publish-snapshot` against a local S3-compatible server (s3rver, in a process of its own on a loopback port) and to a
  * folder: every object and its metadata read back over plain HTTP and checked against the snapshot's own files, the
  * manifest sent after every file it lists, a second run that sends nothing again, pruning, and a damaged snapshot
  * refused before anything is sent.
@@ -29,10 +28,8 @@ let snapshotDir: string;
 let manifest: { snapshotId: string; files: { path: string; bytes: number; sha256: string }[] };
 let page: string;
 let work: string;
-let server: S3rver;
+let s3: S3Server;
 let port: number;
-/** Keys in the order the server stored them. */
-const created: string[] = [];
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -81,15 +78,12 @@ beforeAll(async () => {
   await writeFile(join(page, 'js', 'app.js'), js);
   await writeFile(join(page, 'js', 'app.js.gz'), gzipSync(js));
   await writeFile(join(page, 'icon.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
-  server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), configureBuckets: [{ name: 'site', configs: [] }] });
-  (server as unknown as EventEmitter).on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
-    for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
-  });
-  port = (await server.run()).port;
+  s3 = await startS3(join(work, 's3'), 'site');
+  port = s3.port;
 }, 180_000);
 
 afterAll(async () => {
-  await server?.close();
+  await s3?.close();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -98,6 +92,8 @@ describe('publish-snapshot to an S3-compatible bucket', () => {
     const result = await toBucket();
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`published snapshot ${manifest.snapshotId}`);
+    await s3.sync();
+    const { created } = s3;
     const keys = new Set(created);
     const expected = [...manifest.files.map((f) => `pub/snapshot/${f.path}`), 'pub/snapshot/manifest.json', 'pub/index.html', 'pub/js/app.js', 'pub/icon.png'];
     expect([...keys].sort()).toEqual([...expected].sort());
@@ -151,14 +147,18 @@ describe('publish-snapshot to an S3-compatible bucket', () => {
   }, 180_000);
 
   it('a second run sends none of the snapshot files again, only the manifest and the page', async () => {
-    created.length = 0;
+    s3.created.length = 0;
     const result = await toBucket();
     expect(result.code, result.stderr).toBe(0);
+    await s3.sync();
+    const { created } = s3;
     expect(result.stdout).toContain(`${manifest.files.length.toLocaleString('en-US')} unchanged`);
     expect(created.sort()).toEqual(['pub/icon.png', 'pub/index.html', 'pub/js/app.js', 'pub/snapshot/manifest.json']);
   }, 180_000);
 
   it('--prune removes the snapshot files the manifest does not list, and nothing else', async () => {
+    // More keys than one page of a listing (1,000): the listing is followed page by page.
+    expect(manifest.files.length).toBeGreaterThan(1000);
     // An object under the prefix that the manifest does not list (a file of an older snapshot).
     const client = new S3Client({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
     await client.send(new PutObjectCommand({ Bucket: 'site', Key: 'pub/snapshot/records/K999.json', Body: '[]' }));
