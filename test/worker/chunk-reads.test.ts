@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, type SearchChunks } from '../../src/contract/search-chunks.ts';
 import type { ExportInput, SearchInput } from '../../src/contract/index.ts';
-import { NodeStorage } from '../../src/node/files.ts';
 import { catalog } from '../../src/operations/catalog.ts';
 import { classification } from '../../src/operations/classification.ts';
 import { CursorCodec } from '../../src/operations/cursor.ts';
@@ -17,6 +16,7 @@ import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords } from '../server/helpers.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { countingStorage } from '../helpers/counting-storage.ts';
 
 /**
  * What a Worker reads of the search index, through the operations it runs (src/worker/source.ts opens each snapshot
@@ -33,18 +33,7 @@ beforeAll(async () => {
 
 /** A snapshot over the folder, every read of a file listed. */
 async function opened(budget: number | null): Promise<{ snapshot: Snapshot; reads: string[] }> {
-  const reads: string[] = [];
-  // Every method that takes a file's path (whole reads, ranges, reads that tell the file's identity) lists it.
-  const storage = new Proxy(new NodeStorage(path), {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (typeof args[0] === 'string' && String(key).startsWith('read')) reads.push(args[0]);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  const { storage, reads } = countingStorage(path);
   const snapshot = await Snapshot.fromStorage(storage, await readFile(join(path, 'manifest.json')));
   if (budget !== null) await searchFromChunks(snapshot, new ChunkCache(budget));
   return { snapshot, reads };

@@ -4,7 +4,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sourceStateOf } from '../../src/api/source-state.ts';
 import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { SEARCH_CHUNKS_PATH, type SearchChunks } from '../../src/contract/search-chunks.ts';
-import { NodeStorage } from '../../src/node/files.ts';
 import { answerOpenFda, type Endpoint, type OpenFdaPacing } from '../../src/openfda/answer.ts';
 import { OPENFDA_LIMITS } from '../../src/search/budget.ts';
 import { ChunkCache } from '../../src/search/chunk-cache.ts';
@@ -13,6 +12,7 @@ import { Snapshot } from '../../src/snapshot/index.ts';
 import { joinBytes } from '../../src/utils/join-bytes.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords } from '../server/helpers.ts';
+import { countingStorage } from '../helpers/counting-storage.ts';
 
 /**
  * openFDA's /device/510k.json and /device/classification.json over the chunked index, as a Worker reads it (each
@@ -34,17 +34,7 @@ const deps = { now: () => new Date('2026-01-02T00:00:00Z'), sourceState: (s: Sna
 
 /** A snapshot over the folder, every read of a file listed; read through the chunked index when `budget` is given. */
 async function opened(budget: number | null): Promise<{ snapshot: Snapshot; reads: string[]; cache: ChunkCache | null }> {
-  const reads: string[] = [];
-  const storage = new Proxy(new NodeStorage(path), {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (typeof args[0] === 'string' && String(key).startsWith('read')) reads.push(args[0]);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  const { storage, reads } = countingStorage(path);
   const snapshot = await Snapshot.fromStorage(storage, await readFile(join(path, 'manifest.json')));
   const cache = budget === null ? null : new ChunkCache(budget);
   if (cache) await searchFromChunks(snapshot, cache);
