@@ -121,6 +121,10 @@ async function staticSourceFor() {
   const module = import('./static-source.js');
   let early = null;
   if (current.record && current.lineage) {
+    // The view's modules first: they are small, and a phone's link carries answers in turn, so asked for after the
+    // closure file they would arrive after it and the view would wait for them.
+    import('./lineage.js').catch(() => {});
+    import('./lineage-engine.js').catch(() => {});
     // The header and the start's closure file (its whole lineage; the number without its last three digits names
     // it), both at once: the header would name the file one round trip later. A lineage too long for the closure
     // file, or a snapshot without one, walks the shards after it.
@@ -129,8 +133,6 @@ async function staticSourceFor() {
     const first = [{ path, response: fetch(new URL(path, snapshotBase).href) }];
     first[0].response.catch(() => {});
     header.catch(() => {});
-    import('./lineage.js').catch(() => {});
-    import('./lineage-engine.js').catch(() => {});
     early = module.then((m) => {
       const started = m.recordsAndLineage(snapshotBase, { header, first });
       started.lineage.prepare(current.record, current.lineage);

@@ -36,8 +36,17 @@ describe('index.html asks for the modules app.js needs at once', () => {
     expect(new Set(preloaded.filter((f) => !html.includes(`href="js/${f}" data-static-host`)))).toEqual(staticGraph('app.js'));
   });
 
+  it('preloads for a static host static-source.js and the modules it imports that app.js does not', () => {
+    // static-source.js runs only once its own imports are in: one not preloaded arrives a round trip later, behind
+    // whatever static mode asked for meanwhile (the lineage view's files among them).
+    const forStatic = [...html.matchAll(/<link rel="modulepreload" href="js\/([^"]+)" data-static-host>/g)].map((m) => m[1]!);
+    const app = staticGraph('app.js');
+    expect(new Set(forStatic)).toEqual(new Set(['static-source.js', ...[...staticGraph('static-source.js')].filter((f) => !app.has(f))]));
+    expect(forStatic).toContain('lineage-source.js');
+  });
+
   it('hints a static host at what static mode reads first; the page beside the API drops exactly those hints', async () => {
-    const staticOnly = ['js/static-source.js', 'snapshot/search/chunks.json', 'snapshot/meta.json'];
+    const staticOnly = ['js/static-source.js', 'js/lineage-source.js', 'snapshot/search/chunks.json', 'snapshot/meta.json'];
     expect(hints(html)).toEqual(expect.arrayContaining(staticOnly));
     const beside = pageBesideApi(html);
     expect(hints(beside).sort()).toEqual(hints(html).filter((h) => !staticOnly.includes(h)).sort());
