@@ -8,7 +8,7 @@ import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type ModelItem } from '../helpers/lineage-model.ts';
 import { browserSkipReason } from './chromium.ts';
 import { readTruth, type Truth } from './fixture-truth.ts';
-import { collectErrors, seriousViolations, startHost, useBrowser, type Host } from './page-helpers.ts';
+import { collectErrors, seriousViolations, startHost, totalIn, useBrowser, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
 
@@ -95,7 +95,7 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     }, 300_000);
   }
 
-  test('the view asks for its modules before its closure file, and for its records before it is drawn', async () => {
+  test('the view asks for its modules before its closure file, for its records before it is drawn, and for the search index after them', async () => {
     // A phone's link carries answers in turn: a file asked for later arrives later, so the order of asking is what
     // these check (the order of requests, and whether the view was drawn when each record shard was asked for).
     const { k, want } = pick('predicates', true);
@@ -131,6 +131,12 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     const recordsAsked = await page.evaluate(() => (window as unknown as { recordsAsked: { path: string; drawn: boolean }[] }).recordsAsked);
     expect([...new Set(recordsAsked.map((r) => r.path))].sort()).toEqual(shards);
     expect(recordsAsked.filter((r) => r.drawn)).toEqual([]);
+    // The search behind the view reads the index's directory once the view has its records, and answers from it.
+    await page.locator('#results[data-answers]').waitFor({ state: 'attached', timeout: 60_000 });
+    const directory = asked.indexOf('snapshot/search/chunks.json');
+    expect(directory, asked.join(' ')).toBeGreaterThan(Math.max(closure, ...shards.map((f) => asked.indexOf(`snapshot/${f}`))));
+    expect(asked.lastIndexOf('snapshot/search/chunks.json')).toBe(directory);
+    expect(totalIn(await page.locator('#status').innerText())).toBe(truth.records.size);
     await page.close();
   }, 300_000);
 

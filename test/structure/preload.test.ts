@@ -45,16 +45,34 @@ describe('index.html asks for the modules app.js needs at once', () => {
     expect(forStatic).toContain('lineage-source.js');
   });
 
+  /** The one-line script that preloads the search index's directory, run over an address with a stand-in document. */
+  const directoryHint = (hash: string): string[] => {
+    const script = /<script data-static-host>([^\n]*)<\/script>/.exec(html)?.[1];
+    expect(script, 'index.html has the script that hints at the index directory').toBeTruthy();
+    const added: { rel: string; href: string; as: string; crossOrigin: string }[] = [];
+    const document = { createElement: () => ({}), head: { append: (l: (typeof added)[number]) => added.push(l) } };
+    new Function('location', 'document', script!)({ hash }, document);
+    for (const l of added) expect(l).toMatchObject({ rel: 'preload', as: 'fetch', crossOrigin: 'anonymous' });
+    return added.map((l) => l.href);
+  };
+
   it('hints a static host at what static mode reads first; the page beside the API drops exactly those hints', async () => {
-    const staticOnly = ['js/static-source.js', 'js/lineage-source.js', 'snapshot/search/chunks.json', 'snapshot/meta.json'];
+    const staticOnly = ['js/static-source.js', 'js/lineage-source.js', 'snapshot/meta.json'];
     expect(hints(html)).toEqual(expect.arrayContaining(staticOnly));
+    expect(directoryHint('')).toEqual(['snapshot/search/chunks.json']);
     const beside = pageBesideApi(html);
     expect(hints(beside).sort()).toEqual(hints(html).filter((h) => !staticOnly.includes(h)).sort());
     expect(beside).not.toMatch(/data-static-host|pageBesideApi/);
-    // Nothing else changes: every other line of the page is kept, in order.
-    const removed = html.split('\n').filter((line) => !beside.split('\n').includes(line));
-    expect(removed.filter((line) => !/data-static-host|What static mode reads first|these lines \(pageBesideApi/.test(line))).toEqual([]);
-    expect(removed).toHaveLength(staticOnly.length + 2);
+    // Nothing else changes: every other line of the page is kept, in order. What goes is the note (the comment
+    // naming pageBesideApi) and the lines marked data-static-host.
+    const lines = html.split('\n');
+    const noteStart = lines.findIndex((l) => l.includes('What static mode reads first'));
+    const noteEnd = lines.findIndex((l) => l.includes('pageBesideApi'));
+    expect(noteStart).toBeGreaterThanOrEqual(0);
+    const expected = lines.filter((l, i) => (i >= noteStart && i <= noteEnd) || /data-static-host/.test(l));
+    expect(lines.filter((l) => !beside.split('\n').includes(l))).toEqual(expected);
+    expect(beside.split('\n')).toEqual(lines.filter((l) => !expected.includes(l)));
+    expect(expected.filter((l) => /data-static-host/.test(l))).toHaveLength(staticOnly.length + 1);
     // static-source.js and the files it reads first are what static-source.js and app.js fetch by these names.
     const app = readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8');
     expect(app).toMatch(/import\('\.\/static-source\.js'\)/);
@@ -63,6 +81,11 @@ describe('index.html asks for the modules app.js needs at once', () => {
     // The server's copy of the page folder is the page beside the API.
     const copy = await precompressedCopy(PUBLIC);
     expect(readFileSync(resolve(copy!, 'index.html'), 'utf8')).toBe(beside);
+  });
+
+  it('preloads the search index directory on every address but a lineage one, whose view reads no index', () => {
+    for (const hash of ['', '#', '#q=catheter', '#q=x&page=2', '#record=K123456', '#record=DEN123456&q=stent']) expect(directoryHint(hash), hash).toEqual(['snapshot/search/chunks.json']);
+    for (const hash of ['#record=K123456&lineage=predicates', '#q=stent&record=K123456&lineage=descendants']) expect(directoryHint(hash), hash).toEqual([]);
   });
 
   it('asks for service.json in the mode app.js fetches it (same origin, credentials the same), so it is used', () => {
