@@ -121,6 +121,16 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     await page.locator(`.lineage-body[data-records="${k} predicates 1"]`).waitFor({ timeout: 60_000 });
     const closure = asked.indexOf(`snapshot/lineage/closure/predicates/${shardOf(k)}.bin`);
     expect(closure, asked.join(' ')).toBeGreaterThanOrEqual(0);
+    // index.html's hints ask for the view's first files while the page loads, and the page uses what they read: each
+    // file is asked for once.
+    for (const once of ['snapshot/lineage/index.json', `snapshot/lineage/closure/predicates/${shardOf(k)}.bin`, 'js/lineage.js', 'js/lineage-engine.js']) {
+      expect(asked.filter((a) => a === once), `${once} in ${asked.join(' ')}`).toHaveLength(1);
+    }
+    // Asked for by the hints (a link's preload), not by app.js once it runs.
+    const initiators = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => [new URL(e.name).pathname, (e as PerformanceResourceTiming).initiatorType]));
+    for (const file of ['lineage/index.json', `lineage/closure/predicates/${shardOf(k)}.bin`]) {
+      expect(initiators.filter(([path]) => path!.endsWith(`/${file}`)).map(([, by]) => by), file).toEqual(['link']);
+    }
     for (const module of ['js/lineage.js', 'js/lineage-engine.js', 'js/lineage-source.js']) {
       expect(asked.indexOf(module), `${module} in ${asked.join(' ')}`).toBeGreaterThanOrEqual(0);
       expect(asked.indexOf(module), `${module} before the closure file in ${asked.join(' ')}`).toBeLessThan(closure);

@@ -45,16 +45,23 @@ describe('index.html asks for the modules app.js needs at once', () => {
     expect(forStatic).toContain('lineage-source.js');
   });
 
-  /** The one-line script that preloads the search index's directory, run over an address with a stand-in document. */
-  const directoryHint = (hash: string): string[] => {
+  /**
+   * The one-line script that hints at what static mode reads first by the address, run over an address with a
+   * stand-in document at http://host/app/: each hint as `rel href` (a fetch's preload with the mode app.js fetches in).
+   */
+  const firstHints = (hash: string, search = ''): string[] => {
     const script = /<script data-static-host>([^\n]*)<\/script>/.exec(html)?.[1];
-    expect(script, 'index.html has the script that hints at the index directory').toBeTruthy();
-    const added: { rel: string; href: string; as: string; crossOrigin: string }[] = [];
-    const document = { createElement: () => ({}), head: { append: (l: (typeof added)[number]) => added.push(l) } };
-    new Function('location', 'document', script!)({ hash }, document);
-    for (const l of added) expect(l).toMatchObject({ rel: 'preload', as: 'fetch', crossOrigin: 'anonymous' });
-    return added.map((l) => l.href);
+    expect(script, 'index.html has the script that hints by the address').toBeTruthy();
+    const added: { rel: string; href: string; as?: string; crossOrigin?: string }[] = [];
+    const document = { baseURI: 'http://host/app/', createElement: () => ({}), head: { append: (l: (typeof added)[number]) => added.push(l) } };
+    new Function('location', 'document', script!)({ hash, search }, document);
+    for (const l of added) {
+      if (l.rel === 'preload') expect(l).toEqual({ rel: 'preload', href: l.href, as: 'fetch', crossOrigin: 'anonymous' });
+      else expect(l).toEqual({ rel: 'modulepreload', href: l.href });
+    }
+    return added.map((l) => `${l.rel} ${l.href}`);
   };
+  const directoryHint = (hash: string) => firstHints(hash).filter((h) => h.includes('search/')).map((h) => h.split(' ')[1]);
 
   it('hints a static host at what static mode reads first; the page beside the API drops exactly those hints', async () => {
     const staticOnly = ['js/static-source.js', 'js/lineage-source.js', 'snapshot/meta.json'];
@@ -83,9 +90,36 @@ describe('index.html asks for the modules app.js needs at once', () => {
     expect(readFileSync(resolve(copy!, 'index.html'), 'utf8')).toBe(beside);
   });
 
-  it('preloads the search index directory on every address but a lineage one, whose view reads no index', () => {
-    for (const hash of ['', '#', '#q=catheter', '#q=x&page=2', '#record=K123456', '#record=DEN123456&q=stent']) expect(directoryHint(hash), hash).toEqual(['snapshot/search/chunks.json']);
-    for (const hash of ['#record=K123456&lineage=predicates', '#q=stent&record=K123456&lineage=descendants']) expect(directoryHint(hash), hash).toEqual([]);
+  it('preloads the search index directory on every address but a lineage one, and there the first reads of the view', async () => {
+    const { parseHash } = await import('../../public/js/state.js');
+    const hashes = ['', '#', '#q=catheter', '#q=x&page=2', '#record=K123456', '#record=DEN123456&q=stent', '#lineage=predicates', '#record=K12345&lineage=predicates',
+      '#record=K123456&lineage=sideways', '#record=K123456&lineage=predicates', '#q=stent&record=k074333&lineage=descendants', '#record=%20DEN123456%20&lineage=predicates'];
+    for (const hash of hashes) {
+      // The address app.js reads as a lineage's (parseHash), and no other, gets the lineage view's hints.
+      const state = parseHash(hash);
+      if (!(state.record && state.lineage)) {
+        expect(firstHints(hash), hash).toEqual(['preload snapshot/search/chunks.json']);
+        continue;
+      }
+      // What app.js asks for first at such an address (staticSourceFor), by the same names, and the view's modules.
+      const dir = (q: string) => `http://host/app/${q}`;
+      expect(firstHints(hash), hash).toEqual([
+        'modulepreload js/lineage.js',
+        'modulepreload js/lineage-engine.js',
+        `preload ${dir('snapshot/lineage/index.json')}`,
+        `preload ${dir(`snapshot/lineage/closure/${state.lineage}/${state.record.slice(0, -3)}.bin`)}`,
+      ]);
+      // A page given another snapshot (?snapshot=) asks for that one's files, as app.js does.
+      expect(firstHints(hash, '?snapshot=https://cdn.example/s/').slice(2), hash).toEqual([
+        'preload https://cdn.example/s/lineage/index.json',
+        `preload https://cdn.example/s/lineage/closure/${state.lineage}/${state.record.slice(0, -3)}.bin`,
+      ]);
+    }
+    expect(hashes.filter((h) => parseHash(h).lineage).length, 'lineage addresses among the cases').toBe(3);
+    const app = readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8');
+    expect(app).toContain("fetch(new URL('lineage/index.json', snapshotBase).href)");
+    expect(app).toContain('`lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`');
+    expect(app).toContain("const snapshotBase = new URL(params.get('snapshot') ?? 'snapshot/', document.baseURI);");
   });
 
   it('asks for service.json in the mode app.js fetches it (same origin, credentials the same), so it is used', () => {
