@@ -79,10 +79,12 @@ async function answerAll(chunked: ChunkedIndex, reqs: readonly SearchRequest[]):
 describe('the chunk cache’s count of what the chunked index holds', () => {
   let files: ChunkFiles;
   let reqs: SearchRequest[];
+  let whole: SearchIndex;
 
   beforeAll(async () => {
     const dir = await buildFixtureSnapshot();
     const index = await loadSearchIndex((p) => readFile(join(dir, p)));
+    whole = index;
     files = await buildSearchChunks(index as unknown as SearchIndexData, '0'.repeat(64));
     reqs = requests(index);
   }, 120_000);
@@ -98,5 +100,22 @@ describe('the chunk cache’s count of what the chunked index holds', () => {
     // The measure sees the index: most of what it holds is typed arrays.
     expect(held).toBeGreaterThan(counted / 4);
     expect(held).toBeLessThanOrEqual(counted);
+  });
+
+  it('makes the decision dates only for a request that reads them, and keeps them with their file', async () => {
+    const chunked = new ChunkedIndex(files.directory, reader(files), new ChunkCache(Number.POSITIVE_INFINITY));
+    const decided = files.directory.files.decided.path;
+    const made = () => [...(chunked.cache.peek(decided)?.derived.keys() ?? [])].sort();
+    // Every search reads the years (the default facet); a word searched by relevance reads no date.
+    await answerAll(chunked, [{ ...BASE, query: whole.terms[0]!, facets: [] }]);
+    expect(made()).toEqual(['years']);
+    const before = chunked.cache.bytes;
+    await answerAll(chunked, [{ ...BASE, query: 'decided:>=2000-01-01', facets: [] }]);
+    expect(made()).toEqual(['days', 'years']);
+    // Counted with the file: four bytes a document, and the same dates as the whole index's.
+    expect(chunked.cache.bytes - before).toBeGreaterThanOrEqual(4 * whole.docCount);
+    const ix = await chunked.ensure({ ...BASE, query: 'decided:>=2000-01-01', facets: [] }, true);
+    expect(ix.docDecided).toEqual(whole.docDecided);
+    expect(ix.docYear).toEqual(whole.docYear);
   });
 });
