@@ -91,7 +91,7 @@ describe('index.html asks for the modules app.js needs at once', () => {
   });
 
   it('preloads the search index directory on every address but a lineage one, and there the first reads of the view', async () => {
-    const { parseHash } = await import('../../public/js/state.js');
+    const { parseHash } = (await import('../../public/js/state.js' as string)) as { parseHash: (hash: string) => { record: string | null; lineage: string | null } };
     const hashes = ['', '#', '#q=catheter', '#q=x&page=2', '#record=K123456', '#record=DEN123456&q=stent', '#lineage=predicates', '#record=K12345&lineage=predicates',
       '#record=K123456&lineage=sideways', '#record=K123456&lineage=predicates', '#q=stent&record=k074333&lineage=descendants', '#record=%20DEN123456%20&lineage=predicates'];
     for (const hash of hashes) {
