@@ -137,7 +137,9 @@ async function staticSourceFor() {
     const header = fetch(new URL('lineage/index.json', snapshotBase).href);
     lineageHeader = header;
     const path = `lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`;
-    const first = [{ path, response: fetch(new URL(path, snapshotBase).href, { headers: { Range: 'bytes=0-6003' } }) }];
+    // index.html asked for the tables already (`lineageTables`) while the page loaded.
+    const asked = window.lineageTables?.path === path ? window.lineageTables : null;
+    const first = [{ path, response: asked?.response ?? fetch(new URL(path, snapshotBase).href, { headers: { Range: 'bytes=0-6003' } }) }];
     first[0].response.catch(() => {});
     header.catch(() => {});
     early = module.then((m) => {

@@ -98,7 +98,8 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     if (lo >= count || view.getUint16(4 + 2 * lo, true) !== low) return tables.subarray(0, base);
     const from = lo === 0 ? 0 : view.getUint32(endsAt + 4 * (lo - 1), true);
     const to = view.getUint32(endsAt + 4 * lo, true);
-    if (from >= to) return tables.subarray(0, base);
+    // A file shorter than the tables' range came whole.
+    if (from >= to || tables.length >= base + to) return tables;
     const entry = await readRange(path, base + from, to - from);
     if (!entry || entry.whole) return entry?.bytes ?? null;
     if (entry.bytes.length !== to - from) throw new Error(`The file ${path} of the lineage ends within an entry.`);

@@ -173,7 +173,7 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
 
       if (mode === 'static') {
         // Static mode reads only the lineage files the question needs: the header and the start's closure file (its
-        // whole lineage); for a lineage longer than a closure entry holds, then the descendants shard of the start
+        // whole lineage, in ranges); for a lineage longer than a closure entry holds, then the descendants shard of the start
         // and of each device reached (a shard holds 1,000 consecutive numbers), no predicates shard.
         const fresh = await browser().context.newPage();
         collectErrors(fresh, errors);
@@ -187,7 +187,11 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
         const closure = `lineage/closure/descendants/${cited.slice(0, -3)}.bin`;
         const shards = want.length > LINEAGE_CLOSURE_MAX ? new Set([cited, ...want.map((i) => i.kNumber)].map((n) => `lineage/descendants/${n.slice(0, -3)}.bin`)) : new Set<string>();
         expect(new Set(read)).toEqual(new Set(['lineage/index.json', closure, ...shards]));
-        expect(read).toHaveLength(shards.size + 2);
+        // Each file once, but the closure file, read in ranges: its tables, then the start's entry (unless the file is
+        // shorter than the tables' range, which then holds it whole).
+        expect(read.filter((f) => f !== closure)).toHaveLength(shards.size + 1);
+        expect(read.filter((f) => f === closure).length).toBeGreaterThanOrEqual(1);
+        expect(read.filter((f) => f === closure).length).toBeLessThanOrEqual(2);
         await fresh.close();
       }
 

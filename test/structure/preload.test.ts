@@ -54,12 +54,16 @@ describe('index.html asks for the modules app.js needs at once', () => {
     expect(script, 'index.html has the script that hints by the address').toBeTruthy();
     const added: { rel: string; href: string; as?: string; crossOrigin?: string }[] = [];
     const document = { baseURI: 'http://host/app/', createElement: () => ({}), head: { append: (l: (typeof added)[number]) => added.push(l) } };
-    new Function('location', 'document', script!)({ hash, search }, document);
+    const window: { lineageTables?: { path: string; response: Promise<unknown> } } = {};
+    const fetched: string[] = [];
+    const fetch = (href: string, init: { headers: Record<string, string> }) => (fetched.push(`fetch ${href} ${JSON.stringify(init)}`), Promise.resolve(href));
+    new Function('location', 'document', 'window', 'fetch', script!)({ hash, search }, document, window, fetch);
+    if (window.lineageTables) expect(window.lineageTables.path).toMatch(/^lineage\/closure\//);
     for (const l of added) {
       if (l.rel === 'preload') expect(l).toEqual({ rel: 'preload', href: l.href, as: 'fetch', crossOrigin: 'anonymous' });
       else expect(l).toEqual({ rel: 'modulepreload', href: l.href });
     }
-    return added.map((l) => `${l.rel} ${l.href}`);
+    return [...added.map((l) => `${l.rel} ${l.href}`), ...fetched.map((f) => (window.lineageTables ? `${f} as ${window.lineageTables.path}` : f))];
   };
   const directoryHint = (hash: string) => firstHints(hash).filter((h) => h.includes('search/')).map((h) => h.split(' ')[1]);
 
@@ -104,9 +108,12 @@ describe('index.html asks for the modules app.js needs at once', () => {
       }
       // What app.js asks for first at such an address (staticSourceFor), by the same names, and the view's modules.
       const dir = (q: string) => `http://host/app/${q}`;
-      expect(firstHints(hash), hash).toEqual(['modulepreload js/lineage.js', 'modulepreload js/lineage-engine.js', `preload ${dir('snapshot/lineage/index.json')}`]);
+      // The tables of the start's closure file in a range, handed to app.js by the path it reads them by.
+      const closure = `lineage/closure/${state.lineage}/${state.record.slice(0, -3)}.bin`;
+      const tables = (base: string) => `fetch ${base}${closure} {"headers":{"Range":"bytes=0-6003"}} as ${closure}`;
+      expect(firstHints(hash), hash).toEqual(['modulepreload js/lineage.js', 'modulepreload js/lineage-engine.js', `preload ${dir('snapshot/lineage/index.json')}`, tables(dir('snapshot/'))]);
       // A page given another snapshot (?snapshot=) asks for that one's files, as app.js does.
-      expect(firstHints(hash, '?snapshot=https://cdn.example/s/').slice(2), hash).toEqual(['preload https://cdn.example/s/lineage/index.json']);
+      expect(firstHints(hash, '?snapshot=https://cdn.example/s/').slice(2), hash).toEqual(['preload https://cdn.example/s/lineage/index.json', tables('https://cdn.example/s/')]);
     }
     expect(hashes.filter((h) => parseHash(h).lineage).length, 'lineage addresses among the cases').toBe(3);
     const app = readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8');
@@ -115,6 +122,7 @@ describe('index.html asks for the modules app.js needs at once', () => {
     expect(app).toContain('`lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`');
     const { CLOSURE_TABLES_BYTES } = (await import('../../public/js/lineage-source.js' as string)) as { CLOSURE_TABLES_BYTES: number };
     expect(app).toContain(`{ headers: { Range: 'bytes=0-${CLOSURE_TABLES_BYTES - 1}' } }`);
+    expect(app).toContain('window.lineageTables?.path === path ? window.lineageTables : null');
     expect(app).toContain("const snapshotBase = new URL(params.get('snapshot') ?? 'snapshot/', document.baseURI);");
   });
 
