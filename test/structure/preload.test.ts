@@ -50,14 +50,16 @@ describe('index.html asks for the modules app.js needs at once', () => {
    * stand-in document at http://host/app/: each hint as `rel href` (a fetch's preload with the mode app.js fetches in).
    */
   const firstHints = (hash: string, search = ''): string[] => {
-    const script = /<script data-static-host>([^\n]*)<\/script>/.exec(html)?.[1];
-    expect(script, 'index.html has the script that hints by the address').toBeTruthy();
+    // Both scripts, in the page's order: the lineage's hints above the stylesheet, the index directory's below.
+    const scripts = [...html.matchAll(/<script data-static-host>([^\n]*)<\/script>/g)].map((m) => m[1]!);
+    expect(scripts, 'index.html has the scripts that hint by the address').toHaveLength(2);
+    expect(html.indexOf(scripts[0]!)).toBeLessThan(html.indexOf('<link rel="stylesheet"'));
     const added: { rel: string; href: string; as?: string; crossOrigin?: string }[] = [];
     const document = { baseURI: 'http://host/app/', createElement: () => ({}), head: { append: (l: (typeof added)[number]) => added.push(l) } };
     const window: { lineageTables?: { path: string; response: Promise<unknown> } } = {};
     const fetched: string[] = [];
     const fetch = (href: string, init: { headers: Record<string, string> }) => (fetched.push(`fetch ${href} ${JSON.stringify(init)}`), Promise.resolve(href));
-    new Function('location', 'document', 'window', 'fetch', script!)({ hash, search }, document, window, fetch);
+    for (const script of scripts) new Function('location', 'document', 'window', 'fetch', script)({ hash, search }, document, window, fetch);
     if (window.lineageTables) expect(window.lineageTables.path).toMatch(/^lineage\/closure\//);
     for (const l of added) {
       if (l.rel === 'preload') expect(l).toEqual({ rel: 'preload', href: l.href, as: 'fetch', crossOrigin: 'anonymous' });
@@ -84,7 +86,7 @@ describe('index.html asks for the modules app.js needs at once', () => {
     const expected = lines.filter((l, i) => (i >= noteStart && i <= noteEnd) || /data-static-host/.test(l));
     expect(lines.filter((l) => !beside.split('\n').includes(l))).toEqual(expected);
     expect(beside.split('\n')).toEqual(lines.filter((l) => !expected.includes(l)));
-    expect(expected.filter((l) => /data-static-host/.test(l))).toHaveLength(staticOnly.length + 1);
+    expect(expected.filter((l) => /data-static-host/.test(l))).toHaveLength(staticOnly.length + 2);
     // static-source.js and the files it reads first are what static-source.js and app.js fetch by these names.
     const app = readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8');
     expect(app).toMatch(/import\('\.\/static-source\.js'\)/);
