@@ -86,7 +86,11 @@ const MiB = 1024 * 1024;
 const budget = values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES;
 const load = () => loadavg()[0]!.toFixed(1);
 const mib = (n: number) => (n / MiB).toFixed(1);
-const isolate = (m: IsolateMemory | null) => (m ? `${mib(m.usedBytes + m.arrayBufferBytes)} MiB (heap ${mib(m.usedBytes)}, ArrayBuffers ${mib(m.arrayBufferBytes)})` : 'n/a');
+/** The isolate after a collection, and before it (with its garbage). */
+const isolate = (m: IsolateMemory | null) =>
+  m
+    ? `${mib(m.usedBytes + m.arrayBufferBytes)} MiB (heap ${mib(m.usedBytes)}, ArrayBuffers ${mib(m.arrayBufferBytes)}; before the collection ${mib(m.uncollected.usedBytes + m.uncollected.arrayBufferBytes)} MiB)`
+    : 'n/a';
 
 const records = await sampleRecords(dir, 200);
 const queries = makeQueries(records, 200, 510);

@@ -22,7 +22,13 @@ import { BENCH_CURSOR_SECRET, startServer, type RunningServer } from './server.t
  * and its ArrayBuffers (Runtime.getHeapUsage, after a full collection), what the platform's 128 MB an isolate bounds.
  */
 /** The isolate's V8 heap (used, of total) and its ArrayBuffers' backing stores, from Runtime.getHeapUsage. */
-export type IsolateMemory = { usedBytes: number; totalBytes: number; arrayBufferBytes: number };
+export type IsolateMemory = {
+  usedBytes: number;
+  totalBytes: number;
+  arrayBufferBytes: number;
+  /** The same read before the collection: what the isolate held with its garbage. */
+  uncollected: { usedBytes: number; arrayBufferBytes: number };
+};
 
 /** Latency of requests sent one at a time on one connection (what one request costs, with no queue in front of it). */
 export type OneAtATime = { requests: number; p50Ms: number; p99Ms: number };
@@ -140,14 +146,15 @@ export async function inspect(port: number): Promise<Cdp> {
 }
 
 /**
- * The isolate's memory, after a full collection (forced by a heap snapshot): V8's heap (used, of total) and the backing
- * stores of its ArrayBuffers (the snapshot's bytes and the search index live there, outside the heap). Null, with the
+ * The isolate's memory, after a full collection (forced by a heap snapshot), and as it was just before it: V8's heap
+ * (used, of total) and the backing stores of its ArrayBuffers (the snapshot's bytes and the search index live there, outside the heap). Null, with the
  * reason logged, when it cannot be read.
  */
 export async function heapOf(port: number, log: (line: string) => void): Promise<IsolateMemory | null> {
   let cdp: Cdp | null = null;
   try {
     cdp = await inspect(port);
+    const before = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number; backingStorageSize?: number };
     // workerd's inspector never answers HeapProfiler.collectGarbage (V8 posts the collection as a task the isolate
     // does not run), so that figure held garbage; a heap snapshot collects garbage first, in place. Its chunks are
     // events, not kept. Twice, a moment apart: ArrayBuffers whose wrappers the first collection freed are released
@@ -157,7 +164,12 @@ export async function heapOf(port: number, log: (line: string) => void): Promise
       await new Promise((r) => setTimeout(r, 500));
     }
     const usage = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number; totalSize: number; backingStorageSize?: number };
-    return { usedBytes: usage.usedSize, totalBytes: usage.totalSize, arrayBufferBytes: usage.backingStorageSize ?? Number.NaN };
+    return {
+      usedBytes: usage.usedSize,
+      totalBytes: usage.totalSize,
+      arrayBufferBytes: usage.backingStorageSize ?? Number.NaN,
+      uncollected: { usedBytes: before.usedSize, arrayBufferBytes: before.backingStorageSize ?? Number.NaN },
+    };
   } catch (err) {
     log(`the isolate's heap could not be read: ${(err as Error).message}`);
     return null;

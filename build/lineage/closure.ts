@@ -5,12 +5,12 @@ import {
   LINEAGE_CLOSURE_MAX,
   CLOSURE_YEAR_BASE,
   lineageClosurePath,
-  lineageShardId,
   lineageNumber,
   type LineageIndex,
 } from '../../src/contract/index.ts';
 import { LineageFiles, walkLineage, type LineageWalk } from '../../src/operations/lineage-walk.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
+import { shardRuns } from './shard-runs.ts';
 
 /** Unsigned LEB128 numbers into a growing byte list. */
 class Bytes {
@@ -102,11 +102,7 @@ export async function writeClosures(
   if (files === null) throw new Error('the lineage header is missing');
   const written = { predicates: 0, descendants: 0 };
   for (const direction of LINEAGE_DIRECTIONS) {
-    let d = 0;
-    while (d < devices.length) {
-      const shard = Math.floor((devices[d] as number) / 1000);
-      let end = d;
-      while (end < devices.length && Math.floor((devices[end] as number) / 1000) === shard) end++;
+    for (const { start: d, end, id } of shardRuns(devices)) {
       const count = end - d;
       const entries = new Bytes();
       const ends: number[] = [];
@@ -125,9 +121,8 @@ export async function writeClosures(
         view.setUint32(endsAt + 4 * i, ends[i] as number, true);
       }
       bytes.set(entries.data.subarray(0, entries.length), base);
-      writer.writeBytes(lineageClosurePath(direction, lineageShardId(lineageNumber(devices[d] as number))), bytes);
+      writer.writeBytes(lineageClosurePath(direction, id), bytes);
       written[direction]++;
-      d = end;
     }
   }
   return written;

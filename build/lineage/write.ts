@@ -7,14 +7,13 @@ import {
   LINEAGE_VERSION,
   LineageIndex,
   lineageCode,
-  lineageNumber,
-  lineageShardId,
   lineageShardPath,
   type ClearanceRecord,
   type LineageDirection,
 } from '../../src/contract/index.ts';
 import type { SnapshotWriter } from '../write/writer.ts';
 import { writeClosures } from './closure.ts';
+import { shardRuns } from './shard-runs.ts';
 import { distinctPairs, keyFrom, keyOrigin, keyTo, mergeEdges, type EdgeKeys, type MergedEdges } from './merge.ts';
 import type { EdgeInput } from './read.ts';
 
@@ -39,11 +38,7 @@ function writeDirection(
 ): { id: string; nodes: number; edges: number }[] {
   const shards: { id: string; nodes: number; edges: number }[] = [];
   let k = 0;
-  let d = 0;
-  while (d < devices.length) {
-    const shard = Math.floor((devices[d] as number) / 1000);
-    let end = d;
-    while (end < devices.length && Math.floor((devices[end] as number) / 1000) === shard) end++;
+  for (const { start: d, end, id } of shardRuns(devices)) {
     const n = end - d;
     const firstKey = k;
     let m = 0;
@@ -65,11 +60,9 @@ function writeDirection(
       view.setUint16(8 + 8 * n + 4 * m + 2 * i, info.get(code) ?? 0, true);
     }
     k = at;
-    const id = lineageShardId(lineageNumber(devices[d] as number));
     writer.writeBytes(lineageShardPath(direction, id), bytes);
     written.set(lineageShardPath(direction, id), bytes);
     shards.push({ id, nodes: n, edges: m });
-    d = end;
   }
   return shards;
 }

@@ -1,14 +1,18 @@
-import { cp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
-import { DOWNLOADS_DIR } from '../../src/contract/index.ts';
-import { HOST_COPY_SUFFIX, wantsHostCopy } from '../write/compress.ts';
+import { copyFile, cp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import pLimit from 'p-limit';
+import { DOWNLOADS_DIR, LAYOUT, Manifest } from '../../src/contract/index.ts';
+import { safeRelPath } from '../../src/snapshot/paths.ts';
 import { pageBesideApi } from '../../src/server/public-dir.ts';
 
 /**
  * The Worker's static-assets folder: the page (public/) at the root and the snapshot's files (the link followed)
  * under `snapshot/`, as wrangler.toml's `[assets]` expects. Rebuilt from scratch so that no file of an earlier
- * snapshot stays behind. The bulk downloads (`downloads/`) are left out: static assets take at most 25 MiB a file, and
- * the SQLite database passes that at the bundled size; they are published where large files go (docs/deploy.md).
+ * snapshot stays behind. Only the manifest and the files it lists are copied: static assets serve every file they
+ * hold, unchecked, so a file that lies in the snapshot's folder without being part of it (the shards' unlisted host
+ * copies, anything left there) would be served as if it were. The bulk downloads (`downloads/`) are left out: static
+ * assets take at most 25 MiB a file, and the SQLite database passes that at the bundled size; they are published
+ * where large files go (docs/deploy.md).
  */
 export async function prepareAssets(options: { snapshotPath: string | null; publicDir: string | null; out: string }): Promise<string> {
   await rm(options.out, { recursive: true, force: true });
@@ -23,15 +27,21 @@ export async function prepareAssets(options: { snapshotPath: string | null; publ
     const html = await readFile(page, 'utf8').catch(() => null);
     if (html !== null) await writeFile(page, pageBesideApi(html));
   }
-  if (options.snapshotPath) {
-    const from = await realpath(options.snapshotPath);
-    const downloads = (path: string) => relative(from, path).split(sep)[0] === DOWNLOADS_DIR;
-    // The shards' host copies are no file of the snapshot (not in its manifest) and would double the file count.
-    const hostCopy = (path: string) => {
-      const rel = relative(from, path).split(sep).join('/');
-      return rel.endsWith(HOST_COPY_SUFFIX) && wantsHostCopy(rel.slice(0, -HOST_COPY_SUFFIX.length));
-    };
-    await cp(from, join(options.out, 'snapshot'), { recursive: true, filter: (path) => !downloads(path) && !hostCopy(path) });
-  }
+  if (options.snapshotPath) await copyListedFiles(await realpath(options.snapshotPath), join(options.out, 'snapshot'));
   return options.out;
+}
+
+/** Copies a snapshot's manifest and every file it lists but the bulk downloads; a path that would leave the folder is refused. */
+async function copyListedFiles(from: string, to: string): Promise<void> {
+  const manifestBytes = await readFile(join(from, LAYOUT.manifest));
+  const manifest = Manifest.parse(JSON.parse(manifestBytes.toString('utf8')));
+  const paths = manifest.files.map((f) => f.path).filter((path) => !path.startsWith(`${DOWNLOADS_DIR}/`));
+  for (const path of paths) {
+    if (safeRelPath(path) !== path) throw new Error(`${join(from, LAYOUT.manifest)} lists ${JSON.stringify(path)}, which is not a plain path inside the snapshot`);
+  }
+  for (const folder of new Set([to, ...paths.map((path) => dirname(join(to, path)))])) await mkdir(folder, { recursive: true });
+  const limit = pLimit(16);
+  await Promise.all(paths.map((path) => limit(() => copyFile(join(from, path), join(to, path)))));
+  // The manifest last, as a publish writes it.
+  await writeFile(join(to, LAYOUT.manifest), manifestBytes);
 }

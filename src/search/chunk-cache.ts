@@ -25,17 +25,30 @@ export class ChunkCache {
   /** Bytes held outside the entries by the indexes' views (concatenated rows), counted against the budget. */
   private readonly extras = new Map<object, number>();
   private readonly onEvict = new Set<(path: string) => void>();
+  /** Bytes other caches of the same memory hold now, each read when the cache counts (countAlso). */
+  private readonly others = new Map<object, () => number>();
 
   constructor(budget: number) {
     if (!(budget >= 0)) throw new RangeError(`Expected \`budget\` to be a number of bytes from 0 and up, got ${String(budget)}`);
     this.budget = budget;
   }
 
-  /** Bytes held now: files, what was made from them, and the views over them. */
+  /** Bytes held now: files, what was made from them, the views over them, and what other caches counted here hold. */
   get bytes(): number {
     let extra = 0;
     for (const n of this.extras.values()) extra += n;
+    for (const held of this.others.values()) extra += held();
     return this.total + extra;
+  }
+
+  /**
+   * Counts what another cache of the same memory holds (`held`, read at each count) against this budget, so that the
+   * budget bounds both: files are let go of to make room for the other's bytes, which keep their own bound. `null`
+   * stops counting it. A Worker counts its record and answer caches here: its isolate has one budget.
+   */
+  countAlso(owner: object, held: (() => number) | null): void {
+    if (held) this.others.set(owner, held);
+    else this.others.delete(owner);
   }
 
   get size(): number {

@@ -81,32 +81,17 @@ export class LoadedChunks {
     return out;
   }
 
-  /** The decision dates and years of every document, from their runs, made once. */
-  private decided(): { days: Uint32Array; years: Uint16Array } {
+  /**
+   * The decision years (`years`) or dates (`days`) of every document, from their runs, each made once and kept with
+   * the file: every search reads the years (the default facet, the year filter), few the dates (a date sort, filter or
+   * facet), so the dates, twice the years' bytes, are made only when a request reads them. `bundle` is the file's, for a
+   * read after the cache let go of it (the value is then made and not kept).
+   */
+  private decided<K extends 'years' | 'days'>(which: K, bundle: Map<string, Decoded>): K extends 'years' ? Uint16Array : Uint32Array {
     const path = this.directory.files.decided.path;
-    return this.derivedOf(path, 'decided', () => {
-      const { days, years } = this.decidedOf(path);
-      return { days: this.counted(path, days), years: this.counted(path, years) };
-    }, (d) => d.days.byteLength + d.years.byteLength);
-  }
-
-  private decidedOf(path: string): { days: Uint32Array; years: Uint16Array } {
-    const bundle = this.bundle(path)!;
-    const ends = valueOf(bundle, 'runs', 'rows').values;
-    const values = valueOf(bundle, 'days', 'u32');
-    const n = this.directory.counts.docs;
-    if (ends.length !== values.length || (ends.length > 0 && ends[ends.length - 1] !== n)) throw new ChunkFormatError('decided: runs do not cover the documents');
-    const days = new Uint32Array(n);
-    const years = new Uint16Array(n);
-    let at = 0;
-    for (let r = 0; r < ends.length; r++) {
-      const day = values[r]!;
-      const year = day === 0 ? 0 : Number(isoOfDay(day).slice(0, 4));
-      days.fill(day, at, ends[r]);
-      years.fill(year, at, ends[r]);
-      at = ends[r]!;
-    }
-    return { days, years };
+    const make = () => decidedOf(bundle, this.directory.counts.docs, which);
+    if (!this.cache.peek(path)) return make() as never;
+    return this.derivedOf(path, which, () => this.counted(path, make()), (a) => a.byteLength) as never;
   }
 
   /**
@@ -127,10 +112,11 @@ export class LoadedChunks {
       for (const name of ['codes', 'panels', 'decisions', 'decisionNames', 'types', 'countries', 'states', 'classes'] as const) setSection(ix, name, lists[name]!);
       setSection(ix, 'codeClass', valueOf(dicts, 'codeClass', 'u8'));
     }
-    if (this.has(files.decided.path)) {
-      const { days, years } = this.decided();
-      setSection(ix, 'docDecided', days);
-      setSection(ix, 'docYear', years);
+    const decided = this.bundle(files.decided.path);
+    if (decided) {
+      setSection(ix, 'docYear', this.decided('years', decided));
+      let days: Uint32Array | null = null;
+      Object.defineProperty(ix, 'docDecided', { get: () => (days ??= this.decided('days', decided)) });
     }
 
     // The word list: every term id stays what it is in the whole index. A term of a chunk not loaded stands as its
@@ -302,6 +288,21 @@ export class LoadedChunks {
     };
     return { column, rows: { offsets, values } };
   }
+}
+
+/** The decision years or dates of every document, from the runs of `decided` (one day, and its year, per run). */
+function decidedOf(bundle: Map<string, Decoded>, n: number, which: 'years' | 'days'): Uint16Array | Uint32Array {
+  const ends = valueOf(bundle, 'runs', 'rows').values;
+  const values = valueOf(bundle, 'days', 'u32');
+  if (ends.length !== values.length || (ends.length > 0 && ends[ends.length - 1] !== n)) throw new ChunkFormatError('decided: runs do not cover the documents');
+  const out = which === 'years' ? new Uint16Array(n) : new Uint32Array(n);
+  let at = 0;
+  for (let r = 0; r < ends.length; r++) {
+    const day = values[r]!;
+    out.fill(which === 'days' ? day : day === 0 ? 0 : Number(isoOfDay(day).slice(0, 4)), at, ends[r]);
+    at = ends[r]!;
+  }
+  return out;
 }
 
 /**

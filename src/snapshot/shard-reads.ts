@@ -22,6 +22,11 @@ export class ShardReads {
   /** Buffers record shards are read into for one request and given back after (see `lend`). */
   private readonly lendable = lendPool();
 
+  /** Bytes of the buffers kept for lending. */
+  get pooledBytes(): number {
+    return this.lendable.keptBytes;
+  }
+
   constructor(
     private readonly indexes: Readonly<Record<ShardKind, ShardIndex>>,
     private readonly reads: CheckedReads,

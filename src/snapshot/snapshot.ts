@@ -259,4 +259,12 @@ export class Snapshot {
   get cachedBytes(): number {
     return this.cache.weight;
   }
+
+  /**
+   * Bytes this snapshot keeps from one request to the next: its cache of verified bytes, its record table's parts and
+   * the buffers it keeps to read record shards into (a Worker counts them against its isolate's budget).
+   */
+  get keptBytes(): number {
+    return this.cache.weight + this.table.bytes + this.shards.pooledBytes;
+  }
 }

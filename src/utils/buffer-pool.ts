@@ -36,6 +36,11 @@ export class BufferPool {
     if (free.length < keep) free.push(buffer as ArrayBuffer);
   }
 
+  /** Bytes of the buffers kept now. */
+  get keptBytes(): number {
+    return this.free.reduce((n, list) => n + list.reduce((m, b) => m + b.byteLength, 0), 0);
+  }
+
   /** Buffers kept now (for tests). */
   get kept(): number {
     return this.free.reduce((n, list) => n + list.length, 0);

@@ -14,11 +14,11 @@ import { snapshotFile } from './snapshot-files.ts';
  */
 
 /** One per isolate and configuration: bindings and variables are the same for every request of a deployment. */
-let service: { env: Env; dispatcher: Dispatcher<Request, Response> } | null = null;
+let service: { env: Env; dispatcher: Dispatcher<Request, Response>; settle: () => void } | null = null;
 
-function dispatcherOf(env: Env): Dispatcher<Request, Response> {
-  if (service?.env === env) return service.dispatcher;
-  const { watch, deps } = createService(env);
+function serviceOf(env: Env): { dispatcher: Dispatcher<Request, Response>; settle: () => void } {
+  if (service?.env === env) return service;
+  const { watch, deps, settle } = createService(env);
   const dispatcher = createDispatcher<Request, Response>({
     deps,
     lendsChunks: false,
@@ -40,22 +40,25 @@ function dispatcherOf(env: Env): Dispatcher<Request, Response> {
       if (cause instanceof UnavailableFile || cause instanceof CorruptFile) watch.recheckSoon();
     },
   });
-  service = { env, dispatcher };
-  return dispatcher;
+  service = { env, dispatcher, settle };
+  return service;
 }
 
 // The Workers runtime finds the handlers on the default export, and refuses any other export of the entry module.
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     let dispatcher: Dispatcher<Request, Response>;
+    let settle: () => void;
     try {
-      dispatcher = dispatcherOf(env);
+      ({ dispatcher, settle } = serviceOf(env));
     } catch (err) {
       log('error', 'the Worker is not configured', { reason: err instanceof Error ? err.message : String(err) });
       const unconfigured = { now: () => new Date(), sourceState: (_: unknown, now: Date) => sourceStateOf({ manifest: null, sync: null, now, maxAgeHours: 1 }) };
       return responseOf(notConfigured(unconfigured, request.method === 'HEAD'), null);
     }
     const url = new URL(request.url);
-    return dispatcher.dispatch(request, { method: request.method, url: `${url.pathname}${url.search}`, origin: url.origin, header: (name) => request.headers.get(name) ?? undefined });
+    const response = await dispatcher.dispatch(request, { method: request.method, url: `${url.pathname}${url.search}`, origin: url.origin, header: (name) => request.headers.get(name) ?? undefined });
+    settle();
+    return response;
   },
 };

@@ -31,8 +31,9 @@ export type Env = {
   /** Bytes of the record table kept per isolate, default 8 MiB (all of it up to about 300,000 records). */
   RECORD_TABLE_CACHE_BYTES?: string;
   /**
-   * Bytes of the chunked search index's files kept per isolate, default 24 MiB: a search reads only its own files
-   * and holds them until it is answered, then the least recently used go down to this (0 keeps none).
+   * Bytes an isolate keeps between requests, default 80 MiB: the chunked search index's files, and the record and
+   * answer caches counted with them. A search reads only its own files and holds them until it is answered; after each
+   * request the files least recently used by a search go until all fits (0 keeps no search file).
    */
   SEARCH_CACHE_BYTES?: string;
   /** `chunks` (the default): searches read the chunked index; `whole`: the whole index by sections, read ahead. */
@@ -48,20 +49,25 @@ export type Env = {
 
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
 /**
- * An isolate's 128 MB: V8's heap (13 MiB), the manifest (2.5 MiB at 1,000,000 records), these caches, and the chunked
- * index's files (the search cache; a search over every document's columns holds them until it is answered). The
- * search cache holds what a varied search load reads at 1,000,000 records (the whole code, applicant, date and K
- * number columns with their lookups, and the words' chunks): below that, files are read again and again. Together
- * the defaults stay under 100 MiB.
+ * An isolate's 128 MB: V8's heap (13 MiB), the manifest (2.5 MiB at 1,000,000 records), and what requests leave behind,
+ * all within SEARCH_CACHE_BYTES: the record caches, the answers and the chunked index's files (a search over every
+ * document's columns holds its files until it is answered). The budget holds what a varied search load reads at
+ * 1,000,000 records (the whole code, applicant, year and K number columns with their lookups, and the words' chunks,
+ * about 60 MiB) beside the record and answer caches (about 14 MiB of their bounds): below that, files are read again
+ * and again.
  */
 const DEFAULT_WORKER_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_TABLE_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_ANSWER_CACHE_BYTES = 4 * 1024 * 1024;
-export const DEFAULT_WORKER_SEARCH_CACHE_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_WORKER_SEARCH_CACHE_BYTES = 80 * 1024 * 1024;
 
 export type Service = {
   watch: ManifestWatch;
   deps: QueryDeps;
+  /** The isolate's cache of the chunked index's files, whose budget counts the record and answer caches too. */
+  searchCache: ChunkCache;
+  /** Brings what the isolate keeps back under its budget (after each request: a detail grows the record caches). */
+  settle: () => void;
 };
 
 const numberVar = (env: Env, name: keyof Env, fallback: number): number => {
@@ -91,11 +97,13 @@ function storageOf(env: Env): SnapshotStorage {
 export function createService(env: Env): Service {
   const maxAgeHours = numberVar(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS);
   const operationTimeoutMs = numberVar(env, 'OPERATION_TIMEOUT_MS', DEFAULT_OPERATION_TIMEOUT_MS);
+  const searchCache = new ChunkCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES));
+  const answerCache = new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES)));
   const watch = new ManifestWatch(storageOf(env), {
     checkEveryMs: numberVar(env, 'MANIFEST_CHECK_SECONDS', DEFAULT_MANIFEST_CHECK_SECONDS) * 1000,
     cacheBytes: numberVar(env, 'SHARD_CACHE_BYTES', DEFAULT_WORKER_CACHE_BYTES),
     tableCacheBytes: numberVar(env, 'RECORD_TABLE_CACHE_BYTES', DEFAULT_WORKER_TABLE_CACHE_BYTES),
-    searchCache: new ChunkCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES)),
+    searchCache,
     searchWhole: searchIndexVar(env) === 'whole',
     onCorrupt: (r) => log('error', 'snapshot file does not match its sha256; it is not served', { ...r }),
     onRefuse: (reason) => log('error', 'snapshot refused; the current one keeps serving', { reason }),
@@ -111,10 +119,16 @@ export function createService(env: Env): Service {
     sourceState: (snapshot, now, warnings) => sourceStateOf({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
     sourceStateJson: (snapshot, now, warnings) => stateJson.json({ manifest: snapshot?.manifest ?? null, sync: null, now, maxAgeHours, warnings }),
     deadline: operationDeadline(operationTimeoutMs, false),
-    answerCache: new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES))),
+    answerCache,
     mcpBudgetBytes: checkBudget(numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES), 'MCP_BUDGET_BYTES'),
     facetValuesMax: checkFacetValuesMax(numberVar(env, 'FACET_VALUES_MAX', FACET_VALUES_MAX), 'FACET_VALUES_MAX'),
   };
-  return { watch, deps };
+  // One budget for what the isolate keeps: the record caches, read buffers and answers of the snapshot serving count
+  // against the search cache's, and its files make room for them (each keeps its own bound too).
+  searchCache.countAlso(watch, () => {
+    const snapshot = watch.serving;
+    return snapshot ? snapshot.keptBytes + answerCache.weightFor(snapshot) : 0;
+  });
+  return { watch, deps, searchCache, settle: () => searchCache.trim() };
 }
 

@@ -48,6 +48,11 @@ export class ManifestWatch {
     return this.checking;
   }
 
+  /** The snapshot serving now, without reading the manifest (null before the first is opened). */
+  get serving(): Snapshot | null {
+    return this.snapshot;
+  }
+
   /** Makes the next request read the manifest (after a file failed its check: a newer manifest may be out). */
   recheckSoon(): void {
     this.checkedAt = Number.NEGATIVE_INFINITY;

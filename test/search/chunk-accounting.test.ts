@@ -12,7 +12,10 @@ import type { SearchIndexData } from '../../src/search/codec.ts';
 import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import type { SearchIndex } from '../../src/search/model.ts';
+import { answerQuery } from '../../src/api/query-answer.ts';
+import { createService } from '../../src/worker/service.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { allRecords } from '../server/helpers.ts';
 
 /**
  * The chunk cache's count of what the chunked index holds, checked against V8's own count of the memory held in
@@ -79,10 +82,12 @@ async function answerAll(chunked: ChunkedIndex, reqs: readonly SearchRequest[]):
 describe('the chunk cache’s count of what the chunked index holds', () => {
   let files: ChunkFiles;
   let reqs: SearchRequest[];
+  let whole: SearchIndex;
 
   beforeAll(async () => {
     const dir = await buildFixtureSnapshot();
     const index = await loadSearchIndex((p) => readFile(join(dir, p)));
+    whole = index;
     files = await buildSearchChunks(index as unknown as SearchIndexData, '0'.repeat(64));
     reqs = requests(index);
   }, 120_000);
@@ -98,5 +103,72 @@ describe('the chunk cache’s count of what the chunked index holds', () => {
     // The measure sees the index: most of what it holds is typed arrays.
     expect(held).toBeGreaterThan(counted / 4);
     expect(held).toBeLessThanOrEqual(counted);
+  });
+
+  it('makes the decision dates only for a request that reads them, and keeps them with their file', async () => {
+    const chunked = new ChunkedIndex(files.directory, reader(files), new ChunkCache(Number.POSITIVE_INFINITY));
+    const decided = files.directory.files.decided.path;
+    const made = () => [...(chunked.cache.peek(decided)?.derived.keys() ?? [])].sort();
+    // Every search reads the years (the default facet); a word searched by relevance reads no date.
+    await answerAll(chunked, [{ ...BASE, query: whole.terms[0]!, facets: [] }]);
+    expect(made()).toEqual(['years']);
+    const before = chunked.cache.bytes;
+    await answerAll(chunked, [{ ...BASE, query: 'decided:>=2000-01-01', facets: [] }]);
+    expect(made()).toEqual(['days', 'years']);
+    // Counted with the file: four bytes a document, and the same dates as the whole index's.
+    expect(chunked.cache.bytes - before).toBeGreaterThanOrEqual(4 * whole.docCount);
+    const ix = await chunked.ensure({ ...BASE, query: 'decided:>=2000-01-01', facets: [] }, true);
+    expect(ix.docDecided).toEqual(whole.docDecided);
+    expect(ix.docYear).toEqual(whole.docYear);
+  });
+});
+
+/** The snapshot folder as a Worker's static assets binding: plain GETs, a Range header for a record. */
+function assetsOf(dir: string): { fetch(request: Request): Promise<Response> } {
+  return {
+    async fetch(request) {
+      const path = decodeURIComponent(new URL(request.url).pathname.replace(/^\/snapshot\//, ''));
+      const bytes = await readFile(join(dir, path)).catch(() => null);
+      if (!bytes) return new Response(null, { status: 404 });
+      const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.get('range') ?? '');
+      return range ? new Response(bytes.subarray(Number(range[1]), Number(range[2]) + 1), { status: 206 }) : new Response(bytes);
+    },
+  };
+}
+
+describe('the Worker’s one budget for what its isolate keeps', () => {
+  it('counts the record and answer caches with the search files, lets files go for them, and holds no more than it counts', async () => {
+    const dir = await buildFixtureSnapshot();
+    const records = await allRecords(dir);
+    const budget = 900 * 1024;
+    // Record caches (and the 512 KB of buffers records are read into) large enough that the search files must make
+    // room for them.
+    const service = createService({ ASSETS: assetsOf(dir), SEARCH_CACHE_BYTES: String(budget), SHARD_CACHE_BYTES: String(200 * 1024), RECORD_TABLE_CACHE_BYTES: String(64 * 1024), ANSWER_CACHE_BYTES: String(64 * 1024) });
+    const ask = async (operation: string, input: unknown) => {
+      const snapshot = await service.watch.current(Date.now());
+      const body = new TextEncoder().encode(JSON.stringify({ version: 1, operation: `device-510k.${operation}`, input }));
+      const answer = await answerQuery(service.deps, snapshot, body, 'application/json');
+      service.settle();
+      expect(answer.status).toBe(200);
+      expect(service.searchCache.bytes).toBeLessThanOrEqual(budget);
+      return snapshot!;
+    };
+    // The snapshot opened and its small files read: what the isolate holds before any cache fills.
+    await ask('meta', {});
+    const before = await arrayBuffers();
+    const facets = FACET_FIELDS.filter((f) => f !== 'predicate').map((field) => ({ field, size: 5, order: 'count' as const }));
+    for (const query of ['catheter', 'system', 'pump', 'panel:cardio', 'decided:>=2010-01-01']) await ask('search', { ...BASE, query, facets });
+    const searchFiles = service.searchCache.size;
+    let snapshot = await ask('meta', {});
+    for (const r of records) snapshot = await ask('detail', { id: r.kNumber });
+    // The record caches hold what the details read, counted against the budget: search files went to make room.
+    const others = snapshot.keptBytes + service.deps.answerCache!.weightFor(snapshot);
+    expect(others).toBeGreaterThan(budget / 4);
+    expect(service.searchCache.size).toBeLessThan(searchFiles);
+    expect(service.searchCache.bytes).toBeGreaterThanOrEqual(others);
+    // V8's count of what came since (ArrayBuffers: the files, the records, the answers) is within the cache's count.
+    const held = (await arrayBuffers()) - before;
+    expect(held).toBeGreaterThan(service.searchCache.bytes / 4);
+    expect(held).toBeLessThanOrEqual(service.searchCache.bytes);
   });
 });
