@@ -46,7 +46,8 @@ first = whole = records.
   --profiles LIST    desktop, phone or both (phone)
   --against DIR      another checkout's public/ folder (say, main's), served beside this one over the same snapshot
                      and measured in turn, run for run, for a side-by-side figure
-  --verbose          print every request of every run: when it arrived (ms after the page's start) and its bytes`;
+  --verbose          print every request of every run: when it arrived and when it was asked for (ms after the
+                     page's start), and its bytes`;
 
 /** The two questions of bench/lineage.ts: the most-cited device's descendants, and the deepest one's predicates. */
 async function defaultQuestions(dir: string): Promise<Question[]> {
@@ -97,7 +98,7 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
     const lineage = sent.filter((d) => d.url.includes('/lineage/'));
     if (verbose) {
       console.log(`  first drawn at ${Math.round(firstMs)} ms, whole view at ${Math.round(ms)} ms, records at ${Math.round(recordsMs)} ms`);
-      for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + firstMs ? 'first' : d.at <= origin + ms ? 'whole' : d.at <= origin + recordsMs ? 'record' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms ${String(d.bytes).padStart(9)}  ${d.url}`);
+      for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + firstMs ? 'first' : d.at <= origin + ms ? 'whole' : d.at <= origin + recordsMs ? 'record' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms (asked ${String(Math.round(d.askedAt - origin)).padStart(5)}) ${String(d.bytes).padStart(9)}  ${d.url}`);
     }
     return {
       firstMs,

@@ -110,7 +110,11 @@ async function staticSourceFor() {
   // The index's directory, the snapshot's meta and the modules are asked for together, not one after another: each
   // round trip costs a phone about 150 ms. A first view that searches needs the engine too; the landing page does not.
   const wantsPagefind = params.get('engine') === 'pagefind';
-  const directory = wantsPagefind ? null : fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null);
+  // A first view of a lineage reads no search index: the index's directory waits for the first search (the search
+  // behind the view runs once the view has its records), so that it does not share a phone's link with the view's
+  // files. index.html leaves out its preload on such an address.
+  const lineageFirst = Boolean(current.record && current.lineage) && !wantsPagefind;
+  const directory = wantsPagefind || lineageFirst ? null : fetchJson(new URL('search/chunks.json', snapshotBase).href).catch(() => null);
   const meta = fetchJson(new URL('meta.json', snapshotBase).href);
   meta.catch(() => {});
   if (!wantsPagefind && (current.q.trim() !== '' || current.productCode || current.applicant || current.from !== null || current.to !== null || Object.keys(current.quals).length > 0)) {
@@ -120,17 +124,21 @@ async function staticSourceFor() {
   // as soon as the modules are in, while the index's directory still loads.
   const module = import('./static-source.js');
   let early = null;
+  let lineageHeader = null;
   if (current.record && current.lineage) {
+    // The view's modules first: they are small, and a phone's link carries answers in turn, so asked for after the
+    // closure file they would arrive after it and the view would wait for them.
+    import('./lineage.js').catch(() => {});
+    import('./lineage-engine.js').catch(() => {});
     // The header and the start's closure file (its whole lineage; the number without its last three digits names
     // it), both at once: the header would name the file one round trip later. A lineage too long for the closure
     // file, or a snapshot without one, walks the shards after it.
     const header = fetch(new URL('lineage/index.json', snapshotBase).href);
+    lineageHeader = header;
     const path = `lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`;
     const first = [{ path, response: fetch(new URL(path, snapshotBase).href) }];
     first[0].response.catch(() => {});
     header.catch(() => {});
-    import('./lineage.js').catch(() => {});
-    import('./lineage-engine.js').catch(() => {});
     early = module.then((m) => {
       const started = m.recordsAndLineage(snapshotBase, { header, first });
       started.lineage.prepare(current.record, current.lineage);
@@ -139,6 +147,13 @@ async function staticSourceFor() {
     early.catch(() => {});
   }
   const { engineHeader, hasPagefind, staticSource } = await module;
+  // A snapshot with lineage files has the chunked index too (it came first), so the index can be read later; one
+  // without them (its header missing) is one built before lineage, which may need Pagefind: read as before.
+  if (lineageFirst && (await lineageHeader.catch(() => null))?.ok) {
+    const source = staticSource({ snapshotBase, later: () => engineHeader(snapshotBase), meta, started: await early.catch(() => null) });
+    source.prefetch(current);
+    return source;
+  }
   const header = wantsPagefind ? null : await engineHeader(snapshotBase, directory);
   if (header) {
     const source = staticSource({ snapshotBase, header, meta, started: await early?.catch(() => null) });

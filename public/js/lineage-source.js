@@ -173,9 +173,11 @@ export function staticLineage({ url, record, header: headerRequest = null, first
         const info = w.infos[at];
         items.push({ kNumber: mod.lineageNumber(w.codes[at]), depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, record: undefined, year: info & ~mod.HAS_RECORD || null, hasRecord: (info & mod.HAS_RECORD) !== 0 });
       }
-      // The whole lineage is known (from a closure file): the answer but for its records.
+      // The whole lineage is known (from a closure file): the answer but for its records. The page's records are
+      // asked for before it is drawn, so that drawing it (slow on a phone) does not hold them back.
       let whole = null;
       if (complete) {
+        for (const item of items) if (item.hasRecord) record(item.kNumber).catch(() => {});
         const shape = shapeOf(mod, origins, w, input);
         whole = { data: { items, ...shape.data }, page: { itemsReturned: items.length, ...shape.page } };
       }

@@ -189,7 +189,12 @@ export function recordsAndLineage(snapshotBase, { header = null, first = null } 
   return { shard, record, lineage: staticLineage({ url, record, header, first }) };
 }
 
-export function staticSource({ snapshotBase, header, meta: metaRequest = null, started = null }) {
+/**
+ * Static mode's source over the snapshot's own index: `header` is the index's directory (engineHeader's answer), or
+ * null with `later`, which reads it when a search first needs it. A view that reads no index (a lineage's) is then
+ * drawn before the directory takes a phone's link.
+ */
+export function staticSource({ snapshotBase, header: given = null, later = null, meta: metaRequest = null, started = null }) {
   const url = (path) => new URL(path, snapshotBase).href;
   const { shard, record, lineage } = started ?? recordsAndLineage(snapshotBase);
 
@@ -198,13 +203,28 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null, s
   const sizes = new Map();
   // Each file's hash of the bytes inside, for one a host inflates on the way (checkedChunk).
   const inflatedOf = new Map();
-  if (header.chunks) {
-    const d = header.chunks;
-    for (const f of chunkFilesOf(d)) {
+  let header = null;
+  const take = (h) => {
+    header = h;
+    for (const f of h.chunks ? chunkFilesOf(h.chunks) : []) {
       sizes.set(f.path, f.bytes);
       inflatedOf.set(f.path, typeof f.inflated === 'string' ? f.inflated : null);
     }
-  }
+    return h;
+  };
+  if (given) take(given);
+  else if (!later) throw new Error('staticSource needs the index header or a way to read it (`later`)');
+  let reading = null;
+  /** The index's header, read once when first needed (and again after a failure). */
+  const headerReady = () =>
+    header
+      ? Promise.resolve(header)
+      : (reading ??= later()
+          .then((h) => {
+            if (!h) throw new Error('This snapshot has no search index the page can read (search/chunks.json).');
+            return take(h);
+          })
+          .catch((err) => ((reading = null), Promise.reject(err))));
   const watchers = new Set();
   const fetchChunk = (path) =>
     chunkFile(url, path, inflatedOf.get(path) ?? null, (n) => {
@@ -267,7 +287,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null, s
   let engine = null;
   const loadEngine = () => {
     engine ??= (async () => {
-      const mod = await import('./search-engine.js');
+      const [mod] = await Promise.all([import('./search-engine.js'), headerReady()]);
       if (header.chunks) return { mod, sparse: new mod.ChunkedIndex(mod.parseChunkDirectory(header.chunks), readChunk) };
       const parts = await Promise.all(header.parts.map((p) => indexPart(url, p.path)));
       const files = new Map([['search/index.json', new TextEncoder().encode(JSON.stringify(header))], ...header.parts.map((p, i) => [p.path, parts[i]])]);
@@ -307,7 +327,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null, s
      * engine's parser would read otherwise is left to it. A guess that misses costs bytes, never a wrong answer.
      */
     prefetch(state) {
-      const dir = header.chunks;
+      const dir = header?.chunks;
       const q = state.q.trim();
       if (!dir || q === '' || !/^[A-Za-z0-9 ]+$/.test(q) || /\b(OR|AND|NOT)\b/.test(q) || state.record) return;
       const words = [...new Set(q.toLowerCase().split(/ +/))];
@@ -359,6 +379,8 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null, s
      * (and the argument of `loadFacets` and `loadStats`) is told the bytes received of the files each step reads.
      */
     async search(state, signal, onProgress = null) {
+      await headerReady();
+      signal?.throwIfAborted();
       const input = searchInput(state, caps);
       const landing = header.chunks ? landingAnswer(header.chunks, input) : null;
       if (landing) {
@@ -410,6 +432,7 @@ export function staticSource({ snapshotBase, header, meta: metaRequest = null, s
 
     /** Decision years over the whole snapshot, ascending (the chunked index's directory lists them). */
     async yearCounts() {
+      await headerReady();
       if (header.chunks) return header.chunks.years.map((y) => ({ ...y }));
       const { sparse } = await loadEngine();
       return sparse.yearCounts();

@@ -7,8 +7,11 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 export const SERVICE_FILE = 'service.json';
 
 const PAGE_FILE = 'index.html';
-/** A line of index.html that hints at a file only static mode reads (`data-static-host`). */
-const STATIC_HOST_HINT = /^[ \t]*<link\b[^>\n]*\sdata-static-host\b[^>\n]*>\r?\n/gm;
+/**
+ * A line of index.html that hints at a file only static mode reads (`data-static-host`): a link, or a one-line script
+ * that adds one for some addresses only.
+ */
+const STATIC_HOST_HINT = /^[ \t]*(?:<link\b[^>\n]*\sdata-static-host\b[^>\n]*>|<script data-static-host>[^\n]*<\/script>)\r?\n/gm;
 /** The comment that introduces those lines (it names this function). */
 const STATIC_HOST_NOTE = /^[ \t]*<!--(?:(?!-->)[^])*pageBesideApi(?:(?!-->)[^])*-->\r?\n/m;
 

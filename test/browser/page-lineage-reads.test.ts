@@ -8,7 +8,7 @@ import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type ModelItem } from '../helpers/lineage-model.ts';
 import { browserSkipReason } from './chromium.ts';
 import { readTruth, type Truth } from './fixture-truth.ts';
-import { collectErrors, seriousViolations, startHost, useBrowser, type Host } from './page-helpers.ts';
+import { collectErrors, seriousViolations, startHost, totalIn, useBrowser, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
 
@@ -94,6 +94,61 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
       await page.close();
     }, 300_000);
   }
+
+  test('the view asks for its modules before its closure file, for its records before it is drawn, and for the search index after them', async () => {
+    // A phone's link carries answers in turn: a file asked for later arrives later, so the order of asking is what
+    // these check (the order of requests, and whether the view was drawn when each record shard was asked for).
+    const { k, want } = pick('predicates', true);
+    const page = await browser().context.newPage();
+    collectErrors(page, errors);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    const asked: string[] = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname.replace(/^.*?\/(js|snapshot)\//, '$1/')));
+    await page.addInitScript(() => {
+      const w = window as unknown as { recordsAsked: { path: string; drawn: boolean }[] };
+      w.recordsAsked = [];
+      const original = window.fetch.bind(window);
+      window.fetch = (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        // The view's own reads: the search behind the view starts once it has its records.
+        if (url.includes('/records/') && !document.querySelector('.lineage-body[data-records]')) w.recordsAsked.push({ path: new URL(url).pathname.replace(/^.*\/records\//, 'records/'), drawn: document.querySelector('.lineage-body[data-shows]') !== null });
+        return original(input, init);
+      };
+    });
+    await page.goto(`${statics.url}#record=${k}&lineage=predicates`);
+    await page.locator(`.lineage-body[data-records="${k} predicates 1"]`).waitFor({ timeout: 60_000 });
+    const closure = asked.indexOf(`snapshot/lineage/closure/predicates/${shardOf(k)}.bin`);
+    expect(closure, asked.join(' ')).toBeGreaterThanOrEqual(0);
+    // index.html's hints ask for the view's first files while the page loads, and the page uses what they read: each
+    // file is asked for once.
+    for (const once of ['snapshot/lineage/index.json', `snapshot/lineage/closure/predicates/${shardOf(k)}.bin`, 'js/lineage.js', 'js/lineage-engine.js']) {
+      expect(asked.filter((a) => a === once), `${once} in ${asked.join(' ')}`).toHaveLength(1);
+    }
+    // Asked for by the hints (a link's preload), not by app.js once it runs.
+    const initiators = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => [new URL(e.name).pathname, (e as PerformanceResourceTiming).initiatorType]));
+    for (const file of ['lineage/index.json', `lineage/closure/predicates/${shardOf(k)}.bin`]) {
+      expect(initiators.filter(([path]) => path!.endsWith(`/${file}`)).map(([, by]) => by), file).toEqual(['link']);
+    }
+    for (const module of ['js/lineage.js', 'js/lineage-engine.js', 'js/lineage-source.js']) {
+      expect(asked.indexOf(module), `${module} in ${asked.join(' ')}`).toBeGreaterThanOrEqual(0);
+      expect(asked.indexOf(module), `${module} before the closure file in ${asked.join(' ')}`).toBeLessThan(closure);
+    }
+    // Every record shard of the page's devices with a record, each asked for before the view was drawn.
+    const shards = [...new Set(want.slice(0, PAGE).filter((i) => truth.records.has(i.kNumber)).map((i) => `records/${i.kNumber.slice(0, 5)}.json`))].sort();
+    expect(shards.length, 'a lineage with records').toBeGreaterThan(0);
+    const recordsAsked = await page.evaluate(() => (window as unknown as { recordsAsked: { path: string; drawn: boolean }[] }).recordsAsked);
+    expect([...new Set(recordsAsked.map((r) => r.path))].sort()).toEqual(shards);
+    expect(recordsAsked.filter((r) => r.drawn)).toEqual([]);
+    // The search behind the view reads the index's directory once the view has its records, and answers from it.
+    await page.locator('#results[data-answers]').waitFor({ state: 'attached', timeout: 60_000 });
+    const directory = asked.indexOf('snapshot/search/chunks.json');
+    expect(directory, asked.join(' ')).toBeGreaterThan(Math.max(closure, ...shards.map((f) => asked.indexOf(`snapshot/${f}`))));
+    expect(asked.lastIndexOf('snapshot/search/chunks.json')).toBe(directory);
+    expect(totalIn(await page.locator('#status').innerText())).toBe(truth.records.size);
+    await page.close();
+  }, 300_000);
 
   test('a lineage longer than a closure entry holds is walked over the shards, with the same view', async () => {
     const { k, want } = pick('predicates', false);
