@@ -14,10 +14,15 @@ export const TSX_NODE = [process.execPath, '--import', 'tsx'] as const;
 const children = new Set<ChildProcess>();
 
 /** Starts `node --import tsx script args…`; it is killed when the benchmark exits, whatever happens. */
-export function startTsx(script: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions; nodeArgs?: readonly string[] } = {}): ChildProcess {
+export function startTsx(
+  script: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions; nodeArgs?: readonly string[]; cwd?: string } = {},
+): ChildProcess {
   return track(spawn(TSX_NODE[0], [...TSX_NODE.slice(1), ...(options.nodeArgs ?? []), script, ...args], {
     env: options.env ?? process.env,
     stdio: options.stdio ?? ['ignore', 'pipe', 'inherit'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   }));
 }
 
