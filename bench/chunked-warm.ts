@@ -44,6 +44,8 @@ function firstRequests(): PreparedSearch[] {
   return [prepareSearch({ ...base, query: 'catheter' }), prepareSearch({ ...base, query: 'system', facets })];
 }
 
+const cpuPerAnswer: Partial<Record<'chunks' | 'whole', number>> = {};
+
 async function side(mode: 'chunks' | 'whole'): Promise<number> {
   const snapshot = await Snapshot.fromStorage(new NodeStorage(dir), manifest);
   const { DEFAULT_WORKER_SEARCH_CACHE_BYTES } = await import('../src/worker/service.ts');
@@ -84,7 +86,11 @@ async function side(mode: 'chunks' | 'whole'): Promise<number> {
     await post('Profiler.start');
   }
   const end = performance.now() + Number(values.seconds) * 1000;
+  // CPU time per answer (this process's, every thread): what an answer costs apart from the machine's other work,
+  // which moves answers/s on a shared machine.
+  const cpu0 = process.cpuUsage();
   const done = await run(() => performance.now() < end);
+  const cpu = process.cpuUsage(cpu0);
   if (session) {
     const { profile } = (await post('Profiler.stop')) as { profile: unknown };
     await writeFile(`${values.profile}.${mode}.cpuprofile`, JSON.stringify(profile));
@@ -92,11 +98,14 @@ async function side(mode: 'chunks' | 'whole'): Promise<number> {
   }
   const rate = done / Number(values.seconds);
   const heap = process.memoryUsage();
-  console.log(`${mode}: ${rate.toFixed(1)} answers/s; ${chunked ? `files read again while warm ${chunked.reads - readsBefore}, cache ${(cache.bytes / MiB).toFixed(1)} MiB of ${(cache.budget / MiB).toFixed(1)}; ` : ''}heap ${(heap.heapUsed / MiB).toFixed(1)} MiB, ArrayBuffers ${(heap.arrayBuffers / MiB).toFixed(1)} MiB (load ${loadavg()[0]!.toFixed(1)})`);
+  cpuPerAnswer[mode] = (cpu.user + cpu.system) / done;
+  console.log(`${mode}: ${rate.toFixed(1)} answers/s, CPU ${cpuPerAnswer[mode]!.toFixed(0)} µs an answer; ${chunked ? `files read again while warm ${chunked.reads - readsBefore}, cache ${(cache.bytes / MiB).toFixed(1)} MiB of ${(cache.budget / MiB).toFixed(1)}; ` : ''}heap ${(heap.heapUsed / MiB).toFixed(1)} MiB, ArrayBuffers ${(heap.arrayBuffers / MiB).toFixed(1)} MiB (load ${loadavg()[0]!.toFixed(1)})`);
   if (evicted.size > 0) console.log(`  let go of while warm: ${[...evicted].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   return rate;
 }
 
 const rates: Partial<Record<'chunks' | 'whole', number>> = {};
 for (const mode of ['chunks', 'whole'] as const) if (!values.only || values.only === mode) rates[mode] = await side(mode);
-if (rates.chunks !== undefined && rates.whole !== undefined) console.log(`chunked / whole: ${(rates.chunks / rates.whole).toFixed(2)}`);
+if (rates.chunks !== undefined && rates.whole !== undefined) {
+  console.log(`chunked / whole: ${(rates.chunks / rates.whole).toFixed(2)}; CPU an answer, whole / chunked: ${(cpuPerAnswer.whole! / cpuPerAnswer.chunks!).toFixed(2)}`);
+}

@@ -12,12 +12,14 @@
  * A script, not a test: it prints figures and asserts nothing about time.
  */
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { measureExport } from './lib/measure-export.ts';
 import { evictFromPageCache } from './lib/page-cache.ts';
-import { freePort, startTsx, stop, waitForHttp } from './lib/procs.ts';
+import { startSourceServer } from './lib/server.ts';
 
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const USAGE = `Usage: npx tsx bench/export-throughput.ts --snapshot DIR [options]
 
 Starts the server over a snapshot, loads its search index, streams one export and prints records/s and the server's
@@ -40,25 +42,23 @@ const values = parseCommandLine('export-throughput', USAGE, {
   'cpu-prof': { type: 'string' },
   cold: { type: 'boolean', default: false },
 });
-const port = await freePort();
-const server = startTsx('src/main.ts', [], {
-  env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SNAPSHOT_PATH: values.snapshot, WORKERS: '1' },
+const server = await startSourceServer(ROOT, {
+  env: { SNAPSHOT_PATH: values.snapshot, WORKERS: '1' },
   stdio: 'ignore',
   ...(values['cpu-prof'] && { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] }),
 });
 try {
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/healthz`, 200, 120_000);
+  const { url } = server;
   // Load the search index first, so that the figure is the export's own.
   await fetch(`${url}/v1/export?limit=1&format=ndjson`).then((r) => r.text());
   const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
   const format = values.format === 'csv' ? 'csv' : 'ndjson';
   if (values.cold && !evictFromPageCache(join(values.snapshot, 'records'))) throw new Error('cannot drop the shards from the page cache here');
-  const m = await measureExport(url, server.pid!, { query: values.query, format, limit: Number(values.limit), sort: values.sort });
+  const m = await measureExport(url, server.pid, { query: values.query, format, limit: Number(values.limit), sort: values.sort });
   console.log(
     `export ${format}${values.cold ? ' (cold)' : ''}: ${m.records.toLocaleString('en-US')} records, ${mib(m.bytes)} in ${m.seconds.toFixed(2)} s = ${Math.round(m.recordsPerSecond).toLocaleString('en-US')} records/s; ` +
       `server RSS ${mib(m.rssBefore)} before, ${mib(m.rssPeak)} at peak (+${mib(m.rssGrowth)}); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
   );
 } finally {
-  await stop(server);
+  await server.stop();
 }

@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { parseCommandLine, usageFailure } from '../src/cli/args.ts';
 import { findGenerator, runLoad, type LoadRequest } from './lib/load.ts';
 import { lookupTargets, type LookupOperation } from './lib/lookups.ts';
-import { freePort, startTsx, stop, waitForHttp } from './lib/procs.ts';
+import { stop } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
-import { BENCH_CURSOR_SECRET } from './lib/server.ts';
+import { BENCH_CURSOR_SECRET, startSourceServer } from './lib/server.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const KINDS = ['detail', 'detail-hot', 'classification', 'meta', 'catalog', 'search'] as const;
@@ -87,26 +87,14 @@ function asToolCall(request: LoadRequest): LoadRequest {
 
 const asked: LoadRequest[] = values.get !== undefined ? [{ method: 'GET', path: values.get }] : await requestsFor(kind);
 const requests = values.mcp ? asked.map(asToolCall) : asked;
-const port = await freePort();
+const before = new Set(await readdir(outDir));
 // The request log goes to a file, as in a deployment and in the benchmark.
 const log = openSync(join(outDir, 'server.log'), 'w');
-const child = startTsx(join(ROOT, 'src/main.ts'), [], {
+const { url, child } = await startSourceServer(ROOT, {
   nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${outDir}`],
-  env: {
-    ...process.env,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    SNAPSHOT_PATH: snapshot,
-    SYNC_STATE_PATH: join(outDir, 'no-sync-state.json'),
-    CURSOR_SECRET: BENCH_CURSOR_SECRET,
-    NODE_ENV: 'production',
-  },
+  env: { SNAPSHOT_PATH: snapshot, SYNC_STATE_PATH: join(outDir, 'no-sync-state.json'), CURSOR_SECRET: BENCH_CURSOR_SECRET, NODE_ENV: 'production' },
   stdio: ['ignore', log, 'inherit'],
-});
-closeSync(log);
-const url = `http://127.0.0.1:${port}`;
-const before = new Set(await readdir(outDir));
-await waitForHttp(`${url}/healthz`, 200, 120_000, () => child.exitCode === null);
+}).finally(() => closeSync(log));
 const { generator } = await findGenerator('auto', ROOT);
 const seconds = Number(values.seconds);
 const result = await runLoad(generator, url, requests, { connections: Number(values.connections), seconds, tmp: outDir, tag: `profile-${kind}` });

@@ -4,13 +4,11 @@
  *
  *   npx tsx bench/server-load.ts [--snapshot PATH] [--connections 50] [--duration 10] [--only WORD]
  *
- * The server runs as `npm start` would (its own process, request logs on, written to /dev/null); autocannon runs in
+ * The server runs from its source in its own process (request logs on, written to /dev/null); autocannon runs in
  * this process. Without --snapshot, the bundled sources are built once into bench/out/snapshot.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +17,7 @@ import { parseCommandLine } from '../src/cli/args.ts';
 import { runBuild } from '../build/snapshot/build.ts';
 import { defaultSources } from '../build/sources/default.ts';
 import { LAYOUT, ShardIndex } from '../src/contract/index.ts';
+import { startSourceServer } from './lib/server.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const USAGE = `Usage: npx tsx bench/server-load.ts [options]
@@ -51,17 +50,6 @@ async function snapshotPath(): Promise<string> {
   return out;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 const snapshot = await snapshotPath();
 const index = ShardIndex.parse(JSON.parse(await readFile(join(snapshot, LAYOUT.recordIndex), 'utf8')));
 // Every K number of the snapshot, from the shard files, to ask for in random order.
@@ -70,22 +58,9 @@ for (const s of index.shards) {
   for (const r of JSON.parse(await readFile(join(snapshot, s.path), 'utf8')) as { kNumber: string }[]) kNumbers.push(r.kNumber);
 }
 
-const port = await freePort();
-const url = `http://127.0.0.1:${port}`;
-const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-  cwd: REPO,
-  env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SNAPSHOT_PATH: snapshot },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-const stop = () => server.kill('SIGTERM');
-process.on('exit', stop);
-
-for (let i = 0; ; i++) {
-  const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-  if (ok) break;
-  if (i > 200) throw new Error('the server did not start');
-  await new Promise((r) => setTimeout(r, 100));
-}
+const server = await startSourceServer(REPO, { env: { SNAPSHOT_PATH: snapshot }, timeoutMs: 20_000 });
+const { url } = server;
+process.on('exit', () => server.child.kill('SIGTERM'));
 
 const body = (operation: string, input: unknown) => JSON.stringify({ version: 1, operation, input });
 const post = async (operation: string, input: unknown) =>
@@ -154,4 +129,4 @@ const status = await readFile(`/proc/${server.pid}/status`, 'utf8').catch(() => 
 const rss = (key: string) => /\d+/.exec(status.split('\n').find((l) => l.startsWith(key)) ?? '')?.[0];
 console.log(`load average at the end: ${load()}`);
 if (status) console.log(`server memory: rss ${Math.round(Number(rss('VmRSS')) / 1024)} MiB, peak ${Math.round(Number(rss('VmHWM')) / 1024)} MiB`);
-stop();
+await server.stop();

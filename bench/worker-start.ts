@@ -7,7 +7,7 @@
  * reads from the snapshot's storage, counted in-process through the same operations the Worker runs.
  *
  *   npx tsx bench/worker-start.ts --snapshot DIR [--runs 2] [--seconds 5] [--connections 8] [--budget BYTES] [--assets DIR]
- *     [--steps search|openfda] [--modes chunks,whole]
+ *     [--steps search|openfda] [--modes chunks,whole] [--profile PREFIX]
  *
  * Each run is two fresh starts: one times the requests and reads workerd's resident memory after each, touching
  * nothing else; the other reads the isolate's memory after each through the inspector (a heap snapshot, which
@@ -15,7 +15,7 @@
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,12 +34,12 @@ import type { OperationContext } from '../src/operations/types.ts';
 import { ChunkCache } from '../src/search/chunk-cache.ts';
 import { DEFAULT_WORKER_SEARCH_CACHE_BYTES } from '../src/worker/service.ts';
 import { Snapshot } from '../src/snapshot/index.ts';
-import { freePort, memoryOf } from './lib/procs.ts';
+import { freePort, memoryOf, processRunMs } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
-import { heapOf, workerdPid, type IsolateMemory } from './lib/worker.ts';
+import { heapOf, inspect, workerdPid, type IsolateMemory } from './lib/worker.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES] [--assets DIR | --keep-assets DIR] [--steps search|openfda] [--modes LIST]
+const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES] [--assets DIR | --keep-assets DIR] [--steps search|openfda] [--modes LIST] [--profile PREFIX]
 
 The Worker from a cold start (fresh workerd each run): time to listening, first meta, detail, search and all-facet
 search, with workerd's RSS and the isolate's memory after each; warm search throughput over the chunked index
@@ -56,7 +56,10 @@ against the whole index in one run; bytes read per kind of request. Prints figur
   --steps openfda    the first requests are openFDA's instead: meta, a search (device_name:catheter), a count over a
                      broad search (count=product_code), a count of every word (count=device_name) and a lookup of
                      one K number; the bytes read are those of the same requests (default search)
-  --modes LIST       the ways of reading the index to start, of chunks and whole (default chunks,whole)`;
+  --modes LIST       the ways of reading the index to start, of chunks and whole (default chunks,whole)
+  --profile PREFIX   write V8's profile of our isolate over each mode's timed warm load to PREFIX.<mode>.cpuprofile
+                     (sampled through workerd's inspector, which slows the load: the answers/s of such a run are not
+                     the figures)`;
 const values = parseCommandLine('worker-start', USAGE, {
   snapshot: { type: 'string', default: 'snapshot' },
   runs: { type: 'string', default: '2' },
@@ -67,6 +70,7 @@ const values = parseCommandLine('worker-start', USAGE, {
   'keep-assets': { type: 'string' },
   steps: { type: 'string', default: 'search' },
   modes: { type: 'string', default: 'chunks,whole' },
+  profile: { type: 'string' },
 });
 if (!['search', 'openfda'].includes(values.steps)) {
   console.error(`worker-start: --steps takes search or openfda, not "${values.steps}"`);
@@ -124,7 +128,7 @@ async function post(url: string, text: string): Promise<void> {
 }
 
 /** Answers a second over `seconds`, `connections` requests at a time, cycling through the queries. */
-async function throughput(url: string, seconds: number, connections: number): Promise<number> {
+async function throughput(url: string, seconds: number, connections: number): Promise<{ rate: number; answers: number }> {
   const bodies = queries.map((q) => body('search', q.input));
   let next = 0;
   let done = 0;
@@ -137,7 +141,7 @@ async function throughput(url: string, seconds: number, connections: number): Pr
       }
     }),
   );
-  return done / seconds;
+  return { rate: done / seconds, answers: done };
 }
 
 /** Every query of the load once, `connections` at a time. */
@@ -159,6 +163,7 @@ try {
   console.log(`${manifest.counts.records.toLocaleString('en-US')} records; ${copied}; all-facet search over ${fields.length} fields; load ${load()}\n`);
 
   const warm: Record<string, number> = {};
+  const cpuPerAnswer: Record<string, number> = {};
   for (const mode of modes) {
     for (let run = 1; run <= Number(values.runs); run++) {
       const vars: Record<string, string> = { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}) };
@@ -191,9 +196,26 @@ try {
           // Warm: every query of the load answered once, so that the chunked index holds what the load reads (as far
           // as its budget allows) as the whole index does after its first search.
           await warmUp(worker.url, Number(values.connections));
-          warm[mode] = await throughput(worker.url, Number(values.seconds), Number(values.connections));
+          const profiler = values.profile ? await inspect(inspectorPort) : null;
+          if (profiler) {
+            await profiler.send('Profiler.enable');
+            await profiler.send('Profiler.setSamplingInterval', { interval: 100 });
+            await profiler.send('Profiler.start');
+          }
+          // workerd's CPU per answer (all its threads): what an answer costs the Worker, apart from the load client
+          // and the machine's other work, which share the cores and move answers/s.
+          const cpu0 = processRunMs(pid);
+          const { rate, answers } = await throughput(worker.url, Number(values.seconds), Number(values.connections));
+          const cpu1 = processRunMs(pid);
+          warm[mode] = rate;
+          if (profiler) {
+            const { profile } = (await profiler.send('Profiler.stop', {}, 60_000)) as { profile: unknown };
+            await writeFile(`${values.profile}.${mode}.cpuprofile`, JSON.stringify(profile));
+            profiler.close();
+          }
+          if (cpu0 !== null && cpu1 !== null) cpuPerAnswer[mode] = (cpu1 - cpu0) / answers;
           const after = await heapOf(inspectorPort, console.log);
-          console.log(`  warm search: ${warm[mode]!.toFixed(1)} answers/s at ${values.connections} at a time; RSS ${mib(memoryOf(pid)?.rss ?? NaN)} MiB; isolate ${isolate(after)} (load ${load()})`);
+          console.log(`  warm search: ${rate.toFixed(1)} answers/s at ${values.connections} at a time; workerd CPU ${cpuPerAnswer[mode]?.toFixed(2) ?? 'n/a'} ms an answer; RSS ${mib(memoryOf(pid)?.rss ?? NaN)} MiB; isolate ${isolate(after)} (load ${load()})`);
           // What the search added to the isolate: its memory after the warm load less its memory after the first
           // detail (which reads no search file), against the search cache's budget.
           const base = heaps[steps.findIndex((s) => s.name === 'detail')];
@@ -208,7 +230,11 @@ try {
     }
   }
   if (warm.chunks !== undefined && warm.whole !== undefined) {
-    console.log(`\nWarm search, chunked index / whole index: ${(warm.chunks / warm.whole).toFixed(2)} (${warm.chunks.toFixed(1)} vs ${warm.whole.toFixed(1)} answers/s, one after the other in this run)\n`);
+    console.log(`\nWarm search, chunked index / whole index: ${(warm.chunks / warm.whole).toFixed(2)} (${warm.chunks.toFixed(1)} vs ${warm.whole.toFixed(1)} answers/s, one after the other in this run)`);
+    if (cpuPerAnswer.chunks !== undefined && cpuPerAnswer.whole !== undefined) {
+      console.log(`workerd CPU an answer, whole index / chunked index: ${(cpuPerAnswer.whole / cpuPerAnswer.chunks).toFixed(2)} (${cpuPerAnswer.chunks.toFixed(2)} vs ${cpuPerAnswer.whole.toFixed(2)} ms)`);
+    }
+    console.log('');
   }
 
   // Bytes read per kind of request, in-process: the operations the Worker runs, over the snapshot's files.

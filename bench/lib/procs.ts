@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 
@@ -14,10 +14,15 @@ export const TSX_NODE = [process.execPath, '--import', 'tsx'] as const;
 const children = new Set<ChildProcess>();
 
 /** Starts `node --import tsx script args…`; it is killed when the benchmark exits, whatever happens. */
-export function startTsx(script: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions; nodeArgs?: readonly string[] } = {}): ChildProcess {
+export function startTsx(
+  script: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions; nodeArgs?: readonly string[]; cwd?: string } = {},
+): ChildProcess {
   return track(spawn(TSX_NODE[0], [...TSX_NODE.slice(1), ...(options.nodeArgs ?? []), script, ...args], {
     env: options.env ?? process.env,
     stdio: options.stdio ?? ['ignore', 'pipe', 'inherit'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   }));
 }
 
@@ -186,6 +191,21 @@ export function mainThreadTimes(pid: number): { runMs: number; waitMs: number } 
   try {
     const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
     return Number.isFinite(run) && Number.isFinite(wait) ? { runMs: run! / 1e6, waitMs: wait! / 1e6 } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Milliseconds a process has run on a core, all its threads together (the schedstat file of each of /proc/PID/task): read before and
+ * after a load, the difference over the answers is what each answer cost the process in CPU, whatever else the
+ * machine ran meanwhile; null where there is no such file.
+ */
+export function processRunMs(pid: number): number | null {
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    return Number.isFinite(ns) ? ns / 1e6 : null;
   } catch {
     return null;
   }

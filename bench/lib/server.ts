@@ -1,6 +1,6 @@
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { freePort, startNode, startTsx, stop, waitForHttp } from './procs.ts';
 
 /**
@@ -63,6 +63,32 @@ export async function startServer(root: string, snapshotPath: string, tmp: strin
     throw new Error(`the server did not start: ${(err as Error).message} (its log: ${join(tmp, 'server.log')})`);
   }
   return { url, pid: child.pid!, stop: () => stop(child, 10_000) };
+}
+
+/**
+ * The server from its source (`src/main.ts` under tsx, in the checkout `root`, not `npm start`'s bundle), on a free
+ * port of 127.0.0.1, once /healthz answers 200. `env` comes on top of this process's (SNAPSHOT_PATH and the rest);
+ * HOST and PORT are set here. For the benches that profile or time the source as it is.
+ */
+export async function startSourceServer(
+  root: string,
+  options: { env: Record<string, string>; nodeArgs?: readonly string[]; stdio?: StdioOptions; timeoutMs?: number },
+): Promise<RunningServer & { child: ChildProcess }> {
+  const port = await freePort();
+  const child = startTsx(join(root, 'src/main.ts'), [], {
+    cwd: root,
+    env: { ...process.env, ...options.env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: options.stdio ?? ['ignore', 'ignore', 'inherit'],
+    ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${url}/healthz`, 200, options.timeoutMs ?? 120_000, () => child.exitCode === null && child.signalCode === null);
+  } catch (err) {
+    await stop(child, 1000);
+    throw err;
+  }
+  return { url, pid: child.pid!, child, stop: () => stop(child, 10_000) };
 }
 
 /** The bare node:http floor (bench/lib/bare-node-child.ts), answering every request with one file's bytes. */

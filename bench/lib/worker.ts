@@ -109,10 +109,10 @@ export async function workerdPid(): Promise<number> {
   throw new Error('no workerd child process');
 }
 
-type Cdp = { send: (method: string, params?: object, timeoutMs?: number) => Promise<unknown>; close: () => void };
+export type Cdp = { send: (method: string, params?: object, timeoutMs?: number) => Promise<unknown>; close: () => void };
 
 /** A Chrome DevTools Protocol session with the isolate of our Worker, through workerd's inspector. */
-async function inspect(port: number): Promise<Cdp> {
+export async function inspect(port: number): Promise<Cdp> {
   const list = (await (await fetch(`http://localhost:${port}/json/list`, { signal: AbortSignal.timeout(5000) })).json()) as { id?: string; title?: string; webSocketDebuggerUrl?: string }[];
   // Miniflare's own Workers are core:entry, assets:*, cache:* and so on; the user's Worker, unnamed, is core:user:.
   const ours = list.find((t) => t.webSocketDebuggerUrl && t.id?.startsWith('core:user:'));

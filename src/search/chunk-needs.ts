@@ -71,20 +71,67 @@ function planOf(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean): 
 }
 
 /**
- * The files a request still lacks, given what is loaded: for its first page (`whole` false) or its whole answer
- * with facet counts and statistics (`whole` true). Which product codes and applicants a word reaches is known once
- * the word's chunks are in, so a request may name more files after those arrive: call until it names none.
+ * What a request of one shape reads, worked out once: the files, in the order `missingFiles` names them, and, for a
+ * request whose short words match product codes by their letters while the whole code column is not loaded, the code
+ * chunks those words reach (known once the dictionaries are in; null until then).
  */
-export function missingFiles(dir: SearchChunks, cache: ChunkCache, req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, lease?: Lease): string[] {
+type FilePlan = { paths: readonly string[]; codeChunks: 'none' | readonly string[] | null; shortWords: readonly string[] };
+
+/**
+ * The request's shape: everything `planOf` and the file list read, and nothing else (a page, a page size, a facet's
+ * size or order, which value a filter names, leave the files the same). A request's `parsed` is the parse of its
+ * `query` (engine.ts), so the query stands for both.
+ */
+function shapeOf(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean): string {
+  const facets = whole ? (req.facets === undefined ? '*' : req.facets.map((f) => f.field).join(',')) : '';
+  const years = req.yearFrom !== null || req.yearTo !== null;
+  return `${whole ? 1 : 0}${req.applicant !== null ? 1 : 0}${req.productCode !== null ? 1 : 0}${years ? 1 : 0}${whole && req.stats ? 1 : 0}|${req.sort ?? ''}|${facets}|${req.query}`;
+}
+
+/**
+ * The file plans of one chunked index's requests, by shape, the most recent `limit` kept: a warm load asks the same
+ * shapes again and again, and working out the files (parsing the query, the sections it reads, each word's chunks)
+ * cost as much as answering from loaded files. A plan never depends on what is loaded, so it is the same computed
+ * afresh; test/search/chunk-plans.test.ts checks that for every kind of request and state of the cache.
+ */
+export class FilePlans {
+  private readonly kept = new Map<string, FilePlan>();
+  constructor(
+    private readonly dir: SearchChunks,
+    private readonly limit = 256,
+  ) {}
+
+  /** The plan of a request of this shape; `cache` gives the dictionaries when they are loaded. */
+  of(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, cache: ChunkCache): FilePlan {
+    const key = shapeOf(req, whole);
+    let plan = this.kept.get(key);
+    if (plan) {
+      this.kept.delete(key);
+      this.kept.set(key, plan);
+    } else {
+      // Not kept when it throws (a predicate term over a directory without predicates): worked out each time.
+      plan = filePlan(this.dir, req, whole);
+      this.kept.set(key, plan);
+      if (this.kept.size > this.limit) this.kept.delete(this.kept.keys().next().value!);
+    }
+    if (plan.codeChunks === null && cache.has(this.dir.files.dicts.path)) plan.codeChunks = codeChunkPaths(this.dir, cache, plan.shortWords);
+    return plan;
+  }
+
+  /** Plans kept (for tests). */
+  get size(): number {
+    return this.kept.size;
+  }
+}
+
+/** What a request reads, whatever is loaded (see FilePlan). */
+function filePlan(dir: SearchChunks, req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean): FilePlan & { codeChunks: FilePlan['codeChunks'] } {
   const files = dir.files;
   const out = new Set<string>();
-  const need = (path: string) => {
-    if (!cache.has(path)) out.add(path);
-    else lease?.hold(path);
-  };
+  const need = (path: string) => out.add(path);
   need(files.dicts.path);
   const plan = planOf(req, whole);
-  if (!plan) return [...out];
+  if (!plan) return { paths: [...out], codeChunks: 'none', shortWords: [] };
   const s = plan.sections;
   // Decision dates and years: for a year range, a date qualifier or sort, and facets; not for words alone.
   if (whole || req.yearFrom !== null || req.yearTo !== null || s.has('docDecided') || s.has('docReceived')) need(files.decided.path);
@@ -107,18 +154,40 @@ export function missingFiles(dir: SearchChunks, cache: ChunkCache, req: Omit<Sea
   ];
   for (const [section, file] of columns) if (s.has(section)) need(files[file].path);
   for (const path of predicatePaths(dir, plan.parsed, s)) need(path);
-  // Short words match product codes by their letters: those codes' documents, from the code chunks.
-  if (!plan.wholeCodes && !cache.has(files.docCode.path) && cache.has(files.dicts.path)) {
-    lease?.hold(files.dicts.path);
-    const lower = codesLower(dir, cache);
-    for (const word of plan.words) {
-      if (word.length > 3) continue;
-      for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
-        need(dir.codeChunks[dir.codeChunkOf[c]!]!.file.path);
-      }
+  const shortWords = plan.words.filter((w) => w.length <= 3);
+  return { paths: [...out], codeChunks: plan.wholeCodes || shortWords.length === 0 ? 'none' : null, shortWords };
+}
+
+/** Short words match product codes by their letters: those codes' documents, from the code chunks (dictionaries loaded). */
+function codeChunkPaths(dir: SearchChunks, cache: ChunkCache, shortWords: readonly string[]): string[] {
+  const out = new Set<string>();
+  const lower = codesLower(dir, cache);
+  for (const word of shortWords) {
+    for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
+      out.add(dir.codeChunks[dir.codeChunkOf[c]!]!.file.path);
     }
   }
   return [...out];
+}
+
+/**
+ * The files a request still lacks, given what is loaded: for its first page (`whole` false) or its whole answer
+ * with facet counts and statistics (`whole` true). Which product codes and applicants a word reaches is known once
+ * the word's chunks are in, so a request may name more files after those arrive: call until it names none. With
+ * `plans`, the files of a request's shape are worked out once (FilePlans); without, afresh.
+ */
+export function missingFiles(dir: SearchChunks, cache: ChunkCache, req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, lease?: Lease, plans?: FilePlans): string[] {
+  const plan = plans ? plans.of(req, whole, cache) : filePlan(dir, req, whole);
+  const out: string[] = [];
+  const need = (path: string) => {
+    if (!cache.has(path)) out.push(path);
+    else lease?.hold(path);
+  };
+  for (const path of plan.paths) need(path);
+  if (plan.codeChunks !== 'none' && !cache.has(dir.files.docCode.path) && cache.has(dir.files.dicts.path)) {
+    for (const path of plan.codeChunks ?? codeChunkPaths(dir, cache, plan.shortWords)) need(path);
+  }
+  return out;
 }
 
 /** The product codes in lower case, from the dictionaries (loaded). */

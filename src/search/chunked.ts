@@ -6,7 +6,7 @@ import { QueryCostError } from './cost.ts';
 import { parseQuery, QueryError } from './grammar.ts';
 import { chooseSuggestions, countRequest, planCorrections, spellingWords, type SpellingSuggestion, type WordList } from './spelling.ts';
 import { queryWords } from './tokenize.ts';
-import { missingFiles } from './chunk-needs.ts';
+import { FilePlans, missingFiles } from './chunk-needs.ts';
 import { predicateFilePaths } from './chunked-predicates.ts';
 import { LoadedChunks } from './chunk-view.ts';
 import type { FacetOut } from './facet-fields.ts';
@@ -46,6 +46,8 @@ export class ChunkedIndex {
   private readonly read: ReadChunk;
   private readonly loaded: LoadedChunks;
   private readonly loads = new Map<string, Promise<void>>();
+  /** The files of each request shape, worked out once. */
+  readonly plans: FilePlans;
   /** The leases waiting for each file being read: each holds it the moment it arrives. */
   private readonly waiting = new Map<string, Set<Lease>>();
   /** Paths of the K number blocks and word lists: read for a page's K numbers and for spelling, never by the view. */
@@ -67,6 +69,7 @@ export class ChunkedIndex {
     this.read = read;
     this.cache = cache;
     this.loaded = new LoadedChunks(directory, cache);
+    this.plans = new FilePlans(directory);
     this.kBlockPaths = new Set([...directory.kBlocks.map((b) => b.path), ...(directory.words?.chunks.map((c) => c.file.path) ?? [])]);
     const own = new Set([...Object.values(directory.files).map((f) => f.path), ...directory.termChunks.map((c) => c.file.path), ...directory.codeChunks.map((c) => c.file.path), ...predicateFilePaths(directory)]);
     // A file of this index let go of: the view over it goes too (it is made again over what is left).
@@ -91,7 +94,7 @@ export class ChunkedIndex {
    * the word's chunks are in, so a request may name more files after those arrive: call until it names none.
    */
   missing(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, lease?: Lease): string[] {
-    return missingFiles(this.directory, this.cache, req, whole, lease);
+    return missingFiles(this.directory, this.cache, req, whole, lease, this.plans);
   }
 
   /**

@@ -251,7 +251,11 @@ export function checkWord(index: SearchIndex, w: PreparedWord, docs: Uint32Array
   return kept;
 }
 
-/** `checkWord` on an index without forward lists: the document's terms read from the word's marks (`termMarks`). */
+/**
+ * `checkWord` on an index without forward lists: the document's terms read from the word's marks (`termMarks`). The
+ * code, K number and applicant lines repeat checkWord's on purpose: one helper called from both loops made this one
+ * about a fifth slower.
+ */
 function checkWordByMarks(index: SearchIndex, w: PreparedWord, docs: Uint32Array, scores: Uint32Array, points: Uint32Array): number {
   const { codes, applicants } = denseOf(index, w);
   const marks = w.termLo < w.termHi ? (w.marks ??= termMarks(index, w.termLo, w.termHi, w.exact)) : null;

@@ -1,25 +1,13 @@
-import { realpath } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { defaultSources } from '../../build/sources/default.ts';
 import { LINEAGE_CLOSURE_MAX } from '../../src/contract/index.ts';
-import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type Model, type ModelItem } from '../helpers/lineage-model.ts';
 import { browserSkipReason } from './chromium.ts';
-import { readTruth, type Truth } from './fixture-truth.ts';
-import { collectErrors, seriousViolations, startHost, useBrowser, type Host } from './page-helpers.ts';
+import type { Truth } from './fixture-truth.ts';
+import { LINEAGE_EDGES as EDGES, LINEAGE_PAGE as PAGE, asRows, buildBundledLineage, lineageRows, openLineageView, shardOf } from './lineage-view.ts';
+import { seriousViolations, startHost, useBrowser, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
-
-/** The shipped edge files, read as text by the test's own model (test/helpers/lineage-model.ts), not by the build. */
-const EDGES = fileURLToPath(new URL('../../data/fda/predicates', import.meta.url));
-/** Devices a page of the lineage view shows (public/js/lineage.js, LINEAGE_PAGE). */
-const PAGE = 50;
-
-type Row = { kNumber: string; depth: number; via: string; kind: string; source: string };
-/** A lineage shard's name: the number without its last three digits (a shard holds 1,000 consecutive numbers). */
-const shardOf = (k: string) => k.slice(0, -3);
 
 /**
  * Static mode draws a lineage as its walk goes: the first devices before the answer, then the whole view. The walk's
@@ -34,9 +22,8 @@ describe.skipIf(skip !== null)('a lineage drawn as its walk goes, static mode', 
   const errors: string[] = [];
 
   const browser = useBrowser(async () => {
-    const { sources, edges } = await defaultSources();
-    const snapshot = await realpath((await buildFixture({ sources: [...sources, ...edges] })).out);
-    truth = await readTruth(snapshot);
+    let snapshot: string;
+    ({ snapshot, truth } = await buildBundledLineage());
     statics = await startHost('static', snapshot);
     return [statics];
   });
@@ -76,25 +63,15 @@ describe.skipIf(skip !== null)('a lineage drawn as its walk goes, static mode', 
     expect(start, 'the bundled data has a record with a deep predicate chain across shards').toBeDefined();
   });
 
-  const rowsOf = (page: Page): Promise<Row[]> =>
-    page.locator('.lineage-body .lineage-table tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => {
-        const d = (tr as HTMLElement).dataset;
-        return { kNumber: d.k!, depth: Number(d.depth), via: d.via!, kind: d.kind!, source: d.source! };
-      }),
-    );
-  const asRows = (items: ModelItem[]): Row[] => items.map(({ kNumber, depth, via, kind, source }) => ({ kNumber, depth, via, kind, source }));
+  const rowsOf = (page: Page) => lineageRows(page, '.lineage-body');
 
   test('each drawing before the answer is the answer’s first devices, says it is loading, and the answer follows', async () => {
     const want = modelWalk(model, start, 'predicates', null, null).items;
     const levels = levelsOf(start, want);
     const present = new Set([...model.devices].map(shardOf));
-    const page = await browser().context.newPage();
-    collectErrors(page, errors);
     const held: Route[] = [];
     const released = new Set<string>();
-    await page.route(/\/lineage\/predicates\/[^/]+\.bin$/, (route) => void held.push(route));
-    await page.goto(`${statics.url}#record=${start}&lineage=predicates`);
+    const { page } = await openLineageView(browser(), errors, statics.url, start, 'predicates', (p) => p.route(/\/lineage\/predicates\/[^/]+\.bin$/, (route) => void held.push(route)));
 
     const complete = () => page.locator(`.lineage-body[data-shows="${start} predicates 1"]`).count().then((n) => n > 0);
     let checked = 0;

@@ -1,23 +1,14 @@
-import { readFile, realpath } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { defaultSources } from '../../build/sources/default.ts';
 import { LINEAGE_CLOSURE_MAX } from '../../src/contract/index.ts';
-import { buildFixture } from '../helpers/fixture-snapshot.ts';
-import { modelWalk, readModel, type Model, type ModelItem } from '../helpers/lineage-model.ts';
+import { modelWalk, readModel, type Model } from '../helpers/lineage-model.ts';
 import { browserSkipReason } from './chromium.ts';
-import { readTruth, type Truth } from './fixture-truth.ts';
+import type { Truth } from './fixture-truth.ts';
+import { LINEAGE_EDGES as EDGES, LINEAGE_PAGE as PAGE, asRows, buildBundledLineage, lineageRows as tableRows, openLineageView } from './lineage-view.ts';
 import { collectErrors, csvRows, seriousViolations, startHost, useBrowser, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
-
-/** The shipped edge files, read as text by the test's own model (test/helpers/lineage-model.ts), not by the build. */
-const EDGES = fileURLToPath(new URL('../../data/fda/predicates', import.meta.url));
-/** Devices a page of the lineage view shows (public/js/lineage.js, LINEAGE_PAGE). */
-const PAGE = 50;
-
-type Row = { kNumber: string; depth: number; via: string; kind: string; source: string };
 
 /**
  * The page's lineage over the bundled data, in server and static mode: a record's predicates and the clearances that
@@ -40,10 +31,8 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
   let cited: string;
 
   const browser = useBrowser(async () => {
-    // The bundled clearances and the shipped edges, as `npm run build` reads them.
-    const { sources, edges } = await defaultSources();
-    const snapshot = await realpath((await buildFixture({ sources: [...sources, ...edges] })).out);
-    truth = await readTruth(snapshot);
+    let snapshot: string;
+    ({ snapshot, truth } = await buildBundledLineage());
     [server, statics] = await Promise.all([startHost('server', snapshot), startHost('static', snapshot)]);
     return [server, statics];
   });
@@ -72,16 +61,6 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
       await page.waitForSelector(`html[data-mode="${mode}"]`, { timeout: 60_000 });
     }
   }, 120_000);
-
-  /** The rows of the lineage view's table, as shown. */
-  const tableRows = (page: Page): Promise<Row[]> =>
-    page.locator('.lineage-table tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => {
-        const d = (tr as HTMLElement).dataset;
-        return { kNumber: d.k!, depth: Number(d.depth), via: d.via!, kind: d.kind!, source: d.source! };
-      }),
-    );
-  const asRows = (items: ModelItem[]): Row[] => items.map(({ kNumber, depth, via, kind, source }) => ({ kNumber, depth, via, kind, source }));
 
   /** The lineage view of `k` as shown, checked against the model: total, the first page's rows, the picture. */
   async function checkView(page: Page, k: string, direction: 'predicates' | 'descendants') {
@@ -175,14 +154,7 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
         // Static mode reads only the lineage files the question needs: the header and the start's closure file (its
         // whole lineage, in ranges); for a lineage longer than a closure entry holds, then the descendants shard of the start
         // and of each device reached (a shard holds 1,000 consecutive numbers), no predicates shard.
-        const fresh = await browser().context.newPage();
-        collectErrors(fresh, errors);
-        const read: string[] = [];
-        fresh.on('request', (r) => {
-          const path = new URL(r.url()).pathname;
-          if (path.includes('/lineage/')) read.push(path.slice(path.indexOf('/lineage/') + 1));
-        });
-        await fresh.goto(`${url}#record=${cited}&lineage=descendants`);
+        const { page: fresh, files: read } = await openLineageView(browser(), errors, url, cited, 'descendants');
         await fresh.locator(`.lineage-body[data-records="${cited} descendants 1"]`).waitFor({ timeout: 60_000 });
         const closure = `lineage/closure/descendants/${cited.slice(0, -3)}.bin`;
         const shards = want.length > LINEAGE_CLOSURE_MAX ? new Set([cited, ...want.map((i) => i.kNumber)].map((n) => `lineage/descendants/${n.slice(0, -3)}.bin`)) : new Set<string>();

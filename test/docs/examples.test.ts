@@ -52,6 +52,23 @@ export function shellExamples(page: string, markdown: string): Example[] {
 }
 
 /**
+ * The curl commands a page shows in running text (a code span such as `curl 'https://YOUR-HOST/v1/changes?since=…'`)
+ * that ask a server: run like the shell examples, with no answer shown.
+ */
+export function inlineExamples(page: string, markdown: string): Example[] {
+  const out: Example[] = [];
+  let fenced = false;
+  markdown.split('\n').forEach((line, i) => {
+    if (/^```/.test(line)) fenced = !fenced;
+    if (fenced) return;
+    for (const m of line.matchAll(/`(curl [^`]+)`/g)) {
+      if (/localhost:8080|https:\/\/YOUR-HOST/.test(m[1]!)) out.push({ page, line: i + 1, script: m[1]!, notRun: null, answer: null });
+    }
+  });
+  return out;
+}
+
+/**
  * What a shown answer claims: each member it shows with a plain value (`"total":1174`, `"kNumber":"K162054"`), as
  * JSON text; values cut short with `…` claim nothing. Members left out (an answer is shown cut short) are not claimed.
  */
@@ -110,6 +127,11 @@ describe('reading the examples out of Markdown', () => {
     expect(shownMembers('{"a":1,\n "b":…,"c":"x…","d":"K1","e":false}')).toEqual(['"a":1', '"d":"K1"', '"e":false']);
   });
 
+  it('finds the curl commands of running text that ask a server, outside fences', () => {
+    const page = 'Ask `curl \'https://YOUR-HOST/v1/changes?since=2026-11-01\'` or `curl --compressed`.\n```sh\n`curl localhost:8080/a`\n```\n';
+    expect(inlineExamples('p.md', page)).toEqual([{ page: 'p.md', line: 1, script: "curl 'https://YOUR-HOST/v1/changes?since=2026-11-01'", notRun: null, answer: null }]);
+  });
+
   it('finds the commands a page shows, and the options a usage line requires', () => {
     expect(commandsShown('Run `npx tsx bench/page-load.ts --modes\nstatic`, `npm run mirror` or `npm test`.\n```sh\nnpm run bench -- --quick   # short\n```\n')).toEqual([
       'npm run bench -- --quick',
@@ -138,7 +160,10 @@ describe('every command the pages show passes the options its usage requires', (
 });
 
 describe('every shell example of the README and docs/ runs as typed against a server on the bundled data', () => {
-  const examples = PAGES.flatMap((page) => shellExamples(page, readFileSync(join(ROOT, page), 'utf8')));
+  const examples = PAGES.flatMap((page) => {
+    const markdown = readFileSync(join(ROOT, page), 'utf8');
+    return [...shellExamples(page, markdown), ...inlineExamples(page, markdown)];
+  });
   let server: Running;
   let work: string;
 

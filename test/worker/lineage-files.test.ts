@@ -6,8 +6,8 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, LINEAGE_DIRECTIONS, LINEAGE_INDEX_PATH, LineageIndex, Manifest, lineageClosurePath, lineageShardPath } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { rawRequest, startServer } from '../server/helpers.ts';
-import { startWorker } from '../../build/worker/local.ts';
+import { rawRequest } from '../server/helpers.ts';
+import { startNodeAndWorkers } from './hosts.ts';
 
 /**
  * The lineage closure files (`lineage/closure/<direction>/<shard>.bin`) are files of the snapshot like any other: the
@@ -15,8 +15,9 @@ import { startWorker } from '../../build/worker/local.ts';
  * the manifest lists, with the headers each host gives its other snapshot files, and 404 for one it does not list,
  * even when a file of that name lies in the snapshot's folder or bucket.
  */
-type Host = { name: string; url: string; close: () => Promise<void> };
+type Host = { name: string; url: string };
 let hosts: Host[];
+let close: (() => Promise<void>) | undefined;
 let dir: string;
 let manifest: Manifest;
 let index: LineageIndex;
@@ -42,19 +43,12 @@ beforeAll(async () => {
   planted = lineageClosurePath('predicates', `K${String(Number(last.slice(1)) + 1).padStart(3, '0')}`);
   expect(listed.has(planted)).toBe(false);
   await cp(join(dir, lineageClosurePath('predicates', last)), join(dir, planted));
-  const [node, r2, assets] = await Promise.all([
-    startServer({ snapshotPath: dir }),
-    startWorker({ snapshotPath: dir, storage: 'r2' }),
-    startWorker({ snapshotPath: dir, storage: 'assets' }),
-  ]);
-  hosts = [
-    { name: 'node', url: node.url, close: node.close },
-    { name: 'worker over r2', url: r2.url, close: r2.close },
-    { name: 'worker over static assets', url: assets.url, close: assets.close },
-  ];
+  const started = await startNodeAndWorkers(dir);
+  close = started.close;
+  hosts = [{ name: 'node', url: started.node.url }, ...started.workers.map((w) => ({ name: `worker over ${w.name}`, url: w.worker.url }))];
 }, 120_000);
 afterAll(async () => {
-  await Promise.all((hosts ?? []).map((h) => h.close()));
+  await close?.();
 });
 
 describe('lineage closure files on every host', () => {

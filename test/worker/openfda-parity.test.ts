@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorker, type WorkerTarget } from '../../build/worker/local.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { startServer, type Running } from '../server/helpers.ts';
+import type { Running } from '../server/helpers.ts';
+import { startNodeAndWorkers, type NamedWorker } from './hosts.ts';
 
 /**
  * /device/510k.json and /device/classification.json on Node and on the Worker (over R2 and over static assets, and
@@ -9,25 +9,14 @@ import { startServer, type Running } from '../server/helpers.ts';
  * status, headers that matter and bytes, once the time members and the host in `Link` are blanked.
  */
 let node: Running;
-let workers: { name: string; worker: WorkerTarget }[];
+let workers: NamedWorker[];
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  const snapshotPath = await buildFixtureSnapshot();
-  const [n, r2, assets, uncached] = await Promise.all([
-    startServer({ snapshotPath }),
-    startWorker({ snapshotPath, storage: 'r2' }),
-    startWorker({ snapshotPath, storage: 'assets' }),
-    startWorker({ snapshotPath, storage: 'assets', vars: { SEARCH_CACHE_BYTES: '0' } }),
-  ]);
-  node = n;
-  workers = [
-    { name: 'r2', worker: r2 },
-    { name: 'assets', worker: assets },
-    { name: 'assets, 0-byte search cache', worker: uncached },
-  ];
+  ({ node, workers, close } = await startNodeAndWorkers(await buildFixtureSnapshot(), { uncached: true }));
 });
 afterAll(async () => {
-  await Promise.all([node?.close(), ...(workers ?? []).map((w) => w.worker.close())]);
+  await close?.();
 });
 
 const blank = (text: string) => text.replace(/"servedAt":"[^"]*"/g, '"servedAt":""');

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS, FACET_FIELDS, OPERATION_NAMES, type ErrorCode, type OperationName } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
-import { VALID_INPUT, allProductCodes, allRecords, envelope, expectError, expectOk, post, startServer, type Answer, type Running } from '../server/helpers.ts';
-import { startWorker, type WorkerTarget } from '../../build/worker/local.ts';
+import { VALID_INPUT, allProductCodes, allRecords, envelope, expectError, expectOk, post, type Answer, type Running } from '../server/helpers.ts';
 import { readModel } from '../helpers/lineage-model.ts';
+import { startNodeAndWorkers, type NamedWorker } from './hosts.ts';
 
 /**
  * The contract's core against both hosts: every answer of the Worker under workerd (over R2 and over static
@@ -11,27 +11,16 @@ import { readModel } from '../helpers/lineage-model.ts';
  * byte once `servedAt` is blanked.
  */
 let node: Running;
-let targets: { name: string; worker: WorkerTarget }[];
+let targets: NamedWorker[];
+let close: (() => Promise<void>) | undefined;
 let snapshotPath: string;
 
 beforeAll(async () => {
   snapshotPath = await buildFixtureSnapshot();
-  const [n, r2, assets, refetching] = await Promise.all([
-    startServer({ snapshotPath }),
-    startWorker({ snapshotPath, storage: 'r2' }),
-    startWorker({ snapshotPath, storage: 'assets' }),
-    // A search cache of 0 bytes: every search reads each of its chunks again.
-    startWorker({ snapshotPath, storage: 'assets', vars: { SEARCH_CACHE_BYTES: '0' } }),
-  ]);
-  node = n;
-  targets = [
-    { name: 'r2', worker: r2 },
-    { name: 'assets', worker: assets },
-    { name: 'assets, no search cache', worker: refetching },
-  ];
+  ({ node, workers: targets, close } = await startNodeAndWorkers(snapshotPath, { uncached: true }));
 });
 afterAll(async () => {
-  await Promise.all([node?.close(), ...(targets ?? []).map((t) => t.worker.close())]);
+  await close?.();
 });
 
 const SERVED_AT = /"servedAt":"[^"]*"/g;
