@@ -4,7 +4,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
-import { contentTypeFor, isCompressibleType } from '../../src/server/file-http.ts';
+import { contentTypeFor, isCompressibleType } from '../../src/api/file-http.ts';
 import { cacheControlFor } from '../../src/server/static.ts';
 import { checkManifestPaths } from '../mirror/plan.ts';
 

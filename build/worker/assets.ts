@@ -5,6 +5,9 @@ import { DOWNLOADS_DIR, LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { safeRelPath } from '../../src/snapshot/paths.ts';
 import { pageBesideApi } from '../../src/server/public-dir.ts';
 
+/** The static-assets host's header rules (Cloudflare's `_headers` format); it never serves this file itself. */
+export const ASSET_HEADERS = '/snapshot/*\n  Access-Control-Allow-Origin: *\n';
+
 /**
  * The Worker's static-assets folder: the page (public/) at the root and the snapshot's files (the link followed)
  * under `snapshot/`, as wrangler.toml's `[assets]` expects. Rebuilt from scratch so that no file of an earlier
@@ -28,6 +31,9 @@ export async function prepareAssets(options: { snapshotPath: string | null; publ
     if (html !== null) await writeFile(page, pageBesideApi(html));
   }
   if (options.snapshotPath) await copyListedFiles(await realpath(options.snapshotPath), join(options.out, 'snapshot'));
+  // The snapshot's files are public data that any page may read, as the Node server and the Worker over R2 send them
+  // (Access-Control-Allow-Origin: *); the assets' host reads `_headers` for the headers of its own answers.
+  await writeFile(join(options.out, '_headers'), ASSET_HEADERS);
   return options.out;
 }
 

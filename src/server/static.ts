@@ -8,7 +8,7 @@ import { LAYOUT, type FileEntry } from '../contract/index.ts';
 import { UNREADABLE, type Snapshot } from '../snapshot/index.ts';
 import { safeRelPath } from '../snapshot/paths.ts';
 import { refuseLinkedFolders } from '../node/files.ts';
-import { contentTypeFor, hasEncodedSeparator, httpDate, ifRangeHolds, isCompressibleType, notModified, parseRange, preconditionFails } from './file-http.ts';
+import { contentTypeFor, hasEncodedSeparator, httpDate, ifRangeHolds, isCompressibleType, notModified, parseRange, preconditionFails } from '../api/file-http.ts';
 import { encodingWeights } from './media.ts';
 import { COMPRESS_MIN_BYTES, compress } from './respond.ts';
 

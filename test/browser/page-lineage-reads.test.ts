@@ -1,22 +1,14 @@
-import { realpath } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, test } from 'vitest';
-import { defaultSources } from '../../build/sources/default.ts';
 import { LINEAGE_CLOSURE_MAX } from '../../src/contract/index.ts';
-import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type ModelItem } from '../helpers/lineage-model.ts';
 import { browserSkipReason } from './chromium.ts';
-import { readTruth, type Truth } from './fixture-truth.ts';
+import type { Truth } from './fixture-truth.ts';
+import { LINEAGE_EDGES as EDGES, LINEAGE_PAGE as PAGE, asRows, buildBundledLineage, lineageRows, openLineageView, shardOf } from './lineage-view.ts';
 import { collectErrors, seriousViolations, startHost, totalIn, useBrowser, type Host } from './page-helpers.ts';
 
 const skip = browserSkipReason();
 
-/** The shipped edge files, read as text by the test's own model (test/helpers/lineage-model.ts), not by the build. */
-const EDGES = fileURLToPath(new URL('../../data/fda/predicates', import.meta.url));
-/** Devices a page of the lineage view shows (public/js/lineage.js, LINEAGE_PAGE). */
-const PAGE = 50;
-const shardOf = (k: string) => k.slice(0, -3);
 type Direction = 'predicates' | 'descendants';
 
 /**
@@ -31,9 +23,8 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
   const model = readModel(EDGES);
 
   const browser = useBrowser(async () => {
-    const { sources, edges } = await defaultSources();
-    const snapshot = await realpath((await buildFixture({ sources: [...sources, ...edges] })).out);
-    truth = await readTruth(snapshot);
+    let snapshot: string;
+    ({ snapshot, truth } = await buildBundledLineage());
     statics = await startHost('static', snapshot);
     return [statics];
   });
@@ -54,17 +45,9 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
 
   /** Opens a lineage view on a fresh page; returns the lineage files it asked for up to the whole view, in order. */
   async function open(k: string, direction: Direction, want: ModelItem[]): Promise<{ page: Page; files: string[] }> {
-    const page = await browser().context.newPage();
-    collectErrors(page, errors);
-    const files: string[] = [];
-    page.on('request', (r) => {
-      const path = new URL(r.url()).pathname;
-      const at = path.indexOf('/lineage/');
-      if (at >= 0) files.push(path.slice(at + 1));
-    });
-    await page.goto(`${statics.url}#record=${k}&lineage=${direction}`);
-    const rows = () => page.locator('.lineage-table tbody tr').evaluateAll((trs) => trs.map((tr) => { const d = (tr as HTMLElement).dataset; return { kNumber: d.k!, depth: Number(d.depth), via: d.via!, kind: d.kind!, source: d.source! }; }));
-    const wanted = want.slice(0, PAGE).map(({ kNumber, depth, via, kind, source }) => ({ kNumber, depth, via, kind, source }));
+    const { page, files } = await openLineageView(browser(), errors, statics.url, k, direction);
+    const rows = () => lineageRows(page);
+    const wanted = asRows(want.slice(0, PAGE));
     // The whole view, first perhaps without its records (a lineage known whole is drawn before they are read), then with them.
     for (const state of ['shows', 'records']) {
       await page.locator(`.lineage-body[data-${state}="${k} ${direction} 1"]`).waitFor({ timeout: 60_000 });

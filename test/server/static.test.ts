@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync, brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
-import { contentTypeFor, ifRangeHolds, notModified, parseRange } from '../../src/server/file-http.ts';
+import { contentTypeFor, ifRangeHolds, notModified, parseRange } from '../../src/api/file-http.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { rawRequest, startServer, type Running } from './helpers.ts';
 

@@ -96,8 +96,17 @@ describe('lineage closure files on every host', () => {
     expect(node.headers.etag).toBe(`"${closure.sha256}"`);
     expect(Date.parse(String(node.headers['last-modified']))).toBe(Math.floor(Date.parse(manifest.generatedAt) / 1000) * 1000);
     expect(Number(node.headers['content-length'])).toBe(closure.bytes);
+    // The Worker over R2 gives the manifest's validators too, and refuses a precondition naming another version.
+    const r2 = await get(hosts[1]!.url, closure.path);
+    expect(r2.headers.etag).toBe(`"${closure.sha256}"`);
+    expect(Date.parse(String(r2.headers['last-modified']))).toBe(Math.floor(Date.parse(manifest.generatedAt) / 1000) * 1000);
+    const stale = await get(hosts[1]!.url, closure.path, { 'if-match': '"0000"' });
+    expect({ status: stale.status, etag: stale.headers.etag }).toEqual({ status: 412, etag: `"${closure.sha256}"` });
+    expect((await get(hosts[1]!.url, closure.path, { 'if-match': `"${closure.sha256}"` })).status).toBe(200);
     // The static assets hold the closure files with validators of their own.
     expect(typeof (await get(hosts[2]!.url, closure.path)).headers.etag).toBe('string');
+    // Every host lets any page read the snapshot's files.
+    for (const host of hosts) expect((await get(host.url, closure.path)).headers['access-control-allow-origin'], host.name).toBe('*');
   });
 
   it('a closure file the manifest does not list answers 404 not_found on each host, even where its bytes lie beside the others', async () => {
