@@ -130,13 +130,16 @@ async function staticSourceFor() {
     // closure file they would arrive after it and the view would wait for them.
     import('./lineage.js').catch(() => {});
     import('./lineage-engine.js').catch(() => {});
-    // The header and the start's closure file (its whole lineage; the number without its last three digits names
-    // it), both at once: the header would name the file one round trip later. A lineage too long for the closure
-    // file, or a snapshot without one, walks the shards after it.
+    // The header and the tables of the start's closure file (its whole lineage; the number without its last three
+    // digits names it), both at once: the header would name the file one round trip later. The tables (their most
+    // bytes: CLOSURE_TABLES_BYTES of lineage-source.js) say where the start's entry is, read next. A lineage too long for the closure file, or a snapshot without
+    // one, walks the shards after it.
     const header = fetch(new URL('lineage/index.json', snapshotBase).href);
     lineageHeader = header;
     const path = `lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`;
-    const first = [{ path, response: fetch(new URL(path, snapshotBase).href) }];
+    // index.html asked for the tables already (`lineageTables`) while the page loaded.
+    const asked = window.lineageTables?.path === path ? window.lineageTables : null;
+    const first = [{ path, response: asked?.response ?? fetch(new URL(path, snapshotBase).href, { headers: { Range: 'bytes=0-6003' } }) }];
     first[0].response.catch(() => {});
     header.catch(() => {});
     early = module.then((m) => {

@@ -44,8 +44,8 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
   }
 
   /** Opens a lineage view on a fresh page; returns the lineage files it asked for up to the whole view, in order. */
-  async function open(k: string, direction: Direction, want: ModelItem[]): Promise<{ page: Page; files: string[] }> {
-    const { page, files } = await openLineageView(browser(), errors, statics.url, k, direction);
+  async function open(k: string, direction: Direction, want: ModelItem[], prepare?: (page: Page) => Promise<unknown>): Promise<{ page: Page; files: string[] }> {
+    const { page, files } = await openLineageView(browser(), errors, statics.url, k, direction, prepare);
     const rows = () => lineageRows(page);
     const wanted = asRows(want.slice(0, PAGE));
     // The whole view, first perhaps without its records (a lineage known whole is drawn before they are read), then with them.
@@ -88,7 +88,11 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     await cdp.send('Network.enable');
     await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
     const asked: string[] = [];
-    page.on('request', (r) => asked.push(new URL(r.url()).pathname.replace(/^.*?\/(js|snapshot)\//, '$1/')));
+    const ranges: string[] = [];
+    page.on('request', (r) => {
+      asked.push(new URL(r.url()).pathname.replace(/^.*?\/(js|snapshot)\//, '$1/'));
+      if (r.url().includes('/lineage/closure/')) ranges.push(r.headers()['range'] ?? 'whole');
+    });
     await page.addInitScript(() => {
       const w = window as unknown as { recordsAsked: { path: string; drawn: boolean }[] };
       w.recordsAsked = [];
@@ -106,14 +110,19 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     expect(closure, asked.join(' ')).toBeGreaterThanOrEqual(0);
     // index.html's hints ask for the view's first files while the page loads, and the page uses what they read: each
     // file is asked for once.
-    for (const once of ['snapshot/lineage/index.json', `snapshot/lineage/closure/predicates/${shardOf(k)}.bin`, 'js/lineage.js', 'js/lineage-engine.js']) {
+    for (const once of ['snapshot/lineage/index.json', 'js/lineage.js', 'js/lineage-engine.js']) {
       expect(asked.filter((a) => a === once), `${once} in ${asked.join(' ')}`).toHaveLength(1);
     }
-    // Asked for by the hints (a link's preload), not by app.js once it runs.
+    // The header asked for by the hints (a link's preload), not by app.js once it runs.
     const initiators = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => [new URL(e.name).pathname, (e as PerformanceResourceTiming).initiatorType]));
-    for (const file of ['lineage/index.json', `lineage/closure/predicates/${shardOf(k)}.bin`]) {
-      expect(initiators.filter(([path]) => path!.endsWith(`/${file}`)).map(([, by]) => by), file).toEqual(['link']);
-    }
+    expect(initiators.filter(([path]) => path!.endsWith('/lineage/index.json')).map(([, by]) => by)).toEqual(['link']);
+    // The closure file in two ranges: its tables, then the start's entry, which the tables place past them.
+    expect(ranges[0]).toBe('bytes=0-6003');
+    expect(ranges).toHaveLength(2);
+    const entry = /^bytes=(\d+)-(\d+)$/.exec(ranges[1]!);
+    expect(entry, ranges.join(' ')).not.toBeNull();
+    expect(Number(entry![1])).toBeGreaterThanOrEqual(4 + 6 * 2);
+    expect(Number(entry![2])).toBeGreaterThanOrEqual(Number(entry![1]));
     for (const module of ['js/lineage.js', 'js/lineage-engine.js', 'js/lineage-source.js']) {
       expect(asked.indexOf(module), `${module} in ${asked.join(' ')}`).toBeGreaterThanOrEqual(0);
       expect(asked.indexOf(module), `${module} before the closure file in ${asked.join(' ')}`).toBeLessThan(closure);
@@ -130,6 +139,25 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     expect(directory, asked.join(' ')).toBeGreaterThan(Math.max(closure, ...shards.map((f) => asked.indexOf(`snapshot/${f}`))));
     expect(asked.lastIndexOf('snapshot/search/chunks.json')).toBe(directory);
     expect(totalIn(await page.locator('#status').innerText())).toBe(truth.records.size);
+    await page.close();
+  }, 300_000);
+
+  test('a host that answers a range with the whole file: the closure file is read whole, with the same view', async () => {
+    const { k, want } = pick('descendants', true);
+    const whole: string[] = [];
+    const { page, files } = await open(k, 'descendants', want, (page) =>
+      page.route('**/lineage/closure/**', async (route) => {
+        const headers = { ...route.request().headers() };
+        delete headers['range'];
+        const res = await route.fetch({ headers });
+        expect(res.status()).toBe(200);
+        whole.push(new URL(route.request().url()).pathname);
+        await route.fulfill({ status: 200, body: await res.body(), headers: { 'content-type': 'application/octet-stream' } });
+      }),
+    );
+    expect(files).toEqual(['lineage/index.json', `lineage/closure/descendants/${shardOf(k)}.bin`]);
+    // The tables' range got the whole file, so the entry was not asked for again.
+    expect(whole).toHaveLength(1);
     await page.close();
   }, 300_000);
 

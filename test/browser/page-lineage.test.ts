@@ -152,14 +152,18 @@ describe.skipIf(skip !== null)('the lineage on the page, server and static mode'
 
       if (mode === 'static') {
         // Static mode reads only the lineage files the question needs: the header and the start's closure file (its
-        // whole lineage); for a lineage longer than a closure entry holds, then the descendants shard of the start
+        // whole lineage, in ranges); for a lineage longer than a closure entry holds, then the descendants shard of the start
         // and of each device reached (a shard holds 1,000 consecutive numbers), no predicates shard.
         const { page: fresh, files: read } = await openLineageView(browser(), errors, url, cited, 'descendants');
         await fresh.locator(`.lineage-body[data-records="${cited} descendants 1"]`).waitFor({ timeout: 60_000 });
         const closure = `lineage/closure/descendants/${cited.slice(0, -3)}.bin`;
         const shards = want.length > LINEAGE_CLOSURE_MAX ? new Set([cited, ...want.map((i) => i.kNumber)].map((n) => `lineage/descendants/${n.slice(0, -3)}.bin`)) : new Set<string>();
         expect(new Set(read)).toEqual(new Set(['lineage/index.json', closure, ...shards]));
-        expect(read).toHaveLength(shards.size + 2);
+        // Each file once, but the closure file, read in ranges: its tables, then the start's entry (unless the file is
+        // shorter than the tables' range, which then holds it whole).
+        expect(read.filter((f) => f !== closure)).toHaveLength(shards.size + 1);
+        expect(read.filter((f) => f === closure).length).toBeGreaterThanOrEqual(1);
+        expect(read.filter((f) => f === closure).length).toBeLessThanOrEqual(2);
         await fresh.close();
       }
 

@@ -50,16 +50,22 @@ describe('index.html asks for the modules app.js needs at once', () => {
    * stand-in document at http://host/app/: each hint as `rel href` (a fetch's preload with the mode app.js fetches in).
    */
   const firstHints = (hash: string, search = ''): string[] => {
-    const script = /<script data-static-host>([^\n]*)<\/script>/.exec(html)?.[1];
-    expect(script, 'index.html has the script that hints by the address').toBeTruthy();
+    // Both scripts, in the page's order: the lineage's hints above the stylesheet, the index directory's below.
+    const scripts = [...html.matchAll(/<script data-static-host>([^\n]*)<\/script>/g)].map((m) => m[1]!);
+    expect(scripts, 'index.html has the scripts that hint by the address').toHaveLength(2);
+    expect(html.indexOf(scripts[0]!)).toBeLessThan(html.indexOf('<link rel="stylesheet"'));
     const added: { rel: string; href: string; as?: string; crossOrigin?: string }[] = [];
     const document = { baseURI: 'http://host/app/', createElement: () => ({}), head: { append: (l: (typeof added)[number]) => added.push(l) } };
-    new Function('location', 'document', script!)({ hash, search }, document);
+    const window: { lineageTables?: { path: string; response: Promise<unknown> } } = {};
+    const fetched: string[] = [];
+    const fetch = (href: string, init: { headers: Record<string, string> }) => (fetched.push(`fetch ${href} ${JSON.stringify(init)}`), Promise.resolve(href));
+    for (const script of scripts) new Function('location', 'document', 'window', 'fetch', script)({ hash, search }, document, window, fetch);
+    if (window.lineageTables) expect(window.lineageTables.path).toMatch(/^lineage\/closure\//);
     for (const l of added) {
       if (l.rel === 'preload') expect(l).toEqual({ rel: 'preload', href: l.href, as: 'fetch', crossOrigin: 'anonymous' });
       else expect(l).toEqual({ rel: 'modulepreload', href: l.href });
     }
-    return added.map((l) => `${l.rel} ${l.href}`);
+    return [...added.map((l) => `${l.rel} ${l.href}`), ...fetched.map((f) => (window.lineageTables ? `${f} as ${window.lineageTables.path}` : f))];
   };
   const directoryHint = (hash: string) => firstHints(hash).filter((h) => h.includes('search/')).map((h) => h.split(' ')[1]);
 
@@ -74,12 +80,13 @@ describe('index.html asks for the modules app.js needs at once', () => {
     // naming pageBesideApi) and the lines marked data-static-host.
     const lines = html.split('\n');
     const noteStart = lines.findIndex((l) => l.includes('What static mode reads first'));
-    const noteEnd = lines.findIndex((l) => l.includes('pageBesideApi'));
+    const noteEnd = lines.findIndex((l, i) => i >= noteStart && l.includes('-->'));
+    expect(lines.slice(noteStart, noteEnd + 1).join(' ')).toContain('pageBesideApi');
     expect(noteStart).toBeGreaterThanOrEqual(0);
     const expected = lines.filter((l, i) => (i >= noteStart && i <= noteEnd) || /data-static-host/.test(l));
     expect(lines.filter((l) => !beside.split('\n').includes(l))).toEqual(expected);
     expect(beside.split('\n')).toEqual(lines.filter((l) => !expected.includes(l)));
-    expect(expected.filter((l) => /data-static-host/.test(l))).toHaveLength(staticOnly.length + 1);
+    expect(expected.filter((l) => /data-static-host/.test(l))).toHaveLength(staticOnly.length + 2);
     // static-source.js and the files it reads first are what static-source.js and app.js fetch by these names.
     const app = readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8');
     expect(app).toMatch(/import\('\.\/static-source\.js'\)/);
@@ -103,22 +110,21 @@ describe('index.html asks for the modules app.js needs at once', () => {
       }
       // What app.js asks for first at such an address (staticSourceFor), by the same names, and the view's modules.
       const dir = (q: string) => `http://host/app/${q}`;
-      expect(firstHints(hash), hash).toEqual([
-        'modulepreload js/lineage.js',
-        'modulepreload js/lineage-engine.js',
-        `preload ${dir('snapshot/lineage/index.json')}`,
-        `preload ${dir(`snapshot/lineage/closure/${state.lineage}/${state.record.slice(0, -3)}.bin`)}`,
-      ]);
+      // The tables of the start's closure file in a range, handed to app.js by the path it reads them by.
+      const closure = `lineage/closure/${state.lineage}/${state.record.slice(0, -3)}.bin`;
+      const tables = (base: string) => `fetch ${base}${closure} {"headers":{"Range":"bytes=0-6003"}} as ${closure}`;
+      expect(firstHints(hash), hash).toEqual(['modulepreload js/lineage.js', 'modulepreload js/lineage-engine.js', `preload ${dir('snapshot/lineage/index.json')}`, tables(dir('snapshot/'))]);
       // A page given another snapshot (?snapshot=) asks for that one's files, as app.js does.
-      expect(firstHints(hash, '?snapshot=https://cdn.example/s/').slice(2), hash).toEqual([
-        'preload https://cdn.example/s/lineage/index.json',
-        `preload https://cdn.example/s/lineage/closure/${state.lineage}/${state.record.slice(0, -3)}.bin`,
-      ]);
+      expect(firstHints(hash, '?snapshot=https://cdn.example/s/').slice(2), hash).toEqual(['preload https://cdn.example/s/lineage/index.json', tables('https://cdn.example/s/')]);
     }
     expect(hashes.filter((h) => parseHash(h).lineage).length, 'lineage addresses among the cases').toBe(3);
     const app = readFileSync(resolve(PUBLIC, 'js/app.js'), 'utf8');
     expect(app).toContain("fetch(new URL('lineage/index.json', snapshotBase).href)");
+    // The closure file's tables, read by app.js at once in a range as long as lineage-source.js reads them.
     expect(app).toContain('`lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`');
+    const { CLOSURE_TABLES_BYTES } = (await import('../../public/js/lineage-source.js' as string)) as { CLOSURE_TABLES_BYTES: number };
+    expect(app).toContain(`{ headers: { Range: 'bytes=0-${CLOSURE_TABLES_BYTES - 1}' } }`);
+    expect(app).toContain('window.lineageTables?.path === path ? window.lineageTables : null');
     expect(app).toContain("const snapshotBase = new URL(params.get('snapshot') ?? 'snapshot/', document.baseURI);");
   });
 
