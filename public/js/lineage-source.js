@@ -72,11 +72,20 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     return { bytes: new Uint8Array(await res.arrayBuffer()), whole: false };
   };
 
+  /** Closure reads by file and device: a view's first one starts before the engine and the header are in. */
+  const closureReads = new Map();
+  const closureBytes = (path, low) => {
+    const key = `${path} ${low}`;
+    if (!closureReads.has(key)) closureReads.set(key, readClosure(path, low).catch((err) => (closureReads.delete(key), Promise.reject(err))));
+    return closureReads.get(key);
+  };
+
   /**
-   * The bytes of a closure file that the decoder reads for the entry of `start` (the tables and that entry, in their
-   * places; zeros elsewhere), or the whole file from a host without ranges; null for a snapshot without the file.
+   * The bytes of a closure file that the decoder reads for the entry of the device whose number ends in `low` (the
+   * tables and that entry, in their places; zeros elsewhere), or the whole file from a host without ranges; null for
+   * a snapshot without the file.
    */
-  async function closureBytes(path, start) {
+  async function readClosure(path, low) {
     const head = await readRange(path, 0, CLOSURE_TABLES_BYTES);
     if (!head || head.whole) return head?.bytes ?? null;
     const tables = head.bytes;
@@ -87,7 +96,6 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     const endsAt = 4 + 2 * count + (count % 2) * 2;
     const base = endsAt + 4 * count;
     if (tables.length < base) return tables;
-    const low = start % 1000;
     let lo = 0;
     let hi = count;
     while (lo < hi) {
@@ -168,7 +176,7 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     const start = mod.lineageCode(question.id);
     const shardId = mod.lineageShardId(mod.lineageNumber(start));
     if (!files.index.shards[question.direction].some((s) => s.id === shardId)) return null;
-    const bytes = await closureBytes(mod.lineageClosurePath(question.direction, shardId), start);
+    const bytes = await closureBytes(mod.lineageClosurePath(question.direction, shardId), start % 1000);
     if (bytes === null) return null;
     const entry = mod.decodeLineageClosure(bytes, start, files.index.origins.length);
     if (entry === null || entry === 'walk') return null;
@@ -268,6 +276,9 @@ export function staticLineage({ url, record, header: headerRequest = null, first
    */
   lineage.prepare = (id, direction) => {
     const question = { id: String(id).trim().toUpperCase(), direction, depth: null, kinds: null };
+    // The start's closure entry is read as soon as the file's tables are in, not once the engine and header are: the
+    // file and the place in it follow from the number (its shard, and its last three digits).
+    if (/^(K|DEN)\d{6}$/.test(question.id)) closureBytes(`lineage/closure/${direction}/${question.id.slice(0, -3)}.bin`, Number(question.id.slice(-3))).catch(() => {});
     open().then(({ mod, files }) => files && walkOf(mod, files, question).done).catch(() => {});
   };
   return lineage;
