@@ -102,7 +102,7 @@ console.log(`lineage files: ${(lineageBytes / 1e6).toFixed(1)} MB of ${(total / 
 console.log('question | devices | levels | cycles | cold walk ms | walk p50 | walk p99 | walk max | first page ms | next page ms');
 for (const r of rows) {
   console.log(
-    [r.name, r.devices, r.levels, r.cycles, r.cold.toFixed(1), percentile(r.walks, 50).toFixed(2), percentile(r.walks, 99).toFixed(2), Math.max(...r.walks).toFixed(2), r.ops.firstPage.toFixed(1), r.ops.nextPage.toFixed(1)].join(' | '),
+    [r.name, r.devices, r.levels, r.cycles, r.cold.toFixed(1), percentile(r.walks, 50).toFixed(2), percentile(r.walks, 99).toFixed(2), Math.max(...r.walks).toFixed(2), r.ops.firstPage.toFixed(1), Number.isNaN(r.ops.nextPage) ? '- (one page)' : r.ops.nextPage.toFixed(1)].join(' | '),
   );
 }
 
