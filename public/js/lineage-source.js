@@ -2,6 +2,8 @@
 // the snapshot's lineage files, read from the host as a question needs them (the header, then the shards of the
 // devices the walk meets), so the page answers device-510k.lineage's questions with the operation's answer.
 
+import { closureEntrySpan, closureLayout } from './service-rules.js';
+
 /** The error a lineage question gets for a number with neither a record nor an edge, as the service names it. */
 export class LineageNotFound extends Error {
   constructor(id) {
@@ -15,7 +17,7 @@ const WALKS_KEPT = 8;
 
 /**
  * The bytes at the start of a closure file that hold its tables, at most: u32 count, then u16 and u32 for each of up
- * to 1,000 devices (a shard holds 1,000 numbers; src/contract/lineage.ts has the layout). A page reads them, then
+ * to 1,000 devices (a shard holds 1,000 numbers; src/contract/lineage-closure-layout.ts has the layout). A page reads them, then
  * only the start's entry, with two range requests rather than the whole file (about 50-110 KB).
  */
 export const CLOSURE_TABLES_BYTES = 4 + 1000 * 2 + 1000 * 4;
@@ -89,23 +91,13 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     const head = await readRange(path, 0, CLOSURE_TABLES_BYTES);
     if (!head || head.whole) return head?.bytes ?? null;
     const tables = head.bytes;
-    const view = new DataView(tables.buffer, tables.byteOffset, tables.byteLength);
     // Too short for its tables, or not holding the start: the decoder says which.
     if (tables.length < 4) return tables;
-    const count = view.getUint32(0, true);
-    const endsAt = 4 + 2 * count + (count % 2) * 2;
-    const base = endsAt + 4 * count;
+    const { count, base } = closureLayout(tables);
     if (tables.length < base) return tables;
-    let lo = 0;
-    let hi = count;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (view.getUint16(4 + 2 * mid, true) < low) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo >= count || view.getUint16(4 + 2 * lo, true) !== low) return tables.subarray(0, base);
-    const from = lo === 0 ? 0 : view.getUint32(endsAt + 4 * (lo - 1), true);
-    const to = view.getUint32(endsAt + 4 * lo, true);
+    const span = closureEntrySpan(tables, count, low);
+    if (span === null) return tables.subarray(0, base);
+    const { from, to } = span;
     // A file shorter than the tables' range came whole.
     if (from >= to || tables.length >= base + to) return tables;
     const entry = await readRange(path, base + from, to - from);

@@ -13,6 +13,25 @@ function freshnessOf(lastSuccessfulSyncAt, nowMs, maxAgeHours = DEFAULT_FRESHNES
   return nowMs - Date.parse(lastSuccessfulSyncAt) <= maxAgeHours * HOUR_MS ? "current" : "stale";
 }
 
+// src/contract/lineage-closure-layout.ts
+function closureLayout(bytes) {
+  const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
+  return { count, base: 4 + 2 * count + count % 2 * 2 + 4 * count };
+}
+function closureEntrySpan(bytes, count, low) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const endsAt = 4 + 2 * count + count % 2 * 2;
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = lo + hi >>> 1;
+    if (view.getUint16(4 + 2 * mid, true) < low) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo >= count || view.getUint16(4 + 2 * lo, true) !== low) return null;
+  return { from: lo === 0 ? 0 : view.getUint32(endsAt + 4 * (lo - 1), true), to: view.getUint32(endsAt + 4 * lo, true) };
+}
+
 // src/contract/review-days.ts
 function reviewDaysOf(received, decided) {
   if (received === null || decided === null) return null;
@@ -42,6 +61,8 @@ var QUALIFIERS = {
 var QUALIFIER_NAMES = Object.keys(QUALIFIERS);
 export {
   QUALIFIERS,
+  closureEntrySpan,
+  closureLayout,
   freshnessOf,
   reviewDaysOf
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { closureEntrySpan, closureLayout } from './lineage-closure-layout.ts';
 
 /**
  * Lineage: which devices a clearance was compared to (its predicates) and which clearances name it, as files of the
@@ -215,23 +216,13 @@ class ClosureReader {
  */
 export function decodeLineageClosure(bytes: Uint8Array, start: number, origins: number): LineageClosure | 'walk' | null {
   origins = Math.max(1, origins);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length < 4) throw new Error('lineage closure file shorter than its header');
-  const count = view.getUint32(0, true);
-  const endsAt = 4 + 2 * count + (count % 2) * 2;
-  const base = endsAt + 4 * count;
+  const { count, base } = closureLayout(bytes);
   if (bytes.length < base) throw new Error(`lineage closure file of ${count} devices is shorter than its tables`);
-  const low = start % 1000;
-  let lo = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (view.getUint16(4 + 2 * mid, true) < low) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo >= count || view.getUint16(4 + 2 * lo, true) !== low) return null;
-  const from = base + (lo === 0 ? 0 : view.getUint32(endsAt + 4 * (lo - 1), true));
-  const to = base + view.getUint32(endsAt + 4 * lo, true);
+  const span = closureEntrySpan(bytes, count, start % 1000);
+  if (span === null) return null;
+  const from = base + span.from;
+  const to = base + span.to;
   if (to > bytes.length || from > to) throw new Error('lineage closure entry past the end of its file');
   const r = new ClosureReader(bytes, from, to);
   const stored = r.next();
