@@ -99,6 +99,7 @@ describe('index.html asks for the modules app.js needs at once', () => {
 
   it('preloads the search index directory on every address but a lineage one, and there the first reads of the view', async () => {
     const { parseHash } = (await import('../../public/js/state.js' as string)) as { parseHash: (hash: string) => { record: string | null; lineage: string | null } };
+    const { CLOSURE_TABLES_BYTES } = (await import('../../public/js/lineage-source.js' as string)) as { CLOSURE_TABLES_BYTES: number };
     const hashes = ['', '#', '#q=catheter', '#q=x&page=2', '#record=K123456', '#record=DEN123456&q=stent', '#lineage=predicates', '#record=K12345&lineage=predicates',
       '#record=K123456&lineage=sideways', '#record=K123456&lineage=predicates', '#q=stent&record=k074333&lineage=descendants', '#record=%20DEN123456%20&lineage=predicates'];
     for (const hash of hashes) {
@@ -112,7 +113,7 @@ describe('index.html asks for the modules app.js needs at once', () => {
       const dir = (q: string) => `http://host/app/${q}`;
       // The tables of the start's closure file in a range, handed to app.js by the path it reads them by.
       const closure = `lineage/closure/${state.lineage}/${state.record.slice(0, -3)}.bin`;
-      const tables = (base: string) => `fetch ${base}${closure} {"headers":{"Range":"bytes=0-6003"}} as ${closure}`;
+      const tables = (base: string) => `fetch ${base}${closure} {"headers":{"Range":"bytes=0-${CLOSURE_TABLES_BYTES - 1}"}} as ${closure}`;
       expect(firstHints(hash), hash).toEqual(['modulepreload js/lineage.js', 'modulepreload js/lineage-engine.js', `preload ${dir('snapshot/lineage/index.json')}`, tables(dir('snapshot/'))]);
       // A page given another snapshot (?snapshot=) asks for that one's files, as app.js does.
       expect(firstHints(hash, '?snapshot=https://cdn.example/s/').slice(2), hash).toEqual(['preload https://cdn.example/s/lineage/index.json', tables('https://cdn.example/s/')]);
@@ -122,7 +123,6 @@ describe('index.html asks for the modules app.js needs at once', () => {
     expect(app).toContain("fetch(new URL('lineage/index.json', snapshotBase).href)");
     // The closure file's tables, read by app.js at once in a range as long as lineage-source.js reads them.
     expect(app).toContain('`lineage/closure/${current.lineage}/${current.record.slice(0, -3)}.bin`');
-    const { CLOSURE_TABLES_BYTES } = (await import('../../public/js/lineage-source.js' as string)) as { CLOSURE_TABLES_BYTES: number };
     expect(app).toContain(`{ headers: { Range: 'bytes=0-${CLOSURE_TABLES_BYTES - 1}' } }`);
     expect(app).toContain('window.lineageTables?.path === path ? window.lineageTables : null');
     expect(app).toContain("const snapshotBase = new URL(params.get('snapshot') ?? 'snapshot/', document.baseURI);");
