@@ -1,8 +1,9 @@
-import { NO_APPLICANT, NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
+import { NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
 import { rowsByValue, type Rows } from '../search/csr.ts';
 import { dayTableSteps, type DayTable } from '../search/days.ts';
 import { runSliced } from '../search/slices.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
+import { noApplicantIn } from '../search/codec.ts';
 import { kNumberText } from '../search/k-number.ts';
 import { tokenize } from '../search/tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
@@ -116,11 +117,12 @@ const applicantDict = (ctx: Ctx): Dict =>
   once(ctx.index, 'applicant', () => {
     const { index } = ctx;
     const col = index.docApplicant;
+    const none = noApplicantIn(col);
     return {
       values: index.applicants,
       entryOf: (d) => {
         const v = col[d]!;
-        return v === NO_APPLICANT ? -1 : v;
+        return v === none ? -1 : v;
       },
       docsOf: (mask) => rowsUnion(index.applicantDocs.offsets, index.applicantDocs.values, selected(mask), index.docCount),
       sizeOf: (mask) => {
