@@ -172,15 +172,18 @@ export class LoadedChunks {
     setSection(ix, 'termCodeOffsets', codeOffsets);
     setSection(ix, 'termCodes', Uint16Array.from(concat(codeRows.map((r) => r.values), codeAt)));
 
-    // Each document's words: the whole forward lists for phrases, else those of the loaded words only (a word checks
-    // a document against its own term range, which is loaded).
-    if (this.has(files.docTerms.path) && this.has(files.docSeq.path)) {
+    // Each document's words: the whole forward lists where they are read (phrases, with their positions; a count of
+    // words, without), else those of the loaded words only (a word checks a document against its own term range,
+    // which is loaded).
+    if (this.has(files.docTerms.path)) {
       const rows = valueOf(this.bundle(files.docTerms.path)!, 'rows', 'rows');
-      const seq = this.bundle(files.docSeq.path)!;
       setSection(ix, 'docTermOffsets', rows.offsets);
       setSection(ix, 'docTermIds', rows.values);
-      setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
-      setSection(ix, 'docSeq', valueOf(seq, 'values', 'u8'));
+      if (this.has(files.docSeq.path)) {
+        const seq = this.bundle(files.docSeq.path)!;
+        setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
+        setSection(ix, 'docSeq', valueOf(seq, 'values', 'u8'));
+      }
     } else {
       // No forward lists: the search engine checks a word document by document through its own postings (words.ts
       // termMarks). A reader by sections (openFDA's device_name) still reads `docTerms`: made on its first read, over
