@@ -164,7 +164,7 @@ function table(items, hrefOf, direction) {
       h('td', {}, h('span', { class: `kind kind-${i.kind}` }, i.kind)),
       h('td', {}, i.source),
       h('td', {}, i.record === undefined ? (yearOf(i) ?? '') : (i.record?.decisionDate ?? '')),
-      h('td', {}, i.record ? h('a', { href: hrefOf(i.kNumber, null) }, i.record.deviceName || 'no device name') : hasRecord(i) ? h('span', { class: 'muted' }, 'loading its record…') : external(fdaPage(i.kNumber), 'no record here: FDA’s page'))))));
+      h('td', {}, i.record ? h('a', { href: hrefOf(i.kNumber, null) }, i.record.deviceName || 'no device name') : hasRecord(i) ? h('span', { class: 'muted record-loading' }, 'loading its record…') : external(fdaPage(i.kNumber), 'no record here: FDA’s page'))))));
 }
 
 /** Counts of the whole answer (not only the page) as a small table. */
