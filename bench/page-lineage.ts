@@ -79,6 +79,8 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
         if (w.shownAt === undefined && document.querySelector('.lineage-body[data-shows] .lineage-table') && document.querySelector('.lineage-body[data-shows] svg.lineage-chart')) w.shownAt = performance.now();
         // Named: every row of the page's table shows its device's name (or says the snapshot has no record of it),
         // none says its record is still loading; "in view": the rows on screen at the view's scroll (the top).
+        // A row waiting for its record says so in a muted note in its last cell (the device's), on every version of the page.
+        const loading = 'td:last-child span.muted';
         const table = w.shownAt !== undefined && w.namedAt === undefined ? document.querySelector('.lineage-body[data-shows] .lineage-table') : null;
         if (table) {
           if (w.viewNamedAt === undefined) {
@@ -86,9 +88,9 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
               const r = tr.getBoundingClientRect();
               return r.bottom > 0 && r.top < window.innerHeight;
             });
-            if (!inView.some((tr) => tr.querySelector('.record-loading'))) [w.viewNamedAt, w.rowsInView] = [performance.now(), inView.length];
+            if (!inView.some((tr) => tr.querySelector(loading))) [w.viewNamedAt, w.rowsInView] = [performance.now(), inView.length];
           }
-          if (!table.querySelector('.record-loading')) w.namedAt = performance.now();
+          if (!table.querySelector(`tbody ${loading}`)) w.namedAt = performance.now();
         }
         if (w.recordsAt === undefined && w.shownAt !== undefined && document.querySelector('.lineage-body[data-shows]:not([aria-busy])')) w.recordsAt = performance.now();
       }).observe(document, { childList: true, subtree: true, attributes: true });

@@ -223,7 +223,7 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
       // Static mode draws the first devices as the walk finds them, each exactly as the answer will have it, and the
       // whole view but for the records when the lineage is known whole before its records are read.
       answer = source.lineage.progressive && cursors[page] === null
-        ? await answerOf({ lineage: (q) => source.lineage.progressive(q, (part) => live() && (part.whole ? render(part.whole, page, false) : showPart(part))) }, input)
+        ? await answerOf({ lineage: (q) => source.lineage.progressive(q, (part) => live() && (part.names ? nameRows(part.names) : part.whole ? render(part.whole, page, false) : showPart(part))) }, input)
         : await answerOf(source, input);
     } catch (err) {
       if (live()) {
@@ -275,6 +275,13 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
       h('p', { class: 'legend' }, h('span', { class: 'key key-predicate', 'aria-hidden': 'true' }), ' predicate (read from its summary) ',
         h('span', { class: 'key key-named', 'aria-hidden': 'true' }), ' named in its documents · a hollow box: no record in this data')),
     table(items, hrefOf, direction));
+  /** The table's devices still waiting for their records, named as the answer will name them. */
+  const nameRows = (names) => {
+    for (const cell of body.querySelectorAll('.lineage-table tbody tr td .record-loading')) {
+      const k = cell.closest('tr')?.dataset.k;
+      if (k && names.has(k)) cell.replaceWith(h('a', { href: hrefOf(k, null) }, names.get(k) || 'no device name'));
+    }
+  };
   /** Devices drawn before the answer (0: none): the picture and table are drawn again only when there are more. */
   let drawn = 0;
   /**
