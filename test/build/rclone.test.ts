@@ -70,6 +70,14 @@ async function startBucket(work: string): Promise<S3Server> {
   return s3;
 }
 
+/** Runs the docs' commands (`which`) in `work` against the local server at `port`; returns rclone's log. */
+async function runDocumented(which: 'cdn' | 'worker', work: string, port: number): Promise<string> {
+  const script = await documentedCommands(which);
+  const env = rcloneEnv(work, port);
+  const { stderr } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: work, env, timeout: 240_000, maxBuffer: 64 << 20 });
+  return stderr;
+}
+
 const fetchFrom = (port: number, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> =>
   new Promise((resolve, reject) => {
     get({ host: '127.0.0.1', port, path: `/bucket/${path}` }, (res) => {
@@ -106,12 +114,7 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
     await writeFile(join(work, 'public', 'icon.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
     s3 = await startBucket(work);
     port = s3.port;
-    ({ stderr: log } = await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands('cdn')], {
-      cwd: work,
-      env: rcloneEnv(work, port),
-      timeout: 240_000,
-      maxBuffer: 64 << 20,
-    }));
+    log = await runDocumented('cdn', work, port);
   }, 300_000);
 
   afterAll(async () => {
@@ -179,12 +182,7 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone commands for the Worker'
     await symlink(snapshotDir, join(work, 'snapshot'));
     s3 = await startBucket(work);
     port = s3.port;
-    ({ stderr: log } = await run('bash', ['-euo', 'pipefail', '-c', await documentedCommands('worker')], {
-      cwd: work,
-      env: rcloneEnv(work, port),
-      timeout: 240_000,
-      maxBuffer: 64 << 20,
-    }));
+    log = await runDocumented('worker', work, port);
   }, 300_000);
 
   afterAll(async () => {
