@@ -2,7 +2,8 @@
  * Time and bytes of a record's lineage view on the page in static mode, on a cold cache: from opening the view's
  * address (`#record=K…&lineage=predicates`) to its first devices drawn (picture and table, while the walk may still
  * run), to the whole view (the answer's totals and counts, the picture and table of its first page, which a page may
- * draw before the records are read) and to the records too (the view no longer busy).
+ * draw before the records are read), to its devices' names (the table's rows on screen, then every row of the page)
+ * and to the records too (the view no longer busy).
  *
  *   npx tsx bench/page-lineage.ts --snapshot DIR [--questions K123456:predicates,...] [--runs 3] [--profiles desktop,phone] [--against DIR]
  *
@@ -27,14 +28,15 @@ import { startDocumentedNginx, type StaticHost } from './lib/static-hosting.ts';
 import { kb, middleRun, seconds } from './lib/stats.ts';
 
 type Question = { k: string; direction: 'predicates' | 'descendants' };
-type Figures = { firstMs: number; ms: number; recordsMs: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
+type Figures = { firstMs: number; ms: number; viewNamedMs: number; namedMs: number; rowsInView: number; recordsMs: number; bytes: number; requests: number; lineageBytes: number; lineageFiles: number; shown: string };
 
 const USAGE = `Usage: npx tsx bench/page-lineage.ts --snapshot DIR [options]
 
 A record's lineage view in static mode (nginx with docs/deploy.md's configuration serving the page and DIR), timed
 from opening its address to its first devices drawn ("first": picture and table, the walk may still run) and to the
-whole view ("whole": the answer's totals with its first page, perhaps before the records are read) and to its
-records ("records": the view no longer busy), cold, in Debian's Chromium (.ci/browser-deps.sh installs it); the
+whole view ("whole": the answer's totals with its first page, perhaps before the records are read), to the names
+of its devices (the table's rows on screen, "in view", with how many there are, then every row of the page, "named":
+no row says its record is still loading) and to its records ("records": the view no longer busy), cold, in Debian's Chromium (.ci/browser-deps.sh installs it); the
 median of the runs, with the bytes and requests up to the records. A page that draws nothing before the answer has
 first = whole = records.
 
@@ -71,10 +73,25 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
     // view is (the answer's first page with its totals and counts: `data-shows`; a page may draw it before the records
     // are read), and when the records are in too (no longer busy), in the page's own clock.
     await page.addInitScript(() => {
-      const w = window as unknown as { shownAt?: number; firstAt?: number; recordsAt?: number };
+      const w = window as unknown as { shownAt?: number; firstAt?: number; viewNamedAt?: number; rowsInView?: number; namedAt?: number; recordsAt?: number };
       new MutationObserver(() => {
         if (w.firstAt === undefined && document.querySelector('.lineage-body .lineage-table') && document.querySelector('.lineage-body svg.lineage-chart')) w.firstAt = performance.now();
         if (w.shownAt === undefined && document.querySelector('.lineage-body[data-shows] .lineage-table') && document.querySelector('.lineage-body[data-shows] svg.lineage-chart')) w.shownAt = performance.now();
+        // Named: every row of the page's table shows its device's name (or says the snapshot has no record of it),
+        // none says its record is still loading; "in view": the rows on screen at the view's scroll (the top).
+        // A row waiting for its record says so in a muted note in its last cell (the device's), on every version of the page.
+        const loading = 'td:last-child span.muted';
+        const table = w.shownAt !== undefined && w.namedAt === undefined ? document.querySelector('.lineage-body[data-shows] .lineage-table') : null;
+        if (table) {
+          if (w.viewNamedAt === undefined) {
+            const inView = Array.from(table.querySelectorAll('tbody tr')).filter((tr) => {
+              const r = tr.getBoundingClientRect();
+              return r.bottom > 0 && r.top < window.innerHeight;
+            });
+            if (!inView.some((tr) => tr.querySelector(loading))) [w.viewNamedAt, w.rowsInView] = [performance.now(), inView.length];
+          }
+          if (!table.querySelector(`tbody ${loading}`)) w.namedAt = performance.now();
+        }
         if (w.recordsAt === undefined && w.shownAt !== undefined && document.querySelector('.lineage-body[data-shows]:not([aria-busy])')) w.recordsAt = performance.now();
       }).observe(document, { childList: true, subtree: true, attributes: true });
     });
@@ -89,20 +106,24 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
     const alert = page.locator('.lineage-body [role="alert"]');
     const failed = (await alert.count()) > 0 ? await alert.textContent() : null;
     if (failed) throw new Error(`The page could not show the lineage of ${q.k}: ${failed}`);
-    const [ms, firstMs, recordsMs, origin] = await page.evaluate(() => {
-      const w = window as unknown as { shownAt: number; firstAt: number; recordsAt: number };
-      return [w.shownAt, w.firstAt, w.recordsAt, performance.timeOrigin];
+    const [ms, firstMs, viewNamedMs, namedMs, rowsInView, recordsMs, origin] = await page.evaluate(() => {
+      const w = window as unknown as { shownAt: number; firstAt: number; viewNamedAt?: number; namedAt?: number; rowsInView?: number; recordsAt: number };
+      // A view whose last names came with its records (the observer saw them in one change): named then.
+      return [w.shownAt, w.firstAt, w.viewNamedAt ?? w.recordsAt, w.namedAt ?? w.recordsAt, w.rowsInView ?? 0, w.recordsAt, performance.timeOrigin];
     });
     const shown = (await page.locator('.lineage-total').innerText()).trim();
     const sent = proxy.sent.filter((d) => d.at >= origin && d.at <= origin + recordsMs);
     const lineage = sent.filter((d) => d.url.includes('/lineage/'));
     if (verbose) {
-      console.log(`  first drawn at ${Math.round(firstMs)} ms, whole view at ${Math.round(ms)} ms, records at ${Math.round(recordsMs)} ms`);
+      console.log(`  first drawn at ${Math.round(firstMs)} ms, whole view at ${Math.round(ms)} ms, rows in view named at ${Math.round(viewNamedMs)} ms (${rowsInView} rows), all rows named at ${Math.round(namedMs)} ms, records at ${Math.round(recordsMs)} ms`);
       for (const d of proxy.sent.filter((d) => d.at >= origin)) console.log(`  ${d.at <= origin + firstMs ? 'first' : d.at <= origin + ms ? 'whole' : d.at <= origin + recordsMs ? 'record' : 'later'} ${String(Math.round(d.at - origin)).padStart(6)} ms (asked ${String(Math.round(d.askedAt - origin)).padStart(5)}) ${String(d.bytes).padStart(9)}  ${d.url}`);
     }
     return {
       firstMs,
       ms,
+      viewNamedMs,
+      namedMs,
+      rowsInView,
       recordsMs,
       bytes: sent.reduce((n, d) => n + d.bytes, 0),
       requests: sent.length,
@@ -147,7 +168,7 @@ async function main() {
       sides.push({ name: name!, host, proxy: await countingProxy(Number(new URL(host.url).port)) });
     }
     console.log(`snapshot ${dir}\nstatic host: nginx with docs/deploy.md's configuration${values.against ? `\nagainst: the page of ${realpathSync(values.against)}, run for run` : ''}\nmedian of ${runs} cold runs; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-    console.log('profile  page     question                  first     whole   records       bytes (requests)   lineage files: bytes (files)  view says');
+    console.log('profile  page     question                  first     whole  in view (rows)  named   records       bytes (requests)   lineage files: bytes (files)  view says');
     for (const profile of profiles) {
       for (const q of questions) {
         const all = sides.map((): Figures[] => []);
@@ -161,6 +182,8 @@ async function main() {
               `${q.k} ${q.direction}`.padEnd(24),
               seconds(m((x) => x.firstMs)).padStart(8),
               seconds(m((x) => x.ms)).padStart(8),
+              `${seconds(m((x) => x.viewNamedMs))} (${m((x) => x.rowsInView)})`.padStart(15),
+              seconds(m((x) => x.namedMs)).padStart(7),
               seconds(m((x) => x.recordsMs)).padStart(9),
               `${kb(m((x) => x.bytes))} (${m((x) => x.requests)})`.padStart(18),
               `${kb(m((x) => x.lineageBytes))} (${m((x) => x.lineageFiles)})`.padStart(30),

@@ -40,6 +40,8 @@ export function wantsSiblings(path: string): boolean {
   if (/^records\/K[^/]*\.json$/.test(path)) return false;
   // Lineage shards: up to 2,000 small files at 1,000,000 records; the same reasoning as for record shards.
   if (path.startsWith('lineage/') && path.endsWith('.bin')) return false;
+  // The record names files are read by byte ranges, which only the file as it is serves.
+  if (path.startsWith('records/names/')) return false;
   return /\.(json|js|css|bin)$/.test(path);
 }
 

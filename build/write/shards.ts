@@ -10,6 +10,7 @@ import {
   type ClearanceRecord,
   type ProductCodeEntry,
 } from '../../src/contract/index.ts';
+import { RecordNamesBuilder } from './record-names.ts';
 import { RecordTableBuilder } from './record-table.ts';
 import type { SnapshotWriter } from './writer.ts';
 
@@ -44,7 +45,8 @@ export function shardIndex<T>(
 }
 
 /**
- * The record shards (one record per line), the record table that locates each record's line, and the shard index.
+ * The record shards (one record per line), the record table that locates each record's line, the record names files
+ * (src/contract/record-names.ts) and the shard index.
  * `progress` is told every 256 shards, when the queued buffers are flushed to bound their memory.
  */
 export function recordShards(records: readonly ClearanceRecord[]): { id: string; items: ClearanceRecord[] }[] {
@@ -58,16 +60,19 @@ export async function writeRecordShards(
   progress: (written: number) => void,
 ): Promise<void> {
   const table = new RecordTableBuilder(records);
+  const names = new RecordNamesBuilder();
   let written = 0;
   for (const shard of shards) {
     const { bytes, spans } = writer.writeJsonLines(recordShardPath(shard.id), RecordShard, shard.items);
     table.addShard(shard.items.map((r) => r.kNumber), bytes, spans);
+    for (const r of shard.items) names.add(r.kNumber, r.deviceName);
     if (++written % 256 === 0) {
       await writer.flush();
       progress(written);
     }
   }
   for (const part of table.parts()) writer.writeBytes(part.path, part.bytes);
+  for (const file of names.files()) writer.writeBytes(file.path, file.bytes);
   writer.writeJson(LAYOUT.recordIndex, ShardIndex, shardIndex([...shards], (r: ClearanceRecord) => r.kNumber, recordShardPath, records));
   await writer.flush();
 }

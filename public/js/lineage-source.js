@@ -2,6 +2,7 @@
 // the snapshot's lineage files, read from the host as a question needs them (the header, then the shards of the
 // devices the walk meets), so the page answers device-510k.lineage's questions with the operation's answer.
 
+import { readRecordNames } from './record-names.js';
 import { closureEntrySpan, closureLayout } from './service-rules.js';
 
 /** The error a lineage question gets for a number with neither a record nor an edge, as the service names it. */
@@ -109,6 +110,21 @@ export function staticLineage({ url, record, header: headerRequest = null, first
     return out;
   }
 
+  /**
+   * The names of a view's devices (their numbers, each with a record), read from the record names files before their
+   * records: two requests of byte ranges, where the records are one shard each. Never fails: a number it cannot name
+   * is left out, for its record to name.
+   */
+  const nameReads = new Map();
+  const namesOf = (numbers) => {
+    const key = numbers.join(' ');
+    if (!nameReads.has(key)) {
+      nameReads.set(key, readRecordNames(url, numbers).catch(() => new Map()));
+      if (nameReads.size > WALKS_KEPT) nameReads.delete(nameReads.keys().next().value);
+    }
+    return nameReads.get(key);
+  };
+
   /** The engine and the snapshot's lineage files (files null for a snapshot built before lineage was part of it). */
   const open = () =>
     (opened ??= (async () => {
@@ -205,7 +221,7 @@ export function staticLineage({ url, record, header: headerRequest = null, first
   }
 
   /** The answer's devices from `from` to `to` of a walk (read at once: a running walk goes on), with their records. */
-  function itemsOf(mod, origins, w, from, to) {
+  async function itemsOf(mod, origins, w, from, to) {
     const numbers = [];
     const entries = [];
     for (let at = from; at < to; at++) {
@@ -213,6 +229,8 @@ export function staticLineage({ url, record, header: headerRequest = null, first
       numbers.push(mod.lineageNumber(w.codes[at]));
       entries.push({ depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, hasRecord: (w.infos[at] & mod.HAS_RECORD) !== 0 });
     }
+    // A view reading these devices' names reads them first: their records would hold the link up behind them.
+    await nameReads.get(numbers.filter((k, i) => entries[i].hasRecord).join(' '));
     return Promise.all(numbers.map((k, i) => (entries[i].hasRecord ? record(k) : null))).then((records) =>
       numbers.map((kNumber, i) => ({ kNumber, depth: entries[i].depth, via: entries[i].via, kind: entries[i].kind, source: entries[i].source, record: records[i] ?? null })),
     );
@@ -223,7 +241,8 @@ export function staticLineage({ url, record, header: headerRequest = null, first
    * as the walk's levels are done, what is known final of it: `{ items, known, depth, complete }`, the page's first
    * devices, how many devices are known (all those up to `depth` steps), the deepest step known, and whether that is
    * the whole lineage (read whole from a closure file: then `whole` is the answer but for its records, which follow
-   * with the answer itself). Each device told is the answer's,
+   * with the answer itself). Then, when the page's devices are named before their records are read, `{ names }`: a
+   * Map from number to device name. Each device told is the answer's,
    * but for its record, not read yet (`record: undefined`): the lineage files give its decision year and whether the
    * snapshot has its record (`year`, `hasRecord`), so that the records are read after the walk, not in its way.
    */
@@ -245,13 +264,19 @@ export function staticLineage({ url, record, header: headerRequest = null, first
       }
       // The whole lineage is known (from a closure file): the answer but for its records. The page's records are
       // asked for before it is drawn, so that drawing it (slow on a phone) does not hold them back.
+      // Their names are read first (two small requests), then their records, which the link takes far longer to bring.
       let whole = null;
+      let names = null;
       if (complete) {
-        for (const item of items) if (item.hasRecord) record(item.kNumber).catch(() => {});
+        names = namesOf(items.filter((item) => item.hasRecord).map((item) => item.kNumber));
+        names.then(() => {
+          for (const item of items) if (item.hasRecord) record(item.kNumber).catch(() => {});
+        });
         const shape = shapeOf(mod, origins, w, input);
         whole = { data: { items, ...shape.data }, page: { itemsReturned: items.length, ...shape.page } };
       }
       onPart({ items, known, depth: w.depths[known - 1] ?? 0, complete, whole });
+      names?.then((named) => named.size && onPart({ names: named }));
     };
     if (entry.walk && entry.known > 0) listener(entry.walk, entry.known, entry.complete);
     entry.listeners.add(listener);

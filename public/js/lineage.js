@@ -164,7 +164,7 @@ function table(items, hrefOf, direction) {
       h('td', {}, h('span', { class: `kind kind-${i.kind}` }, i.kind)),
       h('td', {}, i.source),
       h('td', {}, i.record === undefined ? (yearOf(i) ?? '') : (i.record?.decisionDate ?? '')),
-      h('td', {}, i.record ? h('a', { href: hrefOf(i.kNumber, null) }, i.record.deviceName || 'no device name') : hasRecord(i) ? h('span', { class: 'muted' }, 'loading its record…') : external(fdaPage(i.kNumber), 'no record here: FDA’s page'))))));
+      h('td', {}, i.record ? h('a', { href: hrefOf(i.kNumber, null) }, i.record.deviceName || 'no device name') : hasRecord(i) ? h('span', { class: 'muted record-loading' }, 'loading its record…') : external(fdaPage(i.kNumber), 'no record here: FDA’s page'))))));
 }
 
 /** Counts of the whole answer (not only the page) as a small table. */
@@ -223,7 +223,7 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
       // Static mode draws the first devices as the walk finds them, each exactly as the answer will have it, and the
       // whole view but for the records when the lineage is known whole before its records are read.
       answer = source.lineage.progressive && cursors[page] === null
-        ? await answerOf({ lineage: (q) => source.lineage.progressive(q, (part) => live() && (part.whole ? render(part.whole, page, false) : showPart(part))) }, input)
+        ? await answerOf({ lineage: (q) => source.lineage.progressive(q, (part) => live() && (part.names ? nameRows(part.names) : part.whole ? render(part.whole, page, false) : showPart(part))) }, input)
         : await answerOf(source, input);
     } catch (err) {
       if (live()) {
@@ -275,6 +275,13 @@ export async function showLineageView(section, { state, source, endpoint, snapsh
       h('p', { class: 'legend' }, h('span', { class: 'key key-predicate', 'aria-hidden': 'true' }), ' predicate (read from its summary) ',
         h('span', { class: 'key key-named', 'aria-hidden': 'true' }), ' named in its documents · a hollow box: no record in this data')),
     table(items, hrefOf, direction));
+  /** The table's devices still waiting for their records, named as the answer will name them. */
+  const nameRows = (names) => {
+    for (const cell of body.querySelectorAll('.lineage-table tbody tr td .record-loading')) {
+      const k = cell.closest('tr')?.dataset.k;
+      if (k && names.has(k)) cell.replaceWith(h('a', { href: hrefOf(k, null) }, names.get(k) || 'no device name'));
+    }
+  };
   /** Devices drawn before the answer (0: none): the picture and table are drawn again only when there are more. */
   let drawn = 0;
   /**

@@ -32,6 +32,21 @@ function closureEntrySpan(bytes, count, low) {
   return { from: lo === 0 ? 0 : view.getUint32(endsAt + 4 * (lo - 1), true), to: view.getUint32(endsAt + 4 * lo, true) };
 }
 
+// src/contract/record-names.ts
+var RECORD_NAMES = {
+  index: "records/names/index.bin",
+  names: "records/names/names.bin",
+  entryBytes: 4,
+  namesBytes: 1 << 24,
+  notHere: 255
+};
+var recordNameEntry = (n) => ({ from: n * RECORD_NAMES.entryBytes, length: RECORD_NAMES.entryBytes });
+function recordNameSpan(entry) {
+  const value = new DataView(entry.buffer, entry.byteOffset, entry.byteLength).getUint32(0, true);
+  const length = value >>> 24;
+  return length === RECORD_NAMES.notHere ? null : { from: value & 16777215, length };
+}
+
 // src/contract/review-days.ts
 function reviewDaysOf(received, decided) {
   if (received === null || decided === null) return null;
@@ -61,8 +76,11 @@ var QUALIFIERS = {
 var QUALIFIER_NAMES = Object.keys(QUALIFIERS);
 export {
   QUALIFIERS,
+  RECORD_NAMES,
   closureEntrySpan,
   closureLayout,
   freshnessOf,
+  recordNameEntry,
+  recordNameSpan,
   reviewDaysOf
 };

@@ -78,7 +78,7 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     }, 300_000);
   }
 
-  test('the view asks for its modules before its closure file, for its records before it is drawn, and for the search index after them', async () => {
+  test('the view asks for its modules before its closure file, for its devices’ names before it is drawn, for its records after the names, and for the search index after them', async () => {
     // A phone's link carries answers in turn: a file asked for later arrives later, so the order of asking is what
     // these check (the order of requests, and whether the view was drawn when each record shard was asked for).
     const { k, want } = pick('predicates', true);
@@ -123,16 +123,21 @@ describe.skipIf(skip !== null)('the lineage files a lineage view reads, static m
     expect(entry, ranges.join(' ')).not.toBeNull();
     expect(Number(entry![1])).toBeGreaterThanOrEqual(4 + 6 * 2);
     expect(Number(entry![2])).toBeGreaterThanOrEqual(Number(entry![1]));
-    for (const module of ['js/lineage.js', 'js/lineage-engine.js', 'js/lineage-source.js']) {
+    for (const module of ['js/lineage.js', 'js/lineage-engine.js', 'js/lineage-source.js', 'js/record-names.js']) {
       expect(asked.indexOf(module), `${module} in ${asked.join(' ')}`).toBeGreaterThanOrEqual(0);
       expect(asked.indexOf(module), `${module} before the closure file in ${asked.join(' ')}`).toBeLessThan(closure);
     }
-    // Every record shard of the page's devices with a record, each asked for before the view was drawn.
+    // The devices' names asked for first, from the names index, before the view was drawn; then every record shard
+    // of the page's devices with a record, once the names are in (this host serves one range of several, so the
+    // records name the rest).
     const shards = [...new Set(want.slice(0, PAGE).filter((i) => truth.records.has(i.kNumber)).map((i) => `records/${i.kNumber.slice(0, 5)}.json`))].sort();
     expect(shards.length, 'a lineage with records').toBeGreaterThan(0);
-    const recordsAsked = await page.evaluate(() => (window as unknown as { recordsAsked: { path: string; drawn: boolean }[] }).recordsAsked);
+    const viewAsked = await page.evaluate(() => (window as unknown as { recordsAsked: { path: string; drawn: boolean }[] }).recordsAsked);
+    const namesAsked = viewAsked.filter((r) => r.path.startsWith('records/names/'));
+    const recordsAsked = viewAsked.filter((r) => !r.path.startsWith('records/names/'));
+    expect(namesAsked[0]).toEqual({ path: 'records/names/index.bin', drawn: false });
     expect([...new Set(recordsAsked.map((r) => r.path))].sort()).toEqual(shards);
-    expect(recordsAsked.filter((r) => r.drawn)).toEqual([]);
+    expect(viewAsked.findIndex((r) => !r.path.startsWith('records/names/')), viewAsked.map((r) => r.path).join(' ')).toBe(namesAsked.length);
     // The search behind the view reads the index's directory once the view has its records, and answers from it.
     await page.locator('#results[data-answers]').waitFor({ state: 'attached', timeout: 60_000 });
     const directory = asked.indexOf('snapshot/search/chunks.json');

@@ -70,7 +70,7 @@ describe('index.html asks for the modules app.js needs at once', () => {
   const directoryHint = (hash: string) => firstHints(hash).filter((h) => h.includes('search/')).map((h) => h.split(' ')[1]);
 
   it('hints a static host at what static mode reads first; the page beside the API drops exactly those hints', async () => {
-    const staticOnly = ['js/static-source.js', 'js/lineage-source.js', 'snapshot/meta.json'];
+    const staticOnly = ['js/static-source.js', 'js/lineage-source.js', 'js/record-names.js', 'snapshot/meta.json'];
     expect(hints(html)).toEqual(expect.arrayContaining(staticOnly));
     expect(directoryHint('')).toEqual(['snapshot/search/chunks.json']);
     const beside = pageBesideApi(html);

@@ -82,7 +82,8 @@ beforeEach(() => {
   origin.requests.length = 0;
 });
 
-describe('the nightly sync against a local origin', () => {
+// Most of these runs build a snapshot, which on a loaded machine takes longer than the default 30 s.
+describe('the nightly sync against a local origin', { timeout: 120_000 }, () => {
   it('first run: downloads every file, verifies it, builds and publishes, and records the success', async () => {
     const result = await runSync(options());
     expect(result.outcome).toBe('built');
