@@ -112,14 +112,17 @@ export function staticLineage({ url, record, header: headerRequest = null, first
 
   /**
    * The names of a view's devices (their numbers, each with a record), read from the record names files before their
-   * records: two requests of byte ranges, where the records are one shard each. Never fails: a number it cannot name
-   * is left out, for its record to name.
+   * records: two requests of byte ranges, where the records are one shard each. `{ names, asked }`: the names (never
+   * fails: a number it cannot name is left out, for its record to name), and when its last request is on its way, so
+   * that the records asked for after it queue behind it.
    */
   const nameReads = new Map();
   const namesOf = (numbers) => {
     const key = numbers.join(' ');
     if (!nameReads.has(key)) {
-      nameReads.set(key, readRecordNames(url, numbers).catch(() => new Map()));
+      let asked;
+      const sent = new Promise((resolve) => (asked = resolve));
+      nameReads.set(key, { names: readRecordNames(url, numbers, asked).catch(() => new Map()), asked: sent });
       if (nameReads.size > WALKS_KEPT) nameReads.delete(nameReads.keys().next().value);
     }
     return nameReads.get(key);
@@ -229,8 +232,8 @@ export function staticLineage({ url, record, header: headerRequest = null, first
       numbers.push(mod.lineageNumber(w.codes[at]));
       entries.push({ depth: w.depths[at], via: mod.lineageNumber(w.vias[at]), kind: origin?.kind, source: origin?.source, hasRecord: (w.infos[at] & mod.HAS_RECORD) !== 0 });
     }
-    // A view reading these devices' names reads them first: their records would hold the link up behind them.
-    await nameReads.get(numbers.filter((k, i) => entries[i].hasRecord).join(' '));
+    // A view reading these devices' names asks for them first: their records would hold the link up ahead of them.
+    await nameReads.get(numbers.filter((k, i) => entries[i].hasRecord).join(' '))?.asked;
     return Promise.all(numbers.map((k, i) => (entries[i].hasRecord ? record(k) : null))).then((records) =>
       numbers.map((kNumber, i) => ({ kNumber, depth: entries[i].depth, via: entries[i].via, kind: entries[i].kind, source: entries[i].source, record: records[i] ?? null })),
     );
@@ -264,12 +267,14 @@ export function staticLineage({ url, record, header: headerRequest = null, first
       }
       // The whole lineage is known (from a closure file): the answer but for its records. The page's records are
       // asked for before it is drawn, so that drawing it (slow on a phone) does not hold them back.
-      // Their names are read first (two small requests), then their records, which the link takes far longer to bring.
+      // Their names are asked for first (two small requests), then their records, which the link takes far longer to
+      // bring: asked for once the names' last request is on its way, so that they queue behind it.
       let whole = null;
       let names = null;
       if (complete) {
-        names = namesOf(items.filter((item) => item.hasRecord).map((item) => item.kNumber));
-        names.then(() => {
+        const read = namesOf(items.filter((item) => item.hasRecord).map((item) => item.kNumber));
+        names = read.names;
+        read.asked.then(() => {
           for (const item of items) if (item.hasRecord) record(item.kNumber).catch(() => {});
         });
         const shape = shapeOf(mod, origins, w, input);

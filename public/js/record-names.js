@@ -9,9 +9,9 @@ import { RECORD_NAMES, recordNameEntry, recordNameSpan } from './service-rules.j
 /**
  * The byte ranges `spans` ({ from, length }) of the file at `href` in one request, as a function from a span to its
  * bytes (null for a span the answer does not hold); null when the host answers anything but 206 (the answer's body
- * is then not read).
+ * is then not read). `asked` is called once the request is on its way.
  */
-export async function readRanges(href, spans) {
+export async function readRanges(href, spans, asked = () => {}) {
   const sorted = [...spans].sort((a, b) => a.from - b.from);
   const merged = [];
   for (const s of sorted) {
@@ -21,7 +21,9 @@ export async function readRanges(href, spans) {
   }
   if (!merged.length) return () => null;
   const stop = new AbortController();
-  const res = await fetch(href, { headers: { Range: `bytes=${merged.map((r) => `${r.from}-${r.to - 1}`).join(',')}` }, signal: stop.signal });
+  const sent = fetch(href, { headers: { Range: `bytes=${merged.map((r) => `${r.from}-${r.to - 1}`).join(',')}` }, signal: stop.signal });
+  asked();
+  const res = await sent;
   if (res.status !== 206) {
     stop.abort();
     return null;
@@ -59,9 +61,23 @@ export async function readRanges(href, spans) {
 /**
  * The device names of K numbers (each one the snapshot has a record of) as a Map from number to name ('' for a
  * record without one); numbers it cannot name here (a name not in these files, a host or snapshot without them)
- * are left out, for their records to name.
+ * are left out, for their records to name. `asked` is called once, when its last request is on its way (or when it
+ * knows it sends none): from then on requests made after it queue behind it, not before.
  */
-export async function readRecordNames(url, numbers) {
+export async function readRecordNames(url, numbers, asked = () => {}) {
+  let told = false;
+  const tell = () => {
+    if (!told) asked();
+    told = true;
+  };
+  try {
+    return await namesFrom(url, numbers, tell);
+  } finally {
+    tell();
+  }
+}
+
+async function namesFrom(url, numbers, asked) {
   const names = new Map();
   const wanted = numbers.filter((k) => /^K\d{6}$/.test(k)).map((k) => ({ k, entry: recordNameEntry(Number(k.slice(1))) }));
   if (!wanted.length) return names;
@@ -75,7 +91,7 @@ export async function readRecordNames(url, numbers) {
     else if (span) spans.push({ k: w.k, span });
   }
   if (!spans.length) return names;
-  const bytes = await readRanges(url(RECORD_NAMES.names), spans.map((s) => s.span));
+  const bytes = await readRanges(url(RECORD_NAMES.names), spans.map((s) => s.span), asked);
   if (!bytes) return names;
   const utf8 = new TextDecoder();
   for (const { k, span } of spans) {
