@@ -1,11 +1,11 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Route } from 'playwright-core';
 import { expect, test } from 'vitest';
 import { runGenerate } from '../../build/generate.ts';
 import { SEARCH_CHUNKS_PATH, SearchChunks } from '../../src/contract/search-chunks.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 import { describeAgreement, listedKNumbers, statusOf, totalIn } from './page-helpers.ts';
 
 const FOICLASS = 'data/fda/classification/Frederic1011_CICC-IBD-Healthcare-FDA510k-Weekly-Tracker/original_dataset_1_foiclass.txt';
@@ -21,7 +21,7 @@ const RECORDS = 175_000;
 describeAgreement({
   label: `a generated snapshot of ${RECORDS.toLocaleString('en-US')} clearances`,
   build: async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'device-510k-generated-'));
+    const dir = await testTempDir('device-510k-generated-');
     await runGenerate({ records: RECORDS, out: join(dir, 'pmn'), seed: '510k' });
     const built = await buildFixture({ sources: [join(dir, 'pmn'), resolve(FOICLASS)], out: join(dir, 'snapshot') });
     expect(built.manifest.counts.records).toBe(RECORDS);

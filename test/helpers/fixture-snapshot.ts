@@ -1,8 +1,7 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBuild, type BuildResult } from '../../build/snapshot/build.ts';
+import { testTempDir } from './temp-dirs.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/fda/${name}`, import.meta.url));
 
@@ -22,7 +21,7 @@ export const FIXTURE_EPOCH = 1_767_225_600;
 export async function buildFixture(
   options: { sources?: string[]; epoch?: number; out?: string; pagefind?: boolean } = {},
 ): Promise<BuildResult & { out: string }> {
-  const out = options.out ?? join(await mkdtemp(join(tmpdir(), 'device-510k-')), 'snapshot');
+  const out = options.out ?? join(await testTempDir('device-510k-'), 'snapshot');
   const result = await runBuild({
     sources: options.sources ?? FIXTURE_SOURCES,
     out,
