@@ -154,7 +154,7 @@ async function answer510k(snapshot: Snapshot, params: OpenFdaParams, tree: Node,
   }
   const one = countDef === null && params.searchAfter === null ? oneKNumber(tree) : null;
   if (one !== null && (await readsChunks(snapshot))) return oneRecord(snapshot, params, one);
-  const sections = sectionsFor510k([...refs, ...(countRef ? [countRef] : []), ...(sortRef ? [sortRef] : [])], hasUnfielded(tree));
+  const sections = sectionsFor510k([...refs, ...(sortRef ? [sortRef] : [])], hasUnfielded(tree), countRef);
   // Over a chunked index (a Worker's), only the files of these sections and the term chunks of the request's words,
   // held until it is answered.
   const [held, catalog] = await Promise.all([sectionIndexOf(snapshot, sections, wordsFor510k(tree, countRef)), catalogOf(snapshot)]);

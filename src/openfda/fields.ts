@@ -1,8 +1,9 @@
-import { NO_APPLICANT, NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
+import { NO_CODE, NO_SMALL, dayNumber, isoOfDay, type SearchSectionName } from '../contract/search-index.ts';
 import { rowsByValue, type Rows } from '../search/csr.ts';
 import { dayTableSteps, type DayTable } from '../search/days.ts';
 import { runSliced } from '../search/slices.ts';
 import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
+import { noApplicantIn } from '../search/codec.ts';
 import { kNumberText } from '../search/k-number.ts';
 import { tokenize } from '../search/tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
@@ -42,6 +43,8 @@ export const termRowText = (term: string, count: number): string => `{"term":${J
 export type FieldDef = {
   kind: 'text' | 'keyword' | 'date';
   needs: readonly SearchSectionName[];
+  /** The sections `count` reads, where fewer than a clause's (`needs`): device_name's, the word lists without positions. */
+  countNeeds?: readonly SearchSectionName[];
   /** A clause on the field. */
   leaf(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): Plan;
   /** `count=field` (or `field.exact`); absent: the field cannot be counted (`uncountable` says why, when it is known). */
@@ -116,11 +119,12 @@ const applicantDict = (ctx: Ctx): Dict =>
   once(ctx.index, 'applicant', () => {
     const { index } = ctx;
     const col = index.docApplicant;
+    const none = noApplicantIn(col);
     return {
       values: index.applicants,
       entryOf: (d) => {
         const v = col[d]!;
-        return v === NO_APPLICANT ? -1 : v;
+        return v === none ? -1 : v;
       },
       docsOf: (mask) => rowsUnion(index.applicantDocs.offsets, index.applicantDocs.values, selected(mask), index.docCount),
       sizeOf: (mask) => {
@@ -565,6 +569,7 @@ export const FIELDS_510K: Record<string, FieldDef> = {
   device_name: {
     kind: 'text',
     needs: ['terms', 'termDocOffsets', 'termDocs', 'docTermOffsets', 'docTermIds', 'docSeqOffsets', 'docSeq'],
+    countNeeds: ['terms', 'docTermOffsets', 'docTermIds'],
     leaf: (ctx, leaf, exact, budget) => deviceNamePlan(ctx, leaf, exact, budget),
     count: deviceNameCount,
   },
@@ -629,14 +634,15 @@ export function fields510k(ctx: Ctx): Fields {
   };
 }
 
-/** The index sections a request reads: every field it names, plus what every answer reads. */
-export function sectionsFor510k(refs: readonly FieldRef[], unfielded: boolean): Set<SearchSectionName> {
+/** The index sections a request reads: every field it names (for the counted field, what its count reads), plus what every answer reads. */
+export function sectionsFor510k(refs: readonly FieldRef[], unfielded: boolean, count: FieldRef | null = null): Set<SearchSectionName> {
   const out = new Set<SearchSectionName>(SECTIONS_BASE);
-  const add = (name: string) => {
+  const add = (name: string, counted = false) => {
     const def = Object.hasOwn(FIELDS_510K, name) ? FIELDS_510K[name] : undefined;
-    for (const n of def?.needs ?? []) out.add(n);
+    for (const n of (counted ? def?.countNeeds : undefined) ?? def?.needs ?? []) out.add(n);
   };
   for (const r of refs) add(r.name);
+  if (count) add(count.name, true);
   if (unfielded) for (const f of DEFAULT_FIELDS_510K) add(f);
   return out;
 }

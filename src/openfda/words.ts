@@ -40,6 +40,6 @@ export function wordsFor510k(tree: Node, count: FieldRef | null): SectionWords {
     }
   };
   walk(tree);
-  // A count of words reads each document's words, then the words it shows (fields.ts).
-  return { prefixes: [...prefixes], forward: forward || count?.name === 'device_name' };
+  // A count of words reads each document's words, not their positions, then the words it shows (fields.ts).
+  return { prefixes: [...prefixes], forward: forward || count?.name === 'device_name', positions: forward };
 }

@@ -14,11 +14,14 @@ import { chunksOfPrefix } from './chunk-directory.ts';
  * - `prefixes`: each word (or wildcard stem) is looked up as a prefix: the term chunks whose words it reaches are read;
  *   the term sections are exact for those words only.
  * - `termIds`: the term chunks that hold these term ids (the words of a count's answer, by their ids).
- * - `forward`: each document's whole word list and word positions (phrases, whole names, `_exists_`, a count of words).
- *   Without it, a document's words are those of the loaded chunks (made by the view on first use), which is exact for
- *   the words of the loaded chunks: what a single word or a wildcard tests.
+ * - `forward`: each document's whole word list (`docTermOffsets`, `docTermIds`) and, where the sections name them, its
+ *   word positions (`docSeqOffsets`, `docSeq`: phrases, whole names), each from its own file: a count of words reads
+ *   the lists alone. Without it, a document's words are those of the loaded chunks (made by the view on first use),
+ *   which is exact for the words of the loaded chunks: what a single word or a wildcard tests.
+ * - `positions`: false where no clause reads the positions that the sections name (a count of words beside single
+ *   words): the lists alone are read. Default: as `forward`.
  */
-export type SectionWords = { prefixes: readonly string[]; forward?: boolean; termIds?: readonly number[] };
+export type SectionWords = { prefixes: readonly string[]; forward?: boolean; positions?: boolean; termIds?: readonly number[] };
 
 /** Sections held by one whole file; the small dictionaries all come in `dicts`. */
 const FILE_OF: Partial<Record<SearchSectionName, readonly ChunkFile[]>> = {
@@ -50,8 +53,13 @@ const FILE_OF: Partial<Record<SearchSectionName, readonly ChunkFile[]>> = {
 };
 /** Sections of the word list: the term chunks of the words. */
 const TERM_SECTIONS = new Set<SearchSectionName>(['terms', 'termDocOffsets', 'termDocs', 'termApplicantOffsets', 'termApplicants', 'termCodeOffsets', 'termCodes']);
-/** Each document's words and their positions: whole with `forward`, else made from the loaded term chunks. */
-const FORWARD_SECTIONS = new Set<SearchSectionName>(['docTermOffsets', 'docTermIds', 'docSeqOffsets', 'docSeq']);
+/** Each document's words and their positions, by file: whole with `forward`, else made from the loaded term chunks. */
+const FORWARD_SECTIONS: Partial<Record<SearchSectionName, 'docTerms' | 'docSeq'>> = {
+  docTermOffsets: 'docTerms',
+  docTermIds: 'docTerms',
+  docSeqOffsets: 'docSeq',
+  docSeq: 'docSeq',
+};
 
 /** The files a request reads for `sections` and `words`. Throws for a section the chunked index cannot give. */
 export function sectionFiles(dir: SearchChunks, sections: Iterable<SearchSectionName>, words: SectionWords): string[] {
@@ -59,8 +67,10 @@ export function sectionFiles(dir: SearchChunks, sections: Iterable<SearchSection
   let terms = false;
   for (const s of sections) {
     if (TERM_SECTIONS.has(s)) terms = true;
-    else if (FORWARD_SECTIONS.has(s)) {
-      if (words.forward) for (const f of ['docTerms', 'docSeq'] as const) out.add(dir.files[f].path);
+    else if (FORWARD_SECTIONS[s]) {
+      // Positions are read with the lists they index (chunk-view.ts reads them only beside the lists).
+      const positions = FORWARD_SECTIONS[s] === 'docSeq' && (words.positions ?? true);
+      if (words.forward) for (const f of positions ? (['docTerms', 'docSeq'] as const) : (['docTerms'] as const)) out.add(dir.files[f].path);
     } else {
       const files = FILE_OF[s];
       if (!files) throw new Error(`the chunked index has no file for section ${s} read by name`);

@@ -1,6 +1,7 @@
 import type { ChunkFile, IdChunk, SearchChunks } from '../contract/search-chunks.ts';
 import { isoOfDay, NO_APPLICANT, NO_CODE, type SearchSectionName } from '../contract/search-index.ts';
 import { valueOf, type Decoded } from './bundle.ts';
+import type { ApplicantColumn } from './codec.ts';
 import type { ChunkCache } from './chunk-cache.ts';
 import { ChunkFormatError } from './chunk-directory.ts';
 import { invertRows, type Rows } from './csr.ts';
@@ -73,10 +74,13 @@ export class LoadedChunks {
     const storedNone = stored instanceof Uint8Array ? 0xff : stored instanceof Uint16Array ? 0xffff : 0xffffffff;
     let out: Uint8Array | Uint16Array | Uint32Array;
     const kind = stored instanceof Uint8Array ? 'u8' : stored instanceof Uint16Array ? 'u16' : 'u32';
-    if (kind === meta.type) out = stored;
+    // The applicant column is kept in 16 bits where it is stored in 16 or 8 (the engine reads either: codec.ts).
+    const type = name === 'docApplicant' && kind !== 'u32' ? 'u16' : meta.type;
+    const none = type !== meta.type ? 0xffff : meta.none;
+    if (kind === type) out = stored;
     else {
-      out = meta.type === 'u16' ? new Uint16Array(stored.length) : new Uint32Array(stored.length);
-      for (let i = 0; i < stored.length; i++) out[i] = meta.none !== null && stored[i] === storedNone ? meta.none : stored[i]!;
+      out = type === 'u16' ? new Uint16Array(stored.length) : new Uint32Array(stored.length);
+      for (let i = 0; i < stored.length; i++) out[i] = meta.none !== null && stored[i] === storedNone ? none! : stored[i]!;
     }
     return out;
   }
@@ -168,15 +172,18 @@ export class LoadedChunks {
     setSection(ix, 'termCodeOffsets', codeOffsets);
     setSection(ix, 'termCodes', Uint16Array.from(concat(codeRows.map((r) => r.values), codeAt)));
 
-    // Each document's words: the whole forward lists for phrases, else those of the loaded words only (a word checks
-    // a document against its own term range, which is loaded).
-    if (this.has(files.docTerms.path) && this.has(files.docSeq.path)) {
+    // Each document's words: the whole forward lists where they are read (phrases, with their positions; a count of
+    // words, without), else those of the loaded words only (a word checks a document against its own term range,
+    // which is loaded).
+    if (this.has(files.docTerms.path)) {
       const rows = valueOf(this.bundle(files.docTerms.path)!, 'rows', 'rows');
-      const seq = this.bundle(files.docSeq.path)!;
       setSection(ix, 'docTermOffsets', rows.offsets);
       setSection(ix, 'docTermIds', rows.values);
-      setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
-      setSection(ix, 'docSeq', valueOf(seq, 'values', 'u8'));
+      if (this.has(files.docSeq.path)) {
+        const seq = this.bundle(files.docSeq.path)!;
+        setSection(ix, 'docSeqOffsets', valueOf(seq, 'offsets', 'u32'));
+        setSection(ix, 'docSeq', valueOf(seq, 'values', 'u8'));
+      }
     } else {
       // No forward lists: the search engine checks a word document by document through its own postings (words.ts
       // termMarks). A reader by sections (openFDA's device_name) still reads `docTerms`: made on its first read, over
@@ -211,13 +218,15 @@ export class LoadedChunks {
       setDerived(ix, 'codeDocs', part.rows);
     }
     if (this.has(files.docApplicant.path) && this.has(files.applicants.path)) {
-      setSection(ix, 'docApplicant', this.column('docApplicant') as Uint32Array);
+      setSection(ix, 'docApplicant', this.column('docApplicant') as ApplicantColumn);
       const names = this.bundle(files.applicants.path)!;
       setSection(ix, 'applicants', valueOf(names, 'applicants', 'json') as string[]);
       setSection(ix, 'applicantsByKey', valueOf(names, 'applicantsByKey', 'u32'));
       this.keepDerived(ix, 'applicantDocs', 'docApplicant');
     } else {
-      const part = this.partial('applicantIds', 'applicantDocs', [], dir.counts.applicants, NO_APPLICANT, 'u32');
+      // In 16 bits where every applicant id fits below 0xffff, as the whole column is kept.
+      const narrow = dir.counts.applicants < 0xffff;
+      const part = this.partial('applicantIds', 'applicantDocs', [], dir.counts.applicants, narrow ? 0xffff : NO_APPLICANT, narrow ? 'u16' : 'u32');
       partBytes += part.rows.offsets.byteLength + part.rows.values.byteLength;
       lazyColumn(ix, 'docApplicant', part.column, madeLater);
       setDerived(ix, 'applicantDocs', part.rows);

@@ -17,12 +17,24 @@ import {
   type SearchSectionName,
 } from '../contract/search-index.ts';
 
-/** The index's stored arrays, exactly as src/contract/search-index.ts describes them. */
+/**
+ * The applicant column as the engine holds it: 32-bit as the whole index stores it, or 16-bit where every applicant id
+ * is below 0xffff, as a chunked index stores it and then keeps it (half the bytes of a widened copy); its "none" is
+ * then 0xffff (`noApplicantIn`).
+ */
+export type ApplicantColumn = Uint16Array | Uint32Array;
+
+/** The value of `column` that stands for "no applicant". */
+export function noApplicantIn(column: ApplicantColumn): number {
+  return column instanceof Uint16Array ? 0xffff : NO_APPLICANT;
+}
+
+/** The index's stored arrays, exactly as src/contract/search-index.ts describes them (the applicant column may be narrower). */
 export type SearchIndexData = {
   docKNumber: Uint32Array;
   docYear: Uint16Array;
   docCode: Uint16Array;
-  docApplicant: Uint32Array;
+  docApplicant: ApplicantColumn;
   terms: string[];
   termDocOffsets: Uint32Array;
   termDocs: Uint32Array;

@@ -1,5 +1,6 @@
 import { ColumnMemo } from './column-memo.ts';
-import { MAX_YEAR, NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
+import { MAX_YEAR, NO_CODE } from '../contract/search-index.ts';
+import { noApplicantIn, type ApplicantColumn } from './codec.ts';
 import type { Facet } from '../contract/envelope.ts';
 import type { SearchIndex } from './model.ts';
 import { partitionPoint } from '../utils/bisect.ts';
@@ -40,17 +41,18 @@ export function countFacets(index: SearchIndex, docs: ListOrRange): Facet[] {
 type Seen = { codes: Uint32Array; codeCount: number; applicants: Uint32Array; applicantCount: number };
 
 /** Counts the codes and applicants of the listed documents, noting each id the first time it is counted. */
-function countSeen(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32Array, codes: Uint32Array, applicants: Uint32Array): Seen {
+function countSeen(docCode: Uint16Array, docApplicant: ApplicantColumn, docs: Uint32Array, codes: Uint32Array, applicants: Uint32Array): Seen {
   const seenCodes = new Uint32Array(Math.min(docs.length, codes.length));
   const seenApplicants = new Uint32Array(Math.min(docs.length, applicants.length));
   let nc = 0;
   let na = 0;
+  const noApplicant = noApplicantIn(docApplicant);
   for (let i = 0; i < docs.length; i++) {
     const d = docs[i]!;
     const c = docCode[d]!;
     if (c !== NO_CODE && codes[c]!++ === 0) seenCodes[nc++] = c;
     const a = docApplicant[d]!;
-    if (a !== NO_APPLICANT && applicants[a]!++ === 0) seenApplicants[na++] = a;
+    if (a !== noApplicant && applicants[a]!++ === 0) seenApplicants[na++] = a;
   }
   return { codes: seenCodes, codeCount: nc, applicants: seenApplicants, applicantCount: na };
 }
@@ -145,7 +147,7 @@ function countWithout(index: SearchIndex, failed: Uint8Array, runs: readonly (re
 
 /** Adds (sign 1) or takes off (-1) the counts of each document in [lo, hi) whose byte in `failed` is `which`. */
 function countDocs(
-  cols: { code: Uint16Array; applicant: Uint32Array; year: Uint16Array },
+  cols: { code: Uint16Array; applicant: ApplicantColumn; year: Uint16Array },
   failed: Uint8Array,
   lo: number,
   hi: number,
@@ -156,6 +158,7 @@ function countDocs(
   sign: number,
 ): void {
   const { code, applicant, year } = cols;
+  const noApplicant = noApplicantIn(applicant);
   // Four bytes at a time: a quad with none of them `which` is passed over.
   const quads = new Uint32Array(failed.buffer, failed.byteOffset, failed.length >>> 2);
   const none = which === 1 ? 0 : 0x01010101;
@@ -166,7 +169,7 @@ function countDocs(
       const c = code[d]!;
       if (c !== NO_CODE) codes[c]! += sign;
       const a = applicant[d]!;
-      if (a !== NO_APPLICANT) applicants[a]! += sign;
+      if (a !== noApplicant) applicants[a]! += sign;
       years[year[d]!]! += sign;
     }
   }
@@ -190,12 +193,13 @@ function blockCounts(index: SearchIndex): BlockCounts {
   if (!counts) {
     const n = Math.floor(index.docCount / BLOCK);
     counts = { codes: new Uint16Array(n * nc), applicants: new Uint16Array(n * na) };
+    const noApplicant = noApplicantIn(docApplicant);
     for (let b = 0; b < n; b++) {
       for (let d = b * BLOCK, end = d + BLOCK; d < end; d++) {
         const c = docCode[d]!;
         if (c !== NO_CODE) counts.codes[b * nc + c]!++;
         const a = docApplicant[d]!;
-        if (a !== NO_APPLICANT) counts.applicants[b * na + a]!++;
+        if (a !== noApplicant) counts.applicants[b * na + a]!++;
       }
     }
     blockCountsByColumns.set([docCode, docApplicant], counts, `${nc}/${na}`);
@@ -261,7 +265,8 @@ function countByBlocks(index: SearchIndex, docs: ListOrRange, codes: Uint32Array
 }
 
 /** Takes off the counts of the ids in [lo, hi) that are not among docs[i..j) (ascending, all within [lo, hi)). */
-function takeGaps(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32Array, i: number, j: number, lo: number, hi: number, codes: Uint32Array, applicants: Uint32Array): void {
+function takeGaps(docCode: Uint16Array, docApplicant: ApplicantColumn, docs: Uint32Array, i: number, j: number, lo: number, hi: number, codes: Uint32Array, applicants: Uint32Array): void {
+  const noApplicant = noApplicantIn(docApplicant);
   let next = lo;
   for (let k = i; k <= j; k++) {
     const until = k < j ? docs[k]! : hi;
@@ -269,7 +274,7 @@ function takeGaps(docCode: Uint16Array, docApplicant: Uint32Array, docs: Uint32A
       const c = docCode[d]!;
       if (c !== NO_CODE) codes[c]!--;
       const a = docApplicant[d]!;
-      if (a !== NO_APPLICANT) applicants[a]!--;
+      if (a !== noApplicant) applicants[a]!--;
     }
     next = until + 1;
   }
@@ -291,21 +296,22 @@ function facetsOf(index: SearchIndex, codes: Uint32Array, applicants: Uint32Arra
   ];
 }
 
-function countCodesAndApplicants(docCode: Uint16Array, docApplicant: Uint32Array, docs: ListOrRange, codes: Uint32Array, applicants: Uint32Array): void {
+function countCodesAndApplicants(docCode: Uint16Array, docApplicant: ApplicantColumn, docs: ListOrRange, codes: Uint32Array, applicants: Uint32Array): void {
+  const noApplicant = noApplicantIn(docApplicant);
   if (docs instanceof Uint32Array) {
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       const c = docCode[d]!;
       if (c !== NO_CODE) codes[c]!++;
       const a = docApplicant[d]!;
-      if (a !== NO_APPLICANT) applicants[a]!++;
+      if (a !== noApplicant) applicants[a]!++;
     }
   } else {
     for (let d = docs.lo; d < docs.hi; d++) {
       const c = docCode[d]!;
       if (c !== NO_CODE) codes[c]!++;
       const a = docApplicant[d]!;
-      if (a !== NO_APPLICANT) applicants[a]!++;
+      if (a !== noApplicant) applicants[a]!++;
     }
   }
 }

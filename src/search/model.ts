@@ -1,5 +1,5 @@
 import { isPredicateSection, NO_APPLICANT, NO_CODE, SEARCH_SECTION_NAMES, type SearchSectionName } from '../contract/search-index.ts';
-import type { SearchIndexData } from './codec.ts';
+import { noApplicantIn, type SearchIndexData } from './codec.ts';
 import { groupByColumn, type Rows } from './csr.ts';
 import { applicantKey } from './tokenize.ts';
 import { partitionPoint } from '../utils/bisect.ts';
@@ -87,7 +87,7 @@ interface IndexObject extends SearchIndexData {}
 const DERIVE = {
   byKNumber: (ix: SearchIndexData) => sortByKNumber(ix.docKNumber),
   codeDocs: (ix: SearchIndexData) => groupByColumn(ix.docCode, ix.codes.length, NO_CODE),
-  applicantDocs: (ix: SearchIndexData) => groupByColumn(ix.docApplicant, ix.applicants.length, NO_APPLICANT),
+  applicantDocs: (ix: SearchIndexData) => groupByColumn(ix.docApplicant, ix.applicants.length, noApplicantIn(ix.docApplicant)),
 } as const;
 
 /**

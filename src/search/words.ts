@@ -1,4 +1,5 @@
-import { NO_APPLICANT, NO_CODE } from '../contract/search-index.ts';
+import { NO_CODE } from '../contract/search-index.ts';
+import { noApplicantIn } from './codec.ts';
 import { partitionPoint } from '../utils/bisect.ts';
 import type { SearchIndex } from './model.ts';
 import { idsByBits } from './docset.ts';
@@ -196,7 +197,7 @@ export function tierOf(index: SearchIndex, w: PreparedWord, d: number): Tier {
   }
   if (best < Tier.secondaryWhole && applicants) {
     const a = index.docApplicant[d]!;
-    if (a !== NO_APPLICANT && applicants[a]! > best) best = applicants[a]!;
+    if (a !== noApplicantIn(index.docApplicant) && applicants[a]! > best) best = applicants[a]!;
   }
   return best as Tier;
 }
@@ -212,6 +213,7 @@ export function checkWord(index: SearchIndex, w: PreparedWord, docs: Uint32Array
   const { codes, applicants } = denseOf(index, w);
   const { offsets, values } = index.docTerms;
   const { docCode, docApplicant, docKNumber } = index;
+  const noApplicant = noApplicantIn(docApplicant);
   const { termLo, termHi, exact, k } = w;
   let kept = 0;
   for (let i = 0; i < docs.length; i++) {
@@ -241,7 +243,7 @@ export function checkWord(index: SearchIndex, w: PreparedWord, docs: Uint32Array
       }
       if (best < Tier.secondaryWhole && applicants) {
         const a = docApplicant[d]!;
-        if (a !== NO_APPLICANT && applicants[a]! > best) best = applicants[a]!;
+        if (a !== noApplicant && applicants[a]! > best) best = applicants[a]!;
       }
       if (best === Tier.none) continue;
     }
@@ -260,6 +262,7 @@ function checkWordByMarks(index: SearchIndex, w: PreparedWord, docs: Uint32Array
   const { codes, applicants } = denseOf(index, w);
   const marks = w.termLo < w.termHi ? (w.marks ??= termMarks(index, w.termLo, w.termHi, w.exact)) : null;
   const { docCode, docApplicant, docKNumber } = index;
+  const noApplicant = noApplicantIn(docApplicant);
   const { k } = w;
   let kept = 0;
   for (let i = 0; i < docs.length; i++) {
@@ -277,7 +280,7 @@ function checkWordByMarks(index: SearchIndex, w: PreparedWord, docs: Uint32Array
       }
       if (best < Tier.secondaryWhole && applicants) {
         const a = docApplicant[d]!;
-        if (a !== NO_APPLICANT && applicants[a]! > best) best = applicants[a]!;
+        if (a !== noApplicant && applicants[a]! > best) best = applicants[a]!;
       }
       if (best === Tier.none) continue;
     }

@@ -7,11 +7,12 @@ import { buildSearchChunks, cutRuns, type ChunkFiles } from '../../build/index/c
 import { FACET_FIELDS, SORTS } from '../../src/contract/index.ts';
 import { CHUNK_FILES, CHUNK_PATH_PATTERN, SEARCH_CHUNKS_PATH, SearchChunks } from '../../src/contract/search-chunks.ts';
 import { decodeBundle, decodeRows, encodeBundle, encodeRows, valueOf } from '../../src/search/bundle.ts';
-import type { SearchIndexData } from '../../src/search/codec.ts';
+import { noApplicantIn, type SearchIndexData } from '../../src/search/codec.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import { openSearchIndex, type SearchIndex } from '../../src/search/model.ts';
 import { runSearch, type SearchOutcome, type SearchRequest } from '../../src/search/engine.ts';
 import { checkWord, prepareWord, tierOf, type PreparedWord } from '../../src/search/words.ts';
+import { tokenize } from '../../src/search/tokenize.ts';
 import { chunksOfPrefix, parseChunkDirectory } from '../../src/search/chunk-directory.ts';
 import { ChunkedIndex } from '../../src/search/chunked.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
@@ -211,6 +212,25 @@ describe('the search index in chunks', () => {
         for (const [i, lookup] of [second.codeDocs, second.applicantDocs, second.byKNumber].entries()) expect(lookup).toBe(lookups[i]);
         // The same lookups as the whole index derives.
         expect(lookups).toEqual([index.codeDocs, index.applicantDocs, index.byKNumber]);
+      });
+
+      it('keeps the applicant column in 16 bits, with no copy widened to 32, whole and in part; "none" reads as the whole index\'s', async () => {
+        // The fixture's applicants fit below 0xffff, so the build stores the column narrower than 32 bits.
+        expect(data.applicants.length).toBeLessThan(0xffff);
+        const noneAt = (col: ArrayLike<number>, d: number) => (col[d] === noApplicantIn(col as Uint16Array | Uint32Array) ? null : col[d]!);
+        const { read } = reader(files);
+        const chunked = new ChunkedIndex(files.directory, read);
+        const wholeCol = (await chunked.ensure({ ...BASE, query: '', facets: [{ field: 'applicant', size: 3, order: 'count' }] }, true)).docApplicant;
+        expect(wholeCol).toBeInstanceOf(Uint16Array);
+        const want = Array.from(data.docApplicant, (_, d) => noneAt(data.docApplicant, d));
+        expect(Array.from(wholeCol, (_, d) => noneAt(wholeCol, d))).toEqual(want);
+        // Before the whole column is read: the applicants a word's chunks reach, each document's or none.
+        const word = tokenize(data.applicants[0]!)[0]!;
+        const part = (await new ChunkedIndex(files.directory, reader(files).read).ensure({ ...BASE, query: word }, true)).docApplicant;
+        expect(part).toBeInstanceOf(Uint16Array);
+        const known = Array.from(part, (_, d) => noneAt(part, d));
+        expect(known.filter((a, d) => a !== null && a !== want[d])).toEqual([]);
+        expect(known.filter((a) => a === 0).length).toBe(want.filter((a) => a === 0).length);
       });
 
       it('keeps its index while only K number blocks come in; a new index over more files reads the same whole columns', async () => {
