@@ -1,8 +1,8 @@
 /**
  * Warm search over the chunked index in-process (the engine a Worker runs, under the Worker's cache budget) against
- * the whole index, side by side in one run, with what the chunk cache holds and how often it read files again. For
- * profiling the engine without workerd: `--profile PREFIX` writes V8's profile of each side's timed seconds to
- * PREFIX.chunks.cpuprofile and PREFIX.whole.cpuprofile.
+ * the whole index, side by side in one run, with what the chunk cache holds, how often it read files again and how
+ * many indexes it made over them while warm. For profiling the engine without workerd: `--profile PREFIX` writes V8's
+ * profile of each side's timed seconds to PREFIX.chunks.cpuprofile and PREFIX.whole.cpuprofile.
  *
  *   npx tsx bench/chunked-warm.ts --snapshot DIR [--budget BYTES] [--seconds 5] [--connections 8] [--only chunks|whole] [--profile PREFIX]
  *
@@ -73,6 +73,7 @@ async function side(mode: 'chunks' | 'whole'): Promise<number> {
   await run(() => next < queries.length);
   const chunked = await chunkedIndexOf(snapshot);
   const readsBefore = chunked?.reads ?? 0;
+  const madeBefore = chunked?.indexesMade ?? 0;
   const evicted = new Map<string, number>();
   cache.watch((path) => {
     const kind = path.replace(/^search\/chunks\//, '').replace(/-.*/, '');
@@ -99,7 +100,7 @@ async function side(mode: 'chunks' | 'whole'): Promise<number> {
   const rate = done / Number(values.seconds);
   const heap = process.memoryUsage();
   cpuPerAnswer[mode] = (cpu.user + cpu.system) / done;
-  console.log(`${mode}: ${rate.toFixed(1)} answers/s, CPU ${cpuPerAnswer[mode]!.toFixed(0)} µs an answer; ${chunked ? `files read again while warm ${chunked.reads - readsBefore}, cache ${(cache.bytes / MiB).toFixed(1)} MiB of ${(cache.budget / MiB).toFixed(1)}; ` : ''}heap ${(heap.heapUsed / MiB).toFixed(1)} MiB, ArrayBuffers ${(heap.arrayBuffers / MiB).toFixed(1)} MiB (load ${loadavg()[0]!.toFixed(1)})`);
+  console.log(`${mode}: ${rate.toFixed(1)} answers/s, CPU ${cpuPerAnswer[mode]!.toFixed(0)} µs an answer; ${chunked ? `files read again while warm ${chunked.reads - readsBefore}, indexes made while warm ${chunked.indexesMade - madeBefore}, cache ${(cache.bytes / MiB).toFixed(1)} MiB of ${(cache.budget / MiB).toFixed(1)}; ` : ''}heap ${(heap.heapUsed / MiB).toFixed(1)} MiB, ArrayBuffers ${(heap.arrayBuffers / MiB).toFixed(1)} MiB (load ${loadavg()[0]!.toFixed(1)})`);
   if (evicted.size > 0) console.log(`  let go of while warm: ${[...evicted].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   return rate;
 }

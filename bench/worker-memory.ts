@@ -20,6 +20,7 @@ import { parseCommandLine } from '../src/cli/args.ts';
 import { FACET_FIELDS } from '../src/contract/index.ts';
 import { FACET_VALUES_MAX } from '../src/contract/operations.ts';
 import { createService } from '../src/worker/service.ts';
+import { chunkedIndexOf } from '../src/operations/search.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
 
 const USAGE = `Usage: npx tsx bench/worker-memory.ts --snapshot DIR [--seconds N] [--budget BYTES]
@@ -115,6 +116,9 @@ if (seconds > 0) {
   await Promise.all(Array.from({ length: 8 }, async () => {
     while (next < bodies.length) await post(bodies[next++]!);
   }));
+  const snapshot = await service.watch.current(Date.now());
+  const chunked = snapshot ? await chunkedIndexOf(snapshot) : null;
+  const madeBefore = chunked?.indexesMade ?? 0;
   let done = 0;
   const end = performance.now() + seconds * 1000;
   await Promise.all(Array.from({ length: 8 }, async () => {
@@ -123,6 +127,6 @@ if (seconds > 0) {
       done++;
     }
   }));
-  const after = await report(`warm load (${(done / seconds).toFixed(1)} answers/s)`);
+  const after = await report(`warm load (${(done / seconds).toFixed(1)} answers/s${chunked ? `; indexes made over the search files while warm ${chunked.indexesMade - madeBefore}` : ''})`);
   if (afterDetail) console.log(`added since the first detail: ${mib(after.heap + after.arrayBuffers - afterDetail.heap - afterDetail.arrayBuffers)} MiB after collections, against a budget of ${mib(service.searchCache.budget)} MiB`);
 }

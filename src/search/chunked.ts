@@ -63,6 +63,8 @@ export class ChunkedIndex {
   loadedBytes = 0;
   /** Files read, one count per read (a file let go of and read again counts twice), for measurements and tests. */
   reads = 0;
+  /** Indexes made over the loaded files (over everything, or over one request's own), for measurements. */
+  indexesMade = 0;
 
   constructor(directory: SearchChunks, read: ReadChunk, cache: ChunkCache = new ChunkCache(Number.POSITIVE_INFINITY)) {
     this.directory = directory;
@@ -297,6 +299,7 @@ export class ChunkedIndex {
       return this.view();
     }
     // Counted with the lease while the request holds it: the index's own arrays and what the engine keeps for it.
+    this.indexesMade++;
     const { index, extraBytes } = new LoadedChunks(this.directory, this.cache, (path) => lease.holds(path)).view((bytes) => this.cache.addExtra(lease, bytes));
     this.cache.addExtra(lease, extraBytes);
     return index;
@@ -305,6 +308,7 @@ export class ChunkedIndex {
   /** The index over everything loaded (made again only when asked for after a file it reads was let go of or `indexFor` remade it). */
   view(): SearchIndex {
     if (this.current && !this.stale) return this.current;
+    this.indexesMade++;
     let extra = 0;
     const { index, extraBytes } = this.loaded.view((bytes) => {
       if (this.current === index) this.cache.setExtra(this, (extra += bytes));
