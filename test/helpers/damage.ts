@@ -1,10 +1,13 @@
-import { cp, mkdtemp, open, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { testTempDir } from './temp-dirs.ts';
 
-/** A copy of a snapshot (links followed) in a fresh temporary folder, for tests that damage its files. */
+/**
+ * A copy of a snapshot (links followed) in a fresh temporary folder, for tests that damage its files; removed once
+ * the test file is done, as the fixture snapshots are.
+ */
 export async function snapshotCopy(source: string, prefix: string): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), prefix)), 'snap');
+  const dir = join(await testTempDir(prefix), 'snap');
   await cp(source, dir, { recursive: true, dereference: true });
   return dir;
 }
