@@ -4,7 +4,9 @@ import { answerExport } from './export-answer.ts';
 import { answerFeed } from './feed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { answerOpenFdaRequest, type Endpoint } from '../openfda/answer.ts';
-import { answerMcpPost, DEFAULT_BUDGET_BYTES, keptAnswer, localBackend, readMcpPost, tooLarge, type McpAnswer, type McpOptions } from './mcp/index.ts';
+import { localBackend } from './mcp/backend.ts';
+import { DEFAULT_BUDGET_BYTES } from './mcp/budget.ts';
+import type { McpAnswer, McpOptions } from './mcp/index.ts';
 import { answerQuery, type QueryDeps } from './query-answer.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import type { OperationName } from '../contract/operations.ts';
@@ -152,6 +154,9 @@ const query: RouteHandler = async (request, context) => {
  * and a failure behind a tool's error result (a damaged file, a bug) reaches the dispatcher as a query's does.
  */
 const mcp: RouteHandler = async (request, context) => {
+  // The protocol's SDK (its message schemas, a JSON Schema validator) is loaded by the first MCP request, not at
+  // start: a Worker isolate that answers only searches and lookups never holds it.
+  const { answerMcpPost, keptAnswer, readMcpPost, tooLarge } = await import('./mcp/http.ts');
   let body: Uint8Array;
   try {
     body = await context.body();

@@ -11,6 +11,17 @@ describe('the Worker bundle', () => {
     expect(bundle.gzipBytes).toBeLessThan(MAX_COMPRESSED_BYTES);
   });
 
+  it('loads the MCP SDK and its JSON Schema validator on the first MCP request, not when the isolate starts', async () => {
+    const bundle = await bundleWorker();
+    const sdk = (path: string) => /^node_modules\/(@modelcontextprotocol\/sdk|ajv)\//.test(path);
+    // In the bundle (the /mcp route answers from it), reached only through import(): none is evaluated at start.
+    expect(bundle.inputs.filter(sdk).length).toBeGreaterThan(10);
+    expect(bundle.eager.filter(sdk)).toEqual([]);
+    // The walk itself: the entry and what it imports statically (the dispatcher, the search engine) are eager.
+    expect(bundle.eager).toEqual(expect.arrayContaining(['src/worker/index.ts', 'src/api/routes.ts', 'src/search/chunked.ts']));
+    expect(bundle.eager).not.toContain('src/api/mcp/http.ts');
+  });
+
   it('the pattern finds a Node import when there is one', () => {
     expect(`import { readFile } from "node:fs/promises";`).toMatch(NODE_IMPORT);
     expect(`const z = require('node:zlib')`).toMatch(NODE_IMPORT);
