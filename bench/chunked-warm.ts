@@ -48,8 +48,9 @@ const cpuPerAnswer: Partial<Record<'chunks' | 'whole', number>> = {};
 
 async function side(mode: 'chunks' | 'whole'): Promise<number> {
   const snapshot = await Snapshot.fromStorage(new NodeStorage(dir), manifest);
-  const { DEFAULT_WORKER_SEARCH_CACHE_BYTES } = await import('../src/worker/service.ts');
-  const cache = new ChunkCache(values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES);
+  const { DEFAULT_WORKER_SEARCH_CACHE_BYTES, ISOLATE_HEAP_BYTES } = await import('../src/worker/service.ts');
+  // What a Worker's caches get of its budget: the isolate's own heap is counted first.
+  const cache = new ChunkCache(Math.max(0, (values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES) - ISOLATE_HEAP_BYTES));
   if (mode === 'chunks') await searchFromChunks(snapshot, cache);
   // Pauses as Node's turn queue gives them (setImmediate): the platform's default here, a zero timer, would wait a
   // millisecond at each pause and measure the timer rather than the engine.

@@ -22,7 +22,7 @@ import { lineageNumber } from '../src/contract/index.ts';
 import { openSnapshotDirectory } from '../src/node/index.ts';
 import { lineageFilesOf, walkLineage } from '../src/operations/index.ts';
 import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
-import { countingProxy, PHONE_LINK } from './lib/counting-proxy.ts';
+import { countingProxy, emulatePhone, PHONE_LINK } from './lib/counting-proxy.ts';
 import { mostCited } from './lib/lineage-questions.ts';
 import { startDocumentedNginx, type StaticHost } from './lib/static-hosting.ts';
 import { kb, middleRun, seconds } from './lib/stats.ts';
@@ -95,11 +95,7 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, q: 
         if (w.recordsAt === undefined && w.shownAt !== undefined && document.querySelector('.lineage-body[data-shows]:not([aria-busy])')) w.recordsAt = performance.now();
       }).observe(document, { childList: true, subtree: true, attributes: true });
     });
-    if (phone) {
-      const cdp = await browser.context.newCDPSession(page);
-      await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
-      await page.setViewportSize({ width: 390, height: 844 });
-    }
+    if (phone) await emulatePhone(browser.context, page);
     await page.goto(`${proxy.url}#record=${q.k}&lineage=${q.direction}`);
     await page.waitForSelector('html[data-mode="static"]', { timeout: 300_000 });
     await page.waitForFunction(() => (window as unknown as { recordsAt?: number }).recordsAt !== undefined || document.querySelector('.lineage-body [role="alert"]'), null, { timeout: 600_000 });

@@ -26,7 +26,7 @@ import { gzipSync } from 'node:zlib';
 import { createApp } from '../src/server/app.ts';
 import { CHROMIUM, launchChromium } from '../test/browser/chromium.ts';
 import { PUBLIC_DIR } from '../test/browser/static-host.ts';
-import { countingProxy, listen, PHONE_LINK } from './lib/counting-proxy.ts';
+import { countingProxy, emulatePhone, listen, PHONE_LINK } from './lib/counting-proxy.ts';
 import { startDocumentedNginx } from './lib/static-hosting.ts';
 import { kb, middleRun, seconds } from './lib/stats.ts';
 
@@ -89,11 +89,7 @@ async function measureOnce(proxy: Awaited<ReturnType<typeof countingProxy>>, add
         if (w.allCountsAt === undefined && facets?.querySelector('details') && !/Loading filter counts/.test(facets.textContent ?? '')) w.allCountsAt = performance.now();
       }).observe(document, { childList: true, subtree: true, characterData: true });
     });
-    if (phone) {
-      const cdp = await browser.context.newCDPSession(page);
-      await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
-      await page.setViewportSize({ width: 390, height: 844 });
-    }
+    if (phone) await emulatePhone(browser.context, page);
     await page.goto(address);
     await page.waitForSelector('html[data-ready]', { timeout: 300_000 });
     if (!(await page.locator('#filters-panel').evaluate((d) => (d as HTMLDetailsElement).open))) await page.locator('#filters-panel > summary').click();

@@ -19,7 +19,7 @@ import { answerQuery } from '../src/api/query-answer.ts';
 import { parseCommandLine } from '../src/cli/args.ts';
 import { FACET_FIELDS } from '../src/contract/index.ts';
 import { FACET_VALUES_MAX } from '../src/contract/operations.ts';
-import { createService } from '../src/worker/service.ts';
+import { createService, ISOLATE_HEAP_BYTES } from '../src/worker/service.ts';
 import { chunkedIndexOf } from '../src/operations/search.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
 
@@ -82,7 +82,7 @@ async function report(label: string): Promise<Memory> {
   const kept = snapshot?.keptBytes ?? 0;
   console.log(
     `${label}: V8 ${mib(m.heap + m.arrayBuffers)} MiB after collections (heap ${mib(m.heap)}, ArrayBuffers ${mib(m.arrayBuffers)}), ${mib(m.uncollected)} MiB before; ` +
-      `budget counts ${mib(service.searchCache.bytes)} of ${mib(service.searchCache.budget)} MiB: search files ${mib(service.searchCache.bytes - kept - answers)} (${service.searchCache.size}), ` +
+      `budget counts ${mib(service.searchCache.bytes)} of ${mib(service.searchCache.budget)} MiB: the isolate's own heap ${mib(ISOLATE_HEAP_BYTES)}, search files ${mib(service.searchCache.bytes - ISOLATE_HEAP_BYTES - kept - answers)} (${service.searchCache.size}), ` +
       `records ${mib(kept)} (shards ${mib(snapshot?.cachedBytes ?? 0)}, table ${mib(snapshot?.tableBytes ?? 0)}), answers ${mib(answers)} (load ${loadavg()[0]!.toFixed(1)})`,
   );
   return m;

@@ -1,8 +1,16 @@
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { BrowserContext, Page } from 'playwright-core';
 
 /** Lighthouse's mobile network: one shared link of 1.6 Mbit/s with 150 ms of round trip. */
 export const PHONE_LINK = { bytesPerMs: 1.6e6 / 8 / 1000, rttMs: 150 };
+
+/** The rest of the phone profile, on the page before it loads: the main thread slowed 4x and a phone's screen. */
+export async function emulatePhone(context: BrowserContext, page: Page): Promise<void> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  await page.setViewportSize({ width: 390, height: 844 });
+}
 
 export const listen = async (server: Server) => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

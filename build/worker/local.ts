@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, realpath } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Miniflare } from 'miniflare';
@@ -51,6 +51,8 @@ export async function startWorker(options: {
   inspectorPort?: number;
 }): Promise<WorkerTarget> {
   const script = await workerCode();
+  // A folder made here goes when the Worker is closed; one the caller gave is the caller's.
+  const madeDir = options.assetsDir === undefined;
   const assetsDir = options.assetsDir ?? (await mkdtemp(join(tmpdir(), 'device-510k-assets-')));
   if (options.storage === 'assets' && !options.assetsReady) {
     await prepareAssets({ snapshotPath: options.snapshotPath ?? null, publicDir: options.publicDir ?? null, out: assetsDir });
@@ -83,5 +85,9 @@ export async function startWorker(options: {
     if (manifest) await put('manifest.json');
   };
   if (options.storage === 'r2' && options.snapshotPath) await publish(options.snapshotPath);
-  return { url, mf, bucket: bucketOf, publish, close: () => mf.dispose() };
+  const close = async () => {
+    await mf.dispose();
+    if (madeDir) await rm(assetsDir, { recursive: true, force: true });
+  };
+  return { url, mf, bucket: bucketOf, publish, close };
 }

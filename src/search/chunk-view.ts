@@ -7,7 +7,7 @@ import { ChunkFormatError } from './chunk-directory.ts';
 import { invertRows, type Rows } from './csr.ts';
 import { setPredicateSections } from './chunked-predicates.ts';
 import { countKept } from './kept.ts';
-import { deriveThrough, emptySearchIndex, markWithoutForward, SectionNotLoaded, setDerived, setSection, type SearchIndex } from './model.ts';
+import { deriveThrough, emptySearchIndex, markWithoutForward, SectionNotLoaded, setDerived, setDerivedLazily, setSection, type SearchIndex } from './model.ts';
 
 /**
  * The files of a chunked index (src/search/chunked.ts) that the cache holds, read as one SearchIndex: every term id,
@@ -46,9 +46,29 @@ export class LoadedChunks {
   private keepDerived(ix: SearchIndex, name: 'codeDocs' | 'applicantDocs' | 'byKNumber', file: ChunkFile): void {
     const path = this.directory.files[file].path;
     const bytes = (v: { byteLength: number } | Rows) => ('offsets' in v ? v.offsets.byteLength + v.values.byteLength : v.byteLength);
-    // Keyed by the length of the list the ids index too: the file may be shared by a snapshot whose list differs.
-    const key = () => `${name}/${name === 'codeDocs' ? ix.codes.length : name === 'applicantDocs' ? ix.applicants.length : ''}`;
-    deriveThrough(ix, name, (make) => (this.has(path) ? this.derivedOf(path, key(), make, bytes) : make()));
+    deriveThrough(ix, name, (make) => (this.has(path) ? this.derivedOf(path, derivedKey(ix, name), make, bytes) : make()));
+  }
+
+  /**
+   * The rows a word reads for the codes (applicants) its terms reach (`wordCodeDocs`, `wordApplicantDocs`), with the
+   * whole column loaded: the whole table when it is made already, or when the loaded word chunks' rows come to half of
+   * it (made once and kept with the column, as `keepDerived`); else those rows gathered, made on first read. A word
+   * search reaches a few codes and applicants: it need not make a table of every document (4 MB at a million).
+   */
+  private wordRows(ix: SearchIndex, name: 'wordCodeDocs' | 'wordApplicantDocs', whole: 'codeDocs' | 'applicantDocs', file: ChunkFile, madeLater?: (bytes: number) => void): void {
+    const [idsName, chunks, ids] = whole === 'codeDocs' ? (['codeIds', this.directory.codeChunks, this.directory.counts.codes] as const) : (['applicantIds', [], this.directory.counts.applicants] as const);
+    setDerivedLazily(ix, name, () => {
+      if (this.cache.peek(this.directory.files[file].path)?.derived.has(derivedKey(ix, whole))) return ix[whole];
+      let reached = 0;
+      for (const c of this.directory.termChunks) {
+        const bundle = this.bundle(c.file.path);
+        if (bundle) reached += valueOf(bundle, whole, 'rows').values.length;
+      }
+      if (reached * 2 >= this.directory.counts.docs) return ix[whole];
+      const rows = this.gathered(idsName, whole, chunks, ids);
+      madeLater?.(rows.offsets.byteLength + rows.values.byteLength);
+      return rows;
+    });
   }
 
   /** A whole column, widened back to the engine's type, decoded once. */
@@ -74,8 +94,7 @@ export class LoadedChunks {
     const storedNone = stored instanceof Uint8Array ? 0xff : stored instanceof Uint16Array ? 0xffff : 0xffffffff;
     let out: Uint8Array | Uint16Array | Uint32Array;
     const kind = stored instanceof Uint8Array ? 'u8' : stored instanceof Uint16Array ? 'u16' : 'u32';
-    // The applicant column is kept in 16 bits where it is stored in 16 or 8 (the engine reads either: codec.ts).
-    const type = name === 'docApplicant' && kind !== 'u32' ? 'u16' : meta.type;
+    const type = name === 'docApplicant' ? (applicantsIn16Bits(this.directory) ? 'u16' : 'u32') : meta.type;
     const none = type !== meta.type ? 0xffff : meta.none;
     if (kind === type) out = stored;
     else {
@@ -211,6 +230,7 @@ export class LoadedChunks {
     if (this.has(files.docCode.path)) {
       setSection(ix, 'docCode', this.column('docCode') as Uint16Array);
       this.keepDerived(ix, 'codeDocs', 'docCode');
+      this.wordRows(ix, 'wordCodeDocs', 'codeDocs', 'docCode', madeLater);
     } else {
       const part = this.partial('codeIds', 'codeDocs', dir.codeChunks, dir.counts.codes, NO_CODE, 'u16');
       partBytes += part.rows.offsets.byteLength + part.rows.values.byteLength;
@@ -223,9 +243,9 @@ export class LoadedChunks {
       setSection(ix, 'applicants', valueOf(names, 'applicants', 'json') as string[]);
       setSection(ix, 'applicantsByKey', valueOf(names, 'applicantsByKey', 'u32'));
       this.keepDerived(ix, 'applicantDocs', 'docApplicant');
+      this.wordRows(ix, 'wordApplicantDocs', 'applicantDocs', 'docApplicant', madeLater);
     } else {
-      // In 16 bits where every applicant id fits below 0xffff, as the whole column is kept.
-      const narrow = dir.counts.applicants < 0xffff;
+      const narrow = applicantsIn16Bits(dir);
       const part = this.partial('applicantIds', 'applicantDocs', [], dir.counts.applicants, narrow ? 0xffff : NO_APPLICANT, narrow ? 'u16' : 'u32');
       partBytes += part.rows.offsets.byteLength + part.rows.values.byteLength;
       lazyColumn(ix, 'docApplicant', part.column, madeLater);
@@ -254,6 +274,19 @@ export class LoadedChunks {
    */
   private partial(idsName: string, rowsName: string, chunks: readonly IdChunk[], ids: number, none: number, type: 'u16' | 'u32'): { column: () => Uint16Array | Uint32Array; rows: Rows } {
     const n = this.directory.counts.docs;
+    const { offsets, values } = this.gathered(idsName, rowsName, chunks, ids);
+    // The column from the rows, made on first use (a word checked document by document).
+    const column = () => {
+      const out = type === 'u16' ? new Uint16Array(n) : new Uint32Array(n);
+      out.fill(none);
+      for (let id = 0; id < ids; id++) for (let j = offsets[id]!; j < offsets[id + 1]!; j++) out[values[j]!] = id;
+      return out;
+    };
+    return { column, rows: { offsets, values } };
+  }
+
+  /** The rows of the codes (applicants) loaded in term chunks (`idsName`, `rowsName`) or in id chunks, by id. */
+  private gathered(idsName: string, rowsName: string, chunks: readonly IdChunk[], ids: number): Rows {
     const lengths = new Uint32Array(ids + 1);
     const loaded: { ids: Uint32Array; rows: Rows }[] = [];
     const found = new Uint8Array(ids);
@@ -288,15 +321,22 @@ export class LoadedChunks {
     for (const { ids: idList, rows } of loaded) {
       for (let i = 0; i < idList.length; i++) values.set(rows.values.subarray(rows.offsets[i]!, rows.offsets[i + 1]!), offsets[idList[i]!]!);
     }
-    // The column from the rows, made on first use (a word checked document by document).
-    const column = () => {
-      const out = type === 'u16' ? new Uint16Array(n) : new Uint32Array(n);
-      out.fill(none);
-      for (let id = 0; id < ids; id++) for (let j = offsets[id]!; j < offsets[id + 1]!; j++) out[values[j]!] = id;
-      return out;
-    };
-    return { column, rows: { offsets, values } };
+    return { offsets, values };
   }
+}
+
+/**
+ * Whether the applicant column is kept in 16 bits, whole or in part, whatever width it is stored in: where every
+ * applicant id fits below 0xffff, its "none" (the engine reads either width: codec.ts).
+ */
+function applicantsIn16Bits(dir: SearchChunks): boolean {
+  return dir.counts.applicants < 0xffff;
+}
+
+/** The name a whole table derived from a column is kept under with the column's file (`keepDerived`). */
+function derivedKey(ix: SearchIndex, name: 'codeDocs' | 'applicantDocs' | 'byKNumber'): string {
+  // With the length of the list the ids index: the file may be shared by a snapshot whose list differs.
+  return `${name}/${name === 'codeDocs' ? ix.codes.length : name === 'applicantDocs' ? ix.applicants.length : ''}`;
 }
 
 /** The decision years or dates of every document, from the runs of `decided` (one day, and its year, per run). */

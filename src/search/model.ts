@@ -27,6 +27,14 @@ export type SearchIndex = SearchIndexData & {
   byKNumber: Uint32Array;
   codeDocs: Rows;
   applicantDocs: Rows;
+  /**
+   * The rows a word reads for the product codes its terms reach (`termCodes`) and the applicants they reach
+   * (`termApplicants`): the whole `codeDocs` and `applicantDocs`, or, in an index that holds only some words
+   * (src/search/chunk-view.ts), at least the rows of every code and applicant its loaded words reach, so that a word
+   * search need not make the whole tables. The codes a short word reaches by their letters are read from `codeDocs`.
+   */
+  wordCodeDocs: Rows;
+  wordApplicantDocs: Rows;
   codesLower: string[];
 };
 
@@ -49,7 +57,7 @@ export class PredicatesNotIndexed extends Error {
   }
 }
 
-export type Derived = { docTerms?: Rows; byKNumber?: Uint32Array; codeDocs?: Rows; applicantDocs?: Rows; codesLower?: string[] };
+export type Derived = { docTerms?: Rows; byKNumber?: Uint32Array; codeDocs?: Rows; applicantDocs?: Rows; wordCodeDocs?: Rows; wordApplicantDocs?: Rows; codesLower?: string[] };
 
 class IndexObject {
   readonly docCount: number;
@@ -76,6 +84,12 @@ class IndexObject {
   }
   get applicantDocs(): Rows {
     return (this.derived.applicantDocs ??= DERIVE.applicantDocs(this));
+  }
+  get wordCodeDocs(): Rows {
+    return this.derived.wordCodeDocs ?? this.codeDocs;
+  }
+  get wordApplicantDocs(): Rows {
+    return this.derived.wordApplicantDocs ?? this.applicantDocs;
   }
   get codesLower(): string[] {
     return (this.derived.codesLower ??= this.codes.map((c) => c.toLowerCase()));
@@ -127,6 +141,12 @@ export function setSection<K extends SearchSectionName>(index: SearchIndex, name
  */
 export function setDerived<K extends keyof Derived>(index: SearchIndex, name: K, value: Derived[K]): void {
   (index as IndexObject).derived[name] = value;
+}
+
+/** Has a derived lookup made on first read by `make`, then kept (a reader that makes its own, as `setDerived`). */
+export function setDerivedLazily<K extends keyof Derived>(index: SearchIndex, name: K, make: () => NonNullable<Derived[K]>): void {
+  let made: Derived[K] | undefined;
+  Object.defineProperty((index as IndexObject).derived, name, { get: () => (made ??= make()), configurable: true, enumerable: true });
 }
 
 /** Marks an index that holds no forward lists (see `SearchIndex.withoutForward`): reading `docTerms` throws. */

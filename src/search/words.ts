@@ -71,6 +71,9 @@ class TierCollector {
   }
 }
 
+/** A word of at most this many letters also reaches the product codes that start with it. */
+const SHORT_WORD = 3;
+
 export function prepareWord(index: SearchIndex, word: string, scratch: Scratch = newScratch(index)): PreparedWord {
   const { terms } = index;
   const termLo = partitionPoint(0, terms.length, (i) => terms[i]! < word);
@@ -92,7 +95,7 @@ export function prepareWord(index: SearchIndex, word: string, scratch: Scratch =
 
   const codes = new TierCollector(scratch.codes);
   const applicants = new TierCollector(scratch.applicants);
-  if (word.length <= 3) {
+  if (word.length <= SHORT_WORD) {
     const lower = index.codesLower;
     for (let c = partitionPoint(0, lower.length, (i) => lower[i]! < word); c < lower.length && lower[c]!.startsWith(word); c++) {
       codes.raise(c, lower[c] === word ? Tier.primaryWhole : Tier.primaryPrefix);
@@ -107,9 +110,9 @@ export function prepareWord(index: SearchIndex, word: string, scratch: Scratch =
   }
   const codeSet = codes.take();
   const applicantSet = applicants.take();
-  for (const c of codeSet.ids) scanCost += index.codeDocs.offsets[c + 1]! - index.codeDocs.offsets[c]!;
-  for (const a of applicantSet.ids) scanCost += index.applicantDocs.offsets[a + 1]! - index.applicantDocs.offsets[a]!;
-  return { word, termLo, termHi, exact, k, codes: codeSet, applicants: applicantSet, scanCost, dense: null, marks: null };
+  const w: PreparedWord = { word, termLo, termHi, exact, k, codes: codeSet, applicants: applicantSet, scanCost, dense: null, marks: null };
+  for (const [set, rows] of rowsOf(index, w)) for (const id of set.ids) w.scanCost += rows.offsets[id + 1]! - rows.offsets[id]!;
+  return w;
 }
 
 function denseTiers(set: TierSet, size: number): Uint8Array | null {
@@ -124,11 +127,15 @@ function denseOf(index: SearchIndex, w: PreparedWord): NonNullable<PreparedWord[
   return (w.dense ??= { codes: denseTiers(w.codes, index.codes.length), applicants: denseTiers(w.applicants, index.applicants.length) });
 }
 
-/** The product codes and the applicant groups the word reaches, each with the documents of every code or group. */
+/**
+ * The product codes and the applicant groups the word reaches, each with rows holding the documents of every code or
+ * group it reaches: those its terms reach (`wordCodeDocs`, `wordApplicantDocs`), and for a short word, which reaches
+ * codes by their letters too, the whole `codeDocs`.
+ */
 function rowsOf(index: SearchIndex, w: PreparedWord): readonly (readonly [TierSet, SearchIndex['codeDocs']])[] {
   return [
-    [w.codes, index.codeDocs],
-    [w.applicants, index.applicantDocs],
+    [w.codes, w.word.length <= SHORT_WORD ? index.codeDocs : index.wordCodeDocs],
+    [w.applicants, index.wordApplicantDocs],
   ];
 }
 

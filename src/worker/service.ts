@@ -31,9 +31,10 @@ export type Env = {
   /** Bytes of the record table kept per isolate, default 8 MiB (all of it up to about 300,000 records). */
   RECORD_TABLE_CACHE_BYTES?: string;
   /**
-   * Bytes an isolate keeps between requests, default 80 MiB: the chunked search index's files, and the record and
-   * answer caches counted with them. A search reads only its own files and holds them until it is answered; after each
-   * request the files least recently used by a search go until all fits (0 keeps no search file).
+   * Bytes of the isolate's memory, default 96 MiB: its own heap (ISOLATE_HEAP_BYTES), then what it keeps between
+   * requests: the chunked search index's files, and the record and answer caches counted with them. A search reads
+   * only its own files and holds them until it is answered; after each request the files least recently used by a
+   * search go until all fits (up to ISOLATE_HEAP_BYTES keeps no search file).
    */
   SEARCH_CACHE_BYTES?: string;
   /** `chunks` (the default): searches read the chunked index; `whole`: the whole index by sections, read ahead. */
@@ -48,18 +49,24 @@ export type Env = {
 };
 
 const DEFAULT_MANIFEST_CHECK_SECONDS = 60;
-/**
- * An isolate's 128 MB: V8's heap (13 MiB), the manifest (2.5 MiB at 1,000,000 records), and what requests leave behind,
- * all within SEARCH_CACHE_BYTES: the record caches, the answers and the chunked index's files (a search over every
- * document's columns holds its files until it is answered). The budget holds what a varied search load reads at
- * 1,000,000 records (the whole code, applicant, year and K number columns with their lookups, and the words' chunks,
- * about 60 MiB) beside the record and answer caches (about 14 MiB of their bounds): below that, files are read again
- * and again.
- */
 const DEFAULT_WORKER_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_TABLE_CACHE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WORKER_ANSWER_CACHE_BYTES = 4 * 1024 * 1024;
-export const DEFAULT_WORKER_SEARCH_CACHE_BYTES = 80 * 1024 * 1024;
+/**
+ * What an isolate holds whatever its caches hold, counted first in SEARCH_CACHE_BYTES: V8's heap of code, the manifest
+ * (2.5 MiB at 1,000,000 records), the chunk directory and the engine's own objects, about 14 MiB at 1,000,000 records
+ * after a varied search load. SEARCH_CACHE_BYTES bounds the isolate, not its caches alone: they get what is left.
+ */
+export const ISOLATE_HEAP_BYTES = 16 * 1024 * 1024;
+/**
+ * An isolate's 128 MB: its own heap (ISOLATE_HEAP_BYTES) and what requests leave behind, all within
+ * SEARCH_CACHE_BYTES: the record caches, the answers and the chunked index's files (a search over every document's
+ * columns holds its files until it is answered). What is left for the caches holds what a varied search load reads at
+ * 1,000,000 records (the whole code, applicant, year and K number columns with their lookups, and the words' chunks,
+ * about 60 MiB) beside the record and answer caches (about 14 MiB of their bounds): below that, files are read again
+ * and again. The rest of the 128 MB is for what a request holds while it runs and for garbage not yet collected.
+ */
+export const DEFAULT_WORKER_SEARCH_CACHE_BYTES = 96 * 1024 * 1024;
 
 export type Service = {
   watch: ManifestWatch;
@@ -94,6 +101,9 @@ function storageOf(env: Env): SnapshotStorage {
   throw new Error('Bind SNAPSHOT_BUCKET (an R2 bucket) or ASSETS (static assets) to the Worker: it has no snapshot to read');
 }
 
+/** The owner of the isolate's own heap in the search cache's count. */
+const ISOLATE_HEAP = {};
+
 export function createService(env: Env): Service {
   const maxAgeHours = numberVar(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS);
   const operationTimeoutMs = numberVar(env, 'OPERATION_TIMEOUT_MS', DEFAULT_OPERATION_TIMEOUT_MS);
@@ -123,8 +133,9 @@ export function createService(env: Env): Service {
     mcpBudgetBytes: checkBudget(numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES), 'MCP_BUDGET_BYTES'),
     facetValuesMax: checkFacetValuesMax(numberVar(env, 'FACET_VALUES_MAX', FACET_VALUES_MAX), 'FACET_VALUES_MAX'),
   };
-  // One budget for what the isolate keeps: the record caches, read buffers and answers of the snapshot serving count
-  // against the search cache's, and its files make room for them (each keeps its own bound too).
+  // One budget for what the isolate keeps: its own heap, and the record caches, read buffers and answers of the
+  // snapshot serving, count against the search cache's, and its files make room for them (each keeps its own bound too).
+  searchCache.countAlso(ISOLATE_HEAP, () => ISOLATE_HEAP_BYTES);
   searchCache.countAlso(watch, () => {
     const snapshot = watch.serving;
     return snapshot ? snapshot.keptBytes + answerCache.weightFor(snapshot) : 0;

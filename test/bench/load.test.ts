@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -9,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../../bench/lib/counting-proxy.ts';
 import { findGenerator, keptAutocannonPid, runLoad } from '../../bench/lib/load.ts';
 import { killAll } from '../../bench/lib/procs.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The bench's load without wrk: autocannon's rounds run in one process kept for the run (its start is paid once),
@@ -22,7 +22,7 @@ const paths: string[] = [];
 
 beforeAll(async () => {
   server = await listen(createServer((req, res) => (paths.push(req.url ?? ''), res.end('ok'))));
-  tmp = await mkdtemp(join(tmpdir(), 'load-'));
+  tmp = await testTempDir('load-');
 });
 afterAll(async () => {
   killAll();

@@ -1,13 +1,13 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSection, type SectionLine, type SectionOutput } from '../../bench/lib/sections.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /** The bench prints and keeps each section's figures before the next section starts. */
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'sections-'));
+  dir = await testTempDir('sections-');
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, realpath, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findNginx } from '../../bench/lib/nginx.ts';
 import { freePort, stop, waitForHttp } from '../../bench/lib/procs.ts';
 import { PUBLIC_DIR } from './static-host.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Plain nginx as the static host: the page's files at `/`, a snapshot folder at `/snapshot/`, served as they are
@@ -15,7 +15,7 @@ import { PUBLIC_DIR } from './static-host.ts';
 export async function startNginxHost(snapshotDir: string): Promise<{ url: string; close: () => Promise<void> }> {
   const nginx = await findNginx();
   if (!nginx) throw new Error('nginx is not installed');
-  const tmp = await mkdtemp(join(tmpdir(), 'device-510k-nginx-'));
+  const tmp = await testTempDir('device-510k-nginx-');
   const root = join(tmp, 'www');
   await cp(PUBLIC_DIR, root, { recursive: true });
   await symlink(await realpath(snapshotDir), join(root, 'snapshot'), 'dir');

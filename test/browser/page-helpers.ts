@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
-import { cp, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -16,6 +15,7 @@ import { matchesOf, readTruth, type Truth } from './fixture-truth.ts';
 import { startNginxHost } from './nginx-host.ts';
 import { PUBLIC_DIR, startStaticHost } from './static-host.ts';
 import { startWorkerHost } from './worker-host.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 export { AGREEMENT_SEARCHES, answerDifferences, listedKNumbers, pageAnswer, statusOf, totalIn, type PageAnswer } from './agreement.ts';
 
@@ -29,7 +29,7 @@ export type Host = { url: string; close: () => Promise<void> };
  * clearances fit in one bucket of the real size.
  */
 export async function splitCopy(snapshot: string, truth: Truth, parts: number): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-split-')), 'snapshot');
+  const dir = join(await testTempDir('device-510k-split-'), 'snapshot');
   await cp(await realpath(snapshot), dir, { recursive: true });
   await rm(join(dir, 'pagefind'), { recursive: true, force: true });
   const writer = new SnapshotWriter(dir);
@@ -43,7 +43,7 @@ export async function mirrorOf(snapshot: string): Promise<string> {
   const origin = await createApp({ snapshotPath: snapshot, publicDir: null, syncStatePath: null, pollMs: 0, watch: false, logger: silent });
   const { url } = await origin.listen(0, '127.0.0.1');
   try {
-    const to = join(await mkdtemp(join(tmpdir(), 'device-510k-mirror-')), 'snapshot');
+    const to = join(await testTempDir('device-510k-mirror-'), 'snapshot');
     await runMirror({ from: `${url}/snapshot`, to });
     return to;
   } finally {

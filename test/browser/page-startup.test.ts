@@ -1,5 +1,4 @@
-import { mkdtemp, realpath, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { realpath, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { createApp } from '../../src/server/app.ts';
@@ -7,6 +6,7 @@ import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { browserSkipReason } from './chromium.ts';
 import { collectErrors, listedKNumbers, silent, statusOf, totalIn, useBrowser, waitForStatus } from './page-helpers.ts';
 import { PUBLIC_DIR } from './static-host.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const skip = browserSkipReason();
 
@@ -23,7 +23,7 @@ describe.skipIf(skip !== null)('the page opened before the server has data', () 
   const browser = useBrowser(async () => {
     snapshot = await realpath(await buildFixtureSnapshot());
     // The link the server follows does not exist yet: publishing it is what the first build does when it finishes.
-    link = join(await mkdtemp(join(tmpdir(), 'device-510k-startup-')), 'snapshot');
+    link = join(await testTempDir('device-510k-startup-'), 'snapshot');
     const app = await createApp({ snapshotPath: link, publicDir: PUBLIC_DIR, syncStatePath: null, pollMs: 100, watch: true, logger: silent });
     url = `${(await app.listen(0, '127.0.0.1')).url}/`;
     return [{ close: () => app.close({ graceMs: 1000 }) }];

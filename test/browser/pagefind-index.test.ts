@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -9,6 +8,7 @@ import { toClearanceRecord, type ClearanceFields, type ClearanceRecord } from '.
 import { fieldsOf } from '../helpers/records.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { readTruth, type Truth } from './fixture-truth.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /** A cleared balloon catheter, every field filled; a test overrides what it is about. */
 const CATHETER: Partial<ClearanceFields> = {
@@ -59,7 +59,7 @@ describe('browseOrder', () => {
 });
 
 async function writeInto(records: readonly ClearanceRecord[], truth: Truth, options: Parameters<typeof writePagefindIndex>[3]) {
-  const writer = new SnapshotWriter(await mkdtemp(join(tmpdir(), 'device-510k-pagefind-')));
+  const writer = new SnapshotWriter(await testTempDir('device-510k-pagefind-'));
   await writePagefindIndex(records, truth.deviceTypes, writer, options);
   await writer.flush();
   return writer;

@@ -1,5 +1,4 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -8,6 +7,7 @@ import { buildFixture, FIXTURE_EPOCH, FIXTURE_SOURCES } from '../helpers/fixture
 import { ADDED, CHANGED, DAY, iso, REMOVED, scanRecords, truthOf, twoBuilds, type TwoBuilds } from '../feeds/two-builds.ts';
 import { browserSkipReason, launchChromium, type Browser } from './chromium.ts';
 import { collectErrors, startHost, type Host } from './page-helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The record view's history after two builds into one published link (one clearance added, one changed, one removed),
@@ -87,7 +87,7 @@ describe.skipIf(skip !== null)("the record view's history after two builds", () 
   const second = iso(FIXTURE_EPOCH + DAY);
 
   beforeAll(async () => {
-    work = await mkdtemp(join(tmpdir(), 'record-history-'));
+    work = await testTempDir('record-history-');
     builds = await twoBuilds(work);
     // A record in both builds with the same members: the scan's truth, not the history, says it did not change.
     const truth = truthOf(builds.before, builds.after);

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { writeSqlite } from '../../build/downloads/sqlite.ts';
 import { prepareAssets } from '../../build/worker/assets.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { makeRecord } from '../helpers/records.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The bulk downloads, read back by readers that share no code with their writers: DuckDB for the Parquet file, the
@@ -70,7 +70,7 @@ beforeAll(async () => {
   duck = await (await DuckDBInstance.create(':memory:')).connect();
   build = await buildFixture();
   records = await recordsOf(build.dir);
-  scratch = await mkdtemp(join(tmpdir(), 'device-510k-downloads-'));
+  scratch = await testTempDir('device-510k-downloads-');
 }, 120_000);
 
 afterAll(async () => {

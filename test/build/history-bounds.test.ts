@@ -1,11 +1,11 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { carryHistory, HISTORY_FILE_MAX_BYTES, HISTORY_MAX_BYTES } from '../../build/history/history.ts';
 import type { PreviousSnapshot } from '../../build/changes/previous.ts';
 import { SnapshotWriter } from '../../build/write/writer.ts';
 import { HISTORY_RECORDS_PATH } from '../../src/contract/history.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /** A previous snapshot whose manifest lists `files` (path and size); reads are counted, and give an empty month. */
 function previousWith(files: { path: string; bytes: number }[]) {
@@ -46,7 +46,7 @@ it('the history\'s files together are bounded too: months past the sum are dropp
 });
 
 it('a writer settles its writes in flight, failed or not, before its folder is removed', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'device-510k-settle-'));
+  const dir = await testTempDir('device-510k-settle-');
   const writer = new SnapshotWriter(join(dir, 'staging'), 2);
   for (let i = 0; i < 50; i++) writer.writeBytes(`d${i % 5}/f${i}.bin`, new Uint8Array(1024).fill(i));
   await writer.settle();

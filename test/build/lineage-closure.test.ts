@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, realpath } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +22,7 @@ import {
 } from '../../src/contract/index.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type Model } from '../helpers/lineage-model.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const FIXTURE_EDGES = fileURLToPath(new URL('../fixtures/fda/predicates', import.meta.url));
 const SHIPPED_EDGES = fileURLToPath(new URL('../../data/fda/predicates', import.meta.url));
@@ -114,7 +114,7 @@ describe('the closure files of a snapshot', () => {
 
   it('leave out a lineage longer than an entry may hold, and say so', async () => {
     const inputs = await Promise.all((await findEdgeFolders(FIXTURE_EDGES)).map(readEdgeFolder));
-    const dir = await mkdtemp(join(tmpdir(), 'device-510k-closure-'));
+    const dir = await testTempDir('device-510k-closure-');
     const writer = new SnapshotWriter(dir);
     await writeLineage(inputs, [], writer, undefined, 2);
     await writer.flush();

@@ -1,5 +1,4 @@
-import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCsv } from '../../build/lineage/csv.ts';
@@ -11,6 +10,7 @@ import { CorruptFile } from '../../src/snapshot/index.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { lineageWalkOf } from '../../src/operations/index.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 describe('edge inputs', () => {
   it.each([
@@ -27,7 +27,7 @@ describe('edge inputs', () => {
   });
 
   async function folder(files: Record<string, string>): Promise<string> {
-    const dir = await mkdtemp(join(tmpdir(), 'device-510k-edges-'));
+    const dir = await testTempDir('device-510k-edges-');
     for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
     return dir;
   }
@@ -61,7 +61,7 @@ describe('edge inputs', () => {
   });
 
   it('finds edge folders at any depth, and not a folder without source.json', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'device-510k-roots-'));
+    const root = await testTempDir('device-510k-roots-');
     for (const name of ['a', 'b/c', 'd']) await mkdir(join(root, name), { recursive: true });
     await writeFile(join(root, 'a/predicates.csv'), 'device,predicate\n');
     await writeFile(join(root, 'a/source.json'), '{}');

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdtemp, stat, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { lstat, stat, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, RecordShard, ShardIndex, ProductCodeShard } from '../../src/contract/index.ts';
 import { buildFixture, FIXTURE_EPOCH, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 async function tree(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -91,7 +92,7 @@ describe('the snapshot build', () => {
   });
 
   it('reads zipped sources exactly like plain ones', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'device-510k-zip-'));
+    const dir = await testTempDir('device-510k-zip-');
     const zipped: string[] = [];
     for (const [i, src] of FIXTURE_SOURCES.entries()) {
       // Edge folders are not FDA files: they are read from their folder either way.
@@ -117,7 +118,7 @@ describe('the snapshot build', () => {
   it('a failed build leaves the published snapshot untouched and no staging directory behind', async () => {
     const good = await buildFixture();
     const before = await readlink(good.out);
-    const bad = join(await mkdtemp(join(tmpdir(), 'device-510k-bad-')), 'not-fda.txt');
+    const bad = join(await testTempDir('device-510k-bad-'), 'not-fda.txt');
     await writeFile(bad, 'this,is,not,an,fda,file\n');
     await expect(buildFixture({ out: good.out, sources: [...FIXTURE_SOURCES, bad] })).rejects.toThrow(/not a source this build reads/);
     expect(await readlink(good.out)).toBe(before);
@@ -148,7 +149,7 @@ describe('the snapshot build', () => {
     const plain = await listed((await buildFixture()).out);
     expect(plain.has('search/chunks.json')).toBe(true);
     expect([...plain].filter((p) => p.startsWith(`${LAYOUT.pagefindDir}/`))).toEqual([]);
-    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-cli-pagefind-')), 'snapshot');
+    const out = join(await testTempDir('device-510k-cli-pagefind-'), 'snapshot');
     const args = ['tsx', 'build/cli.ts', '--out', out, '--pagefind', '--quiet', ...FIXTURE_SOURCES.flatMap((s) => ['--source', s])];
     execFileSync('npx', args, { encoding: 'utf8', env: { ...process.env, SOURCE_DATE_EPOCH: String(FIXTURE_EPOCH) }, stdio: ['ignore', 'pipe', 'pipe'] });
     const withPagefind = await listed(out);

@@ -1,13 +1,13 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { startS3, type S3Server } from '../helpers/s3-server.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * docs/deploy.md's rclone configuration for an object store behind a CDN, run as written against a local
@@ -103,7 +103,7 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone configuration, against a
 
   beforeAll(async () => {
     snapshotDir = await realpath(await buildFixtureSnapshot());
-    work = await mkdtemp(join(tmpdir(), 'rclone-'));
+    work = await testTempDir('rclone-');
     // The repository's folder as the docs' commands expect it: the `snapshot` link and the page with its gzip copies.
     await symlink(snapshotDir, join(work, 'snapshot'));
     await mkdir(join(work, 'public', 'js'), { recursive: true });
@@ -178,7 +178,7 @@ describe.skipIf(skip !== null)("docs/deploy.md's rclone commands for the Worker'
 
   beforeAll(async () => {
     snapshotDir = await realpath(await buildFixtureSnapshot());
-    work = await mkdtemp(join(tmpdir(), 'rclone-r2-'));
+    work = await testTempDir('rclone-r2-');
     await symlink(snapshotDir, join(work, 'snapshot'));
     s3 = await startBucket(work);
     port = s3.port;

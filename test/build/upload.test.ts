@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMirror } from '../../build/mirror/run.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { startS3, type S3Server } from '../helpers/s3-server.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * `npm run publish-snapshot` against a local S3-compatible server (s3rver, in a process of its own on a loopback port) and to a
@@ -67,7 +67,7 @@ beforeAll(async () => {
   snapshot = await buildFixtureSnapshot();
   snapshotDir = await realpath(snapshot);
   manifest = JSON.parse(await readFile(join(snapshotDir, 'manifest.json'), 'utf8'));
-  work = await mkdtemp(join(tmpdir(), 'publish-'));
+  work = await testTempDir('publish-');
   // A page folder as a build leaves it: files, and gzip copies beside the text ones.
   page = join(work, 'public');
   await mkdir(join(page, 'js'), { recursive: true });

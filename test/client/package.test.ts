@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords, startServer, type Running } from '../server/helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The client as another project gets it: `npm pack` of packages/client, the tarball installed offline into a scratch
@@ -35,7 +35,7 @@ let server: Running;
 let snapshotPath: string;
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'device-510k-client-'));
+  work = await testTempDir('device-510k-client-');
   scratch = join(work, 'app');
   await mkdir(scratch);
   const packed = await npm(['pack', PACKAGE, '--pack-destination', work], ROOT);

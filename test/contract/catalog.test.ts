@@ -1,5 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { CursorCodec } from '../../src/operations/index.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectOk, startServer, type Running } from '../server/helpers.ts';
 import { TARGETS, hostFor } from './targets.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The catalog's keyset walk (docs/contract.md section 6): every entry exactly once, in order, with any limit, on
@@ -132,7 +132,7 @@ describe('a cursor survives a rebuild', () => {
   let rebuilt: Running;
 
   beforeAll(async () => {
-    out = join(await mkdtemp(join(tmpdir(), 'device-510k-cursor-')), 'snapshot');
+    out = join(await testTempDir('device-510k-cursor-'), 'snapshot');
     await buildFixture({ out });
     rebuilt = await startServer({ snapshotPath: out });
   });

@@ -1,12 +1,11 @@
 import { join } from 'node:path';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_NAMES, type OperationName } from '../../src/contract/index.ts';
 import { SearchUnavailable } from '../../src/api/errors.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, allProductCodes, ask, envelope, expectError, post, rawRequest, startServer } from '../server/helpers.ts';
 import { TARGETS, startTarget, type Target } from './targets.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Every row of docs/contract.md section 2's error table, against each host of the API over the fixture snapshot:
@@ -27,7 +26,7 @@ for (const target of TARGETS) {
       // And a host with no valid snapshot: a snapshot link that does not exist (yet), or an empty bucket.
       [server, empty] = await Promise.all([
         startTarget(target, { snapshotPath }),
-        startTarget(target, { snapshotPath: null, missingPath: join(await mkdtemp(join(tmpdir(), 'device-510k-empty-')), 'snapshot') }),
+        startTarget(target, { snapshotPath: null, missingPath: join(await testTempDir('device-510k-empty-'), 'snapshot') }),
       ]);
     });
     afterAll(async () => {

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { LAYOUT, Manifest, MetaFile, type ClearanceRecord } from '../../src/cont
 import { FIXTURE_EPOCH, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, ask, expectError, expectOk, startServer } from '../server/helpers.ts';
 import { TARGETS, hostFor } from './targets.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The happy path of every operation but search, checked against the fixture's real rows and the built files, on
@@ -179,7 +179,7 @@ for (const target of TARGETS) {
       describe.skipIf(target !== 'node')('with a sync state file', () => {
         const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
         const withState = async (state: unknown, options: { freshnessMaxAgeHours?: number } = {}) => {
-          const file = join(await mkdtemp(join(tmpdir(), 'device-510k-sync-')), 'state.json');
+          const file = join(await testTempDir('device-510k-sync-'), 'state.json');
           await writeFile(file, JSON.stringify(state));
           const s = await startServer({ snapshotPath, syncStatePath: file, ...options });
           try {

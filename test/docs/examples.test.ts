@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, realpath, rm } from 'node:fs/promises';
 import { readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSources } from '../../build/sources/default.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { startServer, type Running } from '../server/helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -174,7 +174,7 @@ describe('every shell example of the README and docs/ runs as typed against a se
     // The bundled edges too, as `npm run build` reads them.
     const snapshot = await realpath((await buildFixture({ sources: [...bundled.sources, ...bundled.edges], epoch })).out);
     server = await startServer({ snapshotPath: snapshot });
-    work = await mkdtemp(join(tmpdir(), 'device-510k-examples-'));
+    work = await testTempDir('device-510k-examples-');
   }, 600_000);
   afterAll(async () => {
     await server?.close();

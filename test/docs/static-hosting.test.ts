@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -14,6 +13,7 @@ import { writePageCopies } from '../../build/page/copies.ts';
 import { prepareAssets } from '../../build/worker/assets.ts';
 import { Manifest } from '../../src/contract/index.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -46,7 +46,7 @@ let site: string;
 let manifest: Manifest;
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'device-510k-static-'));
+  work = await testTempDir('device-510k-static-');
   snapshot = await realpath((await buildFixture({ out: join(work, 'snapshot') })).out);
   manifest = Manifest.parse(JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')));
   // The page as a static host gets it: public/ with the copies the build writes (into a copy, not the repository).

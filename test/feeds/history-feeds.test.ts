@@ -1,5 +1,4 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type WorkerTarget } from '../../build/worker/local.ts';
@@ -10,6 +9,7 @@ import { buildFixture, FIXTURE_EPOCH, FIXTURE_SOURCES } from '../helpers/fixture
 import { startServer, type Running } from '../server/helpers.ts';
 import { readModel } from '../helpers/lineage-model.ts';
 import { ADDED, CHANGED, DAY, iso, NEW_APPLICANT, REMOVED, truthOf, twoBuilds } from './two-builds.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Two builds into one published link, the second with one clearance added, one changed and one removed: the history,
@@ -27,7 +27,7 @@ let node: Running;
 let worker: WorkerTarget;
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'feeds-'));
+  work = await testTempDir('feeds-');
   ({ out, edited, first, second, before, after } = await twoBuilds(work));
   [node, worker] = await Promise.all([startServer({ snapshotPath: out }), startWorker({ snapshotPath: out, storage: 'r2' })]);
 }, 120_000);

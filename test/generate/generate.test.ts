@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFdaDate, yearOfDay } from '../../build/generate/dates.ts';
@@ -7,6 +6,7 @@ import { buildPool, parsePmnText, type Pool } from '../../build/generate/pool.ts
 import { PMN_COLUMNS } from '../../build/sources/parse.ts';
 import { generatePmnFiles } from '../../build/generate/rows.ts';
 import { runGenerate } from '../../build/generate.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const REAL = [
   'data/fda/510k/d8557379_FDA_510K_streamlit_app/pmn7680.txt',
@@ -123,7 +123,7 @@ describe('generatePmnFiles', () => {
 describe('runGenerate', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'generate-'));
+    dir = await testTempDir('generate-');
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });

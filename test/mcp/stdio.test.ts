@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -9,6 +8,7 @@ import type { ClearanceRecord } from '../../src/contract/index.ts';
 import { ADDED, CHANGED, REMOVED, truthOf, twoBuilds } from '../feeds/two-builds.ts';
 import { startServer, type Running } from '../server/helpers.ts';
 import { call, mcpChecks } from './suite.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The stdio command (`npm run mcp`, `npx device-510k-mcp`) driven by the official SDK's client: over a snapshot on
@@ -25,7 +25,7 @@ let after: Map<string, ClearanceRecord>;
 let server: Running;
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'mcp-stdio-'));
+  work = await testTempDir('mcp-stdio-');
   ({ out, before, after } = await twoBuilds(work));
   server = await startServer({ snapshotPath: out });
 }, 120_000);

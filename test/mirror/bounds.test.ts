@@ -1,7 +1,6 @@
-import { mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { readFile, readlink, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { buildFixture, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { PMN, writeEditedPmn } from '../sync/edit-fixture.ts';
 import { until } from '../helpers/until.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The mirror against an origin that sends more than its manifest lists: a gzip bomb in place of a file, and a body
@@ -82,7 +82,7 @@ let older: { dir: string; manifest: Manifest };
 let newer: { dir: string; manifest: Manifest };
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'mirror-bounds-'));
+  work = await testTempDir('mirror-bounds-');
   const a = await buildFixture({ out: join(work, 'a', 'snapshot'), epoch: 1_786_924_800 });
   const edited = join(work, 'pmn-edited.txt');
   await writeEditedPmn(FIXTURE_SOURCES[1] as string, edited, { set: { K770121: { [PMN.APPLICANT]: 'Hostile Origin, Inc.' } } });

@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import sirv from 'sirv';
@@ -17,6 +16,7 @@ import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { buildFixture, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { ask, startServer, VALID_INPUT, type Running } from '../server/helpers.ts';
 import { PMN, writeEditedPmn } from '../sync/edit-fixture.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const run = promisify(execFile);
 
@@ -110,7 +110,7 @@ function derivable(manifest: Manifest): Set<string> {
 }
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'mirror-'));
+  work = await testTempDir('mirror-');
   originOut = join(work, 'origin', 'snapshot');
   mirrorOut = join(work, 'mirror', 'snapshot');
   await buildFixture({ out: originOut, epoch });

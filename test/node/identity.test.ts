@@ -1,10 +1,10 @@
-import { cp, mkdtemp, open, rm, stat, utimes } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, open, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { CorruptFile, type Snapshot } from '../../src/snapshot/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * A shard read again after it left the byte cache is not hashed again while the storage says it is the same file
@@ -17,7 +17,7 @@ let fixture: string;
 
 beforeAll(async () => {
   fixture = await buildFixtureSnapshot();
-  dir = await mkdtemp(join(tmpdir(), 'identity-'));
+  dir = await testTempDir('identity-');
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -1,15 +1,15 @@
-import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { NodeStorage } from '../../src/node/files.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * A snapshot's files are read without following a symbolic link anywhere on the way: the file itself, and every folder
  * between the snapshot's root and it. The build reads the previous snapshot's history through the same storage.
  */
 it('a file behind a linked folder is refused (ELOOP), with or without kept descriptors; the same file in a real folder is read', async () => {
-  const work = await mkdtemp(join(tmpdir(), 'device-510k-linked-'));
+  const work = await testTempDir('device-510k-linked-');
   const root = join(work, 'snapshot');
   const outside = join(work, 'outside');
   await mkdir(join(root, 'history'), { recursive: true });

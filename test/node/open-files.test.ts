@@ -1,11 +1,11 @@
-import { cp, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeStorage } from '../../src/node/files.ts';
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { writeUntilChangeTimeMoves } from '../helpers/damage.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * NodeStorage with descriptors kept open between reads (src/node/files.ts, a server's OPEN_FILES): the bytes are
@@ -17,7 +17,7 @@ let dir: string;
 const openNow = async () => (await readdir('/proc/self/fd')).length;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'open-files-'));
+  dir = await testTempDir('open-files-');
   for (let i = 0; i < 5; i++) await writeFile(join(dir, `f${i}.txt`), `file ${i}\n`);
 });
 afterAll(async () => {

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { constants } from 'node:fs';
-import { mkdtemp, open, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeStorage } from '../../src/node/files.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * NodeStorage's prefetch (src/node/files.ts) reads files whole on a thread of its own. Named pipes show what it
@@ -14,7 +14,7 @@ import { NodeStorage } from '../../src/node/files.ts';
 let dir: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'prefetch-'));
+  dir = await testTempDir('prefetch-');
   execFileSync('mkfifo', [join(dir, 'pipe'), join(dir, 'elsewhere')]);
   await symlink(join(dir, 'elsewhere'), join(dir, 'link'));
 });

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lineageNumber } from '../../src/contract/index.ts';
@@ -8,6 +7,7 @@ import { lineageFilesOf, walkLineage, type LineageFiles } from '../../src/operat
 import { FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
 import { modelWalk, readModel, type Model } from '../helpers/lineage-model.ts';
 import { mulberry32 as random } from '../helpers/random.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Cycles of every shape the walk's cycle search must find, and back edges that close none, against the independent
@@ -43,7 +43,7 @@ function edges(seed: number): { named: [string, string][]; predicate: [string, s
 }
 
 async function edgeRoot(seed: number): Promise<string> {
-  const root = await mkdtemp(join(tmpdir(), 'device-510k-cycles-'));
+  const root = await testTempDir('device-510k-cycles-');
   const { named, predicate } = edges(seed);
   for (const [name, kind, rows] of [['named', 'named', named], ['read', 'predicate', predicate]] as const) {
     await mkdir(join(root, name));

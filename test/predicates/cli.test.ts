@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { summaryPdf } from '../helpers/summary-pdf.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'build/predicates/cli.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
@@ -15,7 +15,7 @@ describe('npm run predicates -- extract', () => {
   let dir: string;
   let inDir: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'predicates-cli-'));
+    dir = await testTempDir('predicates-cli-');
     inDir = join(dir, 'in');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(inDir);

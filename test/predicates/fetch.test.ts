@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchSummaries, summaryPath, SummaryState } from '../../build/predicates/fetch.ts';
 import { PMN_COLUMNS } from '../../build/sources/parse.ts';
 import { summaryPdf } from '../helpers/summary-pdf.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -77,7 +77,7 @@ describe('the nightly summaries against a local origin', () => {
   let dir: string;
   beforeAll(async () => {
     origin = await startOrigin();
-    dir = mkdtempSync(join(tmpdir(), 'predicates-fetch-'));
+    dir = await testTempDir('predicates-fetch-');
     origin.pdfs.set('/cdrh_docs/pdf26/K261001.pdf', await summaryPdf(summaryText('K250001', 'K190001')));
     origin.pdfs.set('/cdrh_docs/pdf26/K261003.pdf', await summaryPdf(summaryText('K250003', 'K190003')));
     origin.pdfs.set('/cdrh_docs/pdf26/K261004.pdf', await summaryPdf(summaryText('K250004', 'K190004')));

@@ -1,11 +1,11 @@
-import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, RecordShard, ShardIndex, type OperationName } from '../../src/contract/index.ts';
 import { SEARCH_BLOCKS_PATH, SEARCH_INDEX_PATH } from '../../src/contract/search-index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { ask, envelope, expectError, expectOk, post, rawRequest, startServer, type Running } from '../server/helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * A snapshot damaged on disk after it was published (a flipped bit, a bad copy that kept the size) must never be
@@ -32,7 +32,7 @@ beforeAll(async () => {
 
 /** A private copy of the fixture snapshot (a plain directory), so each case can damage its own. */
 async function copyOfSnapshot(): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-corrupt-')), 'snapshot');
+  const dir = join(await testTempDir('device-510k-corrupt-'), 'snapshot');
   await cp(source, dir, { recursive: true, dereference: true });
   return dir;
 }

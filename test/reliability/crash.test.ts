@@ -1,6 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -8,6 +7,7 @@ import { buildsDirFor } from '../../build/publish/publish.ts';
 import { FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
 import { ask, expectOk, startServer, type Running } from '../server/helpers.ts';
 import { SEED, figure, isSymlink, seeded, snapshotProblems } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Builds killed with SIGKILL at seeded random points, from start-up to publishing: the `snapshot` link must always
@@ -73,7 +73,7 @@ describe('builds killed at random points', () => {
   let server: Running;
 
   beforeAll(async () => {
-    out = join(await mkdtemp(join(tmpdir(), 'device-510k-crash-')), 'snapshot');
+    out = join(await testTempDir('device-510k-crash-'), 'snapshot');
     await buildFixture({ out });
     server = await startServer({ snapshotPath: out, watch: true, pollMs: 100 });
   });
@@ -149,7 +149,7 @@ describe('builds killed at random points', () => {
 
 describe('the very first build killed', () => {
   it('leaves no snapshot at all; the server answers 503, then picks up the next build by itself', async () => {
-    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-crash-first-')), 'snapshot');
+    const out = join(await testTempDir('device-510k-crash-first-'), 'snapshot');
     const server = await startServer({ snapshotPath: out, watch: true, pollMs: 100 });
     try {
       const build = startBuild(out, 1_800_000_000);

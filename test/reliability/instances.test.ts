@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, realpath, rename, symlink } from 'node:fs/promises';
+import { mkdir, readFile, realpath, rename, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { startNginx, type RunningNginx } from '../../build/instances/nginx.ts';
 import { FIXTURE_SOURCES, buildFixture, buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, ask, expectOk, startServer, type Running } from '../server/helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Many stateless Node instances behind nginx, each with its own copy of the snapshot (what `npm run mirror`
@@ -53,7 +53,7 @@ beforeAll(async () => {
   oldDir = await realpath(await buildFixtureSnapshot());
   newDir = await realpath((await buildFixture({ sources: FIXTURE_SOURCES.slice(1) })).out);
   [oldId, newId] = await Promise.all([idOf(oldDir), idOf(newDir)]);
-  const root = await mkdtemp(join(tmpdir(), 'device-510k-instances-'));
+  const root = await testTempDir('device-510k-instances-');
   links = Array.from({ length: INSTANCES }, (_, i) => join(root, `instance-${i}`, 'snapshot'));
   for (const link of links) {
     await mkdir(join(link, '..'), { recursive: true });

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, realpath } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -19,6 +18,7 @@ import { FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
 import { allProductCodes, allRecords, envelope, startServer, type Running } from '../server/helpers.ts';
 import { PMN, writeEditedPmn } from '../sync/edit-fixture.ts';
 import { SEED, figure, seeded, sha256 } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * A bounded load of every kind of request on 127.0.0.1 while the snapshot is rebuilt and switched twice. Every
@@ -78,7 +78,7 @@ let server: Running;
 const builds: { id: string; dir: string }[] = [];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'device-510k-load-'));
+  dir = await testTempDir('device-510k-load-');
   out = join(dir, 'snapshot');
   const first = await buildFixture({ out, epoch: EPOCHS[0] });
   builds.push({ id: first.manifest.snapshotId, dir: first.dir });

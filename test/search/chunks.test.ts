@@ -214,6 +214,50 @@ describe('the search index in chunks', () => {
         expect(lookups).toEqual([index.codeDocs, index.applicantDocs, index.byKNumber]);
       });
 
+      it('answers a word search with the whole code and applicant columns in from the rows its words reach, making no table of every document', async () => {
+        const dir = files.directory;
+        // Independently of the chunks: the codes (applicants) the terms [lo, hi) reach, and each one's documents.
+        const reach = (offsets: Uint32Array, values: ArrayLike<number>, lo: number, hi: number) => new Set(Array.from(values).slice(offsets[lo], offsets[hi]));
+        const docsOf = (col: ArrayLike<number>, id: number) => Array.from(col).flatMap((v, d) => (v === id ? [d] : []));
+        // The documents the rows of the chunks a word is looked up in hold: the decision between its own rows and the whole table.
+        const loadedRows = (word: string) => {
+          let n = 0;
+          for (const c of chunksOfPrefix(dir, word).map((i) => dir.termChunks[i]!)) {
+            const to = c.from + c.count;
+            for (const a of reach(data.termApplicantOffsets, data.termApplicants, c.from, to)) n += docsOf(data.docApplicant, a).length;
+          }
+          return n;
+        };
+        // A word of more than three letters whose terms reach both codes and applicants, with the fewest such rows.
+        const candidates = data.terms.flatMap((w, t) =>
+          w.length > 3 && data.termApplicantOffsets[t + 1]! > data.termApplicantOffsets[t]! && data.termCodeOffsets[t + 1]! > data.termCodeOffsets[t]! ? [w] : [],
+        );
+        expect(candidates.length).toBeGreaterThan(0);
+        const word = candidates.map((w) => ({ w, n: loadedRows(w) })).sort((a, b) => a.n - b.n)[0]!;
+        // In small chunks, a word's chunks reach few applicants; the whole table is made where they reach half the documents.
+        const ownRows = word.n * 2 < dir.counts.docs;
+        if (sizes) expect(ownRows).toBe(true);
+        const req: SearchRequest = { ...BASE, query: word.w }; // the default facets: the whole code and applicant columns
+        const chunked = new ChunkedIndex(dir, reader(files).read);
+        expect(await chunked.answer(req)).toEqual(outcome(index, req));
+        const derived = (f: 'docCode' | 'docApplicant') => [...(chunked.cache.peek(dir.files[f].path)?.derived.keys() ?? [])];
+        expect(derived('docCode')).toContain('column');
+        expect(derived('docApplicant')).toContain('column');
+        const tables = [...derived('docCode'), ...derived('docApplicant')].filter((k) => k.startsWith('codeDocs/') || k.startsWith('applicantDocs/'));
+        expect(tables.length > 0).toBe(!ownRows);
+        // Every code and applicant the word's terms reach has its documents, as a scan of the columns finds them.
+        const view = chunked.view();
+        const lo = data.terms.findIndex((t) => t.startsWith(word.w));
+        let hi = lo;
+        while (hi < data.terms.length && data.terms[hi]!.startsWith(word.w)) hi++;
+        const rowOf = (rows: { offsets: Uint32Array; values: Uint32Array }, id: number) => Array.from(rows.values.subarray(rows.offsets[id], rows.offsets[id + 1]));
+        for (const c of reach(data.termCodeOffsets, data.termCodes, lo, hi)) expect(['code', c, rowOf(view.wordCodeDocs, c)]).toEqual(['code', c, docsOf(data.docCode, c)]);
+        for (const a of reach(data.termApplicantOffsets, data.termApplicants, lo, hi)) expect(['applicant', a, rowOf(view.wordApplicantDocs, a)]).toEqual(['applicant', a, docsOf(data.docApplicant, a)]);
+        // A short word reaches codes by their letters too: read from the whole table, its answer is the whole index's.
+        const short: SearchRequest = { ...BASE, query: data.codes[0]!.slice(0, 2).toLowerCase() };
+        expect(await chunked.answer(short)).toEqual(outcome(index, short));
+      });
+
       it('keeps the applicant column in 16 bits, with no copy widened to 32, whole and in part; "none" reads as the whole index\'s', async () => {
         // The fixture's applicants fit below 0xffff, so the build stores the column narrower than 32 bits.
         expect(data.applicants.length).toBeLessThan(0xffff);

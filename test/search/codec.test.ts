@@ -1,5 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildSearchIndexData, documentOrder, writeSearchIndex } from '../../build/index/search.ts';
@@ -10,6 +9,7 @@ import { loadSearchIndex } from '../../src/search/load.ts';
 import { openSearchIndex } from '../../src/search/model.ts';
 import { runSearch } from '../../src/search/engine.ts';
 import { record } from './naive.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const RECORDS = [
   record('K000123', 'Pacemaker Lead', { applicant: 'Acme', productCode: 'DTB', decisionDate: '2001-02-03' }),
@@ -108,7 +108,7 @@ describe('the search index on disk', () => {
   });
 
   it('is written through the snapshot writer, listed for the manifest, and loads back from the files', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'search-index-'));
+    const dir = await testTempDir('search-index-');
     const writer = new SnapshotWriter(dir);
     await writeSearchIndex(RECORDS, TYPES, writer);
     await writer.flush();

@@ -1,5 +1,4 @@
-import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnswerCache } from '../../src/utils/answer-cache.ts';
@@ -7,6 +6,7 @@ import { OPERATION_REGISTRY, SearchUnavailable, type Operation } from '../../src
 import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { ask, expectError, expectOk, startServer, VALID_INPUT, type Answer, type Running } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const search = (input: Record<string, unknown>) => ({ ...VALID_INPUT['device-510k.search'], ...input });
 
@@ -81,7 +81,7 @@ describe('the search answer cache', () => {
   });
 
   it('stays within its size in bytes, and keeps entries per snapshot', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'answer-cache-'));
+    const dir = await testTempDir('answer-cache-');
     try {
       // Two Snapshot objects over copies of one snapshot: the same input in each is a separate entry.
       await cp(snapshotPath, join(dir, 'a'), { recursive: true, dereference: true });

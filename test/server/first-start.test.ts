@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorBody } from '../../src/contract/index.ts';
@@ -7,6 +6,7 @@ import { buildFirstSnapshot, firstBuildCommand, needsFirstBuild } from '../../sr
 import type { Logger } from '../../src/server/log.ts';
 import { MainProcess } from '../helpers/main-process.ts';
 import { until } from '../helpers/until.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 let running: MainProcess | null = null;
 const dirs: string[] = [];
@@ -26,7 +26,7 @@ afterEach(async () => {
 
 describe('the first start', () => {
   it('listens at once and answers 503 source_unavailable, healthz too, while it builds the first snapshot', async () => {
-    const cwd = await mkdtemp(join(tmpdir(), 'device-510k-first-'));
+    const cwd = await testTempDir('device-510k-first-');
     dirs.push(cwd);
     running = new MainProcess({}, { cwd, detached: true });
     // The log is JSON lines; the build's progress lines between them are not.
@@ -53,7 +53,7 @@ describe('the first start', () => {
   }, 90_000);
 
   it('a SNAPSHOT_PATH that does not exist is an error naming it, and nothing is built', async () => {
-    const cwd = await mkdtemp(join(tmpdir(), 'device-510k-first-'));
+    const cwd = await testTempDir('device-510k-first-');
     dirs.push(cwd);
     const missing = join(cwd, 'mistyped', 'snapshot');
     running = new MainProcess({ SNAPSHOT_PATH: missing }, { cwd });
@@ -63,7 +63,7 @@ describe('the first start', () => {
   }, 60_000);
 
   it('builds only at the default path, whichever way it is spelled', async () => {
-    const cwd = await mkdtemp(join(tmpdir(), 'device-510k-first-'));
+    const cwd = await testTempDir('device-510k-first-');
     dirs.push(cwd);
     expect(await needsFirstBuild('snapshot', cwd)).toBe(true);
     expect(await needsFirstBuild(join(cwd, 'snapshot'), cwd)).toBe(true);
@@ -79,7 +79,7 @@ describe('the first start', () => {
   });
 
   it('a build that fails, or cannot be run, is logged and leaves the server as it was', async () => {
-    const cwd = await mkdtemp(join(tmpdir(), 'device-510k-first-'));
+    const cwd = await testTempDir('device-510k-first-');
     dirs.push(cwd);
     const errors: { message: string; fields?: Record<string, unknown> }[] = [];
     const logger: Logger = { request: () => {}, info: () => {}, error: (message, fields) => void errors.push({ message, fields }) };

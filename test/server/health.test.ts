@@ -1,11 +1,11 @@
-import { cp, mkdtemp, rename, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { LAYOUT, type OperationName } from '../../src/contract/index.ts';
 import { HealthBody } from '../../src/api/openapi.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { VALID_INPUT, allRecords, ask, expectError, expectOk, rawRequest, startServer, type Running } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Health that tells the truth: a snapshot whose files go away is no longer served (503 everywhere, /healthz 503 with
@@ -15,7 +15,7 @@ import { VALID_INPUT, allRecords, ask, expectError, expectOk, rawRequest, startS
 
 /** A copy of the fixture snapshot in a folder of its own, and a `snapshot` link to it. */
 async function linkedCopy(): Promise<{ link: string; dir: string }> {
-  const root = await mkdtemp(join(tmpdir(), 'device-510k-health-'));
+  const root = await testTempDir('device-510k-health-');
   const dir = join(root, 'snapshot-builds', 'one');
   await cp(await buildFixtureSnapshot(), dir, { recursive: true, dereference: true });
   const link = join(root, 'snapshot');

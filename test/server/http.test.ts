@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { ask, envelope, post, rawRequest, startServer, type Running } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * HTTP of the Node host around the operations: compression, the snapshot's files, the page, request logs. CORS,
@@ -81,7 +81,7 @@ describe('GET /snapshot/…', () => {
   });
 
   it('serves only what the manifest lists, and nothing outside the snapshot', async () => {
-    const copy = join(await mkdtemp(join(tmpdir(), 'device-510k-static-')), 'snapshot');
+    const copy = join(await testTempDir('device-510k-static-'), 'snapshot');
     await cp(snapshotPath, copy, { recursive: true, dereference: true });
     await writeFile(join(copy, 'unlisted.json'), '{"secret":true}');
     const s = await startServer({ snapshotPath: copy });
@@ -134,7 +134,7 @@ describe('GET /snapshot/…', () => {
 
 describe('GET / and public files', () => {
   it('serves the page folder, and nothing hidden or outside it', async () => {
-    const publicDir = await mkdtemp(join(tmpdir(), 'device-510k-public-'));
+    const publicDir = await testTempDir('device-510k-public-');
     await writeFile(join(publicDir, 'index.html'), '<!doctype html><title>510(k)</title>');
     await writeFile(join(publicDir, '.env'), 'SECRET=1');
     await mkdir(join(publicDir, 'js'));

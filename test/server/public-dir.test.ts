@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { precompressedCopy } from '../../src/server/public-dir.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const made: string[] = [];
 afterEach(async () => {
@@ -12,7 +12,7 @@ afterEach(async () => {
 
 describe("the server's copy of the page folder", () => {
   it('compresses a text file from its own bytes, not from a stale .gz or .br left beside it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'public-dir-'));
+    const dir = await testTempDir('public-dir-');
     made.push(dir);
     const fresh = `export const edited = ${JSON.stringify('x'.repeat(3000))};\n`;
     await writeFile(join(dir, 'app.js'), fresh);

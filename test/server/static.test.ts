@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync, brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { LAYOUT, Manifest, type FileEntry } from '../../src/contract/index.ts';
 import { contentTypeFor, ifRangeHolds, notModified, parseRange } from '../../src/api/file-http.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
 import { rawRequest, startServer, type Running } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * GET /snapshot/…: only bytes checked against the manifest during the request are sent, whatever happens to the
@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 
 async function copyOfSnapshot(): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-static-')), 'snapshot');
+  const dir = join(await testTempDir('device-510k-static-'), 'snapshot');
   await cp(source, dir, { recursive: true, dereference: true });
   return dir;
 }
@@ -81,7 +81,7 @@ describe('what is on disk after the first read', () => {
   it('a folder on the way that is a symbolic link is never followed, even to the very bytes the manifest lists', async () => {
     const dir = await copyOfSnapshot();
     // The shards' folder moved outside the snapshot, and a link to it left in its place: the files behind it match.
-    const outside = await mkdtemp(join(tmpdir(), 'device-510k-outside-'));
+    const outside = await testTempDir('device-510k-outside-');
     const folder = shard.path.slice(0, shard.path.indexOf('/'));
     await rename(join(dir, folder), join(outside, folder));
     await symlink(join(outside, folder), join(dir, folder));

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { cp, mkdtemp, readFile, rename, symlink, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -9,6 +8,7 @@ import { LAYOUT, ResponseSchemas, SNAPSHOT_SCHEMA_VERSION } from '../../src/cont
 import { FIXTURE_EPOCH, FIXTURE_SOURCES, buildFixture } from '../helpers/fixture-snapshot.ts';
 import { MainProcess } from '../helpers/main-process.ts';
 import { ask, envelope, expectError, expectOk, startServer, type Running } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Snapshot switching (a build publishing while the server runs), refusal of a broken snapshot, start-up with no
@@ -67,7 +67,7 @@ describe('switching snapshots under load', () => {
   let server: Running;
 
   beforeAll(async () => {
-    out = join(await mkdtemp(join(tmpdir(), 'device-510k-switch-')), 'snapshot');
+    out = join(await testTempDir('device-510k-switch-'), 'snapshot');
     a = await buildFixture({ out });
     server = await startServer({ snapshotPath: out, watch: true, pollMs: 200 });
   });
@@ -145,7 +145,7 @@ describe('a broken new snapshot is refused', () => {
   let server: Running;
 
   beforeAll(async () => {
-    out = join(await mkdtemp(join(tmpdir(), 'device-510k-refuse-')), 'snapshot');
+    out = join(await testTempDir('device-510k-refuse-'), 'snapshot');
     a = await buildFixture({ out });
     server = await startServer({ snapshotPath: out });
   });
@@ -195,7 +195,7 @@ describe('a broken new snapshot is refused', () => {
 
 describe('starting with no snapshot', () => {
   it('answers 503 until a build publishes one, then serves it without a restart', async () => {
-    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-late-')), 'snapshot');
+    const out = join(await testTempDir('device-510k-late-'), 'snapshot');
     const server = await startServer({ snapshotPath: out, watch: true, pollMs: 200 });
     try {
       expectError(await ask(server.url, 'device-510k.meta', {}), 503, 'source_unavailable', 'device-510k.meta');
@@ -211,7 +211,7 @@ describe('starting with no snapshot', () => {
 
 describe('npm start', () => {
   it('listens on PORT and HOST, and on SIGTERM finishes the request in flight, then exits 0', async () => {
-    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-main-')), 'snapshot');
+    const out = join(await testTempDir('device-510k-main-'), 'snapshot');
     const built = await buildFixture({ out });
     const main = new MainProcess({ SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') }, { cwd: REPO });
     const { child, exited } = main;
@@ -249,7 +249,7 @@ describe('npm start', () => {
 
 describe('npm start, stopped as a process manager stops it', () => {
   it('SIGTERM to the PID npm start created stops the server: the port is closed', async () => {
-    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-npm-')), 'snapshot');
+    const out = join(await testTempDir('device-510k-npm-'), 'snapshot');
     await buildFixture({ out });
     // Exactly what a user or a service unit runs; `npm` is found on the PATH like in a shell.
     const child = spawn('npm', ['start'], {
@@ -303,7 +303,7 @@ describe('npm start, stopped as a process manager stops it', () => {
 
 describe('npm start with WORKERS', () => {
   it('runs that many workers on one port; a published snapshot reaches every one; SIGTERM drains them all and exits 0', async () => {
-    const out = join(await mkdtemp(join(tmpdir(), 'device-510k-workers-')), 'snapshot');
+    const out = join(await testTempDir('device-510k-workers-'), 'snapshot');
     const first = await buildFixture({ out });
     const main = new MainProcess({ WORKERS: '2', SNAPSHOT_PATH: out, SYNC_STATE_PATH: join(dirname(out), 'state.json') }, { cwd: REPO });
     const { child, exited } = main;

@@ -1,5 +1,4 @@
-import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileEntry, LAYOUT, Manifest, ShardIndex, snapshotIdOf } from '../../src/contract/index.ts';
@@ -8,6 +7,7 @@ import { InvalidSnapshot } from '../../src/snapshot/index.ts';
 import { FILE_LIST, SHARD_LIST, type LongList } from '../../src/snapshot/open.ts';
 import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * Opening a snapshot checks the manifest's files and the shard indexes' shards entry by entry, most of them without
@@ -49,7 +49,7 @@ function agreesWithSchema(list: LongList, schema: { safeParse(v: unknown): { suc
 
 async function fixtureCopy(): Promise<string> {
   const { dir } = await buildFixture();
-  const copy = join(await mkdtemp(join(tmpdir(), 'device-510k-long-lists-')), 'snap');
+  const copy = join(await testTempDir('device-510k-long-lists-'), 'snap');
   await cp(dir, copy, { recursive: true });
   return copy;
 }

@@ -1,5 +1,4 @@
-import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT, Manifest, snapshotIdOf } from '../../src/contract/index.ts';
@@ -7,11 +6,12 @@ import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { InvalidSnapshot } from '../../src/snapshot/index.ts';
 import { sha256Hex } from '../../src/utils/sha256-hex.ts';
 import { buildFixture } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /** A copy of a fresh fixture snapshot whose manifest `edit` may change. */
 async function copyWithManifest(edit: (m: Manifest) => Manifest): Promise<string> {
   const { dir } = await buildFixture();
-  const copy = join(await mkdtemp(join(tmpdir(), 'device-510k-manifest-')), 'snap');
+  const copy = join(await testTempDir('device-510k-manifest-'), 'snap');
   await cp(dir, copy, { recursive: true });
   const manifest = Manifest.parse(JSON.parse(await readFile(join(copy, LAYOUT.manifest), 'utf8')));
   await writeFile(join(copy, LAYOUT.manifest), `${JSON.stringify(edit(manifest))}\n`);

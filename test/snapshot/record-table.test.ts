@@ -1,5 +1,4 @@
-import { readFile, cp, mkdtemp, open as openFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, cp, open as openFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUT, recordTablePartPath } from '../../src/contract/index.ts';
@@ -8,6 +7,7 @@ import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { CorruptFile, Snapshot, type SnapshotOptions, type SnapshotStorage } from '../../src/snapshot/index.ts';
 import { writeUntilChangeTimeMoves } from '../helpers/damage.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The record table (each record's place in its shard and its digest). On a storage that cannot tell a file's identity
@@ -20,7 +20,7 @@ let dir: string;
 
 beforeAll(async () => {
   fixture = await buildFixtureSnapshot();
-  dir = await mkdtemp(join(tmpdir(), 'record-table-'));
+  dir = await testTempDir('record-table-');
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

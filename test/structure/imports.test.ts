@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import madge from 'madge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -316,8 +316,8 @@ async function madgeGraph(baseDir: string, paths: readonly string[]): Promise<{ 
 
 describe('madge, a second reader of the same graph', () => {
   let fixture: string;
-  beforeAll(() => {
-    fixture = mkdtempSync(join(tmpdir(), 'imports-madge-'));
+  beforeAll(async () => {
+    fixture = await testTempDir('imports-madge-');
     for (const [file, text] of [
       ['a/one.ts', "import { two } from '../b/two.ts';\nexport const one = two + 1;\n"],
       ['b/two.ts', "export const two = 2;\nexport const later = () => import('../a/three.ts');\n"],

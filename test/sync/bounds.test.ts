@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { runSync } from '../../build/sync/run.ts';
 import { LAYOUT } from '../../src/contract/index.ts';
 import { fixtureText, ORIGIN_FILE_NAMES, startOrigin, type Origin } from './origin.ts';
 import { until } from '../helpers/until.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /** The sync against an origin that sends more than it should: every download and every entry read has a limit. */
 
@@ -72,7 +72,7 @@ async function failsWith(extra: Partial<SyncOptions>, reason: RegExp): Promise<v
 
 beforeAll(async () => {
   origin = await startOrigin();
-  work = await mkdtemp(join(tmpdir(), 'sync-bounds-'));
+  work = await testTempDir('sync-bounds-');
   dir = join(work, '.sync');
   out = join(work, 'snapshot');
   expect((await runSync(options())).outcome).toBe('built');

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedFields, changeLogOf, changeSummary, diffRecords } from '../../build/changes/diff.ts';
@@ -8,6 +7,7 @@ import { LAYOUT, MetaFile, type ClearanceFields, type ClearanceRecord } from '..
 import { makeRecord } from '../helpers/records.ts';
 import { buildFixture, FIXTURE_SOURCES } from '../helpers/fixture-snapshot.ts';
 import { PMN, writeEditedPmn } from './edit-fixture.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const base: Partial<ClearanceFields> = {
   deviceName: 'KNEE AID',
@@ -93,7 +93,7 @@ describe('changes.json in a build', () => {
   let work: string;
   let edited: string;
   beforeAll(async () => {
-    work = await mkdtemp(join(tmpdir(), 'changes-'));
+    work = await testTempDir('changes-');
     edited = join(work, 'pmn-1976-1990-sample.txt');
     const pmn = FIXTURE_SOURCES[1] as string;
     await writeEditedPmn(pmn, edited, {

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { openSnapshotDirectory } from '../../src/node/index.ts';
 import { CursorCodec, lineage, prepareLineage } from '../../src/operations/index.ts';
 import { summaryPdf } from '../helpers/summary-pdf.ts';
 import { ORIGIN_FILE_NAMES, startOrigin, type Origin } from './origin.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The nightly sync with 510(k) summaries, against a local origin holding FDA's files and, on the same host, the
@@ -83,7 +83,7 @@ beforeAll(async () => {
   origin = await startOrigin();
   for (const s of Object.values(SUMMARIES)) origin.documents.set(s.path, await summaryPdf(s.text));
   origin.documents.set(DECISION.path, await summaryPdf(DECISION.text));
-  work = await mkdtemp(join(tmpdir(), 'sync-predicates-'));
+  work = await testTempDir('sync-predicates-');
   dir = join(work, '.sync');
   out = join(work, 'snapshot');
 }, 60_000);

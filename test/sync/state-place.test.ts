@@ -1,17 +1,17 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../build/sync/run.ts';
 import { SyncState } from '../../src/contract/sync.ts';
 import { defaultSyncStatePath } from '../../src/server/config.ts';
 import { SyncStateReader } from '../../src/node/index.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /** A sync's state lives beside the snapshot link it publishes, and a server reads only the state of its own link. */
 
 let work: string;
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'sync-place-'));
+  work = await testTempDir('sync-place-');
 });
 afterAll(async () => {
   await rm(work, { recursive: true, force: true });

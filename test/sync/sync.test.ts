@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -13,6 +12,7 @@ import { LAYOUT, Manifest } from '../../src/contract/index.ts';
 import { SyncState } from '../../src/contract/sync.ts';
 import { editPmnText, PMN } from './edit-fixture.ts';
 import { fixtureText, ORIGIN_FILE_NAMES, startOrigin, zipText, type Origin } from './origin.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const run = promisify(execFile);
 const BUNDLED_EDGES = fileURLToPath(new URL('../../data/fda/predicates', import.meta.url));
@@ -68,7 +68,7 @@ async function servedAndVerified() {
 
 beforeAll(async () => {
   origin = await startOrigin();
-  work = await mkdtemp(join(tmpdir(), 'sync-'));
+  work = await testTempDir('sync-');
   dir = join(work, '.sync');
   out = join(work, 'snapshot');
   clock = 0;

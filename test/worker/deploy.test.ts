@@ -1,6 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, readdir, readFile, realpath, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { MAX_COMPRESSED_BYTES, NODE_IMPORT } from '../helpers/worker-bundle.ts';
 import { pageBesideApi } from '../../src/server/public-dir.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,7 +22,7 @@ function run(file: string, args: string[], cwd: string, env: Record<string, stri
 
 /** The repository as a fresh clone has it: the files git tracks (and new ones not ignored), no dist/, no snapshot. */
 async function freshCopy(): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'device-510k-clone-')), 'device-510k');
+  const dir = join(await testTempDir('device-510k-clone-'), 'device-510k');
   const listed = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], ROOT, {});
   const files = listed.stdout.split('\0').filter(Boolean);
   expect(files).toContain('wrangler.toml');
@@ -54,7 +54,7 @@ afterAll(async () => {
 
 describe('deploying the Worker from a fresh clone', () => {
   it('npx wrangler deploy --dry-run fills the assets with its build step and passes, offline', async () => {
-    const out = await mkdtemp(join(tmpdir(), 'device-510k-dryrun-'));
+    const out = await testTempDir('device-510k-dryrun-');
     try {
       await expect(readdir(join(clone, 'dist'))).rejects.toThrow(/ENOENT/);
       // SNAPSHOT_PATH: the fixture snapshot instead of building the bundled FDA files (the same step, smaller).

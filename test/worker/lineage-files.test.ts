@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { LAYOUT, LINEAGE_DIRECTIONS, LINEAGE_INDEX_PATH, LineageIndex, Manifest,
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { rawRequest } from '../server/helpers.ts';
 import { startNodeAndWorkers } from './hosts.ts';
+import { testTempDir } from '../helpers/temp-dirs.ts';
 
 /**
  * The lineage closure files (`lineage/closure/<direction>/<shard>.bin`) are files of the snapshot like any other: the
@@ -33,7 +33,7 @@ const decoded = (res: { headers: Record<string, unknown>; body: Buffer }) =>
 const BROWSER = { 'accept-encoding': 'gzip, deflate, br' };
 
 beforeAll(async () => {
-  dir = join(await mkdtemp(join(tmpdir(), 'device-510k-lineage-files-')), 'snapshot');
+  dir = join(await testTempDir('device-510k-lineage-files-'), 'snapshot');
   await cp(await buildFixtureSnapshot(), dir, { recursive: true, dereference: true });
   manifest = Manifest.parse(JSON.parse(await readFile(join(dir, LAYOUT.manifest), 'utf8')));
   index = LineageIndex.parse(JSON.parse(await readFile(join(dir, LINEAGE_INDEX_PATH), 'utf8')));
