@@ -126,10 +126,11 @@ export class ChunkCache {
     if (entry) countKept(key, (bytes) => this.grow(path, entry, bytes));
   }
 
-  /** Holds a file in for a request, and counts it as used now (a request's files go last). */
-  pin(path: string): void {
+  /** Holds a file in for a request, and counts it as used now (a request's files go last); false when it is not held. */
+  pin(path: string): boolean {
     const entry = this.get(path);
     if (entry) entry.pins++;
+    return entry !== undefined;
   }
 
   unpin(path: string): void {
@@ -175,11 +176,18 @@ export class Lease {
     return [...this.held];
   }
 
-  /** Keeps a file in (once per lease). */
-  hold(path: string): void {
-    if (this.held.has(path) || !this.cache.has(path)) return;
+  /** Whether every file held passes `test`. */
+  every(test: (path: string) => boolean): boolean {
+    for (const path of this.held) if (!test(path)) return false;
+    return true;
+  }
+
+  /** Keeps a file in (once per lease); false when the cache does not hold it (nothing is kept then). */
+  hold(path: string): boolean {
+    if (this.held.has(path)) return true;
+    if (!this.cache.pin(path)) return false;
     this.held.add(path);
-    this.cache.pin(path);
+    return true;
   }
 
   /** Lets the files go, and what was counted for the request beyond them (its own index), and the cache back down to its budget. */

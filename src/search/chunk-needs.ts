@@ -179,10 +179,8 @@ function codeChunkPaths(dir: SearchChunks, cache: ChunkCache, shortWords: readon
 export function missingFiles(dir: SearchChunks, cache: ChunkCache, req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, lease?: Lease, plans?: FilePlans): string[] {
   const plan = plans ? plans.of(req, whole, cache) : filePlan(dir, req, whole);
   const out: string[] = [];
-  const need = (path: string) => {
-    if (!cache.has(path)) out.push(path);
-    else lease?.hold(path);
-  };
+  // With a lease, a file the cache holds is held for it in the same look-up.
+  const need = lease ? (path: string) => lease.hold(path) || out.push(path) : (path: string) => cache.has(path) || out.push(path);
   for (const path of plan.paths) need(path);
   if (plan.codeChunks !== 'none' && !cache.has(dir.files.docCode.path) && cache.has(dir.files.dicts.path)) {
     for (const path of plan.codeChunks ?? codeChunkPaths(dir, cache, plan.shortWords)) need(path);

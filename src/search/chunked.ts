@@ -80,6 +80,9 @@ export class ChunkedIndex {
     });
   }
 
+  /** Whether the current index reads a file or has no need of it (a K number block or word list). */
+  private readonly inCurrent = (path: string): boolean => this.currentFiles.has(path) || this.kBlockPaths.has(path);
+
   private has(path: string): boolean {
     return this.cache.has(path);
   }
@@ -269,9 +272,13 @@ export class ChunkedIndex {
     const dir = this.directory;
     if (this.has(dir.files.docKNumber.path)) lease?.hold(dir.files.docKNumber.path);
     else {
-      const blocks = new Set<string>();
-      for (const d of page) blocks.add(dir.kBlocks[Math.floor(d / dir.kBlockDocs)]!.path);
-      await this.load([...blocks], lease);
+      // Blocks the cache holds are held now; only those it lacks are read (most pages: none, once warm).
+      const lacking = new Set<string>();
+      for (const d of page) {
+        const path = dir.kBlocks[Math.floor(d / dir.kBlockDocs)]!.path;
+        if (!(lease ? lease.hold(path) : this.has(path))) lacking.add(path);
+      }
+      if (lacking.size > 0) await this.load([...lacking], lease);
     }
     const whole = this.has(dir.files.docKNumber.path) ? (this.loaded.column('docKNumber') as Uint32Array) : null;
     const out: string[] = [];
@@ -293,8 +300,10 @@ export class ChunkedIndex {
    * than what the requests read). Answers are the same either way: every file a request reads is in the index it gets.
    */
   indexFor(lease: Lease): SearchIndex {
-    if (this.current && lease.paths().every((p) => this.currentFiles.has(p) || this.kBlockPaths.has(p))) return this.current;
-    if (++this.ownViews >= REMAKE_AFTER) {
+    if (this.current && lease.every(this.inCurrent)) return this.current;
+    // An index still there lacks only files that came in since it was made (one it reads let go of drops it): made
+    // again over everything, it serves this request and every later one that reads them, where each would make its own.
+    if (++this.ownViews >= (this.current ? REMAKE_STALE_AFTER : REMAKE_AFTER)) {
       this.dropView();
       return this.view();
     }
@@ -324,6 +333,8 @@ export class ChunkedIndex {
 
 /** Requests in a row over an index of their own files before the index over everything loaded is made again. */
 const REMAKE_AFTER = 16;
+/** The same, while the index over everything is there but lacks files that came in since (`indexFor`). */
+const REMAKE_STALE_AFTER = 2;
 
 function sameFacets(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);

@@ -101,7 +101,7 @@ export function scoreByWords(
         docs[kept] = d;
         kept += tierOf(index, w, d) === Tier.none ? 0 : 1;
       }
-      release(w);
+      release(w, index);
       docs = docs.subarray(0, kept);
       continue;
     }
@@ -122,7 +122,7 @@ export function scoreByWords(
       }
     } else {
       kept = checkWord(index, w, docs, s, pointsByTier(n));
-      release(w);
+      release(w, index);
     }
     docs = docs.subarray(0, kept);
   }

@@ -139,10 +139,43 @@ function rowsOf(index: SearchIndex, w: PreparedWord): readonly (readonly [TierSe
   ];
 }
 
-/** Drops the word's per-id arrays once the query is done with it. */
-export function release(w: PreparedWord): void {
+/**
+ * Drops the word's per-id arrays once the query is done with it; its marks (`termMarks`), made over `index`, go back
+ * zeroed to the index's pool.
+ */
+export function release(w: PreparedWord, index?: SearchIndex): void {
   w.dense = null;
+  if (w.marks && index) giveBackMarks(index, w.marks, w.termLo, w.termHi);
   w.marks = null;
+}
+
+/**
+ * Zeroed mark arrays (a byte per document) kept per index, one search's word at a time: a megabyte each at a million
+ * documents, made for every word a query checks rather than scans, on an index without forward lists (a chunked one).
+ */
+const markPools = new WeakMap<SearchIndex, Uint8Array[]>();
+const pooledMarks = new WeakSet<Uint8Array>();
+
+/** Mark arrays lent to a word (`termMarks`) and those of them made rather than taken from a pool: for measurements and tests. */
+export const markArrays = { lent: 0, made: 0 };
+
+/** Marks of the terms [lo, hi) (`termMarks`) zeroed and kept for the index's next word, up to two. */
+function giveBackMarks(index: SearchIndex, marks: Uint8Array, lo: number, hi: number): void {
+  let pool = markPools.get(index);
+  if (!pool) markPools.set(index, (pool = []));
+  // An array counted for the index always goes back (what is counted is held); one made for a word only while the
+  // pool is short, counted then.
+  const counted = pooledMarks.has(marks);
+  if ((!counted && pool.length >= 2) || marks.length !== index.docCount) return;
+  const { termDocOffsets: offsets, termDocs: docs } = index;
+  // The exact word is one of the range's terms: its documents are among those cleared.
+  if ((offsets[hi]! - offsets[lo]!) * 8 < marks.length) for (let i = offsets[lo]!, end = offsets[hi]!; i < end; i++) marks[docs[i]!] = 0;
+  else marks.fill(0);
+  if (!counted) {
+    kept(index, marks, marks.byteLength);
+    pooledMarks.add(marks);
+  }
+  pool.push(marks);
 }
 
 /** What `termMarks` writes for a document: one of the range's terms, or the exact word itself. */
@@ -157,7 +190,12 @@ const EXACT = 2;
  * made forward lists would pay a pass over every document whenever its loaded files change.
  */
 export function termMarks(index: SearchIndex, lo: number, hi: number, exact: number): Uint8Array {
-  const marks = new Uint8Array(index.docCount);
+  let marks = markPools.get(index)?.pop();
+  markArrays.lent++;
+  if (!marks) {
+    marks = new Uint8Array(index.docCount);
+    markArrays.made++;
+  }
   const { termDocOffsets: offsets, termDocs: docs } = index;
   for (let i = offsets[lo]!, end = offsets[hi]!; i < end; i++) marks[docs[i]!] = IN_RANGE;
   if (exact >= 0) for (let i = offsets[exact]!, end = offsets[exact + 1]!; i < end; i++) marks[docs[i]!] = EXACT;
@@ -404,7 +442,10 @@ export class TierLoans {
       // Nothing writes a touched list after its scan (the candidates are sorted into an array of their own).
       if (touched !== null && touched.length * 8 < tiers.length) for (let i = 0; i < touched.length; i++) tiers[touched[i]!] = 0;
       else tiers.fill(0);
-      if (pool.length < 2) pool.push(fresh ? kept(this.index, tiers, tiers.byteLength) : tiers);
+      // One taken from the pool was counted for the index when it first went in, and always goes back (what is
+      // counted is held); one made for this search goes in, counted, only while the pool is short.
+      if (!fresh) pool.push(tiers);
+      else if (pool.length < 2) pool.push(kept(this.index, tiers, tiers.byteLength));
     }
   }
 }

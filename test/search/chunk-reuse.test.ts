@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildSearchChunks, type ChunkFiles } from '../../build/index/chunks.ts';
+import { ChunkCache } from '../../src/search/chunk-cache.ts';
+import { chunksOfPrefix } from '../../src/search/chunk-directory.ts';
+import { ChunkedIndex } from '../../src/search/chunked.ts';
+import type { SearchIndexData } from '../../src/search/codec.ts';
+import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
+import { loadSearchIndex } from '../../src/search/load.ts';
+import type { SearchIndex } from '../../src/search/model.ts';
+import { markArrays } from '../../src/search/words.ts';
+import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
+
+/**
+ * What the chunked index makes again and what it reuses while the same requests come back: the index over every
+ * loaded file, and the engine's per-document mark arrays. Answers are checked against the whole index, which reads
+ * forward lists where the chunked one reads marks.
+ */
+const BASE = { applicant: null, productCode: null, yearFrom: null, yearTo: null, page: 1, pageSize: 10 };
+
+function reader(files: ChunkFiles): (path: string) => Promise<Uint8Array> {
+  const map = new Map(files.files.map((f) => [f.path, f.bytes]));
+  return async (path) => new Uint8Array(gunzipSync(map.get(path)!));
+}
+
+/** A request answered as the Worker answers it: its files held by a lease, over the index it gets. */
+async function answer(chunked: ChunkedIndex, req: SearchRequest): Promise<unknown> {
+  const lease = chunked.lease();
+  try {
+    const { kNumbers: _k, ...rest } = runSearch(await chunked.ensure(req, true, undefined, lease), req);
+    return rest;
+  } finally {
+    lease.release();
+  }
+}
+
+function without(index: SearchIndex, req: SearchRequest): unknown {
+  const { kNumbers: _k, ...rest } = runSearch(index, req);
+  return rest;
+}
+
+describe('the chunked index while the same requests come back', () => {
+  let index: SearchIndex;
+  let files: ChunkFiles;
+
+  beforeAll(async () => {
+    const dir = await buildFixtureSnapshot();
+    index = await loadSearchIndex((p) => readFile(join(dir, p)));
+    files = await buildSearchChunks(index as unknown as SearchIndexData, '0'.repeat(64), { targetBytes: 300, idTargetBytes: 20, kBlockDocs: 16 });
+  }, 120_000);
+
+  it('makes its index over everything again once a file it lacks is read twice, not an index per request', async () => {
+    const dir = files.directory;
+    const chunked = new ChunkedIndex(dir, reader(files), new ChunkCache(Number.POSITIVE_INFINITY));
+    // Two words in term chunks of their own: the second comes in after the index over the first was made.
+    const first = index.terms[0]!;
+    const second = index.terms.find((t) => !chunksOfPrefix(dir, t).some((c) => chunksOfPrefix(dir, first).includes(c)))!;
+    expect(second).toBeDefined();
+    const req = (query: string): SearchRequest => ({ ...BASE, query, facets: [] });
+    expect(await answer(chunked, req(first))).toEqual(without(index, req(first)));
+    const made = chunked.indexesMade;
+    for (let i = 0; i < 8; i++) expect(await answer(chunked, req(second))).toEqual(without(index, req(second)));
+    // One of its own for the first request that read the new chunk, the index over everything for the next.
+    expect(chunked.indexesMade - made).toBe(2);
+    const after = chunked.indexesMade;
+    expect(await answer(chunked, req(first))).toEqual(without(index, req(first)));
+    expect(chunked.indexesMade).toBe(after);
+  });
+
+  it('still makes an index of a request’s own while files come and go, and answers as the whole index does', async () => {
+    const dir = files.directory;
+    // A budget below one request's files: every request reads its files again and lets the others go.
+    const chunked = new ChunkedIndex(dir, reader(files), new ChunkCache(1));
+    const words = index.terms.filter((_, t) => t % Math.max(1, Math.floor(index.terms.length / 12)) === 0);
+    for (const word of words) {
+      const r: SearchRequest = { ...BASE, query: word, facets: [{ field: 'productCode', size: 3, order: 'count' }] };
+      expect([word, await answer(chunked, r)]).toEqual([word, without(index, r)]);
+      expect(chunked.cache.bytes).toBeLessThanOrEqual(chunked.cache.budget);
+    }
+    expect(chunked.indexesMade).toBeGreaterThan(1);
+  });
+
+  it('lends a checked word the mark arrays of earlier words, zeroed: answers stay the whole index’s', async () => {
+    const chunked = new ChunkedIndex(files.directory, reader(files), new ChunkCache(Number.POSITIVE_INFINITY));
+    const postings = (t: number) => index.termDocs.subarray(index.termDocOffsets[t]!, index.termDocOffsets[t + 1]!);
+    // Common words and prefixes (one letter, two), each checked on the documents of a rarer word found with it (and
+    // elsewhere too): the marks of one word's terms, and of a range of terms, cleared for the next.
+    const docsOf = (prefix: string) => new Set(index.terms.flatMap((term, t) => (term.startsWith(prefix) ? [...postings(t)] : [])));
+    const counts = index.terms.map((_, t) => postings(t).length);
+    const commons = index.terms.map((_, t) => t).sort((a, b) => counts[b]! - counts[a]!).slice(0, 4).map((t) => index.terms[t]!);
+    const reqs: SearchRequest[] = [];
+    for (const common of [...commons, ...commons.map((w) => w.slice(0, 1)), ...commons.map((w) => w.slice(0, 2))]) {
+      const withCommon = docsOf(common);
+      const partners = index.terms.filter((term, t) => !term.startsWith(common) && counts[t]! * 12 <= withCommon.size && postings(t).some((d) => withCommon.has(d)) && postings(t).some((d) => !withCommon.has(d)));
+      for (const p of partners.slice(0, 3)) reqs.push({ ...BASE, query: `${p} ${common}`, facets: [{ field: 'productCode', size: 5, order: 'count' }] });
+    }
+    expect(reqs.length).toBeGreaterThan(8);
+    // Every file in first, so that all requests read one index over everything.
+    for (const r of reqs) await chunked.ensure(r, true);
+    const { lent, made } = markArrays;
+    let found = 0;
+    for (const r of [...reqs, ...reqs]) {
+      const want = without(index, r) as { total: number };
+      expect([r.query, await answer(chunked, r)]).toEqual([r.query, want]);
+      found += want.total;
+    }
+    expect(found).toBeGreaterThan(0);
+    // Most requests checked their common word by marks, taken from the index’s pool but for the first.
+    expect(markArrays.lent - lent).toBeGreaterThanOrEqual(reqs.length);
+    expect(markArrays.made - made).toBeLessThanOrEqual(1);
+  });
+});
