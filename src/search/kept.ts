@@ -11,7 +11,7 @@ export function countKept(key: object, counter: (bytes: number) => void): void {
   counters.set(key, counter);
 }
 
-/** Tells the counter of `key`, if any, of `bytes` newly kept for it; returns `value`. */
+/** Tells the counter of `key`, if any, of `bytes` newly kept for it (less than 0: let go of); returns `value`. */
 export function kept<T>(key: object, value: T, bytes: number): T {
   counters.get(key)?.(bytes);
   return value;

@@ -150,32 +150,52 @@ export function release(w: PreparedWord, index?: SearchIndex): void {
 }
 
 /**
- * Zeroed mark arrays (a byte per document) kept per index, one search's word at a time: a megabyte each at a million
- * documents, made for every word a query checks rather than scans, on an index without forward lists (a chunked one).
+ * Zeroed arrays of a byte per document kept per index, at most two, lent to one search (one word) at a time. An array
+ * is counted for the index (kept.ts) from when it first goes in until it is let go of, lent or not, so that what is
+ * counted is what is held: one given back to a full pool goes, and its count with it.
  */
-const markPools = new WeakMap<SearchIndex, Uint8Array[]>();
-const pooledMarks = new WeakSet<Uint8Array>();
+class ArrayPool {
+  private readonly pools = new WeakMap<SearchIndex, Uint8Array[]>();
+  private readonly counted = new WeakSet<Uint8Array>();
+
+  take(index: SearchIndex): Uint8Array | undefined {
+    return this.pools.get(index)?.pop();
+  }
+
+  /** `array`, zeroed, back to the index's pool, or let go of when two are there. */
+  giveBack(index: SearchIndex, array: Uint8Array): void {
+    let pool = this.pools.get(index);
+    if (!pool) this.pools.set(index, (pool = []));
+    const counted = this.counted.has(array);
+    if (pool.length >= 2 || array.length !== index.docCount) {
+      if (counted) kept(index, array, -array.byteLength);
+      this.counted.delete(array);
+      return;
+    }
+    if (!counted) {
+      kept(index, array, array.byteLength);
+      this.counted.add(array);
+    }
+    pool.push(array);
+  }
+}
+
+/**
+ * Mark arrays (`termMarks`): a megabyte each at a million documents, made for every word a query checks rather than
+ * scans, on an index without forward lists (a chunked one).
+ */
+const markPool = new ArrayPool();
 
 /** Mark arrays lent to a word (`termMarks`) and those of them made rather than taken from a pool: for measurements and tests. */
 export const markArrays = { lent: 0, made: 0 };
 
-/** Marks of the terms [lo, hi) (`termMarks`) zeroed and kept for the index's next word, up to two. */
+/** Marks of the terms [lo, hi) (`termMarks`) zeroed and given back to the index's pool. */
 function giveBackMarks(index: SearchIndex, marks: Uint8Array, lo: number, hi: number): void {
-  let pool = markPools.get(index);
-  if (!pool) markPools.set(index, (pool = []));
-  // An array counted for the index always goes back (what is counted is held); one made for a word only while the
-  // pool is short, counted then.
-  const counted = pooledMarks.has(marks);
-  if ((!counted && pool.length >= 2) || marks.length !== index.docCount) return;
   const { termDocOffsets: offsets, termDocs: docs } = index;
   // The exact word is one of the range's terms: its documents are among those cleared.
   if ((offsets[hi]! - offsets[lo]!) * 8 < marks.length) for (let i = offsets[lo]!, end = offsets[hi]!; i < end; i++) marks[docs[i]!] = 0;
   else marks.fill(0);
-  if (!counted) {
-    kept(index, marks, marks.byteLength);
-    pooledMarks.add(marks);
-  }
-  pool.push(marks);
+  markPool.giveBack(index, marks);
 }
 
 /** What `termMarks` writes for a document: one of the range's terms, or the exact word itself. */
@@ -190,7 +210,7 @@ const EXACT = 2;
  * made forward lists would pay a pass over every document whenever its loaded files change.
  */
 export function termMarks(index: SearchIndex, lo: number, hi: number, exact: number): Uint8Array {
-  let marks = markPools.get(index)?.pop();
+  let marks = markPool.take(index);
   markArrays.lent++;
   if (!marks) {
     marks = new Uint8Array(index.docCount);
@@ -399,18 +419,12 @@ export function scanCostWithin(index: SearchIndex, w: PreparedWord, lo: number, 
   return cost;
 }
 
-const tierPools = new WeakMap<SearchIndex, Uint8Array[]>();
-
 /**
- * Zeroed tier arrays (a byte per document) kept per index and lent to one search at a time, given back zeroed: a
- * megabyte made for each word of a query at a million documents was most of the garbage that set off the collector
- * (whose pauses, a few milliseconds each, fell inside queries).
+ * Tier arrays (a byte per document), one per word a search scans: a megabyte made for each word of a query at a
+ * million documents was most of the garbage that set off the collector (whose pauses, a few milliseconds each, fell
+ * inside queries).
  */
-function tierPool(index: SearchIndex): Uint8Array[] {
-  let pool = tierPools.get(index);
-  if (!pool) tierPools.set(index, (pool = []));
-  return pool;
-}
+const tierPool = new ArrayPool();
 
 /**
  * The tier arrays one search borrows, each filled by one word's scan. Given back zeroed through the documents the
@@ -418,8 +432,7 @@ function tierPool(index: SearchIndex): Uint8Array[] {
  * matching.
  */
 export class TierLoans {
-  /** `fresh`: made for this search, not taken from the pool (kept in the pool, it is newly kept for the index). */
-  private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null; fresh: boolean }[] = [];
+  private readonly lent: { tiers: Uint8Array; touched: Uint32Array | null }[] = [];
   constructor(private readonly index: SearchIndex) {}
 
   /**
@@ -427,9 +440,8 @@ export class TierLoans {
    * particular order).
    */
   scan(w: PreparedWord, lo: number, hi: number): { tiers: Uint8Array; touched: Uint32Array } {
-    const pooled = tierPool(this.index).pop();
-    const tiers = pooled ?? new Uint8Array(this.index.docCount);
-    const loan = { tiers, touched: null as Uint32Array | null, fresh: pooled === undefined };
+    const tiers = tierPool.take(this.index) ?? new Uint8Array(this.index.docCount);
+    const loan = { tiers, touched: null as Uint32Array | null };
     this.lent.push(loan);
     const touched = scanWord(this.index, w, tiers, lo, hi);
     loan.touched = touched;
@@ -437,15 +449,11 @@ export class TierLoans {
   }
 
   giveBack(): void {
-    const pool = tierPool(this.index);
-    for (const { tiers, touched, fresh } of this.lent) {
+    for (const { tiers, touched } of this.lent) {
       // Nothing writes a touched list after its scan (the candidates are sorted into an array of their own).
       if (touched !== null && touched.length * 8 < tiers.length) for (let i = 0; i < touched.length; i++) tiers[touched[i]!] = 0;
       else tiers.fill(0);
-      // One taken from the pool was counted for the index when it first went in, and always goes back (what is
-      // counted is held); one made for this search goes in, counted, only while the pool is short.
-      if (!fresh) pool.push(tiers);
-      else if (pool.length < 2) pool.push(kept(this.index, tiers, tiers.byteLength));
+      tierPool.giveBack(this.index, tiers);
     }
   }
 }

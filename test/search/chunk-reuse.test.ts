@@ -7,10 +7,11 @@ import { ChunkCache } from '../../src/search/chunk-cache.ts';
 import { chunksOfPrefix } from '../../src/search/chunk-directory.ts';
 import { ChunkedIndex } from '../../src/search/chunked.ts';
 import type { SearchIndexData } from '../../src/search/codec.ts';
-import { runSearch, type SearchRequest } from '../../src/search/engine.ts';
+import { runSearch, runSearchSliced, type SearchRequest } from '../../src/search/engine.ts';
 import { loadSearchIndex } from '../../src/search/load.ts';
 import type { SearchIndex } from '../../src/search/model.ts';
-import { markArrays } from '../../src/search/words.ts';
+import { countKept } from '../../src/search/kept.ts';
+import { markArrays, prepareWord, TierLoans } from '../../src/search/words.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 
 /**
@@ -44,10 +45,11 @@ function without(index: SearchIndex, req: SearchRequest): unknown {
 describe('the chunked index while the same requests come back', () => {
   let index: SearchIndex;
   let files: ChunkFiles;
+  let snapshotDir: string;
 
   beforeAll(async () => {
-    const dir = await buildFixtureSnapshot();
-    index = await loadSearchIndex((p) => readFile(join(dir, p)));
+    snapshotDir = await buildFixtureSnapshot();
+    index = await loadSearchIndex((p) => readFile(join(snapshotDir, p)));
     files = await buildSearchChunks(index as unknown as SearchIndexData, '0'.repeat(64), { targetBytes: 300, idTargetBytes: 20, kBlockDocs: 16 });
   }, 120_000);
 
@@ -110,5 +112,56 @@ describe('the chunked index while the same requests come back', () => {
     // Most requests checked their common word by marks, taken from the index’s pool but for the first.
     expect(markArrays.lent - lent).toBeGreaterThanOrEqual(reqs.length);
     expect(markArrays.made - made).toBeLessThanOrEqual(1);
+  });
+
+  it('answers searches that overlap as the whole index does, making no index and counting no more as they come back', async () => {
+    const chunked = new ChunkedIndex(files.directory, reader(files), new ChunkCache(Number.POSITIVE_INFINITY));
+    // Words scanned and words checked, each search paused at every yield point so that they overlap.
+    const words = index.terms.filter((_, t) => t % Math.max(1, Math.floor(index.terms.length / 16)) === 0);
+    const reqs: SearchRequest[] = words.flatMap((w) => [{ ...BASE, query: w }, { ...BASE, query: `${w} ${w.slice(0, 1)} s` }]);
+    for (const r of reqs) await chunked.ensure(r, true);
+    const pause = () => new Promise<void>((ok) => setImmediate(ok));
+    const pass = () =>
+      Promise.all(
+        reqs.map(async (r) => {
+          const lease = chunked.lease();
+          try {
+            const { kNumbers: _k, ...got } = await runSearchSliced(await chunked.ensure(r, true, undefined, lease), r, { pause, sliceSteps: 1 });
+            expect([r.query, got]).toEqual([r.query, without(index, r)]);
+          } finally {
+            lease.release();
+          }
+        }),
+      );
+    const made = chunked.indexesMade;
+    const bytes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await pass();
+      bytes.push(chunked.cache.bytes);
+    }
+    expect(chunked.indexesMade).toBe(made);
+    // What is counted does not grow while the same searches come back: arrays let go of are no longer counted.
+    expect(bytes.slice(1)).toEqual(bytes.slice(1).map(() => bytes[1]));
+  });
+
+  it('counts for an index exactly the tier arrays its pool keeps, whatever order searches give them back in', async () => {
+    // An index of its own (the pool is per index), with a counter of what is kept for it.
+    const own = await loadSearchIndex((p) => readFile(join(snapshotDir, p)));
+    let counted = 0;
+    countKept(own, (bytes) => (counted += bytes));
+    const w = prepareWord(own, index.terms[0]!);
+    const lend = (n: number) => Array.from({ length: n }, () => {
+      const loans = new TierLoans(own);
+      loans.scan(w, 0, own.docCount);
+      return loans;
+    });
+    for (const l of lend(2)) l.giveBack();
+    expect(counted).toBe(2 * own.docCount);
+    for (let round = 0; round < 3; round++) {
+      // Two taken from the pool and one made; the made one back first, then the two: the pool keeps two.
+      const [a, b, made] = lend(3);
+      for (const l of [made!, a!, b!]) l.giveBack();
+      expect([round, counted]).toEqual([round, 2 * own.docCount]);
+    }
   });
 });
