@@ -6,7 +6,7 @@
  * Worker reading the whole index (SEARCH_INDEX=whole), side by side in one run; and the bytes each kind of request
  * reads from the snapshot's storage, counted in-process through the same operations the Worker runs.
  *
- *   npx tsx bench/worker-start.ts --snapshot DIR [--runs 2] [--seconds 5] [--connections 8] [--budget BYTES] [--assets DIR]
+ *   npx tsx bench/worker-start.ts --snapshot DIR [--runs 2] [--seconds 5] [--connections 8] [--budget BYTES] [--answer-cache BYTES] [--assets DIR]
  *     [--steps search|openfda] [--modes chunks,whole] [--profile PREFIX]
  *
  * Each run is two fresh starts: one times the requests and reads workerd's resident memory after each, touching
@@ -39,7 +39,7 @@ import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { heapOf, inspect, workerdPid, type IsolateMemory } from './lib/worker.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES] [--assets DIR | --keep-assets DIR] [--steps search|openfda] [--modes LIST] [--profile PREFIX]
+const USAGE = `Usage: npx tsx bench/worker-start.ts --snapshot DIR [--runs N] [--seconds N] [--connections N] [--budget BYTES] [--answer-cache BYTES] [--assets DIR | --keep-assets DIR] [--steps search|openfda] [--modes LIST] [--profile PREFIX]
 
 The Worker from a cold start (fresh workerd each run): time to listening, first meta, detail, search and all-facet
 search, with workerd's RSS and the isolate's memory after each; warm search throughput over the chunked index
@@ -50,6 +50,8 @@ against the whole index in one run; bytes read per kind of request. Prints figur
   --seconds N        seconds of warm search load per side (default 5; 0: no warm load)
   --connections N    concurrent requests of the warm load (default 8)
   --budget BYTES     the Worker's SEARCH_CACHE_BYTES (default: the Worker's own)
+  --answer-cache BYTES  the Worker's ANSWER_CACHE_BYTES (default: the Worker's own); 0 runs every warm search, where
+                     the default may answer a small snapshot's whole warm load from its answer cache
   --assets DIR       an assets folder already filled from the snapshot (npm run worker's dist/worker-assets, or
                      one an earlier run kept with --keep-assets); default: a fresh temporary copy
   --keep-assets DIR  fill DIR with the assets and keep it (for later runs' --assets)
@@ -66,6 +68,7 @@ const values = parseCommandLine('worker-start', USAGE, {
   seconds: { type: 'string', default: '5' },
   connections: { type: 'string', default: '8' },
   budget: { type: 'string' },
+  'answer-cache': { type: 'string' },
   assets: { type: 'string' },
   'keep-assets': { type: 'string' },
   steps: { type: 'string', default: 'search' },
@@ -166,7 +169,11 @@ try {
   const cpuPerAnswer: Record<string, number> = {};
   for (const mode of modes) {
     for (let run = 1; run <= Number(values.runs); run++) {
-      const vars: Record<string, string> = { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}) };
+      const vars: Record<string, string> = {
+        SEARCH_INDEX: mode,
+        ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}),
+        ...(values['answer-cache'] ? { ANSWER_CACHE_BYTES: values['answer-cache'] } : {}),
+      };
       // The isolate's memory after each first request, in a start of its own (see the head of this file).
       const heaps: (IsolateMemory | null)[] = [];
       const inspectorPort = await freePort();
