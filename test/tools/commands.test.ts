@@ -52,6 +52,7 @@ const COMMANDS = [
   ['bench/predicates.ts', 'predicates-bench'],
   ['bench/worker-start.ts', 'worker-start'],
   ['bench/chunked-warm.ts', 'chunked-warm'],
+  ['bench/worker-warm-ab.ts', 'worker-warm-ab'],
   ['bench/worker-memory.ts', 'worker-memory'],
   ['bench/worker-profile.ts', 'worker-profile'],
   ['bench/predicate-search.ts', 'predicate-search'],
