@@ -51,9 +51,11 @@ export class LoadedChunks {
 
   /**
    * The rows a word reads for the codes (applicants) its terms reach (`wordCodeDocs`, `wordApplicantDocs`), with the
-   * whole column loaded: the whole table when it is made already, or when the loaded word chunks' rows come to half of
-   * it (made once and kept with the column, as `keepDerived`); else those rows gathered, made on first read. A word
-   * search reaches a few codes and applicants: it need not make a table of every document (4 MB at a million).
+   * whole column loaded: the whole table when it is made already, or when the loaded word chunks' rows come to an
+   * eighth of it (made once and kept with the column, as `keepDerived`: a warm cache holds many words' chunks, and
+   * gathering their rows again for every index made over them costs more than the table); else those rows gathered,
+   * made on first read. A first word search reaches a few codes and applicants: it need not make a table of every
+   * document (4 MB at a million).
    */
   private wordRows(ix: SearchIndex, name: 'wordCodeDocs' | 'wordApplicantDocs', whole: 'codeDocs' | 'applicantDocs', file: ChunkFile, madeLater?: (bytes: number) => void): void {
     const [idsName, chunks, ids] = whole === 'codeDocs' ? (['codeIds', this.directory.codeChunks, this.directory.counts.codes] as const) : (['applicantIds', [], this.directory.counts.applicants] as const);
@@ -64,7 +66,7 @@ export class LoadedChunks {
         const bundle = this.bundle(c.file.path);
         if (bundle) reached += valueOf(bundle, whole, 'rows').values.length;
       }
-      if (reached * 2 >= this.directory.counts.docs) return ix[whole];
+      if (reached * WHOLE_TABLE_PART >= this.directory.counts.docs) return ix[whole];
       const rows = this.gathered(idsName, whole, chunks, ids);
       madeLater?.(rows.offsets.byteLength + rows.values.byteLength);
       return rows;
@@ -324,6 +326,9 @@ export class LoadedChunks {
     return { offsets, values };
   }
 }
+
+/** The part of a whole documents-by-code (applicant) table that the loaded word chunks' rows reach before it is made. */
+const WHOLE_TABLE_PART = 8;
 
 /**
  * Whether the applicant column is kept in 16 bits, whole or in part, whatever width it is stored in: where every

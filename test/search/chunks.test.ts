@@ -234,8 +234,8 @@ describe('the search index in chunks', () => {
         );
         expect(candidates.length).toBeGreaterThan(0);
         const word = candidates.map((w) => ({ w, n: loadedRows(w) })).sort((a, b) => a.n - b.n)[0]!;
-        // In small chunks, a word's chunks reach few applicants; the whole table is made where they reach half the documents.
-        const ownRows = word.n * 2 < dir.counts.docs;
+        // In small chunks, a word's chunks reach few applicants; the whole table is made where they reach an eighth of the documents.
+        const ownRows = word.n * 8 < dir.counts.docs;
         if (sizes) expect(ownRows).toBe(true);
         const req: SearchRequest = { ...BASE, query: word.w }; // the default facets: the whole code and applicant columns
         const chunked = new ChunkedIndex(dir, reader(files).read);
