@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { usageFailure } from '../../src/cli/args.ts';
@@ -59,12 +59,15 @@ export async function startNginx(port: number, upstreams: readonly string[]): Pr
     if (i > 100) throw new Error(`nginx did not answer on ${url}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const stop = () =>
-    new Promise<void>((resolve) => {
+  // Its prefix folder (configuration, logs, temporary files) goes with it.
+  const stop = async () => {
+    await new Promise<void>((resolve) => {
       if (child.exitCode !== null) return resolve();
       child.once('exit', () => resolve());
       child.kill('SIGQUIT');
     });
+    await rm(prefix, { recursive: true, force: true });
+  };
   return { url, process: child, stop };
 }
 

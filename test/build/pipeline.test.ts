@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { lstat, stat, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
@@ -134,8 +133,8 @@ describe('the snapshot build', () => {
     expect((await lstat(join(first.dir, LAYOUT.manifest))).isFile()).toBe(true);
   });
 
-  it('the CLI prints the closing summary and exits 0', () => {
-    const out = join(tmpdir(), `device-510k-cli-${process.pid}`, 'snapshot');
+  it('the CLI prints the closing summary and exits 0', async () => {
+    const out = join(await testTempDir('device-510k-cli-'), 'snapshot');
     const args = ['tsx', 'build/cli.ts', '--out', out, ...FIXTURE_SOURCES.flatMap((s) => ['--source', s])];
     const stdout = execFileSync('npx', args, { encoding: 'utf8', env: { ...process.env, SOURCE_DATE_EPOCH: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
     expect(stdout).toMatch(/records\s+\d+/);
