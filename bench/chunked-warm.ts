@@ -18,7 +18,6 @@ import { CursorCodec } from '../src/operations/cursor.ts';
 import { chunkedIndexOf, prepareSearch, search, searchFromChunks, type PreparedSearch } from '../src/operations/search.ts';
 import { FACET_FIELDS, type SearchInput } from '../src/contract/index.ts';
 import type { OperationContext } from '../src/operations/types.ts';
-import { ChunkCache } from '../src/search/chunk-cache.ts';
 import { Snapshot } from '../src/snapshot/index.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
 
@@ -48,9 +47,9 @@ const cpuPerAnswer: Partial<Record<'chunks' | 'whole', number>> = {};
 
 async function side(mode: 'chunks' | 'whole'): Promise<number> {
   const snapshot = await Snapshot.fromStorage(new NodeStorage(dir), manifest);
-  const { DEFAULT_WORKER_SEARCH_CACHE_BYTES, ISOLATE_HEAP_BYTES } = await import('../src/worker/service.ts');
-  // What a Worker's caches get of its budget: the isolate's own heap is counted first.
-  const cache = new ChunkCache(Math.max(0, (values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES) - ISOLATE_HEAP_BYTES));
+  const { DEFAULT_WORKER_SEARCH_CACHE_BYTES, isolateSearchCache } = await import('../src/worker/service.ts');
+  // As a Worker's isolate makes it: its own heap counted first.
+  const cache = isolateSearchCache(values.budget !== undefined ? Number(values.budget) : DEFAULT_WORKER_SEARCH_CACHE_BYTES);
   if (mode === 'chunks') await searchFromChunks(snapshot, cache);
   // Pauses as Node's turn queue gives them (setImmediate): the platform's default here, a zero timer, would wait a
   // millisecond at each pause and measure the timer rather than the engine.

@@ -143,9 +143,9 @@ function rowsOf(index: SearchIndex, w: PreparedWord): readonly (readonly [TierSe
  * Drops the word's per-id arrays once the query is done with it; its marks (`termMarks`), made over `index`, go back
  * zeroed to the index's pool.
  */
-export function release(w: PreparedWord, index?: SearchIndex): void {
+export function release(w: PreparedWord, index: SearchIndex): void {
   w.dense = null;
-  if (w.marks && index) giveBackMarks(index, w.marks, w.termLo, w.termHi);
+  if (w.marks) giveBackMarks(index, w.marks, w.termLo, w.termHi);
   w.marks = null;
 }
 

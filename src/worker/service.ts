@@ -104,10 +104,17 @@ function storageOf(env: Env): SnapshotStorage {
 /** The owner of the isolate's own heap in the search cache's count. */
 const ISOLATE_HEAP = {};
 
+/** An isolate's cache of the chunked index's files under `budget`, its own heap (ISOLATE_HEAP_BYTES) counted first. */
+export function isolateSearchCache(budget: number): ChunkCache {
+  const cache = new ChunkCache(budget);
+  cache.countAlso(ISOLATE_HEAP, () => ISOLATE_HEAP_BYTES);
+  return cache;
+}
+
 export function createService(env: Env): Service {
   const maxAgeHours = numberVar(env, 'FRESHNESS_MAX_AGE_HOURS', DEFAULT_FRESHNESS_MAX_AGE_HOURS);
   const operationTimeoutMs = numberVar(env, 'OPERATION_TIMEOUT_MS', DEFAULT_OPERATION_TIMEOUT_MS);
-  const searchCache = new ChunkCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES));
+  const searchCache = isolateSearchCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES));
   const answerCache = new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES)));
   const watch = new ManifestWatch(storageOf(env), {
     checkEveryMs: numberVar(env, 'MANIFEST_CHECK_SECONDS', DEFAULT_MANIFEST_CHECK_SECONDS) * 1000,
@@ -133,9 +140,8 @@ export function createService(env: Env): Service {
     mcpBudgetBytes: checkBudget(numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES), 'MCP_BUDGET_BYTES'),
     facetValuesMax: checkFacetValuesMax(numberVar(env, 'FACET_VALUES_MAX', FACET_VALUES_MAX), 'FACET_VALUES_MAX'),
   };
-  // One budget for what the isolate keeps: its own heap, and the record caches, read buffers and answers of the
-  // snapshot serving, count against the search cache's, and its files make room for them (each keeps its own bound too).
-  searchCache.countAlso(ISOLATE_HEAP, () => ISOLATE_HEAP_BYTES);
+  // One budget for what the isolate keeps: beside its own heap, the record caches, read buffers and answers of the
+  // snapshot serving count against the search cache's, and its files make room for them (each keeps its own bound too).
   searchCache.countAlso(watch, () => {
     const snapshot = watch.serving;
     return snapshot ? snapshot.keptBytes + answerCache.weightFor(snapshot) : 0;
