@@ -5,7 +5,7 @@
  * CPU an answer, and the ratio of the sums with the median and spread of the rounds' ratios.
  *
  *   npx tsx bench/worker-warm-ab.ts --assets DIR [--snapshot DIR] [--rounds 10] [--window-ms 1000] [--connections 8]
- *     [--budget BYTES] [--profile PREFIX]
+ *     [--budget BYTES] [--answer-cache BYTES] [--profile PREFIX]
  *
  * A script, not a test: it prints figures and asserts nothing about time.
  */
@@ -20,7 +20,7 @@ import { freePort, processRunMs } from './lib/procs.ts';
 import { makeQueries, sampleRecords } from './lib/queries.ts';
 import { inspect, type Cdp } from './lib/worker.ts';
 
-const USAGE = `Usage: npx tsx bench/worker-warm-ab.ts --assets DIR [--snapshot DIR] [--rounds N] [--window-ms N] [--connections N] [--budget BYTES] [--profile PREFIX]
+const USAGE = `Usage: npx tsx bench/worker-warm-ab.ts --assets DIR [--snapshot DIR] [--rounds N] [--window-ms N] [--connections N] [--budget BYTES] [--answer-cache BYTES] [--profile PREFIX]
 
 Warm search throughput of the Worker over the chunked index against the whole index, under workerd, both running and
 loaded in turns (a window each, round after round), so that the machine's other work falls on both alike. Each is first
@@ -33,6 +33,8 @@ load once. Prints figures; asserts nothing about time.
   --window-ms N      milliseconds of load per window (default 1000)
   --connections N    concurrent requests of the load (default 8)
   --budget BYTES     the Workers' SEARCH_CACHE_BYTES (default: the Worker's own)
+  --answer-cache BYTES  the Workers' ANSWER_CACHE_BYTES (default: the Worker's own, which may hold the whole load's
+                     answers, so that no search runs; 0 runs every search)
   --profile PREFIX   write V8's profile of each isolate over the rounds to PREFIX.<mode>.cpuprofile (samples that
                      span the other Worker's windows are long gaps: drop them when reading the profile)`;
 const values = parseCommandLine('worker-warm-ab', USAGE, {
@@ -42,6 +44,7 @@ const values = parseCommandLine('worker-warm-ab', USAGE, {
   'window-ms': { type: 'string', default: '1000' },
   connections: { type: 'string', default: '8' },
   budget: { type: 'string' },
+  'answer-cache': { type: 'string' },
   profile: { type: 'string' },
 });
 if (!values.assets) {
@@ -88,7 +91,7 @@ try {
   for (const mode of ['chunks', 'whole'] as const) {
     const before = await workerds();
     const inspectorPort = await freePort();
-    const worker = await startWorker({ storage: 'assets', assetsDir, assetsReady: true, inspectorPort, vars: { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}) } });
+    const worker = await startWorker({ storage: 'assets', assetsDir, assetsReady: true, inspectorPort, vars: { SEARCH_INDEX: mode, ...(values.budget ? { SEARCH_CACHE_BYTES: values.budget } : {}), ...(values['answer-cache'] !== undefined ? { ANSWER_CACHE_BYTES: values['answer-cache'] } : {}) } });
     const pid = (await workerds()).find((p) => !before.includes(p));
     sides.push({ mode, url: worker.url, pid: pid ?? -1, close: worker.close, inspectorPort, next: 0, answers: 0, cpuMs: 0, perRound: [] });
     if (pid === undefined) throw new Error('no workerd child process for the Worker just started');
