@@ -85,10 +85,13 @@ function chunkedFailure(err: unknown): unknown {
 async function chunkedOutcome(chunked: ChunkedIndex, input: PreparedSearch, slicing: Slicing): Promise<SearchOutcome> {
   const lease = chunked.lease();
   try {
-    const index = await chunked.ensure(input, true, undefined, lease);
+    // A warm cache holds every file: no promise is made for them.
+    const index = chunked.ready(input, true, lease) ?? (await chunked.ensure(input, true, undefined, lease));
     let page: Uint32Array = new Uint32Array(0);
+    // The engine leaves the page's K numbers to the reader that holds them (the blocks or the whole column).
     const outcome = await runSearchSliced(index, input, { ...slicing, onPage: (docs) => (page = docs) });
-    return { ...outcome, kNumbers: await chunked.kNumbers(page, lease) };
+    outcome.kNumbers = chunked.kNumbersLoaded(page, lease) ?? (await chunked.kNumbers(page, lease));
+    return outcome;
   } catch (err) {
     throw chunkedFailure(err);
   } finally {

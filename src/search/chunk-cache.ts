@@ -9,6 +9,8 @@ export type CachedChunk = {
   /** The bundle's bytes plus those of its derived values. */
   bytes: number;
   pins: number;
+  /** When it was last used (the cache's count of uses): the least recently used files go first. */
+  used: number;
 };
 
 /**
@@ -22,6 +24,8 @@ export class ChunkCache {
   readonly budget: number;
   private readonly map = new Map<string, CachedChunk>();
   private total = 0;
+  /** Uses so far: a file's `used` is this count at its last use (kept per file, not by reordering the map). */
+  private uses = 0;
   /** Bytes held outside the entries by the indexes' views (concatenated rows), counted against the budget. */
   private readonly extras = new Map<object, number>();
   private readonly onEvict = new Set<(path: string) => void>();
@@ -57,9 +61,7 @@ export class ChunkCache {
 
   get(path: string): CachedChunk | undefined {
     const entry = this.map.get(path);
-    if (!entry) return undefined;
-    this.map.delete(path);
-    this.map.set(path, entry);
+    if (entry) entry.used = ++this.uses;
     return entry;
   }
 
@@ -84,7 +86,7 @@ export class ChunkCache {
   set(path: string, bundle: Map<string, Decoded>, bytes: number): CachedChunk {
     const known = this.map.get(path);
     if (known) return known;
-    const entry: CachedChunk = { bundle, derived: new Map(), bytes, pins: 0 };
+    const entry: CachedChunk = { bundle, derived: new Map(), bytes, pins: 0, used: ++this.uses };
     this.map.set(path, entry);
     this.total += bytes;
     return entry;
@@ -147,9 +149,9 @@ export class ChunkCache {
   /** Lets go of the least recently used unpinned files until what is held fits the budget (or only pinned ones are left). */
   trim(): void {
     if (this.bytes <= this.budget) return;
-    for (const [path, entry] of this.map) {
+    const byUse = [...this.map].filter(([, entry]) => entry.pins === 0).sort((a, b) => a[1].used - b[1].used);
+    for (const [path, entry] of byUse) {
       if (this.bytes <= this.budget) break;
-      if (entry.pins > 0) continue;
       this.map.delete(path);
       this.total -= entry.bytes;
       for (const listener of this.onEvict) listener(path);

@@ -163,6 +163,14 @@ export class ChunkedIndex {
     throw new Error('search chunks: a request kept asking for more files');
   }
 
+  /**
+   * The index a request reads when every file it needs is loaded (each then held by `lease`), without a promise: a warm
+   * cache answers most requests so. Null when a file is to be read (`ensure` reads it).
+   */
+  ready(req: Omit<SearchRequest, 'page' | 'pageSize'>, whole: boolean, lease: Lease): SearchIndex | null {
+    return this.missing(req, whole, lease).length === 0 ? this.indexFor(lease) : null;
+  }
+
   /** A lease on this index's cache, for one request. */
   lease(): Lease {
     return new Lease(this.cache);
@@ -269,25 +277,53 @@ export class ChunkedIndex {
 
   /** The K numbers of these documents: from the whole column when it is in, else from their blocks (read now). */
   async kNumbers(page: Uint32Array, lease?: Lease): Promise<string[]> {
+    const lacking = this.lackingBlocks(page, lease);
+    if (lacking) await this.load([...lacking], lease);
+    return this.kNumbersOf(page);
+  }
+
+  /** `kNumbers` without a promise when nothing is to be read (a warm cache), else null. */
+  kNumbersLoaded(page: Uint32Array, lease?: Lease): string[] | null {
+    return this.lackingBlocks(page, lease) ? null : this.kNumbersOf(page);
+  }
+
+  /**
+   * The K number blocks of these documents that the cache lacks (null: none), when the whole column is not in; those
+   * it holds are held for the lease. A page's documents mostly run in order, so each block is looked up once a run.
+   */
+  private lackingBlocks(page: Uint32Array, lease?: Lease): Set<string> | null {
     const dir = this.directory;
-    if (this.has(dir.files.docKNumber.path)) lease?.hold(dir.files.docKNumber.path);
-    else {
-      // Blocks the cache holds are held now; only those it lacks are read (most pages: none, once warm).
-      const lacking = new Set<string>();
-      for (const d of page) {
-        const path = dir.kBlocks[Math.floor(d / dir.kBlockDocs)]!.path;
-        if (!(lease ? lease.hold(path) : this.has(path))) lacking.add(path);
-      }
-      if (lacking.size > 0) await this.load([...lacking], lease);
+    if (lease ? lease.hold(dir.files.docKNumber.path) : this.has(dir.files.docKNumber.path)) return null;
+    let lacking: Set<string> | null = null;
+    for (let i = 0, last = -1; i < page.length; i++) {
+      const b = Math.floor(page[i]! / dir.kBlockDocs);
+      if (b === last) continue;
+      last = b;
+      const path = dir.kBlocks[b]!.path;
+      if (!(lease ? lease.hold(path) : this.has(path))) (lacking ??= new Set()).add(path);
     }
-    const whole = this.has(dir.files.docKNumber.path) ? (this.loaded.column('docKNumber') as Uint32Array) : null;
-    const out: string[] = [];
-    for (const d of page) {
-      if (whole) out.push(kNumberText(whole[d]!));
-      else {
-        const block = this.loaded.bundle(dir.kBlocks[Math.floor(d / dir.kBlockDocs)]!.path)!;
-        out.push(kNumberText(valueOf(block, 'values', 'u32')[d % dir.kBlockDocs]!));
+    return lacking;
+  }
+
+  /** The K numbers of documents whose blocks (or the whole column) are loaded. */
+  private kNumbersOf(page: Uint32Array): string[] {
+    const dir = this.directory;
+    const out: string[] = new Array<string>(page.length);
+    if (this.has(dir.files.docKNumber.path)) {
+      const whole = this.loaded.column('docKNumber') as Uint32Array;
+      for (let i = 0; i < page.length; i++) out[i] = kNumberText(whole[page[i]!]!);
+      return out;
+    }
+    const size = dir.kBlockDocs;
+    let values: Uint32Array | null = null;
+    for (let i = 0, last = -1; i < page.length; i++) {
+      const d = page[i]!;
+      const b = Math.floor(d / size);
+      if (b !== last) {
+        last = b;
+        values = valueOf(this.loaded.bundle(dir.kBlocks[b]!.path)!, 'values', 'u32');
       }
+      out[i] = kNumberText(values![d - b * size]!);
     }
     return out;
   }

@@ -152,7 +152,10 @@ function* chargedSteps<T>(charged: Charged, steps: Steps<T>): Steps<T> {
   }
 }
 
-/** Told the document ids of the answer's page, in answer order (a reader that holds K numbers apart: chunked.ts). */
+/**
+ * Told the document ids of the answer's page, in answer order, by a reader that holds K numbers apart (chunked.ts):
+ * it reads the page's K numbers itself, so the outcome's `kNumbers` is left empty.
+ */
 type OnPage = ((docs: Uint32Array) => void) | null;
 
 function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number, sliceDocs: number, sliceSteps: number, onPage: OnPage): Steps<SearchOutcome> {
@@ -179,7 +182,7 @@ function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number
   yield;
   return {
     total: matches.docs.length,
-    kNumbers: kNumbersOf(index, page),
+    kNumbers: onPage ? [] : kNumbersOf(index, page),
     facets: countFacets(index, matches.docs),
   };
 }
@@ -191,12 +194,10 @@ function* searchSteps(index: SearchIndex, request: SearchRequest, budget: number
 function browse(index: SearchIndex, req: SearchRequest, offset: number, onPage: OnPage): SearchOutcome {
   const { lo, hi } = yearRange(index, req.yearFrom, req.yearTo);
   const total = Math.max(0, hi - lo);
-  const kNumbers: string[] = [];
-  for (let d = lo + offset; d < hi && kNumbers.length < req.pageSize; d++) kNumbers.push(kNumberText(index.docKNumber[d]!));
-  if (onPage) {
-    const from = Math.min(hi, lo + offset);
-    onPage(Uint32Array.from({ length: kNumbers.length }, (_, i) => from + i));
-  }
+  const from = Math.min(hi, lo + offset);
+  const page = Uint32Array.from({ length: Math.min(req.pageSize, hi - from) }, (_, i) => from + i);
+  onPage?.(page);
+  const kNumbers = onPage ? [] : kNumbersOf(index, page);
   const everything = lo === 0 && hi === index.docCount;
   const facets = everything ? structuredClone(facetsOfEverything(index)) : countFacets(index, { lo, hi: lo + total });
   return { total, kNumbers, facets };
@@ -209,7 +210,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
     const dense = parsed.plain ? null : charged(() => denseSearch(index, parsed, req, req.sort ?? 'relevance', offset, req.pageSize));
     if (dense) {
       onPage?.(dense.page);
-      return { total: dense.total, kNumbers: kNumbersOf(index, dense.page), facets: dense.facets };
+      return { total: dense.total, kNumbers: onPage ? [] : kNumbersOf(index, dense.page), facets: dense.facets };
     }
     yield;
   }
@@ -230,7 +231,7 @@ function* extendedSteps(index: SearchIndex, req: Parsed<SearchRequest>, charged:
   const everything = !('docs' in matches) && matches.lo === 0 && matches.hi === index.docCount;
   const outcome: SearchOutcome = {
     total,
-    kNumbers: kNumbersOf(index, page),
+    kNumbers: onPage ? [] : kNumbersOf(index, page),
     facets:
       req.facets !== undefined
         ? yield* countFacetFieldsSteps(index, set, req.facets, sliceDocs, req.parsed.edgeKinds, req.facetValuesMax)

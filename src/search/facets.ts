@@ -3,7 +3,7 @@ import { MAX_YEAR, NO_CODE } from '../contract/search-index.ts';
 import { noApplicantIn, type ApplicantColumn } from './codec.ts';
 import type { Facet } from '../contract/envelope.ts';
 import type { SearchIndex } from './model.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { lowerBound } from '../utils/bisect.ts';
 import type { ListOrRange } from './docset.ts';
 
 export const FACET_SIZE = 10;
@@ -376,7 +376,7 @@ function yearSpan(index: SearchIndex): { lo: number; hi: number } {
 function yearCounts(index: SearchIndex, docs: ListOrRange, years: Uint32Array): Uint32Array {
   const runs = runsOfYears(index);
   const before = (id: number): number =>
-    docs instanceof Uint32Array ? partitionPoint(0, docs.length, (i) => docs[i]! < id) : Math.min(Math.max(id, docs.lo), docs.hi) - docs.lo;
+    docs instanceof Uint32Array ? lowerBound(docs, id) : Math.min(Math.max(id, docs.lo), docs.hi) - docs.lo;
   for (let r = 0; r < runs.length; r += 3) years[runs[r]!]! += before(runs[r + 2]!) - before(runs[r + 1]!);
   return years;
 }

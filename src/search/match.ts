@@ -1,4 +1,4 @@
-import { partitionPoint } from '../utils/bisect.ts';
+import { lowerBound } from '../utils/bisect.ts';
 import { runSteps, type Steps } from './slices.ts';
 import { findApplicant, findCode, yearRange, type SearchIndex } from './model.ts';
 import { ascendingIds } from './sort.ts';
@@ -214,8 +214,8 @@ function* candidatesOf(index: SearchIndex, bounds: Bounds, choice: Choice, fused
   else if (code === null && applicant === null) {
     // Only the id range narrows: the candidates ascend, so those within it are one stretch, found by binary search.
     const list = docs;
-    const from = partitionPoint(0, list.length, (i) => list[i]! < lo);
-    const to = partitionPoint(from, list.length, (i) => list[i]! < hi);
+    const from = lowerBound(list, lo);
+    const to = lowerBound(list, hi, from);
     docs = list.subarray(from, to);
     kept = docs.length;
   } else {

@@ -1,5 +1,5 @@
 import type { SORTS } from '../contract/operations.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { partitionPoint, lowerBound } from '../utils/bisect.ts';
 import type { Budget } from './budget.ts';
 import type { SearchIndex } from './model.ts';
 import { Bits, eachDocSliced, popcount, sliceOf, type DocSet } from './docset.ts';
@@ -156,7 +156,7 @@ function sliceFrom(set: DocSet, from: number, limit: number): number[] {
     for (let d = whole << 5; d < from; d++) if (set.has(d)) before++;
     return sliceOf(set, before, limit);
   }
-  const at = partitionPoint(0, set.length, (i) => set[i]! < from);
+  const at = lowerBound(set, from);
   return sliceOf(set, at, limit);
 }
 

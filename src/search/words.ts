@@ -1,6 +1,6 @@
 import { NO_CODE } from '../contract/search-index.ts';
 import { noApplicantIn } from './codec.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { partitionPoint, lowerBound } from '../utils/bisect.ts';
 import type { SearchIndex } from './model.ts';
 import { idsByBits } from './docset.ts';
 import { kNumberRange } from './tokenize.ts';
@@ -373,8 +373,8 @@ export function scanWord(index: SearchIndex, w: PreparedWord, tiers: Uint8Array,
     let i = from;
     let end = to;
     if (!whole) {
-      i = partitionPoint(i, end, (x) => list[x]! < lo);
-      end = partitionPoint(i, end, (x) => list[x]! < hi);
+      i = lowerBound(list, lo, i, end);
+      end = lowerBound(list, hi, i, end);
     }
     for (; i < end; i++) mark(list[i]!, tier);
   };
@@ -407,8 +407,8 @@ export function scanCostWithin(index: SearchIndex, w: PreparedWord, lo: number, 
   if (lo <= 0 && hi >= index.docCount) return w.scanCost;
   if (w.termHi - w.termLo + w.codes.ids.length + w.applicants.ids.length > 256) return w.scanCost;
   const within = (list: Uint32Array, from: number, to: number): number => {
-    const a = partitionPoint(from, to, (x) => list[x]! < lo);
-    return partitionPoint(a, to, (x) => list[x]! < hi) - a;
+    const a = lowerBound(list, lo, from, to);
+    return lowerBound(list, hi, a, to) - a;
   };
   const { termDocOffsets, termDocs } = index;
   let cost = w.k ? w.k.hi - w.k.lo : 0;

@@ -144,6 +144,39 @@ describe('the chunked index while the same requests come back', () => {
     expect(bytes.slice(1)).toEqual(bytes.slice(1).map(() => bytes[1]));
   });
 
+  it('answers a request whose files are in without a promise: the index and K numbers the reads would give', async () => {
+    const chunked = new ChunkedIndex(files.directory, reader(files), new ChunkCache(Number.POSITIVE_INFINITY));
+    const words = index.terms.filter((_, t) => t % Math.max(1, Math.floor(index.terms.length / 8)) === 0);
+    let warm = 0;
+    for (const w of words) {
+      for (const req of [{ ...BASE, query: w }, { ...BASE, query: w, page: 2, pageSize: 3, sort: 'decisionDate:asc' as const }]) {
+        const expected = runSearch(index, req);
+        const lease = chunked.lease();
+        try {
+          // Cold, `ready` names no index (a file is to be read) and holds nothing it lacks; once read, it does.
+          const before = chunked.ready(req, true, lease);
+          const ix = before ?? (await chunked.ensure(req, true, undefined, lease));
+          if (before) warm++;
+          expect(chunked.ready(req, true, lease)).not.toBeNull();
+          const page = new Uint32Array(expected.kNumbers.map((k) => index.docKNumber.indexOf(Number(k.slice(1)))));
+          const now = chunked.kNumbersLoaded(page, lease);
+          const read = await chunked.kNumbers(page, lease);
+          expect([w, read]).toEqual([w, expected.kNumbers]);
+          // Null only while a block is to be read; else the same K numbers.
+          if (now !== null) expect(now).toEqual(read);
+          expect(chunked.kNumbersLoaded(page, lease)).toEqual(read);
+          const { kNumbers: _k, ...rest } = runSearch(ix, req);
+          const { kNumbers: _e, ...whole } = expected;
+          expect([w, rest]).toEqual([w, whole]);
+        } finally {
+          lease.release();
+        }
+      }
+    }
+    // The second request of a word finds its files in: at least one answered without a read.
+    expect(warm).toBeGreaterThan(0);
+  });
+
   it('counts for an index exactly the tier arrays its pool keeps, whatever order searches give them back in', async () => {
     // An index of its own (the pool is per index), with a counter of what is kept for it.
     const own = await loadSearchIndex((p) => readFile(join(snapshotDir, p)));
