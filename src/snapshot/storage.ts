@@ -21,6 +21,12 @@ export interface SnapshotStorage {
    * file that cannot be read is left to the read that follows to report.
    */
   prefetch?(paths: readonly string[]): void;
+  /**
+   * Optional: bytes between two ranges of one file below which reading through the gap costs less than a second read
+   * (an export reads a shard's records in as few reads as this allows); absent, a local disk's 16 KiB. A storage whose
+   * read is a request (a Worker's) gives more than a shard: a request costs more than a shard's bytes.
+   */
+  readonly rangeGapBytes?: number;
   /** SHA-256 of the bytes. Synchronous: records are checked on the request path, and a round trip would cost more. */
   sha256(bytes: Uint8Array): Uint8Array;
   /**
