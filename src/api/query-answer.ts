@@ -8,6 +8,7 @@ import { checkEnvelope, knownOperationOf, parseInput, parseJsonBody } from './en
 import { ApiError, errorBody, toApiError } from './errors.ts';
 import { isJsonContentType } from './media.ts';
 import { joinBytes } from '../utils/join-bytes.ts';
+import type { ExportTables } from '../operations/export-tables.ts';
 
 /**
  * POST /v1/query below the HTTP layer, the same for every host (the Node server, the Worker): bytes of a body in,
@@ -34,6 +35,11 @@ export type QueryDeps = {
   mcpBudgetBytes?: number;
   /** The values one search facet may list (docs/limits.md); FACET_VALUES_MAX when absent. */
   facetValuesMax?: number;
+  /**
+   * The record table's parts that `/v1/export` reads, kept between exports (the process's own when absent): a Worker
+   * gives its own, counted in its isolate's budget.
+   */
+  exportTables?: ExportTables;
 };
 
 /** What to send: the status, the JSON bytes, the headers an error adds, and what failed when it was not a plain ApiError. */

@@ -221,7 +221,7 @@ const openApi: RouteHandler = () => {
 
 /** GET /v1/export (src/api/export-answer.ts says what it answers). */
 const exportAll: RouteHandler = async (request, { snapshot, lendsChunks, deps }) => {
-  const answer = await answerExport(request.url, snapshot, { lend: lendsChunks, cursors: deps.cursors });
+  const answer = await answerExport(request.url, snapshot, { lend: lendsChunks, cursors: deps.cursors, ...(deps.exportTables && { tables: deps.exportTables }) });
   return { kind: 'stream', status: 200, headers: answer.headers, chunks: answer.chunks };
 };
 

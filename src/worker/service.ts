@@ -1,4 +1,5 @@
 import { AnswerCache } from '../utils/answer-cache.ts';
+import { DEFAULT_EXPORT_TABLE_BYTES, ExportTables } from '../operations/export-tables.ts';
 import { DEFAULT_FRESHNESS_MAX_AGE_HOURS, DEFAULT_OPERATION_TIMEOUT_MS } from '../api/defaults.ts';
 import { checkFacetValuesMax } from '../api/facet-values-max.ts';
 import { FACET_VALUES_MAX } from '../contract/operations.ts';
@@ -41,6 +42,11 @@ export type Env = {
   SEARCH_INDEX?: string;
   /** Bytes of search answers kept per isolate, default 4 MiB (0 keeps none). */
   ANSWER_CACHE_BYTES?: string;
+  /**
+   * Bytes of the record table's parts that exports read, kept per isolate between exports, default 32 MiB (the whole
+   * table of 1,000,000 records, about 27 MiB); counted in SEARCH_CACHE_BYTES like the other caches.
+   */
+  EXPORT_TABLE_CACHE_BYTES?: string;
   OPERATION_TIMEOUT_MS?: string;
   /** Bytes each of an MCP tool result's JSON and text stays within, default 16 KiB (at least 4 KiB). */
   MCP_BUDGET_BYTES?: string;
@@ -116,6 +122,7 @@ export function createService(env: Env): Service {
   const operationTimeoutMs = numberVar(env, 'OPERATION_TIMEOUT_MS', DEFAULT_OPERATION_TIMEOUT_MS);
   const searchCache = isolateSearchCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES));
   const answerCache = new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES)));
+  const exportTables = new ExportTables(Math.max(1, Math.floor(numberVar(env, 'EXPORT_TABLE_CACHE_BYTES', DEFAULT_EXPORT_TABLE_BYTES))));
   const watch = new ManifestWatch(storageOf(env), {
     checkEveryMs: numberVar(env, 'MANIFEST_CHECK_SECONDS', DEFAULT_MANIFEST_CHECK_SECONDS) * 1000,
     cacheBytes: numberVar(env, 'SHARD_CACHE_BYTES', DEFAULT_WORKER_CACHE_BYTES),
@@ -139,12 +146,14 @@ export function createService(env: Env): Service {
     answerCache,
     mcpBudgetBytes: checkBudget(numberVar(env, 'MCP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES), 'MCP_BUDGET_BYTES'),
     facetValuesMax: checkFacetValuesMax(numberVar(env, 'FACET_VALUES_MAX', FACET_VALUES_MAX), 'FACET_VALUES_MAX'),
+    exportTables,
   };
   // One budget for what the isolate keeps: beside its own heap, the record caches, read buffers and answers of the
-  // snapshot serving count against the search cache's, and its files make room for them (each keeps its own bound too).
+  // snapshot serving, and the record table's parts exports keep, count against the search cache's, and its files make
+  // room for them (each keeps its own bound too).
   searchCache.countAlso(watch, () => {
     const snapshot = watch.serving;
-    return snapshot ? snapshot.keptBytes + answerCache.weightFor(snapshot) : 0;
+    return exportTables.bytes + (snapshot ? snapshot.keptBytes + answerCache.weightFor(snapshot) : 0);
   });
   return { watch, deps, searchCache, settle: () => searchCache.trim() };
 }

@@ -14,6 +14,9 @@ import { loadSearchIndex } from '../../src/search/load.ts';
 import type { SearchIndex } from '../../src/search/model.ts';
 import { answerQuery } from '../../src/api/query-answer.ts';
 import { createService, ISOLATE_HEAP_BYTES } from '../../src/worker/service.ts';
+import { ROUTES, type RouteContext } from '../../src/api/routes.ts';
+import { defaultExportTables } from '../../src/operations/export-tables.ts';
+import { LAYOUT, ShardIndex } from '../../src/contract/index.ts';
 import { buildFixtureSnapshot } from '../helpers/fixture-snapshot.ts';
 import { allRecords } from '../server/helpers.ts';
 
@@ -171,5 +174,29 @@ describe('the Worker’s one budget for what its isolate keeps', () => {
     const caches = service.searchCache.bytes - ISOLATE_HEAP_BYTES;
     expect(held).toBeGreaterThan(caches / 4);
     expect(held).toBeLessThanOrEqual(caches);
+  });
+
+  it('counts the record table’s parts an export keeps, its own and not the process’s, and stays within the budget', async () => {
+    const dir = await buildFixtureSnapshot();
+    const budget = ISOLATE_HEAP_BYTES + 900 * 1024;
+    const service = createService({ ASSETS: assetsOf(dir), SEARCH_CACHE_BYTES: String(budget) });
+    const snapshot = (await service.watch.current(Date.now()))!;
+    const route = ROUTES.find((r) => r.id === 'export')!;
+    const url = '/v1/export?format=csv&sort=decisionDate%3Adesc';
+    const context = { snapshot, problem: null, deps: service.deps, lendsChunks: false, turn: (work) => work(), onOperation: () => {}, body: async () => new Uint8Array(0) } as RouteContext;
+    const shared = defaultExportTables().bytes;
+    const answer = await route.handler({ method: 'GET', path: '/v1/export', url, origin: 'http://worker', query: new URL(url, 'http://worker').searchParams, rest: '', header: () => undefined }, context);
+    if (answer.kind !== 'stream') throw new Error(`expected a stream, got ${answer.kind}`);
+    let rows = 0;
+    for await (const chunk of answer.chunks) rows += chunk.reduce((n, b) => n + (b === 0x0a ? 1 : 0), 0);
+    service.settle();
+    // Every record, a header line first: counted from the shard index, not from the export.
+    const index = ShardIndex.parse(JSON.parse(await readFile(join(dir, LAYOUT.recordIndex), 'utf8')));
+    expect(rows).toBe(index.shards.reduce((n, sh) => n + sh.count, 0) + 1);
+    const tables = service.deps.exportTables!;
+    expect(tables.bytes).toBeGreaterThan(0);
+    expect(defaultExportTables().bytes).toBe(shared);
+    expect(service.searchCache.bytes).toBeGreaterThanOrEqual(ISOLATE_HEAP_BYTES + tables.bytes);
+    expect(service.searchCache.bytes).toBeLessThanOrEqual(budget);
   });
 });
