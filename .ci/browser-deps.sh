@@ -10,6 +10,10 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if ! [ -x /usr/bin/caddy ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y caddy || echo "caddy could not be installed: the Caddy static-hosting checks will be skipped"
 fi
+# docs/deploy.md's rclone configuration is run as written by test/build/rclone.test.ts, skipped (saying so) without it.
+if ! command -v rclone >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y rclone || echo "rclone could not be installed: the rclone upload checks will be skipped"
+fi
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
