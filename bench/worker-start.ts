@@ -241,7 +241,9 @@ try {
     }
   }
   if (warm.chunks !== undefined && warm.whole !== undefined) {
-    console.log(`\nWarm search, chunked index / whole index: ${(warm.chunks / warm.whole).toFixed(2)} (${warm.chunks.toFixed(1)} vs ${warm.whole.toFixed(1)} answers/s, one after the other in this run)`);
+    // The order moves this ratio more than the index does (the Worker loaded first measured slower on a quiet machine,
+    // whichever it was): bench/worker-warm-ab.ts loads both in turns for the comparison.
+    console.log(`\nWarm search, chunked index / whole index: ${(warm.chunks / warm.whole).toFixed(2)} (${warm.chunks.toFixed(1)} vs ${warm.whole.toFixed(1)} answers/s, one after the other in this run, ${modes.join(' first, then ')}: compare in turns with bench/worker-warm-ab.ts)`);
     if (cpuPerAnswer.chunks !== undefined && cpuPerAnswer.whole !== undefined) {
       console.log(`workerd CPU an answer, whole index / chunked index: ${(cpuPerAnswer.whole / cpuPerAnswer.chunks).toFixed(2)} (${cpuPerAnswer.chunks.toFixed(2)} vs ${cpuPerAnswer.whole.toFixed(2)} ms)`);
     }
