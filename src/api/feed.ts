@@ -5,7 +5,7 @@ import type { SearchIndex } from '../search/model.ts';
 import { matchesOf, matchList } from '../search/engine.ts';
 import { kNumberText } from '../search/k-number.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { partitionPoint, lowerBound } from '../utils/bisect.ts';
 import { atomFeed, jsonFeed, type FeedKind, type FeedRecord } from '../feeds/render.ts';
 import { badParam, oneParam, type BytesAnswer, type GetRequest } from './changes.ts';
 import { checkedExportInput, exportInputOf } from './export-answer.ts';
@@ -105,7 +105,7 @@ function newestOf(index: SearchIndex, history: LoadedHistory, input: ExportInput
   // Any sort but relevance gives the matches by id, ascending: decision date descending, undated last.
   const { docs } = matchList(refusingCostlyQueries(() => matchesOf(index, { ...input, sort: 'decisionDate:desc' })));
   const has = (d: number) => {
-    const i = partitionPoint(0, docs.length, (j) => docs[j]! < d);
+    const i = lowerBound(docs, d);
     return i < docs.length && docs[i] === d;
   };
   const picked: number[] = [];

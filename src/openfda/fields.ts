@@ -6,7 +6,7 @@ import { findApplicant, findCode, type SearchIndex } from '../search/model.ts';
 import { noApplicantIn } from '../search/codec.ts';
 import { kNumberText } from '../search/k-number.ts';
 import { tokenize } from '../search/tokenize.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { partitionPoint, lowerBound } from '../utils/bisect.ts';
 import type { Catalog } from './catalog.ts';
 import { committeeCode } from './committees.ts';
 import { openfdaBlock } from './record.ts';
@@ -257,7 +257,7 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
     const { offsets, values } = docTerms();
     const lo = offsets[d]!;
     const hi = offsets[d + 1]!;
-    const p = partitionPoint(lo, hi, (i) => values[i]! < t);
+    const p = lowerBound(values, t, lo, hi);
     return p < hi && values[p] === t;
   };
   if (leaf.type === 'exists') {
@@ -276,7 +276,7 @@ function deviceNamePlan(ctx: Ctx, leaf: Leaf, exact: boolean, budget: Budget): P
       const { offsets, values } = docTerms();
       const lo = offsets[d]!;
       const hi = offsets[d + 1]!;
-      const p = partitionPoint(lo, hi, (i) => values[i]! < r.lo);
+      const p = lowerBound(values, r.lo, lo, hi);
       return p < hi && values[p]! < r.hi;
     };
     let size = 0;

@@ -10,7 +10,7 @@ import { compareKeys, orderPage, orderRange, sortKey, type Sort } from '../searc
 import type { HeldTable, ReadCounts, Snapshot } from '../snapshot/index.ts';
 import { ApiError, refusingCostlyQueries } from './errors.ts';
 import { matchIndexOf } from './search.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { partitionPoint, lowerBound } from '../utils/bisect.ts';
 import { CursorCodec } from './cursor.ts';
 import { defaultExportTables, type ExportTables } from './export-tables.ts';
 
@@ -151,7 +151,7 @@ async function exportOver(index: SearchIndex, input: ExportInput & { parsed: Par
   await options.pause?.();
   const scoreOf = (d: number): number => {
     if (scores === null) return 0;
-    return scores[partitionPoint(0, docs.length, (i) => docs[i]! < d)]!;
+    return scores[lowerBound(docs, d)]!;
   };
   const keyAt = (i: number) => sortKey(index, ordered[i]!, sort, scoreOf(ordered[i]!));
 

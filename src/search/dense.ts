@@ -1,5 +1,5 @@
 import type { Facet } from '../contract/envelope.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { lowerBound } from '../utils/bisect.ts';
 import { rowsByValue } from './csr.ts';
 import { decidedIds, qualifierTest, shareOf, type Test } from './column-tests.ts';
 import { facetsWithout } from './facets.ts';
@@ -199,7 +199,7 @@ function zoneWork(zones: Zones, lo: number, hi: number, from: number, to: number
 function markOutside(col: Uint32Array, zones: Zones, lo: number, hi: number, from: number, to: number, failed: Uint8Array): void {
   if (to <= from) return;
   const { least, most, undated } = zones;
-  for (let i = partitionPoint(0, undated.length, (j) => undated[j]! < from); i < undated.length && undated[i]! < to; i++) failed[undated[i]!] = 1;
+  for (let i = lowerBound(undated, from); i < undated.length && undated[i]! < to; i++) failed[undated[i]!] = 1;
   const span = hi - lo;
   for (let z = (from / ZONE) | 0, last = ((to - 1) / ZONE) | 0; z <= last; z++) {
     if (least[z]! >= lo && most[z]! <= hi) continue;

@@ -1,6 +1,6 @@
 import { ANY_EDGE_KIND } from '../contract/search-index.ts';
 import { lineageCode } from '../contract/lineage.ts';
-import { partitionPoint } from '../utils/bisect.ts';
+import { partitionPoint, lowerBound } from '../utils/bisect.ts';
 import { spend } from './budget.ts';
 import type { Condition } from './conditions.ts';
 import type { ListOrRange } from './docset.ts';
@@ -43,7 +43,7 @@ export function predicateCondition(index: SearchIndex, number: string, kinds: nu
     list: () => docs.slice(),
     points: (d) => {
       spend(1);
-      const i = partitionPoint(0, docs.length, (j) => docs[j]! < d);
+      const i = lowerBound(docs, d);
       return docs[i] === d ? 0 : -1;
     },
   };
