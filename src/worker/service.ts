@@ -122,7 +122,10 @@ export function createService(env: Env): Service {
   const operationTimeoutMs = numberVar(env, 'OPERATION_TIMEOUT_MS', DEFAULT_OPERATION_TIMEOUT_MS);
   const searchCache = isolateSearchCache(numberVar(env, 'SEARCH_CACHE_BYTES', DEFAULT_WORKER_SEARCH_CACHE_BYTES));
   const answerCache = new AnswerCache(Math.floor(numberVar(env, 'ANSWER_CACHE_BYTES', DEFAULT_WORKER_ANSWER_CACHE_BYTES)));
-  const exportTables = new ExportTables(Math.max(1, Math.floor(numberVar(env, 'EXPORT_TABLE_CACHE_BYTES', DEFAULT_EXPORT_TABLE_BYTES))));
+  const exportTableBytes = Math.floor(numberVar(env, 'EXPORT_TABLE_CACHE_BYTES', DEFAULT_EXPORT_TABLE_BYTES));
+  // As on Node: an export reads the table's parts through this cache, so it keeps at least a byte.
+  if (exportTableBytes < 1) throw new Error(`Expected \`EXPORT_TABLE_CACHE_BYTES\` to be a number of bytes above 0, got "${String(env.EXPORT_TABLE_CACHE_BYTES)}"`);
+  const exportTables = new ExportTables(exportTableBytes);
   const watch = new ManifestWatch(storageOf(env), {
     checkEveryMs: numberVar(env, 'MANIFEST_CHECK_SECONDS', DEFAULT_MANIFEST_CHECK_SECONDS) * 1000,
     cacheBytes: numberVar(env, 'SHARD_CACHE_BYTES', DEFAULT_WORKER_CACHE_BYTES),

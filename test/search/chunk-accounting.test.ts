@@ -199,4 +199,12 @@ describe('the Worker’s one budget for what its isolate keeps', () => {
     expect(service.searchCache.bytes).toBeGreaterThanOrEqual(ISOLATE_HEAP_BYTES + tables.bytes);
     expect(service.searchCache.bytes).toBeLessThanOrEqual(budget);
   });
+
+  it('refuses an export table cache of no bytes, naming the variable, as Node does', async () => {
+    const dir = await buildFixtureSnapshot();
+    for (const bad of ['0', '0.5', '-1', 'lots']) {
+      expect(() => createService({ ASSETS: assetsOf(dir), EXPORT_TABLE_CACHE_BYTES: bad })).toThrow(/EXPORT_TABLE_CACHE_BYTES/);
+    }
+    expect(createService({ ASSETS: assetsOf(dir), EXPORT_TABLE_CACHE_BYTES: '1024' }).deps.exportTables!.capacity).toBe(1024);
+  });
 });
